@@ -1,0 +1,1 @@
+//! Document values (placeholder, being written).
