@@ -77,18 +77,10 @@ pub struct FromClause {
 #[derive(Debug, Clone, PartialEq)]
 pub enum FromSource {
     /// `<collection> [[AS] alias]`: each item (or the value at the path) once.
-    Aliased {
-        collection: Collection,
-        alias: Option<Ident>,
-        span: Span,
-    },
+    Aliased { collection: Collection, alias: Option<Ident>, span: Span },
     /// `alias IN <expr>`: each element of the array the expression gives (`t IN c.tags`,
     /// `kv IN ObjectToArray(c.meta)`).
-    Iterate {
-        alias: Ident,
-        array: Expr,
-        span: Span,
-    },
+    Iterate { alias: Ident, array: Expr, span: Span },
 }
 
 /// What a `FROM`/`JOIN` source reads.
@@ -96,11 +88,7 @@ pub enum FromSource {
 pub enum Collection {
     /// `name` (the container, e.g. `c`, `root`, `Families`, or an earlier alias) followed by a path:
     /// `c.children[0]["first name"]`.
-    Path {
-        root: Ident,
-        path: Vec<PathSegment>,
-        span: Span,
-    },
+    Path { root: Ident, path: Vec<PathSegment>, span: Span },
     /// `(SELECT ...)`.
     Subquery(Box<Query>),
 }
@@ -310,9 +298,7 @@ impl BinaryOp {
         match self {
             BinaryOp::Multiply | BinaryOp::Divide | BinaryOp::Modulo => Precedence::Multiplicative,
             BinaryOp::Add | BinaryOp::Subtract => Precedence::Additive,
-            BinaryOp::ShiftLeft | BinaryOp::ShiftRight | BinaryOp::ShiftRightZeroFill => {
-                Precedence::Shift
-            }
+            BinaryOp::ShiftLeft | BinaryOp::ShiftRight | BinaryOp::ShiftRightZeroFill => Precedence::Shift,
             BinaryOp::Lt | BinaryOp::LtEq | BinaryOp::Gt | BinaryOp::GtEq => Precedence::Relational,
             BinaryOp::Eq | BinaryOp::NotEq => Precedence::Equality,
             BinaryOp::BitAnd => Precedence::BitAnd,
@@ -392,13 +378,9 @@ impl Expr {
     pub fn precedence(&self) -> Precedence {
         match &self.kind {
             ExprKind::Binary { op, .. } => op.precedence(),
-            ExprKind::Unary {
-                op: UnaryOp::Not, ..
-            } => Precedence::Not,
+            ExprKind::Unary { op: UnaryOp::Not, .. } => Precedence::Not,
             ExprKind::Unary { .. } => Precedence::Unary,
-            ExprKind::Between { .. } | ExprKind::In { .. } | ExprKind::Like { .. } => {
-                Precedence::Comparison
-            }
+            ExprKind::Between { .. } | ExprKind::In { .. } | ExprKind::Like { .. } => Precedence::Comparison,
             ExprKind::Conditional { .. } => Precedence::Conditional,
             _ => Precedence::Primary,
         }

@@ -77,9 +77,7 @@ impl Display for Count {
 impl Display for FromSource {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
         match self {
-            FromSource::Aliased {
-                collection, alias, ..
-            } => {
+            FromSource::Aliased { collection, alias, .. } => {
                 write!(f, "{collection}")?;
                 if let Some(alias) = alias {
                     write!(f, " {}", alias.name)?;
@@ -200,10 +198,7 @@ fn write_expr(f: &mut Formatter<'_>, e: &Expr, min: Precedence) -> fmt::Result {
             // `- -x` must not print as `--x`, which starts a comment.
             let leading_minus = matches!(
                 &operand.kind,
-                ExprKind::Unary {
-                    op: UnaryOp::Negate,
-                    ..
-                } | ExprKind::Literal(Literal::Number(_))
+                ExprKind::Unary { op: UnaryOp::Negate, .. } | ExprKind::Literal(Literal::Number(_))
             ) && operand.to_string().starts_with('-');
             if leading_minus {
                 write!(f, "({operand})")
@@ -217,38 +212,20 @@ fn write_expr(f: &mut Formatter<'_>, e: &Expr, min: Precedence) -> fmt::Result {
             write!(f, " {} ", op.as_str())?;
             write_expr(f, right, p.next())
         }
-        ExprKind::Between {
-            expr,
-            low,
-            high,
-            negated,
-        } => {
+        ExprKind::Between { expr, low, high, negated } => {
             write_expr(f, expr, Precedence::Concat)?;
-            f.write_str(if *negated {
-                " NOT BETWEEN "
-            } else {
-                " BETWEEN "
-            })?;
+            f.write_str(if *negated { " NOT BETWEEN " } else { " BETWEEN " })?;
             write_expr(f, low, Precedence::Concat)?;
             f.write_str(" AND ")?;
             write_expr(f, high, Precedence::Concat)
         }
-        ExprKind::In {
-            expr,
-            list,
-            negated,
-        } => {
+        ExprKind::In { expr, list, negated } => {
             write_expr(f, expr, Precedence::Concat)?;
             f.write_str(if *negated { " NOT IN (" } else { " IN (" })?;
             comma_list(f, list)?;
             f.write_char(')')
         }
-        ExprKind::Like {
-            expr,
-            pattern,
-            escape,
-            negated,
-        } => {
+        ExprKind::Like { expr, pattern, escape, negated } => {
             write_expr(f, expr, Precedence::Concat)?;
             f.write_str(if *negated { " NOT LIKE " } else { " LIKE " })?;
             write_expr(f, pattern, Precedence::Concat)?;
@@ -258,11 +235,7 @@ fn write_expr(f: &mut Formatter<'_>, e: &Expr, min: Precedence) -> fmt::Result {
             }
             Ok(())
         }
-        ExprKind::Conditional {
-            condition,
-            then,
-            otherwise,
-        } => {
+        ExprKind::Conditional { condition, then, otherwise } => {
             write_expr(f, condition, Precedence::Coalesce)?;
             f.write_str(" ? ")?;
             write_expr(f, then, Precedence::Lowest)?;

@@ -245,12 +245,7 @@ pub struct Spanned {
 
 /// Splits `source` into tokens, ending with [`Token::Eof`].
 pub fn tokenize(source: &str) -> Result<Vec<Spanned>, ParseError> {
-    Lexer {
-        src: source,
-        bytes: source.as_bytes(),
-        pos: 0,
-    }
-    .run()
+    Lexer { src: source, bytes: source.as_bytes(), pos: 0 }.run()
 }
 
 struct Lexer<'a> {
@@ -266,10 +261,7 @@ impl Lexer<'_> {
             self.skip_trivia();
             let start = self.pos;
             let Some(&b) = self.bytes.get(self.pos) else {
-                out.push(Spanned {
-                    token: Token::Eof,
-                    span: Span::new(start, start),
-                });
+                out.push(Spanned { token: Token::Eof, span: Span::new(start, start) });
                 return Ok(out);
             };
             let token = match b {
@@ -281,16 +273,11 @@ impl Lexer<'_> {
                     }
                 }
                 b'0'..=b'9' => self.number(start)?,
-                b'.' if self.peek_at(1).is_some_and(|c| c.is_ascii_digit()) => {
-                    self.number(start)?
-                }
+                b'.' if self.peek_at(1).is_some_and(|c| c.is_ascii_digit()) => self.number(start)?,
                 b'"' | b'\'' => self.string(b)?,
                 b'@' => {
                     self.pos += 1;
-                    if !self
-                        .peek_at(0)
-                        .is_some_and(|c| c.is_ascii_alphabetic() || c == b'_')
-                    {
+                    if !self.peek_at(0).is_some_and(|c| c.is_ascii_alphabetic() || c == b'_') {
                         return Err(self.error(
                             ParseErrorKind::InvalidParameter,
                             start,
@@ -301,10 +288,7 @@ impl Lexer<'_> {
                 }
                 _ => self.punct(start)?,
             };
-            out.push(Spanned {
-                token,
-                span: Span::new(start, self.pos),
-            });
+            out.push(Spanned { token, span: Span::new(start, self.pos) });
         }
     }
 
@@ -333,10 +317,7 @@ impl Lexer<'_> {
 
     fn word(&mut self) -> &str {
         let start = self.pos;
-        while self
-            .peek_at(0)
-            .is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_')
-        {
+        while self.peek_at(0).is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_') {
             self.pos += 1;
         }
         &self.src[start..self.pos]
@@ -371,14 +352,8 @@ impl Lexer<'_> {
             }
         }
         // `1.2.3` or `12abc`: a number glued to more number or word characters.
-        if self
-            .peek_at(0)
-            .is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'.')
-        {
-            while self
-                .peek_at(0)
-                .is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'.')
-            {
+        if self.peek_at(0).is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'.') {
+            while self.peek_at(0).is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'.') {
                 self.pos += 1;
             }
             let text = &self.src[start..self.pos];
@@ -390,11 +365,7 @@ impl Lexer<'_> {
         }
         let text = &self.src[start..self.pos];
         text.parse::<f64>().map(Token::Number).map_err(|_| {
-            self.error(
-                ParseErrorKind::InvalidNumber,
-                start,
-                &format!("expected a number, found `{text}`"),
-            )
+            self.error(ParseErrorKind::InvalidNumber, start, &format!("expected a number, found `{text}`"))
         })
     }
 
@@ -435,23 +406,20 @@ impl Lexer<'_> {
                         'r' => out.push('\r'),
                         't' => out.push('\t'),
                         'u' => out.push(self.unicode_escape(esc_start)?),
-                        other => {
-                            return Err(self.error(
-                                ParseErrorKind::InvalidEscape,
-                                esc_start,
-                                &format!("expected an escape (\\\" \\' \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX), found `\\{other}`"),
-                            ))
-                        }
+                        other => return Err(self.error(
+                            ParseErrorKind::InvalidEscape,
+                            esc_start,
+                            &format!(
+                                "expected an escape (\\\" \\' \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX), found `\\{other}`"
+                            ),
+                        )),
                     }
                 }
                 c if (c as u32) < 0x20 && c != '\t' && c != '\n' && c != '\r' => {
                     return Err(self.error(
                         ParseErrorKind::UnexpectedCharacter,
                         self.pos,
-                        &format!(
-                            "expected a printable character in a string, found U+{:04X}",
-                            c as u32
-                        ),
+                        &format!("expected a printable character in a string, found U+{:04X}", c as u32),
                     ));
                 }
                 c => {
@@ -463,10 +431,7 @@ impl Lexer<'_> {
     }
 
     fn hex4(&mut self, esc_start: usize) -> Result<u32, ParseError> {
-        let digits = self
-            .src
-            .get(self.pos..self.pos + 4)
-            .filter(|d| d.bytes().all(|b| b.is_ascii_hexdigit()));
+        let digits = self.src.get(self.pos..self.pos + 4).filter(|d| d.bytes().all(|b| b.is_ascii_hexdigit()));
         match digits {
             Some(d) => {
                 self.pos += 4;
@@ -477,11 +442,7 @@ impl Lexer<'_> {
     }
 
     fn bad_unicode(&self, esc_start: usize) -> ParseError {
-        self.error(
-            ParseErrorKind::InvalidEscape,
-            esc_start,
-            "expected four hex digits of a Unicode scalar after `\\u`",
-        )
+        self.error(ParseErrorKind::InvalidEscape, esc_start, "expected four hex digits of a Unicode scalar after `\\u`")
     }
 
     /// After `\u`: four hex digits, or a surrogate pair `\uD83D\uDE00`.
@@ -512,9 +473,7 @@ impl Lexer<'_> {
     }
 
     fn punct(&mut self, start: usize) -> Result<Token, ParseError> {
-        let two = |a: u8, b: u8| {
-            self.bytes.get(start) == Some(&a) && self.bytes.get(start + 1) == Some(&b)
-        };
+        let two = |a: u8, b: u8| self.bytes.get(start) == Some(&a) && self.bytes.get(start + 1) == Some(&b);
         let (token, len) = if self.src[start..].starts_with(">>>") {
             (Token::ShiftRightZeroFill, 3)
         } else if two(b'?', b'?') {
@@ -560,11 +519,7 @@ impl Lexer<'_> {
                 _ => {
                     let c = self.src[start..].chars().next().unwrap_or('\u{fffd}');
                     self.pos = start + c.len_utf8();
-                    let shown = if c.is_control() {
-                        format!("U+{:04X}", c as u32)
-                    } else {
-                        format!("`{c}`")
-                    };
+                    let shown = if c.is_control() { format!("U+{:04X}", c as u32) } else { format!("`{c}`") };
                     return Err(ParseError::new(
                         self.src,
                         ParseErrorKind::UnexpectedCharacter,

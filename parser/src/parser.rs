@@ -40,12 +40,7 @@ struct Parser<'a> {
 
 impl<'a> Parser<'a> {
     fn new(src: &'a str) -> Result<Self, ParseError> {
-        Ok(Parser {
-            src,
-            tokens: tokenize(src)?,
-            pos: 0,
-            nesting: 0,
-        })
+        Ok(Parser { src, tokens: tokenize(src)?, pos: 0, nesting: 0 })
     }
 
     // ---- token helpers -------------------------------------------------------------------------
@@ -97,12 +92,7 @@ impl<'a> Parser<'a> {
 
     fn error_here(&self, expected: &str) -> ParseError {
         let found = match self.peek() {
-            Token::Keyword(k)
-                if !matches!(
-                    k,
-                    Keyword::True | Keyword::False | Keyword::Null | Keyword::Undefined
-                ) =>
-            {
+            Token::Keyword(k) if !matches!(k, Keyword::True | Keyword::False | Keyword::Null | Keyword::Undefined) => {
                 format!("keyword {}", k.as_str())
             }
             other => other.describe(),
@@ -149,7 +139,10 @@ impl<'a> Parser<'a> {
                     self.src,
                     self.span(),
                     expected,
-                    &format!("keyword {} (a reserved word; write [\"{word}\"] to use it as a property name)", k.as_str()),
+                    &format!(
+                        "keyword {} (a reserved word; write [\"{word}\"] to use it as a property name)",
+                        k.as_str()
+                    ),
                 ))
             }
             _ => Err(self.error_here(expected)),
@@ -198,11 +191,7 @@ impl<'a> Parser<'a> {
         let start = self.expect_keyword(Keyword::Select)?;
         let mut depth = 0;
         let distinct = self.eat_keyword(Keyword::Distinct);
-        let top = if self.eat_keyword(Keyword::Top) {
-            Some(self.count("TOP")?)
-        } else {
-            None
-        };
+        let top = if self.eat_keyword(Keyword::Top) { Some(self.count("TOP")?) } else { None };
         let projection = if matches!(self.peek(), Token::Star) {
             Projection::Star(self.bump().span)
         } else if self.eat_keyword(Keyword::Value) {
@@ -229,15 +218,10 @@ impl<'a> Parser<'a> {
             }
             Projection::List(items)
         };
-        let select = SelectClause {
-            distinct,
-            top,
-            projection,
-            span: start.to(self.prev_span()),
-        };
+        let select = SelectClause { distinct, top, projection, span: start.to(self.prev_span()) };
 
         let from = if self.at_keyword(Keyword::From) {
-            let (f, d) = self.from_clause()?;
+            let (f, d) = self.parse_from()?;
             depth = depth.max(d);
             Some(f)
         } else {
@@ -276,11 +260,7 @@ impl<'a> Parser<'a> {
                     None
                 };
                 let span = expr.span.to(self.prev_span());
-                order_by.push(OrderByItem {
-                    expr,
-                    direction,
-                    span,
-                });
+                order_by.push(OrderByItem { expr, direction, span });
                 if !self.eat(&Token::Comma) {
                     break;
                 }
@@ -291,24 +271,12 @@ impl<'a> Parser<'a> {
             let offset = self.count("OFFSET")?;
             self.expect_keyword(Keyword::Limit)?;
             let limit = self.count("LIMIT")?;
-            Some(OffsetLimit {
-                offset,
-                limit,
-                span: start.to(self.prev_span()),
-            })
+            Some(OffsetLimit { offset, limit, span: start.to(self.prev_span()) })
         } else {
             None
         };
         let span = start.to(self.prev_span());
-        let query = Query {
-            select,
-            from,
-            where_clause,
-            group_by,
-            order_by,
-            offset_limit,
-            span,
-        };
+        let query = Query { select, from, where_clause, group_by, order_by, offset_limit, span };
         Ok((query, depth + 1))
     }
 
@@ -318,60 +286,39 @@ impl<'a> Parser<'a> {
         match self.peek().clone() {
             Token::Number(n) if n >= 0.0 && n.fract() == 0.0 && n <= u64::MAX as f64 => {
                 self.bump();
-                Ok(Count::Literal {
-                    value: n as u64,
-                    span,
-                })
+                Ok(Count::Literal { value: n as u64, span })
             }
             Token::Parameter(name) => {
                 self.bump();
                 Ok(Count::Parameter(Ident { name, span }))
             }
             _ => {
-                let mut err = self.error_here(&format!(
-                    "a non-negative integer or a parameter after {clause}"
-                ));
+                let mut err = self.error_here(&format!("a non-negative integer or a parameter after {clause}"));
                 err.kind = ParseErrorKind::InvalidCount;
                 Err(err)
             }
         }
     }
 
-    fn from_clause(&mut self) -> Parsed<FromClause> {
+    fn parse_from(&mut self) -> Parsed<FromClause> {
         let start = self.expect_keyword(Keyword::From)?;
-        let (source, mut depth) = self.from_source()?;
+        let (source, mut depth) = self.parse_from_source()?;
         let mut joins = Vec::new();
         while self.eat_keyword(Keyword::Join) {
-            let (j, d) = self.from_source()?;
+            let (j, d) = self.parse_from_source()?;
             depth = depth.max(d);
             joins.push(j);
         }
-        Ok((
-            FromClause {
-                source,
-                joins,
-                span: start.to(self.prev_span()),
-            },
-            depth,
-        ))
+        Ok((FromClause { source, joins, span: start.to(self.prev_span()) }, depth))
     }
 
-    fn from_source(&mut self) -> Parsed<FromSource> {
+    fn parse_from_source(&mut self) -> Parsed<FromSource> {
         let start = self.span();
-        if matches!(self.peek(), Token::Ident(_))
-            && matches!(self.peek_at(1), Token::Keyword(Keyword::In))
-        {
+        if matches!(self.peek(), Token::Ident(_)) && matches!(self.peek_at(1), Token::Keyword(Keyword::In)) {
             let alias = self.ident("an alias")?;
             self.bump(); // IN
             let (array, d) = self.expr()?;
-            return Ok((
-                FromSource::Iterate {
-                    alias,
-                    array,
-                    span: start.to(self.prev_span()),
-                },
-                d,
-            ));
+            return Ok((FromSource::Iterate { alias, array, span: start.to(self.prev_span()) }, d));
         }
         let (collection, d) = self.collection()?;
         let alias = if self.eat_keyword(Keyword::As) {
@@ -381,20 +328,11 @@ impl<'a> Parser<'a> {
         } else {
             None
         };
-        Ok((
-            FromSource::Aliased {
-                collection,
-                alias,
-                span: start.to(self.prev_span()),
-            },
-            d,
-        ))
+        Ok((FromSource::Aliased { collection, alias, span: start.to(self.prev_span()) }, d))
     }
 
     fn collection(&mut self) -> Parsed<Collection> {
-        if matches!(self.peek(), Token::LParen)
-            && matches!(self.peek_at(1), Token::Keyword(Keyword::Select))
-        {
+        if matches!(self.peek(), Token::LParen) && matches!(self.peek_at(1), Token::Keyword(Keyword::Select)) {
             self.bump();
             let (q, d) = self.query()?;
             self.expect(&Token::RParen, "`)` to close the subquery")?;
@@ -404,9 +342,7 @@ impl<'a> Parser<'a> {
         let mut path = Vec::new();
         loop {
             if self.eat(&Token::Dot) {
-                path.push(PathSegment::Property(
-                    self.ident("a property name after `.`")?,
-                ));
+                path.push(PathSegment::Property(self.ident("a property name after `.`")?));
             } else if matches!(self.peek(), Token::LBracket) {
                 let open = self.bump().span;
                 let span = self.span();
@@ -417,16 +353,9 @@ impl<'a> Parser<'a> {
                     }
                     Token::Number(n) if n >= 0.0 && n.fract() == 0.0 && n <= u64::MAX as f64 => {
                         self.bump();
-                        path.push(PathSegment::Index {
-                            index: n as u64,
-                            span,
-                        });
+                        path.push(PathSegment::Index { index: n as u64, span });
                     }
-                    _ => {
-                        return Err(
-                            self.error_here("a string or a non-negative integer in a FROM path")
-                        )
-                    }
+                    _ => return Err(self.error_here("a string or a non-negative integer in a FROM path")),
                 }
                 let _ = open;
                 self.expect(&Token::RBracket, "`]`")?;
@@ -458,6 +387,8 @@ impl<'a> Parser<'a> {
 
     fn expr_bp_inner(&mut self, min: Precedence, expected: &str) -> Parsed<Expr> {
         let (mut lhs, mut depth) = self.prefix(expected)?;
+        // Set once this loop has built an IN/LIKE/BETWEEN (a parenthesized one from `prefix` is fine).
+        let mut built_comparison = false;
         loop {
             if let Some(op) = binary_op(self.peek()) {
                 let p = op.precedence();
@@ -468,14 +399,7 @@ impl<'a> Parser<'a> {
                 let (rhs, d) = self.expr_bp(p.next(), "an expression after the operator")?;
                 let span = lhs.span.to(rhs.span);
                 depth = self.check_depth(depth.max(d) + 1, span)?;
-                lhs = Expr {
-                    kind: ExprKind::Binary {
-                        op,
-                        left: Box::new(lhs),
-                        right: Box::new(rhs),
-                    },
-                    span,
-                };
+                lhs = Expr { kind: ExprKind::Binary { op, left: Box::new(lhs), right: Box::new(rhs) }, span };
                 continue;
             }
             match self.peek() {
@@ -486,8 +410,7 @@ impl<'a> Parser<'a> {
                     self.bump();
                     let (then, d1) = self.expr_bp(Precedence::Lowest, "an expression after `?`")?;
                     self.expect(&Token::Colon, "`:` of the conditional `? :`")?;
-                    let (otherwise, d2) =
-                        self.expr_bp(Precedence::Conditional, "an expression after `:`")?;
+                    let (otherwise, d2) = self.expr_bp(Precedence::Conditional, "an expression after `:`")?;
                     let span = lhs.span.to(otherwise.span);
                     depth = self.check_depth(depth.max(d1).max(d2) + 1, span)?;
                     lhs = Expr {
@@ -499,22 +422,18 @@ impl<'a> Parser<'a> {
                         span,
                     };
                 }
-                Token::Keyword(
-                    k @ (Keyword::Not | Keyword::In | Keyword::Like | Keyword::Between),
-                ) => {
+                Token::Keyword(k @ (Keyword::Not | Keyword::In | Keyword::Like | Keyword::Between)) => {
                     let negated = *k == Keyword::Not;
                     let op = if negated {
                         match self.peek_at(1) {
-                            Token::Keyword(
-                                k @ (Keyword::In | Keyword::Like | Keyword::Between),
-                            ) => *k,
+                            Token::Keyword(k @ (Keyword::In | Keyword::Like | Keyword::Between)) => *k,
                             _ => break,
                         }
                     } else {
                         *k
                     };
                     // These do not chain: `a IN (1) IN (2)` needs parentheses, as in Cosmos's grammar.
-                    if Precedence::Comparison < min || lhs.precedence() == Precedence::Comparison {
+                    if Precedence::Comparison < min || built_comparison {
                         break;
                     }
                     if negated {
@@ -524,6 +443,7 @@ impl<'a> Parser<'a> {
                     let (e, d) = self.comparison(lhs, op, negated)?;
                     depth = self.check_depth(depth.max(d) + 1, e.span)?;
                     lhs = e;
+                    built_comparison = true;
                 }
                 _ => break,
             }
@@ -549,17 +469,7 @@ impl<'a> Parser<'a> {
                 }
                 let end = self.expect(&Token::RParen, "`,` or `)` in the IN list")?;
                 let span = expr.span.to(end);
-                Ok((
-                    Expr {
-                        kind: ExprKind::In {
-                            expr,
-                            list,
-                            negated,
-                        },
-                        span,
-                    },
-                    depth,
-                ))
+                Ok((Expr { kind: ExprKind::In { expr, list, negated }, span }, depth))
             }
             Keyword::Like => {
                 let (pattern, depth) = self.expr_bp(Precedence::Concat, "a pattern after LIKE")?;
@@ -575,31 +485,14 @@ impl<'a> Parser<'a> {
                     None
                 };
                 let span = expr.span.to(self.prev_span());
-                Ok((
-                    Expr {
-                        kind: ExprKind::Like {
-                            expr,
-                            pattern: Box::new(pattern),
-                            escape,
-                            negated,
-                        },
-                        span,
-                    },
-                    depth,
-                ))
+                Ok((Expr { kind: ExprKind::Like { expr, pattern: Box::new(pattern), escape, negated }, span }, depth))
             }
             _ => {
-                let (low, d1) =
-                    self.expr_bp(Precedence::Concat, "the lower bound after BETWEEN")?;
+                let (low, d1) = self.expr_bp(Precedence::Concat, "the lower bound after BETWEEN")?;
                 self.expect_keyword(Keyword::And)?;
                 let (high, d2) = self.expr_bp(Precedence::Concat, "the upper bound after AND")?;
                 let span = expr.span.to(high.span);
-                let kind = ExprKind::Between {
-                    expr,
-                    low: Box::new(low),
-                    high: Box::new(high),
-                    negated,
-                };
+                let kind = ExprKind::Between { expr, low: Box::new(low), high: Box::new(high), negated };
                 Ok((Expr { kind, span }, d1.max(d2)))
             }
         }
@@ -618,16 +511,7 @@ impl<'a> Parser<'a> {
         let (operand, d) = self.expr_bp(level, "an expression after the operator")?;
         let span = start.to(operand.span);
         let depth = self.check_depth(d + 1, span)?;
-        Ok((
-            Expr {
-                kind: ExprKind::Unary {
-                    op,
-                    operand: Box::new(operand),
-                },
-                span,
-            },
-            depth,
-        ))
+        Ok((Expr { kind: ExprKind::Unary { op, operand: Box::new(operand) }, span }, depth))
     }
 
     /// A primary expression followed by any number of `.name` and `[index]`.
@@ -638,26 +522,14 @@ impl<'a> Parser<'a> {
                 let name = self.ident("a property name after `.`")?;
                 let span = e.span.to(name.span);
                 depth = self.check_depth(depth + 1, span)?;
-                e = Expr {
-                    kind: ExprKind::Property {
-                        base: Box::new(e),
-                        name,
-                    },
-                    span,
-                };
+                e = Expr { kind: ExprKind::Property { base: Box::new(e), name }, span };
             } else if matches!(self.peek(), Token::LBracket) {
                 self.bump();
                 let (index, d) = self.expr()?;
                 let end = self.expect(&Token::RBracket, "`]`")?;
                 let span = e.span.to(end);
                 depth = self.check_depth(depth.max(d) + 1, span)?;
-                e = Expr {
-                    kind: ExprKind::Index {
-                        base: Box::new(e),
-                        index: Box::new(index),
-                    },
-                    span,
-                };
+                e = Expr { kind: ExprKind::Index { base: Box::new(e), index: Box::new(index) }, span };
             } else {
                 return Ok((e, depth));
             }
@@ -666,15 +538,7 @@ impl<'a> Parser<'a> {
 
     fn primary(&mut self, expected: &str) -> Parsed<Expr> {
         let start = self.span();
-        let literal = |l| {
-            Ok((
-                Expr {
-                    kind: ExprKind::Literal(l),
-                    span: start,
-                },
-                1,
-            ))
-        };
+        let literal = |l| Ok((Expr { kind: ExprKind::Literal(l), span: start }, 1));
         match self.peek().clone() {
             Token::Number(n) => {
                 self.bump();
@@ -702,26 +566,14 @@ impl<'a> Parser<'a> {
             }
             Token::Parameter(name) => {
                 self.bump();
-                Ok((
-                    Expr {
-                        kind: ExprKind::Parameter(name),
-                        span: start,
-                    },
-                    1,
-                ))
+                Ok((Expr { kind: ExprKind::Parameter(name), span: start }, 1))
             }
             Token::Ident(name) => {
                 self.bump();
                 if matches!(self.peek(), Token::LParen) {
                     self.call(Ident { name, span: start }, false)
                 } else {
-                    Ok((
-                        Expr {
-                            kind: ExprKind::Identifier(name),
-                            span: start,
-                        },
-                        1,
-                    ))
+                    Ok((Expr { kind: ExprKind::Identifier(name), span: start }, 1))
                 }
             }
             Token::Keyword(Keyword::Udf) => {
@@ -740,13 +592,7 @@ impl<'a> Parser<'a> {
                 if self.at_keyword(Keyword::Select) {
                     let (q, d) = self.query()?;
                     let end = self.expect(&Token::RParen, "`)` to close the subquery")?;
-                    return Ok((
-                        Expr {
-                            kind: ExprKind::Subquery(Box::new(q)),
-                            span: start.to(end),
-                        },
-                        d + 1,
-                    ));
+                    return Ok((Expr { kind: ExprKind::Subquery(Box::new(q)), span: start.to(end) }, d + 1));
                 }
                 let (e, d) = self.expr()?;
                 self.expect(&Token::RParen, "`)`")?;
@@ -756,10 +602,7 @@ impl<'a> Parser<'a> {
                 self.bump();
                 self.expect(&Token::LParen, &format!("`(` after {}", k.as_str()))?;
                 if !self.at_keyword(Keyword::Select) {
-                    return Err(self.error_here(&format!(
-                        "a subquery `SELECT ...` inside {}(...)",
-                        k.as_str()
-                    )));
+                    return Err(self.error_here(&format!("a subquery `SELECT ...` inside {}(...)", k.as_str())));
                 }
                 let (q, d) = self.query()?;
                 let end = self.expect(&Token::RParen, "`)` to close the subquery")?;
@@ -768,13 +611,7 @@ impl<'a> Parser<'a> {
                 } else {
                     ExprKind::ArraySubquery(Box::new(q))
                 };
-                Ok((
-                    Expr {
-                        kind,
-                        span: start.to(end),
-                    },
-                    d + 1,
-                ))
+                Ok((Expr { kind, span: start.to(end) }, d + 1))
             }
             Token::LBracket => {
                 self.bump();
@@ -791,13 +628,7 @@ impl<'a> Parser<'a> {
                     }
                 }
                 let end = self.expect(&Token::RBracket, "`,` or `]` in the array")?;
-                Ok((
-                    Expr {
-                        kind: ExprKind::Array(items),
-                        span: start.to(end),
-                    },
-                    depth + 1,
-                ))
+                Ok((Expr { kind: ExprKind::Array(items), span: start.to(end) }, depth + 1))
             }
             Token::LBrace => {
                 self.bump();
@@ -809,10 +640,7 @@ impl<'a> Parser<'a> {
                         let name = match self.peek().clone() {
                             Token::String(s) => {
                                 self.bump();
-                                Ident {
-                                    name: s,
-                                    span: name_span,
-                                }
+                                Ident { name: s, span: name_span }
                             }
                             Token::Ident(_) | Token::Keyword(_) => self.ident("a property name")?,
                             _ => return Err(self.error_here("a property name")),
@@ -827,13 +655,7 @@ impl<'a> Parser<'a> {
                     }
                 }
                 let end = self.expect(&Token::RBrace, "`,` or `}` in the object")?;
-                Ok((
-                    Expr {
-                        kind: ExprKind::Object(props),
-                        span: start.to(end),
-                    },
-                    depth + 1,
-                ))
+                Ok((Expr { kind: ExprKind::Object(props), span: start.to(end) }, depth + 1))
             }
             _ => Err(self.error_here(expected)),
         }
@@ -856,13 +678,7 @@ impl<'a> Parser<'a> {
         }
         let end = self.expect(&Token::RParen, "`,` or `)` in the argument list")?;
         let span = name.span.to(end);
-        Ok((
-            Expr {
-                kind: ExprKind::Call { name, udf, args },
-                span,
-            },
-            depth + 1,
-        ))
+        Ok((Expr { kind: ExprKind::Call { name, udf, args }, span }, depth + 1))
     }
 }
 

@@ -14,11 +14,7 @@ fn conformance_dir() -> Option<PathBuf> {
 }
 
 fn case_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut entries: Vec<_> = std::fs::read_dir(dir)
-        .expect("readable dir")
-        .flatten()
-        .map(|e| e.path())
-        .collect();
+    let mut entries: Vec<_> = std::fs::read_dir(dir).expect("readable dir").flatten().map(|e| e.path()).collect();
     entries.sort();
     for p in entries {
         if p.is_dir() {
@@ -52,31 +48,16 @@ fn every_conformance_query_parses_and_round_trips() {
             Ok(ast) => {
                 let printed = ast.to_string();
                 match cosmoql_parser::parse(&printed) {
-                    Err(e) => failures.push(format!(
-                        "{}: printed form does not parse: {printed}\n{e}",
-                        file.display()
-                    )),
-                    Ok(again) if again != ast => failures.push(format!(
-                        "{}: round trip changed the tree: {printed}",
-                        file.display()
-                    )),
+                    Err(e) => failures.push(format!("{}: printed form does not parse: {printed}\n{e}", file.display())),
+                    Ok(again) if again != ast => {
+                        failures.push(format!("{}: round trip changed the tree: {printed}", file.display()))
+                    }
                     Ok(again) => assert_eq!(again.to_string(), printed, "printing is not stable"),
                 }
             }
         }
     }
-    println!(
-        "checked {checked} conformance queries from {}",
-        dir.display()
-    );
-    assert!(
-        failures.is_empty(),
-        "{} of {checked} failed:\n{}",
-        failures.len(),
-        failures.join("\n\n")
-    );
-    assert!(
-        checked >= 300,
-        "expected the full corpus, found {checked} queries"
-    );
+    println!("checked {checked} conformance queries from {}", dir.display());
+    assert!(failures.is_empty(), "{} of {checked} failed:\n{}", failures.len(), failures.join("\n\n"));
+    assert!(checked >= 300, "expected the full corpus, found {checked} queries");
 }

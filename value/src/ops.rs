@@ -1,0 +1,316 @@
+//! The query language's comparison operators and three-valued logic.
+//!
+//! These follow Cosmos DB for NoSQL and are deliberately different from the
+//! total order (`Eq`/`Ord` on [`Value`]):
+//!
+//! * `=` ([`query_eq`]) is `true`/`false` only when both operands have the
+//!   same JSON type (null, boolean, number, string, array, object); arrays
+//!   and objects compare deeply, ignoring object property order. Operands of
+//!   different types, or an `undefined` operand, give `undefined`.
+//! * `<`, `<=`, `>`, `>=` ([`query_cmp`]) are defined only between two
+//!   numbers, two strings, two booleans (`false < true`) or two nulls; all
+//!   other pairs (including two arrays or two objects) give `undefined`.
+//! * `!=` ([`query_ne`]) is the negation of `=` (so it is `undefined`
+//!   exactly when `=` is).
+//! * `AND`/`OR`/`NOT` use three-valued logic where every non-boolean operand
+//!   counts as `undefined`.
+//! * `WHERE`/`JOIN` filters keep a row only when the condition is exactly
+//!   `true` ([`is_truthy`]).
+//!
+//! Numbers compare as IEEE doubles, so `-0 = 0` is `true`. NaN cannot come
+//! from JSON; if one is produced, `NaN = x` is `false` and `NaN < x` is
+//! `undefined` (there is no ordering).
+
+use std::cmp::Ordering;
+
+use crate::value::{Map, Value};
+
+/// Cosmos DB `a = b`: `Bool` when both operands have the same JSON type,
+/// `Undefined` otherwise (or when either is undefined).
+pub fn query_eq(a: &Value, b: &Value) -> Value {
+    match deep_eq(a, b) {
+        Some(eq) => Value::Bool(eq),
+        None => Value::Undefined,
+    }
+}
+
+/// Cosmos DB `a != b`: the negation of [`query_eq`] (`Undefined` when it
+/// is).
+pub fn query_ne(a: &Value, b: &Value) -> Value {
+    match deep_eq(a, b) {
+        Some(eq) => Value::Bool(!eq),
+        None => Value::Undefined,
+    }
+}
+
+/// Same-type deep equality; `None` when the types differ or either side is
+/// undefined.
+fn deep_eq(a: &Value, b: &Value) -> Option<bool> {
+    Some(match (a, b) {
+        (Value::Null, Value::Null) => true,
+        (Value::Bool(x), Value::Bool(y)) => x == y,
+        (Value::Number(x), Value::Number(y)) => x == y,
+        (Value::String(x), Value::String(y)) => x == y,
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| nested_eq(p, q))
+        }
+        (Value::Object(x), Value::Object(y)) => objects_eq(x, y),
+        _ => return None,
+    })
+}
+
+/// Equality of values nested in arrays/objects: as [`deep_eq`], with
+/// mismatched types simply unequal (and undefined equal to undefined, for
+/// completeness; JSON data never contains it).
+fn nested_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Undefined, Value::Undefined) => true,
+        _ => deep_eq(a, b).unwrap_or(false),
+    }
+}
+
+fn objects_eq(x: &Map, y: &Map) -> bool {
+    x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| nested_eq(v, w)))
+}
+
+/// Cosmos DB relational comparison: `Some` only for two numbers, two
+/// strings (ordinal, by code point), two booleans (`false < true`) or two
+/// nulls (equal); `None` (→ `undefined`) for everything else, including two
+/// arrays, two objects, an undefined operand, or a NaN.
+pub fn query_cmp(a: &Value, b: &Value) -> Option<Ordering> {
+    match (a, b) {
+        (Value::Null, Value::Null) => Some(Ordering::Equal),
+        (Value::Bool(x), Value::Bool(y)) => Some(x.cmp(y)),
+        (Value::Number(x), Value::Number(y)) => x.partial_cmp(y),
+        (Value::String(x), Value::String(y)) => Some(x.as_bytes().cmp(y.as_bytes())),
+        _ => None,
+    }
+}
+
+fn cmp_to_value(a: &Value, b: &Value, pred: fn(Ordering) -> bool) -> Value {
+    match query_cmp(a, b) {
+        Some(o) => Value::Bool(pred(o)),
+        None => Value::Undefined,
+    }
+}
+
+/// Cosmos DB `a < b` (`Bool` or `Undefined`, see [`query_cmp`]).
+pub fn query_lt(a: &Value, b: &Value) -> Value {
+    cmp_to_value(a, b, Ordering::is_lt)
+}
+
+/// Cosmos DB `a <= b` (`Bool` or `Undefined`, see [`query_cmp`]).
+pub fn query_le(a: &Value, b: &Value) -> Value {
+    cmp_to_value(a, b, Ordering::is_le)
+}
+
+/// Cosmos DB `a > b` (`Bool` or `Undefined`, see [`query_cmp`]).
+pub fn query_gt(a: &Value, b: &Value) -> Value {
+    cmp_to_value(a, b, Ordering::is_gt)
+}
+
+/// Cosmos DB `a >= b` (`Bool` or `Undefined`, see [`query_cmp`]).
+pub fn query_ge(a: &Value, b: &Value) -> Value {
+    cmp_to_value(a, b, Ordering::is_ge)
+}
+
+/// Cosmos DB `a AND b`: `false` if either is `false`; `true` only if both
+/// are `true`; otherwise `undefined` (non-booleans count as undefined).
+pub fn and(a: &Value, b: &Value) -> Value {
+    match (a.as_bool(), b.as_bool()) {
+        (Some(false), _) | (_, Some(false)) => Value::Bool(false),
+        (Some(true), Some(true)) => Value::Bool(true),
+        _ => Value::Undefined,
+    }
+}
+
+/// Cosmos DB `a OR b`: `true` if either is `true`; `false` only if both are
+/// `false`; otherwise `undefined` (non-booleans count as undefined).
+pub fn or(a: &Value, b: &Value) -> Value {
+    match (a.as_bool(), b.as_bool()) {
+        (Some(true), _) | (_, Some(true)) => Value::Bool(true),
+        (Some(false), Some(false)) => Value::Bool(false),
+        _ => Value::Undefined,
+    }
+}
+
+/// Cosmos DB `NOT a`: negates a boolean; `undefined` for anything else.
+pub fn not(a: &Value) -> Value {
+    match a {
+        Value::Bool(b) => Value::Bool(!b),
+        _ => Value::Undefined,
+    }
+}
+
+/// Whether a filter condition keeps its row: exactly `Value::Bool(true)`.
+/// `false`, `undefined` and every non-boolean value are all "not kept".
+pub fn is_truthy(v: &Value) -> bool {
+    matches!(v, Value::Bool(true))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const T: Value = Value::Bool(true);
+    const F: Value = Value::Bool(false);
+    const U: Value = Value::Undefined;
+
+    fn v(json: &str) -> Value {
+        crate::parse_json(json).unwrap_or_else(|e| panic!("bad test json {json}: {e}"))
+    }
+
+    /// One sample of each kind.
+    fn samples() -> Vec<Value> {
+        vec![
+            Value::Undefined,
+            Value::Null,
+            Value::from(true),
+            Value::from(1),
+            Value::from("1"),
+            v("[1]"),
+            v(r#"{"a": 1}"#),
+        ]
+    }
+
+    #[test]
+    fn eq_across_all_type_pairs() {
+        for a in samples() {
+            for b in samples() {
+                let got = query_eq(&a, &b);
+                let same_defined_type = a.kind() == b.kind() && !a.is_undefined();
+                if same_defined_type {
+                    assert_eq!(got, T, "{a:?} = {b:?}");
+                    assert_eq!(query_ne(&a, &b), F, "{a:?} != {b:?}");
+                } else {
+                    assert_eq!(got, U, "{a:?} = {b:?}");
+                    assert_eq!(query_ne(&a, &b), U, "{a:?} != {b:?}");
+                }
+            }
+        }
+        // Undefined = undefined is undefined (not true) in queries.
+        assert_eq!(query_eq(&U, &U), U);
+        // The classic: 0 = "true" is undefined, not false.
+        assert_eq!(query_eq(&Value::from(0), &Value::from("true")), U);
+        assert_eq!(query_eq(&Value::from(0), &F), U);
+        assert_eq!(query_eq(&Value::Null, &F), U);
+    }
+
+    #[test]
+    fn eq_values() {
+        assert_eq!(query_eq(&Value::from(1), &Value::from(1.0)), T);
+        assert_eq!(query_eq(&Value::from(-0.0), &Value::from(0)), T);
+        assert_eq!(query_eq(&Value::from(1), &Value::from(2)), F);
+        assert_eq!(query_eq(&Value::from("a"), &Value::from("A")), F);
+        assert_eq!(query_eq(&F, &F), T);
+        assert_eq!(query_eq(&T, &F), F);
+        assert_eq!(query_eq(&v("[1, [2, {}]]"), &v("[1.0, [2, {}]]")), T);
+        assert_eq!(query_eq(&v("[1, 2]"), &v("[2, 1]")), F);
+        assert_eq!(query_eq(&v("[1]"), &v("[1, 1]")), F);
+        // Deep mismatched types are simply unequal, not undefined.
+        assert_eq!(query_eq(&v("[1]"), &v(r#"["1"]"#)), F);
+        assert_eq!(query_ne(&v("[1]"), &v(r#"["1"]"#)), T);
+        assert_eq!(query_eq(&v(r#"{"a": 1, "b": [null]}"#), &v(r#"{"b": [null], "a": 1}"#)), T);
+        assert_eq!(query_eq(&v(r#"{"a": 1}"#), &v(r#"{"a": 1, "b": 2}"#)), F);
+        assert_eq!(query_eq(&v(r#"{"a": 1}"#), &v(r#"{"b": 1}"#)), F);
+        let nan = Value::from(f64::NAN);
+        assert_eq!(query_eq(&nan, &nan), F);
+        assert_eq!(query_lt(&nan, &Value::from(1)), U);
+    }
+
+    #[test]
+    fn cmp_across_all_type_pairs() {
+        for a in samples() {
+            for b in samples() {
+                let comparable = a.kind() == b.kind()
+                    && matches!(a, Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_));
+                assert_eq!(query_cmp(&a, &b).is_some(), comparable, "{a:?} vs {b:?}");
+                for r in [query_lt(&a, &b), query_le(&a, &b), query_gt(&a, &b), query_ge(&a, &b)] {
+                    assert_eq!(r.is_bool(), comparable, "{a:?} vs {b:?}");
+                    assert_eq!(r.is_undefined(), !comparable, "{a:?} vs {b:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn cmp_values() {
+        let n = Value::from;
+        assert_eq!(query_lt(&n(1.0), &n(2.0)), T);
+        assert_eq!(query_lt(&n(2.0), &n(2.0)), F);
+        assert_eq!(query_le(&n(2.0), &n(2.0)), T);
+        assert_eq!(query_gt(&n(-1.0), &n(-2.0)), T);
+        assert_eq!(query_ge(&n(-0.0), &n(0.0)), T);
+        assert_eq!(query_gt(&n(-0.0), &n(0.0)), F);
+        assert_eq!(query_lt(&Value::from("B"), &Value::from("a")), T);
+        assert_eq!(query_lt(&Value::from("ab"), &Value::from("b")), T);
+        assert_eq!(query_lt(&Value::from("\u{E000}"), &Value::from("\u{10000}")), T);
+        assert_eq!(query_lt(&F, &T), T);
+        assert_eq!(query_ge(&F, &T), F);
+        assert_eq!(query_le(&Value::Null, &Value::Null), T);
+        assert_eq!(query_lt(&Value::Null, &Value::Null), F);
+        assert_eq!(query_lt(&v("[1]"), &v("[2]")), U);
+        assert_eq!(query_ge(&v("{}"), &v("{}")), U);
+        assert_eq!(query_lt(&n(1.0), &Value::from("2")), U);
+        assert_eq!(query_lt(&U, &n(1.0)), U);
+        assert_eq!(query_lt(&Value::Null, &n(1.0)), U);
+    }
+
+    #[test]
+    fn and_or_not_truth_tables() {
+        // Operands: true, false, undefined, and a non-boolean (treated as undefined).
+        let one = Value::from(1);
+        let ops = [T, F, U, one.clone()];
+        for a in &ops {
+            for b in &ops {
+                let (ab, bb) = (a.as_bool(), b.as_bool());
+                let expect_and = match (ab, bb) {
+                    (Some(false), _) | (_, Some(false)) => F,
+                    (Some(true), Some(true)) => T,
+                    _ => U,
+                };
+                let expect_or = match (ab, bb) {
+                    (Some(true), _) | (_, Some(true)) => T,
+                    (Some(false), Some(false)) => F,
+                    _ => U,
+                };
+                assert_eq!(and(a, b), expect_and, "{a:?} AND {b:?}");
+                assert_eq!(or(a, b), expect_or, "{a:?} OR {b:?}");
+                // Commutative.
+                assert_eq!(and(a, b), and(b, a));
+                assert_eq!(or(a, b), or(b, a));
+            }
+        }
+        // Spelled out, the rows that matter most.
+        assert_eq!(and(&T, &T), T);
+        assert_eq!(and(&T, &U), U);
+        assert_eq!(and(&F, &U), F);
+        assert_eq!(and(&U, &F), F);
+        assert_eq!(and(&U, &U), U);
+        assert_eq!(and(&T, &one), U);
+        assert_eq!(and(&one, &F), F);
+        assert_eq!(or(&F, &F), F);
+        assert_eq!(or(&F, &U), U);
+        assert_eq!(or(&U, &T), T);
+        assert_eq!(or(&U, &U), U);
+        assert_eq!(or(&F, &one), U);
+        assert_eq!(or(&Value::Null, &T), T);
+        assert_eq!(not(&T), F);
+        assert_eq!(not(&F), T);
+        assert_eq!(not(&U), U);
+        assert_eq!(not(&Value::Null), U);
+        assert_eq!(not(&Value::from(0)), U);
+        assert_eq!(not(&Value::from("")), U);
+    }
+
+    #[test]
+    fn truthiness_is_exactly_true() {
+        assert!(is_truthy(&T));
+        for x in [F, U, Value::Null, Value::from(1), Value::from("true"), v("[true]"), v("{}")] {
+            assert!(!is_truthy(&x), "{x:?}");
+        }
+        // NOT (undefined) is still not truthy, nor is NOT of a non-boolean.
+        assert!(!is_truthy(&not(&U)));
+        assert!(!is_truthy(&not(&Value::from(1))));
+    }
+}
