@@ -32,9 +32,9 @@ pub enum ParseErrorKind {
 /// `Display` renders it as `line L, column C: <message>`, then the source line and a caret under the
 /// spot, e.g.
 /// ```text
-/// line 1, column 15: expected an expression, found FROM
-/// SELECT c.id,  FROM c
-///               ^^^^
+/// line 1, column 14: expected an expression, found keyword FROM
+/// SELECT c.id, FROM c
+///              ^^^^
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParseError {

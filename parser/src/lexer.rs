@@ -261,7 +261,10 @@ impl Lexer<'_> {
             self.skip_trivia();
             let start = self.pos;
             let Some(&b) = self.bytes.get(self.pos) else {
-                out.push(Spanned { token: Token::Eof, span: Span::new(start, start) });
+                // End of input sits right after the last token, not after trailing blanks and
+                // comments, so "expected X, found end of input" points where X belongs.
+                let end = out.last().map_or(0, |t: &Spanned| t.span.end);
+                out.push(Spanned { token: Token::Eof, span: Span::new(end, end) });
                 return Ok(out);
             };
             let token = match b {
@@ -406,13 +409,15 @@ impl Lexer<'_> {
                         'r' => out.push('\r'),
                         't' => out.push('\t'),
                         'u' => out.push(self.unicode_escape(esc_start)?),
-                        other => return Err(self.error(
-                            ParseErrorKind::InvalidEscape,
-                            esc_start,
-                            &format!(
+                        other => {
+                            return Err(self.error(
+                                ParseErrorKind::InvalidEscape,
+                                esc_start,
+                                &format!(
                                 "expected an escape (\\\" \\' \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX), found `\\{other}`"
                             ),
-                        )),
+                            ))
+                        }
                     }
                 }
                 c if (c as u32) < 0x20 && c != '\t' && c != '\n' && c != '\r' => {

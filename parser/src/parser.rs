@@ -97,7 +97,11 @@ impl<'a> Parser<'a> {
             }
             other => other.describe(),
         };
-        ParseError::expected(self.src, self.span(), expected, &found)
+        let mut err = ParseError::expected(self.src, self.span(), expected, &found);
+        if matches!(self.peek(), Token::Eof) {
+            err.kind = ParseErrorKind::UnexpectedEnd;
+        }
+        err
     }
 
     fn expect(&mut self, t: &Token, expected: &str) -> Result<Span, ParseError> {
@@ -135,18 +139,29 @@ impl<'a> Parser<'a> {
             }
             Token::Keyword(k) => {
                 let word = &self.src[self.span().range()];
+                let hint = if expected.contains("property name") {
+                    format!("write [\"{word}\"] to use it as a property name")
+                } else {
+                    "choose another name".to_string()
+                };
                 Err(ParseError::expected(
                     self.src,
                     self.span(),
                     expected,
-                    &format!(
-                        "keyword {} (a reserved word; write [\"{word}\"] to use it as a property name)",
-                        k.as_str()
-                    ),
+                    &format!("keyword {} (a reserved word; {hint})", k.as_str()),
                 ))
             }
             _ => Err(self.error_here(expected)),
         }
+    }
+
+    /// The current token as a non-negative integer, when it is written as plain digits that fit.
+    fn integer_literal(&self) -> Option<u64> {
+        let text = &self.src[self.span().range()];
+        if !matches!(self.peek(), Token::Number(_)) || !text.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        text.parse().ok()
     }
 
     fn enter(&mut self) -> Result<(), ParseError> {
@@ -201,7 +216,8 @@ impl<'a> Parser<'a> {
         } else {
             let mut items = Vec::new();
             loop {
-                let (expr, d) = self.expr_or("an expression, `*` or VALUE")?;
+                let expected = if items.is_empty() { "an expression, `*` or VALUE" } else { "an expression" };
+                let (expr, d) = self.expr_or(expected)?;
                 depth = depth.max(d);
                 let alias = if self.eat_keyword(Keyword::As) {
                     Some(self.ident("an alias after AS")?)
@@ -284,9 +300,10 @@ impl<'a> Parser<'a> {
     fn count(&mut self, clause: &str) -> Result<Count, ParseError> {
         let span = self.span();
         match self.peek().clone() {
-            Token::Number(n) if n >= 0.0 && n.fract() == 0.0 && n <= u64::MAX as f64 => {
+            Token::Number(_) if self.integer_literal().is_some() => {
+                let value = self.integer_literal().unwrap_or_default();
                 self.bump();
-                Ok(Count::Literal { value: n as u64, span })
+                Ok(Count::Literal { value, span })
             }
             Token::Parameter(name) => {
                 self.bump();
@@ -351,9 +368,10 @@ impl<'a> Parser<'a> {
                         self.bump();
                         path.push(PathSegment::Key { name, span });
                     }
-                    Token::Number(n) if n >= 0.0 && n.fract() == 0.0 && n <= u64::MAX as f64 => {
+                    Token::Number(_) if self.integer_literal().is_some() => {
+                        let index = self.integer_literal().unwrap_or_default();
                         self.bump();
-                        path.push(PathSegment::Index { index: n as u64, span });
+                        path.push(PathSegment::Index { index, span });
                     }
                     _ => return Err(self.error_here("a string or a non-negative integer in a FROM path")),
                 }
@@ -388,12 +406,15 @@ impl<'a> Parser<'a> {
     fn expr_bp_inner(&mut self, min: Precedence, expected: &str) -> Parsed<Expr> {
         let (mut lhs, mut depth) = self.prefix(expected)?;
         // Set once this loop has built an IN/LIKE/BETWEEN (a parenthesized one from `prefix` is fine).
-        let mut built_comparison = false;
+        let mut built_comparison: Option<Keyword> = None;
         loop {
             if let Some(op) = binary_op(self.peek()) {
                 let p = op.precedence();
                 if p < min {
                     break;
+                }
+                if let Some(k) = built_comparison.filter(|_| p > Precedence::Comparison) {
+                    return Err(self.comparison_operand_error(k));
                 }
                 self.bump();
                 let (rhs, d) = self.expr_bp(p.next(), "an expression after the operator")?;
@@ -432,9 +453,12 @@ impl<'a> Parser<'a> {
                     } else {
                         *k
                     };
-                    // These do not chain: `a IN (1) IN (2)` needs parentheses, as in Cosmos's grammar.
-                    if Precedence::Comparison < min || built_comparison {
+                    if Precedence::Comparison < min {
                         break;
+                    }
+                    // These do not chain: `a IN (1) IN (2)` needs parentheses, as in Cosmos's grammar.
+                    if let Some(k) = built_comparison {
+                        return Err(self.comparison_operand_error(k));
                     }
                     if negated {
                         self.bump();
@@ -443,12 +467,20 @@ impl<'a> Parser<'a> {
                     let (e, d) = self.comparison(lhs, op, negated)?;
                     depth = self.check_depth(depth.max(d) + 1, e.span)?;
                     lhs = e;
-                    built_comparison = true;
+                    built_comparison = Some(op);
                 }
                 _ => break,
             }
         }
         Ok((lhs, depth))
+    }
+
+    /// An operator that would take an IN/LIKE/BETWEEN result as its left operand.
+    fn comparison_operand_error(&self, k: Keyword) -> ParseError {
+        let name = k.as_str();
+        self.error_here(&format!(
+            "AND, OR, `??`, `?` or the end of the {name} expression (put the {name} expression in parentheses to use its result as an operand)"
+        ))
     }
 
     /// The rest of `lhs [NOT] IN (...)`, `lhs [NOT] LIKE p [ESCAPE 'c']`, `lhs [NOT] BETWEEN a AND b`.
@@ -475,11 +507,11 @@ impl<'a> Parser<'a> {
                 let (pattern, depth) = self.expr_bp(Precedence::Concat, "a pattern after LIKE")?;
                 let escape = if self.eat_keyword(Keyword::Escape) {
                     match self.peek().clone() {
-                        Token::String(s) => {
+                        Token::String(s) if s.chars().count() == 1 => {
                             self.bump();
                             Some(s)
                         }
-                        _ => return Err(self.error_here("a string after ESCAPE")),
+                        _ => return Err(self.error_here("a one-character string after ESCAPE")),
                     }
                 } else {
                     None
@@ -594,8 +626,9 @@ impl<'a> Parser<'a> {
                     let end = self.expect(&Token::RParen, "`)` to close the subquery")?;
                     return Ok((Expr { kind: ExprKind::Subquery(Box::new(q)), span: start.to(end) }, d + 1));
                 }
-                let (e, d) = self.expr()?;
-                self.expect(&Token::RParen, "`)`")?;
+                let (mut e, d) = self.expr()?;
+                let end = self.expect(&Token::RParen, "`)`")?;
+                e.span = start.to(end);
                 Ok((e, d))
             }
             Token::Keyword(k @ (Keyword::Exists | Keyword::Array)) => {

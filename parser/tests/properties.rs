@@ -103,7 +103,7 @@ fn expr_with(query: BoxedStrategy<Query>) -> impl Strategy<Value = Expr> {
                 negated
             })),
             (b(), list(), any::<bool>()).prop_map(|(expr, list, negated)| e(ExprKind::In { expr, list, negated })),
-            (b(), b(), prop::option::of(any_string()), any::<bool>())
+            (b(), b(), prop::option::of(any::<char>().prop_map(String::from)), any::<bool>())
                 .prop_map(|(expr, pattern, escape, negated)| e(ExprKind::Like { expr, pattern, escape, negated })),
             (b(), b(), b()).prop_map(|(condition, then, otherwise)| e(ExprKind::Conditional {
                 condition,

@@ -46,7 +46,7 @@ fn parse_error_is_rendered_on_stderr_with_exit_1() {
     assert!(out.stdout.is_empty());
     assert_eq!(
         text(&out.stderr),
-        "line 3, column 13: expected an expression after the operator, found end of input\nWHERE c.a = \n            ^\n"
+        "line 3, column 12: expected an expression after the operator, found end of input\nWHERE c.a = \n           ^\n"
     );
 }
 
