@@ -200,6 +200,9 @@ impl<F: Formatter> Formatter for JsFormatter<F> {
     }
 }
 
+/// 2^53: integers up to this print digit for digit.
+const MAX_SAFE_INTEGER: u64 = 1 << 53;
+
 impl Serialize for Value {
     /// See the [module docs](self): a top-level undefined or non-finite
     /// number is an error; nested ones are skipped.
@@ -214,7 +217,9 @@ impl Serialize for Value {
                         "{} has no JSON representation (drop it instead)",
                         format_number(*n)
                     )))
-                } else if let Some(i) = self.as_i64() {
+                } else if let Some(i) = self.as_i64().filter(|i| i.unsigned_abs() <= MAX_SAFE_INTEGER) {
+                    // Safe integers print the same as JavaScript does; larger ones go through the
+                    // float formatter, which prints them as JavaScript does (2^60 -> 1152921504606847000).
                     s.serialize_i64(i)
                 } else {
                     s.serialize_f64(*n)

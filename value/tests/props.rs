@@ -6,7 +6,7 @@ use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-use cosmoql_value::{parse_json, query_cmp, query_eq, to_json_string, Map, Value};
+use cosmoql_value::{format_number, parse_json, query_cmp, query_eq, to_json_string, Map, Value};
 use proptest::prelude::*;
 
 fn hash_of(v: &Value) -> u64 {
@@ -175,4 +175,14 @@ proptest! {
             }
         }
     }
+}
+
+#[test]
+fn integers_past_2_pow_53_print_as_javascript_does() {
+    let big = Value::from(2f64.powi(60));
+    assert_eq!(to_json_string(&big).unwrap(), "1152921504606847000");
+    assert_eq!(format_number(2f64.powi(60)), "1152921504606847000");
+    let safe = Value::from(2f64.powi(53));
+    assert_eq!(to_json_string(&safe).unwrap(), "9007199254740992");
+    assert_eq!(to_json_string(&Value::from(-(2f64.powi(53)))).unwrap(), "-9007199254740992");
 }
