@@ -5,6 +5,24 @@
 //! operations with Cosmos DB status codes, transactional batches, import and export.
 //! See `docs/ARCHITECTURE.md`.
 
+pub mod container;
 pub mod doc;
 pub mod epk;
+pub mod error;
+pub mod import;
 mod murmur3;
+pub mod partition_key;
+pub mod patch;
+pub mod store;
+
+pub use container::{
+    BatchError, BatchOperation, Container, ContainerSettings, ItemMeta, ItemResponse, PartitionInfo, Scan, StoredItem,
+    WriteOptions,
+};
+pub use doc::{Doc, DocRef};
+pub use epk::{Epk, HashVersion, PartitionKeyComponent, PartitionKeyKind};
+pub use error::{ErrorKind, StorageError};
+pub use import::{ImportError, ImportOptions, ImportSummary};
+pub use partition_key::{PartitionKey, PartitionKeyDefinition, PartitionKeyPath, SyntheticKey, SyntheticKind};
+pub use patch::PatchOperation;
+pub use store::{Database, Store};

@@ -1,0 +1,1126 @@
+//! A container: physical partitions over EPK ranges, logical partitions inside them, item
+//! operations, transactional batches and scans.
+//!
+//! Concurrency: the partition map (`RwLock<Vec<Arc<PhysicalPartition>>>`) is read-locked only long
+//! enough to find a partition; each physical partition has its own `RwLock`, so readers never block
+//! readers and writes to different physical partitions run in parallel. A split takes the map's
+//! write lock and the splitting partition's write lock, moves the upper half of its logical
+//! partitions (a `BTreeMap::split_off`, O(log n)) into a new partition and marks the old one
+//! retired; an operation that finds its partition retired looks it up again.
+
+use std::collections::{BTreeMap, HashMap};
+use std::ops::Bound;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use cosmoql_value::{Map, Value};
+use parking_lot::RwLock;
+
+use crate::doc::Doc;
+use crate::epk::Epk;
+use crate::error::{ErrorKind, Result, StorageError};
+use crate::partition_key::{PartitionKey, PartitionKeyDefinition};
+use crate::patch::{apply_patch, PatchOperation};
+
+/// Cosmos DB's item size limit (2 MB of JSON).
+pub const MAX_ITEM_BYTES: usize = 2 * 1024 * 1024;
+/// Cosmos DB's id length limit, in UTF-8 bytes.
+pub const MAX_ID_BYTES: usize = 1023;
+/// Cosmos DB's logical partition size cap (20 GB).
+pub const DEFAULT_LOGICAL_PARTITION_MAX_BYTES: u64 = 20 * 1024 * 1024 * 1024;
+/// Operations per transactional batch.
+pub const MAX_BATCH_OPERATIONS: usize = 100;
+/// Items per physical partition at creation, for the default initial partition count.
+pub const ITEMS_PER_INITIAL_PARTITION: usize = 10_000;
+
+/// The system properties Cosmos DB adds to every item, in the order it writes them.
+pub const SYSTEM_PROPERTIES: [&str; 5] = ["_rid", "_self", "_etag", "_attachments", "_ts"];
+
+/// Sizing and splitting knobs of a container.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContainerSettings {
+    /// Physical partitions at creation (default: 1 per 10,000 expected items, at least 1).
+    pub initial_partitions: usize,
+    /// A physical partition splits when it holds more items than this...
+    pub split_max_items: usize,
+    /// ...or more bytes (encoded item size) than this.
+    pub split_max_bytes: u64,
+    /// A write that would grow a logical partition past this many bytes fails with 403.
+    pub logical_partition_max_bytes: u64,
+}
+
+impl Default for ContainerSettings {
+    fn default() -> Self {
+        ContainerSettings {
+            initial_partitions: 1,
+            split_max_items: 2 * ITEMS_PER_INITIAL_PARTITION,
+            split_max_bytes: 64 * 1024 * 1024,
+            logical_partition_max_bytes: DEFAULT_LOGICAL_PARTITION_MAX_BYTES,
+        }
+    }
+}
+
+impl ContainerSettings {
+    /// Settings for a container expected to hold `items` items: 1 physical partition per 10,000.
+    pub fn for_expected_items(items: usize) -> Self {
+        ContainerSettings { initial_partitions: (items / ITEMS_PER_INITIAL_PARTITION).max(1), ..Self::default() }
+    }
+}
+
+/// An item as stored: its encoded properties and its system metadata. Cloning is cheap (the
+/// document bytes are shared).
+#[derive(Debug, Clone)]
+pub struct StoredItem {
+    /// The user's properties (including a synthetic key), without system properties.
+    pub doc: Doc,
+    pub meta: ItemMeta,
+}
+
+/// System metadata of a stored item.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ItemMeta {
+    /// Creation sequence number in the container: the item's order inside its logical partition
+    /// and the source of its `_rid`.
+    pub seq: u64,
+    /// Sequence number of the last write (the source of `_etag`).
+    pub lsn: u64,
+    /// Seconds since the Unix epoch of the last write (`_ts`).
+    pub ts: u64,
+}
+
+impl ItemMeta {
+    /// The `_etag` value.
+    pub fn etag(&self) -> String {
+        format!("\"{:08x}-0000-0000-0000-{:012x}\"", self.lsn >> 48, self.lsn & 0xFFFF_FFFF_FFFF)
+    }
+}
+
+/// The result of an item operation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ItemResponse {
+    /// 200 (read, replace, upsert of an existing item, patch), 201 (created) or 204 (deleted).
+    pub status: u16,
+    /// The item with its system properties (`Undefined` after a delete).
+    pub item: Value,
+    /// The item's new etag (empty after a delete).
+    pub etag: String,
+    /// Request units charged (see [`request_charge`]).
+    pub request_charge: f64,
+}
+
+/// Conditions on a write.
+#[derive(Default)]
+pub struct WriteOptions<'a> {
+    /// Optimistic concurrency: the write applies only if the item's current `_etag` is this.
+    pub if_match: Option<String>,
+    /// Conditional patch: the patch applies only if this predicate holds on the current item
+    /// (Cosmos's filter predicate; the query layer compiles `FROM c WHERE ...` into it).
+    pub condition: Option<&'a (dyn Fn(&Value) -> bool + Sync)>,
+}
+
+impl std::fmt::Debug for WriteOptions<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WriteOptions")
+            .field("if_match", &self.if_match)
+            .field("condition", &self.condition.map(|_| "<predicate>"))
+            .finish()
+    }
+}
+
+impl WriteOptions<'_> {
+    /// Only if the item's etag is `etag`.
+    pub fn if_match(etag: impl Into<String>) -> Self {
+        WriteOptions { if_match: Some(etag.into()), condition: None }
+    }
+}
+
+/// The request charge of an operation: reads cost 1 RU per started KB, writes 5 RU per started
+/// KB, deletes 5 RU; patch costs a write. (A later issue refines this from what each operation
+/// touches.)
+pub fn request_charge(kind: OperationKind, bytes: usize) -> f64 {
+    let kb = bytes.div_ceil(1024).max(1) as f64;
+    match kind {
+        OperationKind::Read => kb,
+        OperationKind::Write => 5.0 * kb,
+        OperationKind::Delete => 5.0,
+    }
+}
+
+/// Classes of operations for [`request_charge`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OperationKind {
+    Read,
+    Write,
+    Delete,
+}
+
+/// One operation of a transactional batch.
+#[derive(Debug, Clone)]
+pub enum BatchOperation {
+    Create { item: Value },
+    Upsert { item: Value, if_match: Option<String> },
+    Replace { id: String, item: Value, if_match: Option<String> },
+    Delete { id: String, if_match: Option<String> },
+    Read { id: String },
+    Patch { id: String, operations: Vec<PatchOperation>, if_match: Option<String> },
+}
+
+/// A batch that failed: which operation failed and why. Nothing of the batch was applied.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BatchError {
+    /// Index of the failed operation (the others report 424 Failed Dependency in Cosmos DB).
+    pub index: usize,
+    pub error: StorageError,
+}
+
+impl std::fmt::Display for BatchError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "batch operation {} failed, nothing was applied: {}", self.index, self.error)
+    }
+}
+
+impl std::error::Error for BatchError {}
+
+/// Where a physical partition sits and how full it is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PartitionInfo {
+    /// The partition key range id (`"0"`, `"1"`, ... as Cosmos numbers them).
+    pub id: u32,
+    pub min: Epk,
+    pub max: Epk,
+    pub items: usize,
+    pub bytes: u64,
+    pub logical_partitions: usize,
+}
+
+/// A physical partition: the items of the logical partitions whose EPK is in `[min, max)`.
+#[derive(Debug)]
+pub struct PhysicalPartition {
+    id: u32,
+    min: Epk,
+    max: Epk,
+    data: RwLock<PartitionData>,
+}
+
+#[derive(Debug, Default)]
+struct PartitionData {
+    /// Set when a split moved this partition's data away; holders look the partition up again.
+    retired: bool,
+    logical: BTreeMap<Epk, LogicalPartition>,
+    items: usize,
+    bytes: u64,
+}
+
+#[derive(Debug)]
+struct LogicalPartition {
+    key: PartitionKey,
+    ids: HashMap<Arc<str>, u64>,
+    /// Items by creation sequence: the scan order.
+    items: BTreeMap<u64, StoredItem>,
+    bytes: u64,
+}
+
+impl LogicalPartition {
+    fn new(key: PartitionKey) -> Self {
+        LogicalPartition { key, ids: HashMap::new(), items: BTreeMap::new(), bytes: 0 }
+    }
+
+    fn get(&self, id: &str) -> Option<&StoredItem> {
+        self.ids.get(id).and_then(|seq| self.items.get(seq))
+    }
+}
+
+/// An item validated and keyed, ready to be written.
+struct Prepared {
+    doc: Doc,
+    id: Arc<str>,
+    key: PartitionKey,
+    epk: Epk,
+}
+
+/// What to do to take a write back (batches roll back with these).
+enum Undo {
+    Inserted { epk: Epk, id: Arc<str> },
+    Restore { epk: Epk, key: PartitionKey, id: Arc<str>, old: StoredItem },
+}
+
+/// A container of items with one partition key definition.
+#[derive(Debug)]
+pub struct Container {
+    id: String,
+    rid: u32,
+    database_rid: u32,
+    definition: PartitionKeyDefinition,
+    settings: ContainerSettings,
+    partitions: RwLock<Vec<Arc<PhysicalPartition>>>,
+    next_partition_id: AtomicU64,
+    next_seq: AtomicU64,
+    next_lsn: AtomicU64,
+    splits: AtomicU64,
+}
+
+impl Container {
+    /// A new, empty container.
+    pub fn new(id: impl Into<String>, definition: PartitionKeyDefinition, settings: ContainerSettings) -> Self {
+        Self::with_rids(id, definition, settings, 1, 1)
+    }
+
+    pub(crate) fn with_rids(
+        id: impl Into<String>,
+        definition: PartitionKeyDefinition,
+        settings: ContainerSettings,
+        database_rid: u32,
+        rid: u32,
+    ) -> Self {
+        // A container without a key has one logical partition, so one physical partition.
+        let n = if definition.is_none() { 1 } else { settings.initial_partitions.max(1) };
+        let bounds = crate::epk::split_space(n);
+        let partitions = bounds
+            .windows(2)
+            .enumerate()
+            .map(|(i, w)| {
+                Arc::new(PhysicalPartition {
+                    id: i as u32,
+                    min: w[0].clone(),
+                    max: w[1].clone(),
+                    data: RwLock::new(PartitionData::default()),
+                })
+            })
+            .collect::<Vec<_>>();
+        Container {
+            id: id.into(),
+            rid,
+            database_rid,
+            definition,
+            settings,
+            next_partition_id: AtomicU64::new(partitions.len() as u64),
+            partitions: RwLock::new(partitions),
+            next_seq: AtomicU64::new(1),
+            next_lsn: AtomicU64::new(1),
+            splits: AtomicU64::new(0),
+        }
+    }
+
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    pub fn partition_key(&self) -> &PartitionKeyDefinition {
+        &self.definition
+    }
+
+    pub fn settings(&self) -> &ContainerSettings {
+        &self.settings
+    }
+
+    /// How many splits happened so far.
+    pub fn split_count(&self) -> u64 {
+        self.splits.load(Ordering::Relaxed)
+    }
+
+    /// The container's properties in Cosmos DB's JSON form.
+    pub fn properties(&self) -> Value {
+        let mut m = Map::new();
+        m.insert("id".into(), Value::from(self.id.as_str()));
+        m.insert("partitionKey".into(), self.definition.to_json());
+        m.insert("_rid".into(), Value::from(self.rid_text()));
+        Value::from(m)
+    }
+
+    fn rid_text(&self) -> String {
+        let mut bytes = self.database_rid.to_le_bytes().to_vec();
+        bytes.extend_from_slice(&self.rid.to_le_bytes());
+        base64(&bytes)
+    }
+
+    // ---- partitions ----------------------------------------------------------------------------
+
+    /// The physical partitions now, in EPK order.
+    pub fn partitions(&self) -> Vec<PartitionInfo> {
+        self.partitions
+            .read()
+            .iter()
+            .map(|p| {
+                let d = p.data.read();
+                PartitionInfo {
+                    id: p.id,
+                    min: p.min.clone(),
+                    max: p.max.clone(),
+                    items: d.items,
+                    bytes: d.bytes,
+                    logical_partitions: d.logical.len(),
+                }
+            })
+            .collect()
+    }
+
+    /// Number of items in the container.
+    pub fn item_count(&self) -> usize {
+        self.partitions.read().iter().map(|p| p.data.read().items).sum()
+    }
+
+    fn partition_for(&self, epk: &Epk) -> Arc<PhysicalPartition> {
+        let map = self.partitions.read();
+        // The last partition whose min is <= epk; the ranges cover ["", "FF") without gaps.
+        let i = map.partition_point(|p| p.min <= *epk).saturating_sub(1);
+        Arc::clone(&map[i])
+    }
+
+    /// Runs `f` on the live partition holding `epk`, then splits it if it grew past the thresholds.
+    fn write_partition<R>(&self, epk: &Epk, f: impl FnOnce(&mut PartitionData) -> Result<R>) -> Result<R> {
+        let mut f = Some(f);
+        loop {
+            let p = self.partition_for(epk);
+            let mut data = p.data.write();
+            if data.retired {
+                continue;
+            }
+            let f = f.take().ok_or_else(|| StorageError::internal("write closure ran twice"))?;
+            let result = f(&mut data)?;
+            let split = self.over_threshold(&data) && data.logical.len() > 1;
+            drop(data);
+            if split {
+                self.split(&p);
+            }
+            return Ok(result);
+        }
+    }
+
+    fn read_partition<R>(&self, epk: &Epk, f: impl Fn(&PartitionData) -> R) -> R {
+        loop {
+            let p = self.partition_for(epk);
+            let data = p.data.read();
+            if !data.retired {
+                return f(&data);
+            }
+        }
+    }
+
+    fn over_threshold(&self, d: &PartitionData) -> bool {
+        d.items > self.settings.split_max_items || d.bytes > self.settings.split_max_bytes
+    }
+
+    /// Splits `p` in two at a boundary between logical partitions, if it is still live and over a
+    /// threshold. Returns whether it split.
+    fn split(&self, p: &Arc<PhysicalPartition>) -> bool {
+        let mut map = self.partitions.write();
+        let mut data = p.data.write();
+        if data.retired || !self.over_threshold(&data) {
+            return false;
+        }
+        self.split_locked(&mut map, p, &mut data)
+    }
+
+    fn split_locked(
+        &self,
+        map: &mut Vec<Arc<PhysicalPartition>>,
+        p: &Arc<PhysicalPartition>,
+        data: &mut PartitionData,
+    ) -> bool {
+        if data.logical.len() < 2 {
+            return false; // a logical partition is never split
+        }
+        // The boundary: the first logical partition past half of the items (never the first one,
+        // so both halves hold something).
+        let half = data.items.div_ceil(2).max(1);
+        let mut seen = 0;
+        let mut boundary = None;
+        for (i, (epk, lp)) in data.logical.iter().enumerate() {
+            if i > 0 && seen >= half {
+                boundary = Some(epk.clone());
+                break;
+            }
+            seen += lp.items.len();
+        }
+        let boundary = match boundary {
+            Some(b) => b,
+            // All but the last logical partition hold less than half: split before the last one.
+            None => match data.logical.keys().next_back() {
+                Some(last) => last.clone(),
+                None => return false,
+            },
+        };
+        let Some(index) = map.iter().position(|q| Arc::ptr_eq(q, p)) else { return false };
+        let upper = data.logical.split_off(&boundary);
+        let lower = std::mem::take(&mut data.logical);
+        let make = |min: Epk, max: Epk, logical: BTreeMap<Epk, LogicalPartition>| {
+            let items = logical.values().map(|lp| lp.items.len()).sum();
+            let bytes = logical.values().map(|lp| lp.bytes).sum();
+            Arc::new(PhysicalPartition {
+                id: self.next_partition_id.fetch_add(1, Ordering::Relaxed) as u32,
+                min,
+                max,
+                data: RwLock::new(PartitionData { retired: false, logical, items, bytes }),
+            })
+        };
+        let left = make(p.min.clone(), boundary.clone(), lower);
+        let right = make(boundary, p.max.clone(), upper);
+        data.retired = true;
+        data.items = 0;
+        data.bytes = 0;
+        map.splice(index..=index, [left, right]);
+        self.splits.fetch_add(1, Ordering::Relaxed);
+        true
+    }
+
+    /// Splits the physical partition holding `epk` now, whatever its size (tests and tools use
+    /// this to force splits). Returns false when it holds fewer than two logical partitions.
+    pub fn force_split(&self, epk: &Epk) -> bool {
+        loop {
+            let p = self.partition_for(epk);
+            let mut map = self.partitions.write();
+            let mut data = p.data.write();
+            if data.retired {
+                continue;
+            }
+            return self.split_locked(&mut map, &p, &mut data);
+        }
+    }
+
+    // ---- items ---------------------------------------------------------------------------------
+
+    /// Validates an item, fills its synthetic key and computes its key and EPK.
+    fn prepare(&self, doc: Doc) -> Result<Prepared> {
+        let mut doc = doc;
+        if !doc.root().is_object() {
+            return Err(StorageError::bad_request("an item must be a JSON object"));
+        }
+        if let Some(synthetic) = self.definition.synthetic_key() {
+            if let Some(key) = synthetic.key_for(doc.root())? {
+                doc = doc
+                    .with_fields(&[(synthetic.property.as_str(), &Value::from(key))])
+                    .map_err(|e| StorageError::bad_request(e.to_string()))?;
+            }
+        }
+        let id = match doc.root().get("id") {
+            None => return Err(StorageError::bad_request("the item has no `id` property")),
+            Some(v) => match v.as_str() {
+                Some(s) => s,
+                None => {
+                    return Err(StorageError::bad_request(format!(
+                        "the item's `id` must be a string, not {}",
+                        v.kind().name()
+                    )))
+                }
+            },
+        };
+        validate_id(id)?;
+        let id: Arc<str> = Arc::from(id);
+        check_size(&doc)?;
+        let key = self.definition.key_of(doc.root())?;
+        let epk = self.definition.epk(&key)?;
+        Ok(Prepared { doc, id, key, epk })
+    }
+
+    fn prepare_value(&self, item: &Value) -> Result<Prepared> {
+        let doc = Doc::from_value(item).map_err(|e| StorageError::bad_request(e.to_string()))?;
+        self.prepare(doc)
+    }
+
+    fn key_epk(&self, key: &PartitionKey) -> Result<Epk> {
+        self.definition.check_key(key)?;
+        self.definition.epk(key)
+    }
+
+    fn new_meta(&self, seq: Option<u64>) -> ItemMeta {
+        ItemMeta {
+            seq: seq.unwrap_or_else(|| self.next_seq.fetch_add(1, Ordering::Relaxed)),
+            lsn: self.next_lsn.fetch_add(1, Ordering::Relaxed),
+            ts: now_seconds(),
+        }
+    }
+
+    /// The item with its system properties, as Cosmos DB returns it.
+    pub fn materialize(&self, item: &StoredItem) -> Value {
+        let mut value = item.doc.root().to_value();
+        if let Some(map) = value.as_object_mut() {
+            for name in SYSTEM_PROPERTIES {
+                map.shift_remove(name);
+            }
+            let rid = self.item_rid(item.meta.seq);
+            let self_link = format!("dbs/{}/colls/{}/docs/{rid}/", self.db_rid_text(), self.rid_text());
+            map.insert("_rid".into(), Value::from(rid));
+            map.insert("_self".into(), Value::from(self_link));
+            map.insert("_etag".into(), Value::from(item.meta.etag()));
+            map.insert("_attachments".into(), Value::from("attachments/"));
+            map.insert("_ts".into(), Value::from(item.meta.ts as f64));
+        }
+        value
+    }
+
+    fn db_rid_text(&self) -> String {
+        base64(&self.database_rid.to_le_bytes())
+    }
+
+    fn item_rid(&self, seq: u64) -> String {
+        let mut bytes = self.database_rid.to_le_bytes().to_vec();
+        bytes.extend_from_slice(&self.rid.to_le_bytes());
+        bytes.extend_from_slice(&seq.to_le_bytes());
+        base64(&bytes)
+    }
+
+    fn response(&self, status: u16, item: &StoredItem, kind: OperationKind) -> ItemResponse {
+        ItemResponse {
+            status,
+            item: self.materialize(item),
+            etag: item.meta.etag(),
+            request_charge: request_charge(kind, item.doc.len()),
+        }
+    }
+
+    /// Creates an item; 409 if one with the same partition key and id exists.
+    pub fn create(&self, item: &Value) -> Result<ItemResponse> {
+        self.create_doc(Doc::from_value(item).map_err(|e| StorageError::bad_request(e.to_string()))?)
+    }
+
+    /// Creates an item from its JSON text.
+    pub fn create_json(&self, json: &str) -> Result<ItemResponse> {
+        self.create_doc(Doc::from_json_str(json).map_err(|e| StorageError::bad_request(e.to_string()))?)
+    }
+
+    /// Creates an item from an encoded document.
+    pub fn create_doc(&self, doc: Doc) -> Result<ItemResponse> {
+        let stored = self.insert_doc(doc)?;
+        Ok(self.response(201, &stored, OperationKind::Write))
+    }
+
+    /// Creates an item and returns what was stored, without materializing a response (the import
+    /// path).
+    pub fn insert_doc(&self, doc: Doc) -> Result<StoredItem> {
+        let prep = self.prepare(doc)?;
+        let meta = self.new_meta(None);
+        let epk = prep.epk.clone();
+        self.write_partition(&epk, |data| {
+            let stored = StoredItem { doc: prep.doc.clone(), meta };
+            self.apply_insert(data, &prep, stored.clone())?;
+            Ok(stored)
+        })
+    }
+
+    /// Reads an item by partition key and id; 404 if there is none.
+    pub fn read(&self, key: &PartitionKey, id: &str) -> Result<ItemResponse> {
+        let stored = self.read_stored(key, id)?;
+        Ok(self.response(200, &stored, OperationKind::Read))
+    }
+
+    /// Reads the stored form of an item (no decoding).
+    pub fn read_stored(&self, key: &PartitionKey, id: &str) -> Result<StoredItem> {
+        let epk = self.key_epk(key)?;
+        self.read_partition(&epk, |data| data.logical.get(&epk).and_then(|lp| lp.get(id)).cloned())
+            .ok_or_else(|| not_found(key, id))
+    }
+
+    /// Replaces an item; its partition key and id cannot change.
+    pub fn replace(
+        &self,
+        key: &PartitionKey,
+        id: &str,
+        item: &Value,
+        options: &WriteOptions<'_>,
+    ) -> Result<ItemResponse> {
+        let prep = self.prepare_value(item)?;
+        self.check_same_item(key, id, &prep)?;
+        let epk = prep.epk.clone();
+        let stored = self.write_partition(&epk, |data| {
+            let old = existing(data, &prep.epk, &prep.id).ok_or_else(|| not_found(key, id))?;
+            check_etag(&old, options)?;
+            let stored = StoredItem { doc: prep.doc.clone(), meta: self.new_meta(Some(old.meta.seq)) };
+            self.apply_replace(data, &prep, stored.clone())?;
+            Ok(stored)
+        })?;
+        Ok(self.response(200, &stored, OperationKind::Write))
+    }
+
+    /// Creates the item, or replaces the one with the same partition key and id.
+    pub fn upsert(&self, item: &Value, options: &WriteOptions<'_>) -> Result<ItemResponse> {
+        let prep = self.prepare_value(item)?;
+        let epk = prep.epk.clone();
+        let (status, stored) =
+            self.write_partition(&epk, |data| self.apply_upsert(data, &prep, options).map(|(s, st, _)| (s, st)))?;
+        Ok(self.response(status, &stored, OperationKind::Write))
+    }
+
+    /// Deletes an item.
+    pub fn delete(&self, key: &PartitionKey, id: &str, options: &WriteOptions<'_>) -> Result<ItemResponse> {
+        let epk = self.key_epk(key)?;
+        self.write_partition(&epk, |data| {
+            let old = existing(data, &epk, id).ok_or_else(|| not_found(key, id))?;
+            check_etag(&old, options)?;
+            self.apply_delete(data, &epk, id);
+            Ok(())
+        })?;
+        Ok(ItemResponse {
+            status: 204,
+            item: Value::Undefined,
+            etag: String::new(),
+            request_charge: request_charge(OperationKind::Delete, 0),
+        })
+    }
+
+    /// Applies patch operations (add, set, replace, remove, incr) atomically. 412 if the etag or
+    /// the condition does not hold; 400 for a bad patch (nothing changes).
+    pub fn patch(
+        &self,
+        key: &PartitionKey,
+        id: &str,
+        operations: &[PatchOperation],
+        options: &WriteOptions<'_>,
+    ) -> Result<ItemResponse> {
+        let epk = self.key_epk(key)?;
+        let stored = self.write_partition(&epk, |data| {
+            let (stored, _) = self.apply_patch_locked(data, key, &epk, id, operations, options)?;
+            Ok(stored)
+        })?;
+        Ok(self.response(200, &stored, OperationKind::Write))
+    }
+
+    fn check_same_item(&self, key: &PartitionKey, id: &str, prep: &Prepared) -> Result<()> {
+        self.definition.check_key(key)?;
+        if prep.key != *key {
+            return Err(StorageError::bad_request(format!(
+                "the item's partition key {} differs from the request's {key}: an item's key never changes (copy it to a new item instead)",
+                prep.key
+            )));
+        }
+        if &*prep.id != id {
+            return Err(StorageError::bad_request(format!(
+                "the item's id `{}` differs from the id `{id}` being replaced",
+                prep.id
+            )));
+        }
+        Ok(())
+    }
+
+    // ---- the write primitives (under the partition's write lock) --------------------------------
+
+    fn apply_insert(&self, data: &mut PartitionData, prep: &Prepared, stored: StoredItem) -> Result<Undo> {
+        let cap = self.settings.logical_partition_max_bytes;
+        let size = stored.doc.len() as u64;
+        let lp = data.logical.entry(prep.epk.clone()).or_insert_with(|| LogicalPartition::new(prep.key.clone()));
+        let failure = if lp.ids.contains_key(&*prep.id) {
+            Some(StorageError::conflict(format!(
+                "an item with id `{}` exists in logical partition {}",
+                prep.id, prep.key
+            )))
+        } else if lp.bytes + size > cap {
+            Some(partition_full(&prep.key, lp.bytes, size, cap))
+        } else {
+            None
+        };
+        if let Some(err) = failure {
+            if lp.items.is_empty() {
+                data.logical.remove(&prep.epk);
+            }
+            return Err(err);
+        }
+        lp.ids.insert(Arc::clone(&prep.id), stored.meta.seq);
+        lp.items.insert(stored.meta.seq, stored);
+        lp.bytes += size;
+        data.items += 1;
+        data.bytes += size;
+        Ok(Undo::Inserted { epk: prep.epk.clone(), id: Arc::clone(&prep.id) })
+    }
+
+    fn apply_replace(&self, data: &mut PartitionData, prep: &Prepared, stored: StoredItem) -> Result<Undo> {
+        let cap = self.settings.logical_partition_max_bytes;
+        let lp = data
+            .logical
+            .get_mut(&prep.epk)
+            .ok_or_else(|| StorageError::internal("replace of a missing logical partition"))?;
+        let seq = *lp.ids.get(&*prep.id).ok_or_else(|| StorageError::internal("replace of a missing item"))?;
+        let old = lp.items.get(&seq).cloned().ok_or_else(|| StorageError::internal("id map and items disagree"))?;
+        let (old_size, new_size) = (old.doc.len() as u64, stored.doc.len() as u64);
+        if new_size > old_size && lp.bytes - old_size + new_size > cap {
+            return Err(partition_full(&prep.key, lp.bytes - old_size, new_size, cap));
+        }
+        lp.items.insert(seq, stored);
+        lp.bytes = lp.bytes - old_size + new_size;
+        data.bytes = data.bytes - old_size + new_size;
+        Ok(Undo::Restore { epk: prep.epk.clone(), key: prep.key.clone(), id: Arc::clone(&prep.id), old })
+    }
+
+    fn apply_upsert(
+        &self,
+        data: &mut PartitionData,
+        prep: &Prepared,
+        options: &WriteOptions<'_>,
+    ) -> Result<(u16, StoredItem, Undo)> {
+        match existing(data, &prep.epk, &prep.id) {
+            Some(old) => {
+                check_etag(&old, options)?;
+                let stored = StoredItem { doc: prep.doc.clone(), meta: self.new_meta(Some(old.meta.seq)) };
+                let undo = self.apply_replace(data, prep, stored.clone())?;
+                Ok((200, stored, undo))
+            }
+            None => {
+                if options.if_match.is_some() {
+                    return Err(StorageError::new(
+                        ErrorKind::PreconditionFailed,
+                        format!("no item `{}` to match the etag against", prep.id),
+                    ));
+                }
+                let stored = StoredItem { doc: prep.doc.clone(), meta: self.new_meta(None) };
+                let undo = self.apply_insert(data, prep, stored.clone())?;
+                Ok((201, stored, undo))
+            }
+        }
+    }
+
+    /// Removes an item known to exist; returns the undo record.
+    fn apply_delete(&self, data: &mut PartitionData, epk: &Epk, id: &str) -> Option<Undo> {
+        let lp = data.logical.get_mut(epk)?;
+        let (id_arc, seq) = lp.ids.remove_entry(id)?;
+        let old = lp.items.remove(&seq)?;
+        let size = old.doc.len() as u64;
+        lp.bytes -= size;
+        data.items -= 1;
+        data.bytes -= size;
+        let key = lp.key.clone();
+        if lp.items.is_empty() {
+            data.logical.remove(epk);
+        }
+        Some(Undo::Restore { epk: epk.clone(), key, id: id_arc, old })
+    }
+
+    fn apply_patch_locked(
+        &self,
+        data: &mut PartitionData,
+        key: &PartitionKey,
+        epk: &Epk,
+        id: &str,
+        operations: &[PatchOperation],
+        options: &WriteOptions<'_>,
+    ) -> Result<(StoredItem, Undo)> {
+        let old = existing(data, epk, id).ok_or_else(|| not_found(key, id))?;
+        check_etag(&old, options)?;
+        let mut value = old.doc.root().to_value();
+        if let Some(condition) = options.condition {
+            if !condition(&self.materialize(&old)) {
+                return Err(StorageError::new(
+                    ErrorKind::PreconditionFailed,
+                    "the patch condition does not hold for the item",
+                ));
+            }
+        }
+        // The id and the key paths cannot be patched; a patch of a synthetic key's source that
+        // would move the item is caught below, when the key is recomputed.
+        let mut protected: Vec<Vec<String>> = vec![vec!["id".to_string()]];
+        protected.extend(self.definition.paths().iter().map(|p| p.segments().to_vec()));
+        apply_patch(&mut value, operations, &protected)?;
+        let doc = Doc::from_value(&value).map_err(|e| StorageError::bad_request(e.to_string()))?;
+        let prep = self.prepare(doc)?;
+        if prep.key != *key || &*prep.id != id {
+            return Err(StorageError::bad_request("a patch cannot change the item's id or partition key"));
+        }
+        let stored = StoredItem { doc: prep.doc.clone(), meta: self.new_meta(Some(old.meta.seq)) };
+        let undo = self.apply_replace(data, &prep, stored.clone())?;
+        Ok((stored, undo))
+    }
+
+    fn undo(&self, data: &mut PartitionData, undo: Undo) {
+        match undo {
+            Undo::Inserted { epk, id } => {
+                self.apply_delete(data, &epk, &id);
+            }
+            Undo::Restore { epk, key, id, old } => {
+                let lp = data.logical.entry(epk).or_insert_with(|| LogicalPartition::new(key));
+                let size = old.doc.len() as u64;
+                let seq = old.meta.seq;
+                match lp.items.insert(seq, old) {
+                    Some(replaced) => {
+                        let back = replaced.doc.len() as u64;
+                        lp.bytes = lp.bytes - back + size;
+                        data.bytes = data.bytes - back + size;
+                    }
+                    None => {
+                        lp.ids.insert(id, seq);
+                        lp.bytes += size;
+                        data.items += 1;
+                        data.bytes += size;
+                    }
+                }
+            }
+        }
+    }
+
+    // ---- batches -------------------------------------------------------------------------------
+
+    /// Runs up to 100 operations on one logical partition, all or nothing: if one fails, every
+    /// earlier one is rolled back and the store is as before.
+    pub fn execute_batch(
+        &self,
+        key: &PartitionKey,
+        operations: &[BatchOperation],
+    ) -> Result<Vec<ItemResponse>, BatchError> {
+        let whole = |error| BatchError { index: 0, error };
+        if operations.is_empty() {
+            return Err(whole(StorageError::bad_request("a batch needs at least one operation")));
+        }
+        if operations.len() > MAX_BATCH_OPERATIONS {
+            return Err(whole(StorageError::bad_request(format!(
+                "a batch holds at most {MAX_BATCH_OPERATIONS} operations, not {}",
+                operations.len()
+            ))));
+        }
+        let epk = self.key_epk(key).map_err(whole)?;
+        // Validate and key every document first: nothing is locked yet.
+        let mut prepared = Vec::with_capacity(operations.len());
+        for (index, op) in operations.iter().enumerate() {
+            let at = |error| BatchError { index, error };
+            let prep = match op {
+                BatchOperation::Create { item }
+                | BatchOperation::Upsert { item, .. }
+                | BatchOperation::Replace { item, .. } => {
+                    let prep = self.prepare_value(item).map_err(at)?;
+                    if prep.key != *key {
+                        return Err(at(StorageError::bad_request(format!(
+                            "the item's partition key {} differs from the batch's {key}: a batch stays in one logical partition",
+                            prep.key
+                        ))));
+                    }
+                    if let BatchOperation::Replace { id, .. } = op {
+                        self.check_same_item(key, id, &prep).map_err(at)?;
+                    }
+                    Some(prep)
+                }
+                _ => None,
+            };
+            prepared.push(prep);
+        }
+        let result = self.write_partition(&epk, |data| {
+            let mut undo_log = Vec::new();
+            let mut responses = Vec::new();
+            for (index, (op, prep)) in operations.iter().zip(&prepared).enumerate() {
+                match self.apply_batch_op(data, key, &epk, op, prep.as_ref()) {
+                    Ok((response, undo)) => {
+                        responses.push(response);
+                        undo_log.extend(undo);
+                    }
+                    Err(error) => {
+                        for u in undo_log.into_iter().rev() {
+                            self.undo(data, u);
+                        }
+                        return Ok(Err(BatchError { index, error }));
+                    }
+                }
+            }
+            Ok(Ok(responses))
+        });
+        match result {
+            Ok(inner) => inner,
+            Err(error) => Err(whole(error)),
+        }
+    }
+
+    fn apply_batch_op(
+        &self,
+        data: &mut PartitionData,
+        key: &PartitionKey,
+        epk: &Epk,
+        op: &BatchOperation,
+        prep: Option<&Prepared>,
+    ) -> Result<(ItemResponse, Option<Undo>)> {
+        let prep_ref = || prep.ok_or_else(|| StorageError::internal("batch document was not prepared"));
+        match op {
+            BatchOperation::Create { .. } => {
+                let prep = prep_ref()?;
+                let stored = StoredItem { doc: prep.doc.clone(), meta: self.new_meta(None) };
+                let undo = self.apply_insert(data, prep, stored.clone())?;
+                Ok((self.response(201, &stored, OperationKind::Write), Some(undo)))
+            }
+            BatchOperation::Upsert { if_match, .. } => {
+                let options = WriteOptions { if_match: if_match.clone(), condition: None };
+                let (status, stored, undo) = self.apply_upsert(data, prep_ref()?, &options)?;
+                Ok((self.response(status, &stored, OperationKind::Write), Some(undo)))
+            }
+            BatchOperation::Replace { id, if_match, .. } => {
+                let prep = prep_ref()?;
+                let old = existing(data, epk, id).ok_or_else(|| not_found(key, id))?;
+                check_etag(&old, &WriteOptions { if_match: if_match.clone(), condition: None })?;
+                let stored = StoredItem { doc: prep.doc.clone(), meta: self.new_meta(Some(old.meta.seq)) };
+                let undo = self.apply_replace(data, prep, stored.clone())?;
+                Ok((self.response(200, &stored, OperationKind::Write), Some(undo)))
+            }
+            BatchOperation::Delete { id, if_match } => {
+                let old = existing(data, epk, id).ok_or_else(|| not_found(key, id))?;
+                check_etag(&old, &WriteOptions { if_match: if_match.clone(), condition: None })?;
+                let undo = self.apply_delete(data, epk, id);
+                let response = ItemResponse {
+                    status: 204,
+                    item: Value::Undefined,
+                    etag: String::new(),
+                    request_charge: request_charge(OperationKind::Delete, 0),
+                };
+                Ok((response, undo))
+            }
+            BatchOperation::Read { id } => {
+                let item = existing(data, epk, id).ok_or_else(|| not_found(key, id))?;
+                Ok((self.response(200, &item, OperationKind::Read), None))
+            }
+            BatchOperation::Patch { id, operations, if_match } => {
+                let options = WriteOptions { if_match: if_match.clone(), condition: None };
+                let (stored, undo) = self.apply_patch_locked(data, key, epk, id, operations, &options)?;
+                Ok((self.response(200, &stored, OperationKind::Write), Some(undo)))
+            }
+        }
+    }
+
+    // ---- scans ---------------------------------------------------------------------------------
+
+    /// Every item, in scan order: by the EPK of its logical partition, then by creation.
+    pub fn scan(&self) -> Scan<'_> {
+        self.scan_range(Epk::min(), Epk::max())
+    }
+
+    /// The items whose EPK is in `[min, max)`, in scan order. Each item is seen exactly once even
+    /// when partitions split during the scan; items written during the scan may or may not be seen.
+    pub fn scan_range(&self, min: Epk, max: Epk) -> Scan<'_> {
+        Scan { container: self, cursor: Some((min, 0)), end: max, buffer: Vec::new().into_iter() }
+    }
+
+    /// The items of one logical partition, in creation order.
+    pub fn scan_partition_key(&self, key: &PartitionKey) -> Result<Vec<StoredItem>> {
+        let epk = self.key_epk(key)?;
+        Ok(self.read_partition(&epk, |data| {
+            data.logical.get(&epk).map(|lp| lp.items.values().cloned().collect()).unwrap_or_default()
+        }))
+    }
+
+    /// Fills up to `limit` items from `cursor` on; returns them and the next cursor (`None` at
+    /// the end of the range).
+    fn scan_chunk(&self, cursor: &(Epk, u64), end: &Epk, limit: usize) -> (Vec<StoredItem>, Option<(Epk, u64)>) {
+        loop {
+            let p = self.partition_for(&cursor.0);
+            let data = p.data.read();
+            if data.retired {
+                continue;
+            }
+            let stop = if p.max < *end { &p.max } else { end };
+            let mut out = Vec::new();
+            let range = (Bound::Included(&cursor.0), Bound::Excluded(stop));
+            for (epk, lp) in data.logical.range::<Epk, _>(range) {
+                let from = if *epk == cursor.0 { cursor.1 } else { 0 };
+                for (seq, item) in lp.items.range(from..) {
+                    if out.len() == limit {
+                        return (out, Some((epk.clone(), *seq)));
+                    }
+                    out.push(item.clone());
+                }
+            }
+            let next = if *stop < *end { Some((stop.clone(), 0)) } else { None };
+            return (out, next);
+        }
+    }
+}
+
+/// An iterator over stored items in scan order (see [`Container::scan_range`]). It reads a chunk
+/// of items under a partition's read lock at a time, so writers are never blocked for long.
+#[derive(Debug)]
+pub struct Scan<'a> {
+    container: &'a Container,
+    cursor: Option<(Epk, u64)>,
+    end: Epk,
+    buffer: std::vec::IntoIter<StoredItem>,
+}
+
+const SCAN_CHUNK: usize = 1024;
+
+impl Iterator for Scan<'_> {
+    type Item = StoredItem;
+
+    fn next(&mut self) -> Option<StoredItem> {
+        loop {
+            if let Some(item) = self.buffer.next() {
+                return Some(item);
+            }
+            let cursor = self.cursor.take()?;
+            if cursor.0 >= self.end {
+                return None;
+            }
+            let (items, next) = self.container.scan_chunk(&cursor, &self.end, SCAN_CHUNK);
+            self.cursor = next;
+            self.buffer = items.into_iter();
+        }
+    }
+}
+
+fn existing(data: &PartitionData, epk: &Epk, id: &str) -> Option<StoredItem> {
+    data.logical.get(epk).and_then(|lp| lp.get(id)).cloned()
+}
+
+fn check_etag(item: &StoredItem, options: &WriteOptions<'_>) -> Result<()> {
+    match &options.if_match {
+        Some(expected) if *expected != item.meta.etag() => Err(StorageError::new(
+            ErrorKind::PreconditionFailed,
+            format!("the item's etag is {}, not {expected}", item.meta.etag()),
+        )),
+        _ => Ok(()),
+    }
+}
+
+fn not_found(key: &PartitionKey, id: &str) -> StorageError {
+    StorageError::not_found(format!("no item with id `{id}` in logical partition {key}"))
+}
+
+fn partition_full(key: &PartitionKey, used: u64, adding: u64, cap: u64) -> StorageError {
+    StorageError::new(
+        ErrorKind::PartitionFull,
+        format!("logical partition {key} holds {used} bytes; adding {adding} would pass its cap of {cap} bytes"),
+    )
+}
+
+/// Cosmos DB's id rules: 1 to 1,023 bytes, none of `/ \ ? #`.
+pub fn validate_id(id: &str) -> Result<()> {
+    if id.is_empty() {
+        return Err(StorageError::bad_request("the item's id is empty"));
+    }
+    if id.len() > MAX_ID_BYTES {
+        return Err(StorageError::bad_request(format!(
+            "the item's id is {} bytes; the limit is {MAX_ID_BYTES}",
+            id.len()
+        )));
+    }
+    if let Some(c) = id.chars().find(|c| matches!(c, '/' | '\\' | '?' | '#')) {
+        return Err(StorageError::bad_request(format!("the item's id contains `{c}`, which ids cannot hold")));
+    }
+    Ok(())
+}
+
+fn check_size(doc: &Doc) -> Result<()> {
+    // JSON can be up to 6 times the encoded size (`\u0001` escapes); below that bound no JSON
+    // text is needed to know the item fits.
+    if doc.len() * 6 <= MAX_ITEM_BYTES {
+        return Ok(());
+    }
+    let json = doc.to_json_string().map_or(0, |s| s.len());
+    if json > MAX_ITEM_BYTES {
+        return Err(StorageError::new(
+            ErrorKind::TooLarge,
+            format!("the item is {json} bytes of JSON; the limit is {MAX_ITEM_BYTES}"),
+        ));
+    }
+    Ok(())
+}
+
+fn now_seconds() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+}
+
+/// Standard base64 with padding (Cosmos's `_rid` alphabet).
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [chunk[0], chunk.get(1).copied().unwrap_or(0), chunk.get(2).copied().unwrap_or(0)];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}

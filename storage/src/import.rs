@@ -1,0 +1,330 @@
+//! Streaming import (a JSON array or NDJSON, never the whole file in memory) and NDJSON export.
+
+use std::io::{self, BufRead, Write};
+
+use crate::container::Container;
+use crate::doc::Doc;
+use crate::error::{Result, StorageError};
+
+/// How an import treats bad input.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ImportOptions {
+    /// Stop at the first bad line or rejected item instead of reporting it and going on.
+    pub fail_fast: bool,
+}
+
+/// What an import did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ImportSummary {
+    /// Items stored.
+    pub imported: u64,
+    /// Lines or array elements that were not valid JSON objects.
+    pub skipped: u64,
+    /// Valid documents the store rejected (bad id, duplicate key + id, too large, ...).
+    pub failed: u64,
+    /// Bytes of input read.
+    pub bytes: u64,
+    /// The first problems, by line (at most [`MAX_REPORTED_PROBLEMS`]).
+    pub problems: Vec<ImportProblem>,
+}
+
+/// How many problems an [`ImportSummary`] keeps (the counts are always complete).
+pub const MAX_REPORTED_PROBLEMS: usize = 100;
+
+/// One line (or array element) that was not imported.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImportProblem {
+    /// 1-based line where the line or element starts.
+    pub line: u64,
+    /// True for input that is not a JSON object (skipped); false for an item the store rejected.
+    pub skipped: bool,
+    pub message: String,
+}
+
+impl std::fmt::Display for ImportProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let what = if self.skipped { "skipped" } else { "failed" };
+        write!(f, "line {}: {what}: {}", self.line, self.message)
+    }
+}
+
+/// An import stopped by `--fail-fast` (or by an I/O error).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImportError {
+    /// What was imported before the stop.
+    pub summary: ImportSummary,
+    pub message: String,
+}
+
+impl std::fmt::Display for ImportError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({} items imported before it)", self.message, self.summary.imported)
+    }
+}
+
+impl std::error::Error for ImportError {}
+
+/// Reads documents one at a time from a JSON array (`[ {...}, {...} ]`) or NDJSON (one object per
+/// line; blank lines are ignored), whichever the input starts with, and hands each to `sink` with
+/// the line it starts on. Only one document is in memory at a time.
+pub fn read_documents<R: BufRead>(mut reader: R, mut sink: impl FnMut(u64, &[u8]) -> bool) -> io::Result<u64> {
+    // Find the first significant byte to pick the format.
+    let mut line = 1u64;
+    let mut consumed = 0u64;
+    loop {
+        let buf = reader.fill_buf()?;
+        if buf.is_empty() {
+            return Ok(consumed);
+        }
+        let skip = buf.iter().take_while(|b| b.is_ascii_whitespace()).count();
+        line += buf[..skip].iter().filter(|b| **b == b'\n').count() as u64;
+        let first = buf.get(skip).copied();
+        reader.consume(skip);
+        consumed += skip as u64;
+        match first {
+            None => continue,
+            Some(b'[') => {
+                reader.consume(1);
+                return read_array(reader, line, consumed + 1, sink);
+            }
+            Some(_) => break,
+        }
+    }
+    // NDJSON.
+    let mut buf = Vec::new();
+    loop {
+        buf.clear();
+        let n = reader.read_until(b'\n', &mut buf)?;
+        if n == 0 {
+            return Ok(consumed);
+        }
+        consumed += n as u64;
+        let text = buf.trim_ascii();
+        if !text.is_empty() && !sink(line, text) {
+            return Ok(consumed);
+        }
+        line += 1;
+    }
+}
+
+/// Streams the elements of a JSON array (its `[` already consumed), cutting them apart by
+/// tracking strings and nesting, so each element is parsed alone.
+fn read_array<R: BufRead>(
+    mut reader: R,
+    mut line: u64,
+    mut consumed: u64,
+    mut sink: impl FnMut(u64, &[u8]) -> bool,
+) -> io::Result<u64> {
+    let mut element = Vec::new();
+    let mut start_line = line;
+    let mut depth = 0usize; // nesting inside the current element
+    let mut in_string = false;
+    let mut escaped = false;
+    let mut closed = false;
+    loop {
+        let buf = reader.fill_buf()?;
+        if buf.is_empty() {
+            break;
+        }
+        let len = buf.len();
+        let mut i = 0;
+        while i < len {
+            let b = buf[i];
+            i += 1;
+            if b == b'\n' {
+                line += 1;
+            }
+            if closed {
+                if !b.is_ascii_whitespace() {
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        format!("line {line}: text after the end of the JSON array"),
+                    ));
+                }
+                continue;
+            }
+            if in_string {
+                element.push(b);
+                if escaped {
+                    escaped = false;
+                } else if b == b'\\' {
+                    escaped = true;
+                } else if b == b'"' {
+                    in_string = false;
+                }
+                continue;
+            }
+            match b {
+                b',' | b']' if depth == 0 => {
+                    let text = element.trim_ascii();
+                    if !text.is_empty() {
+                        if !sink(start_line, text) {
+                            reader.consume(i);
+                            return Ok(consumed + i as u64);
+                        }
+                    } else if b == b',' {
+                        return Err(io::Error::new(
+                            io::ErrorKind::InvalidData,
+                            format!("line {line}: empty element in the JSON array"),
+                        ));
+                    }
+                    element.clear();
+                    if b == b']' {
+                        closed = true;
+                    }
+                }
+                _ => {
+                    if element.is_empty() {
+                        if b.is_ascii_whitespace() {
+                            continue;
+                        }
+                        start_line = line;
+                    }
+                    element.push(b);
+                    match b {
+                        b'"' => in_string = true,
+                        b'{' | b'[' => depth += 1,
+                        b'}' | b']' => depth = depth.saturating_sub(1),
+                        _ => {}
+                    }
+                }
+            }
+        }
+        reader.consume(len);
+        consumed += len as u64;
+    }
+    if !closed {
+        return Err(io::Error::new(io::ErrorKind::UnexpectedEof, format!("line {line}: the JSON array is not closed")));
+    }
+    Ok(consumed)
+}
+
+impl Container {
+    /// Imports every document of a JSON array or NDJSON stream. A bad line is reported with its line
+    /// number and skipped (or, with `fail_fast`, stops the import); `progress` is called every 4,096
+    /// documents with the bytes read so far is not known mid-stream, so it gets the items seen.
+    pub fn import<R: BufRead>(
+        &self,
+        reader: R,
+        options: ImportOptions,
+        mut progress: impl FnMut(&ImportSummary),
+    ) -> Result<ImportSummary, ImportError> {
+        let mut summary = ImportSummary::default();
+        let mut stop: Option<String> = None;
+        let read = read_documents(reader, |line, text| {
+            let (skipped, message) = match Doc::from_json_slice(text) {
+                Err(e) => (true, e.to_string()),
+                Ok(doc) => match self.insert_doc(doc) {
+                    Ok(_) => {
+                        summary.imported += 1;
+                        if summary.imported % 4096 == 0 {
+                            progress(&summary);
+                        }
+                        return true;
+                    }
+                    Err(e) => (false, e.to_string()),
+                },
+            };
+            if skipped {
+                summary.skipped += 1;
+            } else {
+                summary.failed += 1;
+            }
+            let problem = ImportProblem { line, skipped, message };
+            if options.fail_fast {
+                stop = Some(problem.to_string());
+                return false;
+            }
+            if summary.problems.len() < MAX_REPORTED_PROBLEMS {
+                summary.problems.push(problem);
+            }
+            true
+        });
+        match read {
+            Ok(bytes) => summary.bytes = bytes,
+            Err(e) => return Err(ImportError { message: format!("cannot read the input: {e}"), summary }),
+        }
+        progress(&summary);
+        match stop {
+            Some(message) => Err(ImportError { message, summary }),
+            None => Ok(summary),
+        }
+    }
+
+    /// Writes every item as one JSON object per line (NDJSON), in scan order, without system
+    /// properties. Returns how many items were written.
+    pub fn export_ndjson<W: Write>(&self, mut out: W) -> io::Result<u64> {
+        let mut n = 0;
+        for item in self.scan() {
+            if let Some(json) = item.doc.to_json_string() {
+                out.write_all(json.as_bytes())?;
+                out.write_all(b"\n")?;
+                n += 1;
+            }
+        }
+        out.flush()?;
+        Ok(n)
+    }
+
+    /// Copies every item into `target`, which may have another partition key (the way to change a
+    /// container's key). Returns how many items were copied; stops at the first rejected item.
+    pub fn copy_into(&self, target: &Container) -> Result<u64> {
+        let mut n = 0;
+        for item in self.scan() {
+            target.insert_doc(item.doc.clone()).map_err(|e| {
+                StorageError::new(e.kind, format!("copying item {n} into container `{}`: {}", target.id(), e.message))
+            })?;
+            n += 1;
+        }
+        Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn collect(input: &str) -> io::Result<Vec<(u64, String)>> {
+        let mut out = Vec::new();
+        read_documents(input.as_bytes(), |line, text| {
+            out.push((line, String::from_utf8_lossy(text).into_owned()));
+            true
+        })?;
+        Ok(out)
+    }
+
+    #[test]
+    fn ndjson_lines_with_line_numbers() {
+        let docs = collect("{\"a\":1}\n\n  {\"a\":2}  \n{bad\n").unwrap();
+        assert_eq!(docs, vec![(1, "{\"a\":1}".into()), (3, "{\"a\":2}".into()), (4, "{bad".into())]);
+    }
+
+    #[test]
+    fn json_array_elements_are_cut_apart() {
+        let input = "\n [\n {\"a\": \"x,]}\\\"\"},\n {\"b\": [1, {\"c\": 2}]} ,\n 3\n]\n";
+        let docs = collect(input).unwrap();
+        assert_eq!(
+            docs,
+            vec![(3, "{\"a\": \"x,]}\\\"\"}".into()), (4, "{\"b\": [1, {\"c\": 2}]}".into()), (5, "3".into())]
+        );
+        assert!(collect("[{\"a\":1}").is_err());
+        assert!(collect("[{\"a\":1},,{}]").is_err());
+        assert!(collect("[{\"a\":1}] x").is_err());
+        assert_eq!(collect("[]").unwrap(), vec![]);
+        assert_eq!(collect("").unwrap(), vec![]);
+    }
+
+    #[test]
+    fn array_elements_split_across_reads() {
+        // A reader that hands out one byte at a time.
+        let input = "[{\"id\":\"1\"},\n{\"id\":\"2\"}]";
+        let reader = io::BufReader::with_capacity(1, input.as_bytes());
+        let mut out = Vec::new();
+        read_documents(reader, |line, text| {
+            out.push((line, String::from_utf8_lossy(text).into_owned()));
+            true
+        })
+        .unwrap();
+        assert_eq!(out, vec![(1, "{\"id\":\"1\"}".into()), (2, "{\"id\":\"2\"}".into())]);
+    }
+}
