@@ -20,5 +20,11 @@ pub use cosmoql_value as value;
 /// The query language: lexer, syntax tree, parser and printer.
 pub use cosmoql_parser as parser;
 
+/// The partitioned document store: containers, partition keys, EPK hashing, item operations.
+pub use cosmoql_storage as storage;
+
 pub use cosmoql_parser::{parse, ParseError, Query};
+pub use cosmoql_storage::{
+    Container, ContainerSettings, Database, PartitionKey, PartitionKeyDefinition, StorageError, Store,
+};
 pub use cosmoql_value::Value;

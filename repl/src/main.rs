@@ -3,7 +3,10 @@
 use std::io::{Read, Write};
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{Parser, Subcommand, ValueEnum};
+
+mod import_cmd;
+use cosmoql::storage::epk::{self, HashVersion, PartitionKeyComponent, PartitionKeyKind};
 
 /// Azure Cosmos DB for NoSQL-style SQL over a partitioned JSON document store.
 #[derive(Debug, Parser)]
@@ -15,6 +18,10 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Load JSON array or NDJSON files into an in-memory container and report what was imported,
+    /// skipped (not a JSON object, with its line number) and failed (rejected by the store);
+    /// optionally export the container again, under another partition key with `--rekey`.
+    Import(import_cmd::ImportArgs),
     /// Parse a query and print it in normalized form (exit 0), or print the syntax error (exit 1).
     ///
     /// The normalized form has upper-case keywords, one space between tokens and only the
@@ -26,13 +33,143 @@ enum Command {
         #[arg(long)]
         ast: bool,
     },
+    /// Print the effective partition key (EPK) of a partition key value as uppercase hex (exit 0),
+    /// or print why the value cannot be hashed (exit 1).
+    ///
+    /// The key is a JSON array with one component per partition key path: strings, numbers,
+    /// booleans and null, e.g. '["tenant1", 42]'. Objects, arrays, NaN and Infinity are not
+    /// partition key values. An undefined component (the path is missing from the document) has
+    /// no JSON form; write the bare word `undefined` for it, e.g. '["tenant1", undefined]'.
+    /// `-0` hashes like `0`. `[]` prints an empty line: the empty key's EPK is the minimum, "".
+    Epk {
+        /// The key components as a JSON array, e.g. '["redmond"]' or '["tenant1", "user1"]'.
+        key: String,
+        /// Hash version of the partition key definition: 2 (MurmurHash3 x64 128, the default for
+        /// new containers) or 1 (legacy MurmurHash3 x86 32 plus the binary-encoded values).
+        #[arg(long = "version", value_name = "1|2", default_value = "2")]
+        hash_version: VersionArg,
+        /// Partition key kind. Default: `hash` for one component; for several, `multihash`
+        /// (hierarchical key, up to 3 components, one 16-byte hash each) with version 2 and `hash`
+        /// (all components hashed together) with version 1, which has no hierarchical keys.
+        #[arg(long, value_enum)]
+        kind: Option<KindArg>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum VersionArg {
+    #[value(name = "1")]
+    V1,
+    #[value(name = "2")]
+    V2,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum KindArg {
+    Hash,
+    Multihash,
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
         Command::Parse { sql, ast } => parse(&sql, ast),
+        Command::Epk { key, hash_version, kind } => epk_command(&key, hash_version, kind),
+        Command::Import(args) => match import_cmd::run(&args) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(msg) => {
+                let _ = writeln!(std::io::stderr(), "error: {msg}");
+                ExitCode::FAILURE
+            }
+        },
     }
+}
+
+fn epk_command(key: &str, version: VersionArg, kind: Option<KindArg>) -> ExitCode {
+    let components = match parse_key(key) {
+        Ok(c) => c,
+        Err(msg) => {
+            let _ = writeln!(std::io::stderr(), "error: {msg}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let version = match version {
+        VersionArg::V1 => HashVersion::V1,
+        VersionArg::V2 => HashVersion::V2,
+    };
+    let kind = match kind {
+        Some(KindArg::Hash) => PartitionKeyKind::Hash,
+        Some(KindArg::Multihash) => PartitionKeyKind::MultiHash,
+        None if components.len() > 1 && version == HashVersion::V2 => PartitionKeyKind::MultiHash,
+        None => PartitionKeyKind::Hash,
+    };
+    match epk::effective_partition_key(&components, kind, version) {
+        Ok(e) => {
+            let _ = writeln!(std::io::stdout(), "{e}");
+            ExitCode::SUCCESS
+        }
+        Err(err) => {
+            let _ = writeln!(std::io::stderr(), "error: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Parses a JSON array of key components, where a top-level element may also be the bare word
+/// `undefined`. The array is split at its top-level commas (outside strings and nested brackets)
+/// and every element is parsed as JSON on its own.
+fn parse_key(text: &str) -> Result<Vec<PartitionKeyComponent>, String> {
+    let trimmed = text.trim();
+    let inner = trimmed
+        .strip_prefix('[')
+        .and_then(|t| t.strip_suffix(']'))
+        .ok_or("the key must be a JSON array of components, e.g. '[\"redmond\"]'")?;
+    let mut elements = Vec::new();
+    let (mut depth, mut in_string, mut escaped, mut start) = (0usize, false, false, 0);
+    for (i, c) in inner.char_indices() {
+        if in_string {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' => in_string = true,
+            '[' | '{' => depth += 1,
+            ']' | '}' => depth = depth.checked_sub(1).ok_or("unbalanced brackets in the key")?,
+            ',' if depth == 0 => {
+                elements.push(&inner[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if in_string || depth != 0 {
+        return Err("the key is not valid JSON: unterminated string or bracket".into());
+    }
+    let last = &inner[start..];
+    if !(elements.is_empty() && last.trim().is_empty()) {
+        elements.push(last);
+    }
+    elements
+        .iter()
+        .enumerate()
+        .map(|(i, element)| {
+            let element = element.trim();
+            if element.is_empty() {
+                return Err(format!("component {} is empty (a stray comma?)", i + 1));
+            }
+            if element == "undefined" {
+                return Ok(PartitionKeyComponent::Undefined);
+            }
+            let value: serde_json::Value = serde_json::from_str(element)
+                .map_err(|e| format!("component {} ({element:?}) is not valid JSON: {e}", i + 1))?;
+            PartitionKeyComponent::try_from(&value).map_err(|e| format!("component {}: {e}", i + 1))
+        })
+        .collect()
 }
 
 fn parse(sql: &str, ast: bool) -> ExitCode {

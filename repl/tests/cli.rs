@@ -75,3 +75,77 @@ fn hostile_input_fails_cleanly() {
         assert!(text(&out.stderr).starts_with("line 1, column "), "{}", text(&out.stderr));
     }
 }
+
+#[test]
+fn epk_of_a_v2_string() {
+    let out = cosmoql(&["epk", r#"["redmond"]"#]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "22E342F38A486A088463DFF7838A5963\n");
+    assert!(out.stderr.is_empty());
+    let explicit = cosmoql(&["epk", "--version", "2", "--kind", "hash", r#"["redmond"]"#]);
+    assert_eq!(explicit.stdout, out.stdout);
+}
+
+#[test]
+fn epk_of_a_v1_number() {
+    let out = cosmoql(&["epk", "--version", "1", "[-128]"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "05C1D73349F54C053FA0\n");
+}
+
+#[test]
+fn epk_of_a_two_component_key_defaults_to_multihash() {
+    let want = "22E342F38A486A088463DFF7838A596319C08621B135968252FB34B4CF66F811\n";
+    let out = cosmoql(&["epk", r#"["redmond", 5]"#]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), want);
+    let out = cosmoql(&["epk", "--kind", "multihash", r#"[ "redmond" , 5.0 ]"#]);
+    assert_eq!(text(&out.stdout), want);
+    // Hashed together instead (a single 16-byte hash).
+    let out = cosmoql(&["epk", "--kind", "hash", r#"[5, "redmond", true, null]"#]);
+    assert_eq!(text(&out.stdout), "3032DECBE2AB1768D8E0AEDEA35881DF\n");
+    // The bare word `undefined` stands for a missing path.
+    let out = cosmoql(&["epk", r#"["tenant1", undefined]"#]);
+    assert_eq!(text(&out.stdout), "0DAE0B8467B011E957BC0B8B0DEB5ACA11622DAA78F835834610ABE56EFF5CB5\n");
+    let out = cosmoql(&["epk", r#"["a,]\"b", "[{"]"#]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).len(), 65);
+}
+
+#[test]
+fn epk_bad_input_exits_1() {
+    for key in [
+        r#"["redmond""#,
+        "redmond",
+        r#"{"a": 1}"#,
+        r#"[{"a": 1}]"#,
+        r#"[[1]]"#,
+        "[1,]",
+        "[1e400]",
+        r#"[{"$undefined": true}]"#,
+        "[1, 2, 3, 4]",
+        "[\"unterminated]",
+        "]][[",
+    ] {
+        let out = cosmoql(&["epk", key]);
+        assert_eq!(out.status.code(), Some(1), "{key}");
+        assert!(out.stdout.is_empty(), "{key}");
+        assert!(text(&out.stderr).starts_with("error: "), "{key}: {}", text(&out.stderr));
+    }
+    let out = cosmoql(&["epk", "--version", "1", "--kind", "multihash", "[1]"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("version 2"), "{}", text(&out.stderr));
+    let out = cosmoql(&["epk", "--version", "3", "[1]"]);
+    assert_eq!(out.status.code(), Some(2), "clap rejects the value");
+}
+
+#[test]
+fn epk_help_documents_the_options() {
+    let out = cosmoql(&["epk", "--help"]);
+    assert!(out.status.success());
+    let help = text(&out.stdout);
+    for needle in ["--version", "--kind", "multihash", "undefined", "[default: 2]"] {
+        assert!(help.contains(needle), "{needle}: {help}");
+    }
+    assert!(text(&cosmoql(&["--help"]).stdout).contains("epk"));
+}

@@ -1,0 +1,137 @@
+//! `cosmoql import`: load JSON or NDJSON files into an in-memory container, report what happened,
+//! and optionally write the container out again (under another partition key).
+
+use std::fs::File;
+use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::path::PathBuf;
+use std::time::Instant;
+
+use cosmoql::storage::{Container, ContainerSettings, ImportOptions, PartitionKeyDefinition};
+use indicatif::{ProgressBar, ProgressStyle};
+
+/// Options of `cosmoql import`.
+#[derive(Debug, clap::Args)]
+pub struct ImportArgs {
+    /// JSON array or NDJSON files to load (`-` for standard input).
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// The container's partition key path (repeat for a hierarchical key; none: no key).
+    #[arg(long = "partition-key", value_name = "PATH")]
+    partition_key: Vec<String>,
+    /// Physical partitions to start with (default: 1 per 10,000 items of the input's size estimate).
+    #[arg(long, value_name = "N")]
+    partitions: Option<usize>,
+    /// Stop at the first bad line or rejected item (exit 1) instead of reporting it and going on.
+    #[arg(long)]
+    fail_fast: bool,
+    /// Write the container to this NDJSON file afterwards (`-` for standard output).
+    #[arg(long, value_name = "FILE")]
+    export: Option<PathBuf>,
+    /// Before exporting, copy the items into a container keyed on this path (repeatable): the way
+    /// to change a container's partition key.
+    #[arg(long = "rekey", value_name = "PATH", requires = "export")]
+    rekey: Vec<String>,
+}
+
+/// A reader that moves a progress bar as bytes go through it.
+struct Counting<R> {
+    inner: R,
+    bar: ProgressBar,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.bar.inc(n as u64);
+        Ok(n)
+    }
+}
+
+fn definition(paths: &[String]) -> Result<PartitionKeyDefinition, String> {
+    let refs: Vec<&str> = paths.iter().map(String::as_str).collect();
+    PartitionKeyDefinition::from_paths(&refs).map_err(|e| e.to_string())
+}
+
+pub fn run(args: &ImportArgs) -> Result<(), String> {
+    let key = definition(&args.partition_key)?;
+    let total_bytes: u64 = args.files.iter().filter_map(|f| std::fs::metadata(f).ok()).map(|m| m.len()).sum();
+    let settings = match args.partitions {
+        Some(n) => ContainerSettings { initial_partitions: n.max(1), ..ContainerSettings::default() },
+        // About 300 bytes an item, as a guess for the initial layout; splits do the rest.
+        None => ContainerSettings::for_expected_items((total_bytes / 300) as usize),
+    };
+    let container = Container::new("imported", key, settings);
+    let started = Instant::now();
+    let (mut imported, mut skipped, mut failed) = (0u64, 0u64, 0u64);
+    for file in &args.files {
+        let bar = ProgressBar::new(std::fs::metadata(file).map(|m| m.len()).unwrap_or(0));
+        bar.set_style(
+            ProgressStyle::with_template("{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}")
+                .map_err(|e| e.to_string())?
+                .progress_chars("=> "),
+        );
+        bar.set_message(file.display().to_string());
+        let input: Box<dyn Read> = if file.as_os_str() == "-" {
+            Box::new(io::stdin())
+        } else {
+            Box::new(File::open(file).map_err(|e| format!("cannot open {}: {e}", file.display()))?)
+        };
+        let reader = BufReader::with_capacity(1 << 20, Counting { inner: input, bar: bar.clone() });
+        let options = ImportOptions { fail_fast: args.fail_fast };
+        let result = container.import(reader, options, |_| {});
+        bar.finish_and_clear();
+        let summary = match result {
+            Ok(summary) => summary,
+            Err(e) => return Err(format!("{}: {e}", file.display())),
+        };
+        for problem in &summary.problems {
+            eprintln!("{}: {problem}", file.display());
+        }
+        let reported = summary.problems.len() as u64;
+        if summary.skipped + summary.failed > reported {
+            eprintln!("{}: ... and {} more problems", file.display(), summary.skipped + summary.failed - reported);
+        }
+        imported += summary.imported;
+        skipped += summary.skipped;
+        failed += summary.failed;
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    let parts = container.partitions();
+    let mut out = io::stdout().lock();
+    let _ = writeln!(
+        out,
+        "imported {imported} items, skipped {skipped}, failed {failed} ({} files, {:.2} s, {:.0} items/s)",
+        args.files.len(),
+        seconds,
+        imported as f64 / seconds.max(1e-9)
+    );
+    let _ = writeln!(
+        out,
+        "{} physical partitions, {} logical partitions, {} splits",
+        parts.len(),
+        parts.iter().map(|p| p.logical_partitions).sum::<usize>(),
+        container.split_count()
+    );
+    if let Some(path) = &args.export {
+        let source = if args.rekey.is_empty() {
+            container
+        } else {
+            let target = Container::new(
+                "rekeyed",
+                definition(&args.rekey)?,
+                ContainerSettings::for_expected_items(imported as usize),
+            );
+            container.copy_into(&target).map_err(|e| e.to_string())?;
+            target
+        };
+        let written = if path.as_os_str() == "-" {
+            source.export_ndjson(BufWriter::new(io::stdout().lock()))
+        } else {
+            let file = File::create(path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+            source.export_ndjson(BufWriter::new(file))
+        }
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        eprintln!("exported {written} items to {}", path.display());
+    }
+    Ok(())
+}
