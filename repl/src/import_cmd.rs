@@ -71,7 +71,7 @@ pub fn run(args: &ImportArgs) -> Result<(), String> {
                 .progress_chars("=> "),
         );
         bar.set_message(file.display().to_string());
-        let input: Box<dyn Read> = if file.as_os_str() == "-" {
+        let input: Box<dyn Read + Send> = if file.as_os_str() == "-" {
             Box::new(io::stdin())
         } else {
             Box::new(File::open(file).map_err(|e| format!("cannot open {}: {e}", file.display()))?)

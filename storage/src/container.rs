@@ -212,27 +212,134 @@ struct PartitionData {
     bytes: u64,
 }
 
+/// A slot of a logical partition's item list.
+#[derive(Debug)]
+enum Slot {
+    Live(StoredItem),
+    /// A deleted item's place, kept until the next compaction so positions stay put.
+    Dead(u64),
+}
+
+impl Slot {
+    fn seq(&self) -> u64 {
+        match self {
+            Slot::Live(item) => item.meta.seq,
+            Slot::Dead(seq) => *seq,
+        }
+    }
+}
+
+/// The items of one partition key value, in creation order: a slot vector (cache-friendly scans,
+/// one lookup per point read) indexed by id.
 #[derive(Debug)]
 struct LogicalPartition {
     key: PartitionKey,
-    ids: HashMap<Arc<str>, u64>,
-    /// Items by creation sequence: the scan order.
-    items: BTreeMap<u64, StoredItem>,
+    /// Item ids to slot positions (foldhash: SipHash was the top cost of imports).
+    ids: HashMap<Arc<str>, u32, foldhash::fast::RandomState>,
+    /// Items by increasing creation sequence number (assigned under the partition's write lock).
+    slots: Vec<Slot>,
     bytes: u64,
 }
 
 impl LogicalPartition {
     fn new(key: PartitionKey) -> Self {
-        LogicalPartition { key, ids: HashMap::new(), items: BTreeMap::new(), bytes: 0 }
+        LogicalPartition { key, ids: HashMap::default(), slots: Vec::new(), bytes: 0 }
+    }
+
+    fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.ids.is_empty()
     }
 
     fn get(&self, id: &str) -> Option<&StoredItem> {
-        self.ids.get(id).and_then(|seq| self.items.get(seq))
+        match self.slots.get(*self.ids.get(id)? as usize)? {
+            Slot::Live(item) => Some(item),
+            Slot::Dead(_) => None,
+        }
+    }
+
+    fn contains(&self, id: &str) -> bool {
+        self.ids.contains_key(id)
+    }
+
+    /// Appends a new item (its sequence number is the largest so far).
+    fn push(&mut self, id: Arc<str>, item: StoredItem) {
+        self.bytes += item.doc.len() as u64;
+        self.ids.insert(id, self.slots.len() as u32);
+        self.slots.push(Slot::Live(item));
+    }
+
+    /// Replaces a live item; returns the old one.
+    fn replace(&mut self, id: &str, item: StoredItem) -> Option<StoredItem> {
+        let slot = self.slots.get_mut(*self.ids.get(id)? as usize)?;
+        let Slot::Live(old) = slot else { return None };
+        self.bytes = self.bytes - old.doc.len() as u64 + item.doc.len() as u64;
+        Some(std::mem::replace(old, item))
+    }
+
+    /// Removes a live item; returns its id and the item.
+    fn remove(&mut self, id: &str) -> Option<(Arc<str>, StoredItem)> {
+        let (id, index) = self.ids.remove_entry(id)?;
+        let slot = self.slots.get_mut(index as usize)?;
+        let seq = slot.seq();
+        let Slot::Live(old) = std::mem::replace(slot, Slot::Dead(seq)) else { return None };
+        self.bytes -= old.doc.len() as u64;
+        let dead = self.slots.len() - self.ids.len();
+        if dead > 32 && dead > self.ids.len() {
+            self.compact();
+        }
+        Some((id, old))
+    }
+
+    /// Drops dead slots and renumbers positions.
+    fn compact(&mut self) {
+        let mut new_index = Vec::with_capacity(self.slots.len());
+        let mut next = 0u32;
+        for slot in &self.slots {
+            new_index.push(next);
+            if matches!(slot, Slot::Live(_)) {
+                next += 1;
+            }
+        }
+        self.slots.retain(|s| matches!(s, Slot::Live(_)));
+        for index in self.ids.values_mut() {
+            *index = new_index[*index as usize];
+        }
+    }
+
+    /// Puts back an item removed earlier (a rolled-back delete), at its place in creation order.
+    fn restore(&mut self, id: Arc<str>, item: StoredItem) {
+        let seq = item.meta.seq;
+        self.bytes += item.doc.len() as u64;
+        let pos = self.slots.partition_point(|s| s.seq() < seq);
+        if matches!(self.slots.get(pos), Some(Slot::Dead(s)) if *s == seq) {
+            self.slots[pos] = Slot::Live(item);
+        } else {
+            self.slots.insert(pos, Slot::Live(item));
+            for index in self.ids.values_mut() {
+                if *index as usize >= pos {
+                    *index += 1;
+                }
+            }
+        }
+        self.ids.insert(id, pos as u32);
+    }
+
+    /// Live items whose sequence number is at least `from`, in creation order.
+    fn iter_from(&self, from: u64) -> impl Iterator<Item = &StoredItem> {
+        let start = self.slots.partition_point(|s| s.seq() < from);
+        self.slots[start..].iter().filter_map(|s| match s {
+            Slot::Live(item) => Some(item),
+            Slot::Dead(_) => None,
+        })
     }
 }
 
 /// An item validated and keyed, ready to be written.
-struct Prepared {
+pub(crate) struct Prepared {
     doc: Doc,
     id: Arc<str>,
     key: PartitionKey,
@@ -242,7 +349,8 @@ struct Prepared {
 /// What to do to take a write back (batches roll back with these).
 enum Undo {
     Inserted { epk: Epk, id: Arc<str> },
-    Restore { epk: Epk, key: PartitionKey, id: Arc<str>, old: StoredItem },
+    Replaced { epk: Epk, id: Arc<str>, old: StoredItem },
+    Deleted { epk: Epk, key: PartitionKey, id: Arc<str>, old: StoredItem },
 }
 
 /// A container of items with one partition key definition.
@@ -431,7 +539,7 @@ impl Container {
                 boundary = Some(epk.clone());
                 break;
             }
-            seen += lp.items.len();
+            seen += lp.len();
         }
         let boundary = match boundary {
             Some(b) => b,
@@ -445,7 +553,7 @@ impl Container {
         let upper = data.logical.split_off(&boundary);
         let lower = std::mem::take(&mut data.logical);
         let make = |min: Epk, max: Epk, logical: BTreeMap<Epk, LogicalPartition>| {
-            let items = logical.values().map(|lp| lp.items.len()).sum();
+            let items = logical.values().map(LogicalPartition::len).sum();
             let bytes = logical.values().map(|lp| lp.bytes).sum();
             Arc::new(PhysicalPartition {
                 id: self.next_partition_id.fetch_add(1, Ordering::Relaxed) as u32,
@@ -481,7 +589,7 @@ impl Container {
     // ---- items ---------------------------------------------------------------------------------
 
     /// Validates an item, fills its synthetic key and computes its key and EPK.
-    fn prepare(&self, doc: Doc) -> Result<Prepared> {
+    pub(crate) fn prepare(&self, doc: Doc) -> Result<Prepared> {
         let mut doc = doc;
         if !doc.root().is_object() {
             return Err(StorageError::bad_request("an item must be a JSON object"));
@@ -588,11 +696,16 @@ impl Container {
     /// Creates an item and returns what was stored, without materializing a response (the import
     /// path).
     pub fn insert_doc(&self, doc: Doc) -> Result<StoredItem> {
-        let prep = self.prepare(doc)?;
-        let meta = self.new_meta(None);
+        self.insert_prepared(self.prepare(doc)?)
+    }
+
+    /// Inserts an item [`Container::prepare`] validated.
+    pub(crate) fn insert_prepared(&self, prep: Prepared) -> Result<StoredItem> {
         let epk = prep.epk.clone();
         self.write_partition(&epk, |data| {
-            let stored = StoredItem { doc: prep.doc.clone(), meta };
+            // Sequence numbers are taken under the partition's write lock, so a logical
+            // partition's items are in sequence order.
+            let stored = StoredItem { doc: prep.doc.clone(), meta: self.new_meta(None) };
             self.apply_insert(data, &prep, stored.clone())?;
             Ok(stored)
         })
@@ -698,7 +811,7 @@ impl Container {
         let cap = self.settings.logical_partition_max_bytes;
         let size = stored.doc.len() as u64;
         let lp = data.logical.entry(prep.epk.clone()).or_insert_with(|| LogicalPartition::new(prep.key.clone()));
-        let failure = if lp.ids.contains_key(&*prep.id) {
+        let failure = if lp.contains(&prep.id) {
             Some(StorageError::conflict(format!(
                 "an item with id `{}` exists in logical partition {}",
                 prep.id, prep.key
@@ -709,14 +822,12 @@ impl Container {
             None
         };
         if let Some(err) = failure {
-            if lp.items.is_empty() {
+            if lp.is_empty() {
                 data.logical.remove(&prep.epk);
             }
             return Err(err);
         }
-        lp.ids.insert(Arc::clone(&prep.id), stored.meta.seq);
-        lp.items.insert(stored.meta.seq, stored);
-        lp.bytes += size;
+        lp.push(Arc::clone(&prep.id), stored);
         data.items += 1;
         data.bytes += size;
         Ok(Undo::Inserted { epk: prep.epk.clone(), id: Arc::clone(&prep.id) })
@@ -728,16 +839,15 @@ impl Container {
             .logical
             .get_mut(&prep.epk)
             .ok_or_else(|| StorageError::internal("replace of a missing logical partition"))?;
-        let seq = *lp.ids.get(&*prep.id).ok_or_else(|| StorageError::internal("replace of a missing item"))?;
-        let old = lp.items.get(&seq).cloned().ok_or_else(|| StorageError::internal("id map and items disagree"))?;
-        let (old_size, new_size) = (old.doc.len() as u64, stored.doc.len() as u64);
+        let old_size =
+            lp.get(&prep.id).ok_or_else(|| StorageError::internal("replace of a missing item"))?.doc.len() as u64;
+        let new_size = stored.doc.len() as u64;
         if new_size > old_size && lp.bytes - old_size + new_size > cap {
             return Err(partition_full(&prep.key, lp.bytes - old_size, new_size, cap));
         }
-        lp.items.insert(seq, stored);
-        lp.bytes = lp.bytes - old_size + new_size;
+        let old = lp.replace(&prep.id, stored).ok_or_else(|| StorageError::internal("replace of a missing item"))?;
         data.bytes = data.bytes - old_size + new_size;
-        Ok(Undo::Restore { epk: prep.epk.clone(), key: prep.key.clone(), id: Arc::clone(&prep.id), old })
+        Ok(Undo::Replaced { epk: prep.epk.clone(), id: Arc::clone(&prep.id), old })
     }
 
     fn apply_upsert(
@@ -770,17 +880,14 @@ impl Container {
     /// Removes an item known to exist; returns the undo record.
     fn apply_delete(&self, data: &mut PartitionData, epk: &Epk, id: &str) -> Option<Undo> {
         let lp = data.logical.get_mut(epk)?;
-        let (id_arc, seq) = lp.ids.remove_entry(id)?;
-        let old = lp.items.remove(&seq)?;
-        let size = old.doc.len() as u64;
-        lp.bytes -= size;
+        let (id, old) = lp.remove(id)?;
         data.items -= 1;
-        data.bytes -= size;
+        data.bytes -= old.doc.len() as u64;
         let key = lp.key.clone();
-        if lp.items.is_empty() {
+        if lp.is_empty() {
             data.logical.remove(epk);
         }
-        Some(Undo::Restore { epk: epk.clone(), key, id: id_arc, old })
+        Some(Undo::Deleted { epk: epk.clone(), key, id, old })
     }
 
     fn apply_patch_locked(
@@ -823,23 +930,19 @@ impl Container {
             Undo::Inserted { epk, id } => {
                 self.apply_delete(data, &epk, &id);
             }
-            Undo::Restore { epk, key, id, old } => {
-                let lp = data.logical.entry(epk).or_insert_with(|| LogicalPartition::new(key));
-                let size = old.doc.len() as u64;
-                let seq = old.meta.seq;
-                match lp.items.insert(seq, old) {
-                    Some(replaced) => {
-                        let back = replaced.doc.len() as u64;
-                        lp.bytes = lp.bytes - back + size;
-                        data.bytes = data.bytes - back + size;
-                    }
-                    None => {
-                        lp.ids.insert(id, seq);
-                        lp.bytes += size;
-                        data.items += 1;
-                        data.bytes += size;
+            Undo::Replaced { epk, id, old } => {
+                if let Some(lp) = data.logical.get_mut(&epk) {
+                    let size = old.doc.len() as u64;
+                    if let Some(newer) = lp.replace(&id, old) {
+                        data.bytes = data.bytes - newer.doc.len() as u64 + size;
                     }
                 }
+            }
+            Undo::Deleted { epk, key, id, old } => {
+                let size = old.doc.len() as u64;
+                data.logical.entry(epk).or_insert_with(|| LogicalPartition::new(key)).restore(id, old);
+                data.items += 1;
+                data.bytes += size;
             }
         }
     }
@@ -983,7 +1086,7 @@ impl Container {
     pub fn scan_partition_key(&self, key: &PartitionKey) -> Result<Vec<StoredItem>> {
         let epk = self.key_epk(key)?;
         Ok(self.read_partition(&epk, |data| {
-            data.logical.get(&epk).map(|lp| lp.items.values().cloned().collect()).unwrap_or_default()
+            data.logical.get(&epk).map(|lp| lp.iter_from(0).cloned().collect()).unwrap_or_default()
         }))
     }
 
@@ -1001,9 +1104,9 @@ impl Container {
             let range = (Bound::Included(&cursor.0), Bound::Excluded(stop));
             for (epk, lp) in data.logical.range::<Epk, _>(range) {
                 let from = if *epk == cursor.0 { cursor.1 } else { 0 };
-                for (seq, item) in lp.items.range(from..) {
+                for item in lp.iter_from(from) {
                     if out.len() == limit {
-                        return (out, Some((epk.clone(), *seq)));
+                        return (out, Some((epk.clone(), item.meta.seq)));
                     }
                     out.push(item.clone());
                 }

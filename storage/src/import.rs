@@ -2,7 +2,10 @@
 
 use std::io::{self, BufRead, Write};
 
-use crate::container::Container;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::sync_channel;
+
+use crate::container::{Container, Prepared};
 use crate::doc::Doc;
 use crate::error::{Result, StorageError};
 
@@ -199,11 +202,24 @@ fn read_array<R: BufRead>(
     Ok(consumed)
 }
 
+/// One input document after the parsing stage.
+enum Parsed {
+    Ready(u64, Prepared),
+    Problem(ImportProblem),
+}
+
+/// Documents handed from the parsing thread to the inserting thread at a time.
+const IMPORT_BATCH: usize = 1024;
+
 impl Container {
     /// Imports every document of a JSON array or NDJSON stream. A bad line is reported with its line
     /// number and skipped (or, with `fail_fast`, stops the import); `progress` is called every 4,096
-    /// documents with the bytes read so far is not known mid-stream, so it gets the items seen.
-    pub fn import<R: BufRead>(
+    /// imported items and at the end.
+    ///
+    /// Two stages run in parallel: one thread reads, parses and validates documents (JSON to the
+    /// binary form, id rules, partition key and EPK), the calling thread inserts them in input
+    /// order, so the result is the same as a serial import.
+    pub fn import<R: BufRead + Send>(
         &self,
         reader: R,
         options: ImportOptions,
@@ -211,38 +227,82 @@ impl Container {
     ) -> Result<ImportSummary, ImportError> {
         let mut summary = ImportSummary::default();
         let mut stop: Option<String> = None;
-        let read = read_documents(reader, |line, text| {
-            let (skipped, message) = match Doc::from_json_slice(text) {
-                Err(e) => (true, e.to_string()),
-                Ok(doc) => match self.insert_doc(doc) {
-                    Ok(_) => {
-                        summary.imported += 1;
-                        if summary.imported % 4096 == 0 {
-                            progress(&summary);
+        let cancelled = AtomicBool::new(false);
+        let (tx, rx) = sync_channel::<Vec<Parsed>>(4);
+        let read = std::thread::scope(|scope| {
+            let parser = scope.spawn(|| {
+                let tx = tx;
+                let mut batch = Vec::with_capacity(IMPORT_BATCH);
+                let read = read_documents(reader, |line, text| {
+                    let parsed = match Doc::from_json_slice(text) {
+                        Err(e) => Parsed::Problem(ImportProblem { line, skipped: true, message: e.to_string() }),
+                        Ok(doc) => match self.prepare(doc) {
+                            Ok(prep) => Parsed::Ready(line, prep),
+                            Err(e) => Parsed::Problem(ImportProblem { line, skipped: false, message: e.to_string() }),
+                        },
+                    };
+                    batch.push(parsed);
+                    if batch.len() == IMPORT_BATCH {
+                        let full = std::mem::replace(&mut batch, Vec::with_capacity(IMPORT_BATCH));
+                        if tx.send(full).is_err() || cancelled.load(Ordering::Relaxed) {
+                            return false;
                         }
-                        return true;
                     }
-                    Err(e) => (false, e.to_string()),
-                },
-            };
-            if skipped {
-                summary.skipped += 1;
-            } else {
-                summary.failed += 1;
+                    true
+                });
+                if !batch.is_empty() {
+                    let _ = tx.send(batch);
+                }
+                read
+            });
+            'batches: for batch in rx.iter() {
+                for parsed in batch {
+                    let problem = match parsed {
+                        Parsed::Ready(line, prep) => match self.insert_prepared(prep) {
+                            Ok(_) => {
+                                summary.imported += 1;
+                                if summary.imported % 4096 == 0 {
+                                    progress(&summary);
+                                }
+                                continue;
+                            }
+                            Err(e) => ImportProblem { line, skipped: false, message: e.to_string() },
+                        },
+                        Parsed::Problem(problem) => problem,
+                    };
+                    if problem.skipped {
+                        summary.skipped += 1;
+                    } else {
+                        summary.failed += 1;
+                    }
+                    if options.fail_fast {
+                        stop = Some(problem.to_string());
+                        cancelled.store(true, Ordering::Relaxed);
+                        break 'batches;
+                    }
+                    if summary.problems.len() < MAX_REPORTED_PROBLEMS {
+                        summary.problems.push(problem);
+                    }
+                }
             }
-            let problem = ImportProblem { line, skipped, message };
-            if options.fail_fast {
-                stop = Some(problem.to_string());
-                return false;
-            }
-            if summary.problems.len() < MAX_REPORTED_PROBLEMS {
-                summary.problems.push(problem);
-            }
-            true
+            // Unblock the parser if it is waiting to send, then wait for it.
+            drop(rx);
+            parser.join()
         });
         match read {
-            Ok(bytes) => summary.bytes = bytes,
-            Err(e) => return Err(ImportError { message: format!("cannot read the input: {e}"), summary }),
+            Ok(Ok(bytes)) => summary.bytes = bytes,
+            Ok(Err(e)) if stop.is_none() => {
+                return Err(ImportError { message: format!("cannot read the input: {e}"), summary })
+            }
+            Ok(Err(_)) => {}
+            Err(_) => {
+                return Err(ImportError {
+                    message:
+                        "internal error (a bug in cosmoql, please report it): the import's parsing thread panicked"
+                            .to_string(),
+                    summary,
+                })
+            }
         }
         progress(&summary);
         match stop {

@@ -587,3 +587,37 @@ fn databases_and_containers() {
     store.delete_database("db").unwrap();
     assert!(store.database_ids().is_empty());
 }
+
+#[test]
+fn deletes_compact_and_rollbacks_keep_creation_order() {
+    let c = container("/pk");
+    let key = PartitionKey::from("a");
+    for i in 0..200 {
+        c.create(&json(&format!(r#"{{"id":"{i}","pk":"a"}}"#))).unwrap();
+    }
+    // Delete most items (the slot list compacts along the way); the rest keep their order.
+    for i in (0..200).filter(|i| i % 5 != 0) {
+        c.delete(&key, &i.to_string(), &WriteOptions::default()).unwrap();
+    }
+    let order = |c: &Container| -> Vec<String> {
+        c.scan().map(|i| i.doc.root().get("id").unwrap().as_str().unwrap().to_string()).collect()
+    };
+    let expected: Vec<String> = (0..200).filter(|i| i % 5 == 0).map(|i| i.to_string()).collect();
+    assert_eq!(order(&c), expected);
+    for id in &expected {
+        c.read(&key, id).unwrap();
+    }
+    // A batch that deletes items in the middle and then fails puts them back in place.
+    let ops: Vec<_> = ["5", "50", "195"]
+        .iter()
+        .map(|id| BatchOperation::Delete { id: id.to_string(), if_match: None })
+        .chain([BatchOperation::Read { id: "missing".into() }])
+        .collect();
+    assert_eq!(c.execute_batch(&key, &ops).unwrap_err().index, 3);
+    assert_eq!(order(&c), expected);
+    // New items go after the old ones; a resumed scan continues where it stopped.
+    c.create(&json(r#"{"id":"new","pk":"a"}"#)).unwrap();
+    let all = order(&c);
+    assert_eq!(all.last().map(String::as_str), Some("new"));
+    assert_eq!(all.len(), expected.len() + 1);
+}
