@@ -149,3 +149,41 @@ fn epk_help_documents_the_options() {
     }
     assert!(text(&cosmoql(&["--help"]).stdout).contains("epk"));
 }
+
+fn temp_file(name: &str, text: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("cosmoql-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("write temp file");
+    path
+}
+
+#[test]
+fn import_reports_bad_lines_and_exports() {
+    let input = "{\"id\":\"1\",\"pk\":\"a\",\"city\":\"x\"}\n{oops\n{\"id\":\"1\",\"pk\":\"a\"}\n{\"id\":\"2\",\"pk\":\"b\",\"city\":\"x\"}\n";
+    let path = temp_file("import.ndjson", input);
+    let path = path.to_str().expect("utf-8 path");
+    let out = cosmoql(&["import", path, "--partition-key", "/pk", "--export", "-"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.starts_with("imported 2 items, skipped 1, failed 1 "), "{stdout}");
+    assert!(stdout.contains("{\"id\":\"1\",\"pk\":\"a\",\"city\":\"x\"}\n"), "{stdout}");
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("line 2: skipped: "), "{stderr}");
+    assert!(stderr.contains("line 3: failed: 409 Conflict"), "{stderr}");
+    // No progress bar when stderr is not a terminal.
+    assert!(!stderr.contains("eta "), "{stderr}");
+
+    let out = cosmoql(&["import", path, "--partition-key", "/pk", "--fail-fast"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("line 2: skipped"), "{}", text(&out.stderr));
+
+    // Rekeyed export: the same items, now grouped by city.
+    let out = cosmoql(&["import", path, "--partition-key", "/pk", "--rekey", "/city", "--export", "-"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(text(&out.stdout).lines().filter(|l| l.starts_with('{')).count(), 2);
+
+    let out = cosmoql(&["import", "/nonexistent/file.ndjson"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).starts_with("error: cannot open"), "{}", text(&out.stderr));
+}

@@ -1,12 +1,13 @@
 //! A container: physical partitions over EPK ranges, logical partitions inside them, item
 //! operations, transactional batches and scans.
 //!
-//! Concurrency: the partition map (`RwLock<Vec<Arc<PhysicalPartition>>>`) is read-locked only long
-//! enough to find a partition; each physical partition has its own `RwLock`, so readers never block
-//! readers and writes to different physical partitions run in parallel. A split takes the map's
-//! write lock and the splitting partition's write lock, moves the upper half of its logical
-//! partitions (a `BTreeMap::split_off`, O(log n)) into a new partition and marks the old one
-//! retired; an operation that finds its partition retired looks it up again.
+//! Concurrency: an operation read-locks the partition map (`RwLock<Vec<Arc<PhysicalPartition>>>`)
+//! and then the one physical partition it needs (read or write). Readers never block readers, and
+//! writes to different physical partitions run in parallel. A split takes the map's write lock and
+//! the splitting partition's write lock, moves the upper half of its logical partitions (a
+//! `BTreeMap::split_off`, O(log n)) into a new partition and marks the old one retired, so no
+//! operation is inside a partition while it splits. Scans hold the locks for one chunk of items at
+//! a time and resume from an (EPK, sequence) cursor, so they never block writers for long.
 
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
@@ -366,6 +367,8 @@ pub struct Container {
     next_seq: AtomicU64,
     next_lsn: AtomicU64,
     splits: AtomicU64,
+    /// `dbs/<db rid>/colls/<container rid>/docs/`, the prefix of every item's `_self`.
+    self_prefix: String,
 }
 
 impl Container {
@@ -407,6 +410,11 @@ impl Container {
             next_seq: AtomicU64::new(1),
             next_lsn: AtomicU64::new(1),
             splits: AtomicU64::new(0),
+            self_prefix: format!(
+                "dbs/{}/colls/{}/docs/",
+                base64(&database_rid.to_le_bytes()),
+                base64(&rid_bytes(database_rid, rid))
+            ),
         }
     }
 
@@ -437,9 +445,7 @@ impl Container {
     }
 
     fn rid_text(&self) -> String {
-        let mut bytes = self.database_rid.to_le_bytes().to_vec();
-        bytes.extend_from_slice(&self.rid.to_le_bytes());
-        base64(&bytes)
+        base64(&rid_bytes(self.database_rid, self.rid))
     }
 
     // ---- partitions ----------------------------------------------------------------------------
@@ -468,41 +474,36 @@ impl Container {
         self.partitions.read().iter().map(|p| p.data.read().items).sum()
     }
 
-    fn partition_for(&self, epk: &Epk) -> Arc<PhysicalPartition> {
-        let map = self.partitions.read();
-        // The last partition whose min is <= epk; the ranges cover ["", "FF") without gaps.
-        let i = map.partition_point(|p| p.min <= *epk).saturating_sub(1);
-        Arc::clone(&map[i])
+    /// Index of the partition holding `epk`: the last one whose min is <= epk (the ranges cover
+    /// ["", "FF") without gaps).
+    fn index_for(map: &[Arc<PhysicalPartition>], epk: &Epk) -> usize {
+        map.partition_point(|p| p.min <= *epk).saturating_sub(1)
     }
 
-    /// Runs `f` on the live partition holding `epk`, then splits it if it grew past the thresholds.
+    /// Runs `f` on the partition holding `epk`, then splits it if it grew past the thresholds.
+    ///
+    /// The map's read lock is held while `f` runs: splits take the map's write lock, so the
+    /// partition cannot be split (retired) under `f`, and no reference count is touched on the
+    /// hot path. Nothing that holds a partition lock ever waits for the map's write lock.
     fn write_partition<R>(&self, epk: &Epk, f: impl FnOnce(&mut PartitionData) -> Result<R>) -> Result<R> {
-        let mut f = Some(f);
-        loop {
-            let p = self.partition_for(epk);
+        let (result, to_split) = {
+            let map = self.partitions.read();
+            let p = &map[Self::index_for(&map, epk)];
             let mut data = p.data.write();
-            if data.retired {
-                continue;
-            }
-            let f = f.take().ok_or_else(|| StorageError::internal("write closure ran twice"))?;
             let result = f(&mut data)?;
             let split = self.over_threshold(&data) && data.logical.len() > 1;
-            drop(data);
-            if split {
-                self.split(&p);
-            }
-            return Ok(result);
+            (result, split.then(|| Arc::clone(p)))
+        };
+        if let Some(p) = to_split {
+            self.split(&p);
         }
+        Ok(result)
     }
 
     fn read_partition<R>(&self, epk: &Epk, f: impl Fn(&PartitionData) -> R) -> R {
-        loop {
-            let p = self.partition_for(epk);
-            let data = p.data.read();
-            if !data.retired {
-                return f(&data);
-            }
-        }
+        let map = self.partitions.read();
+        let data = map[Self::index_for(&map, epk)].data.read();
+        f(&data)
     }
 
     fn over_threshold(&self, d: &PartitionData) -> bool {
@@ -575,15 +576,10 @@ impl Container {
     /// Splits the physical partition holding `epk` now, whatever its size (tests and tools use
     /// this to force splits). Returns false when it holds fewer than two logical partitions.
     pub fn force_split(&self, epk: &Epk) -> bool {
-        loop {
-            let p = self.partition_for(epk);
-            let mut map = self.partitions.write();
-            let mut data = p.data.write();
-            if data.retired {
-                continue;
-            }
-            return self.split_locked(&mut map, &p, &mut data);
-        }
+        let mut map = self.partitions.write();
+        let p = Arc::clone(&map[Self::index_for(&map, epk)]);
+        let mut data = p.data.write();
+        self.split_locked(&mut map, &p, &mut data)
     }
 
     // ---- items ---------------------------------------------------------------------------------
@@ -593,6 +589,12 @@ impl Container {
         let mut doc = doc;
         if !doc.root().is_object() {
             return Err(StorageError::bad_request("an item must be a JSON object"));
+        }
+        // System properties belong to the store: values sent back with an item (a read, modified,
+        // then replaced) are dropped, not stored.
+        if doc.root().entries().any(|(k, _)| SYSTEM_PROPERTIES.contains(&k)) {
+            let drop: Vec<(&str, &Value)> = SYSTEM_PROPERTIES.iter().map(|p| (*p, &Value::Undefined)).collect();
+            doc = doc.with_fields(&drop).map_err(|e| StorageError::bad_request(e.to_string()))?;
         }
         if let Some(synthetic) = self.definition.synthetic_key() {
             if let Some(key) = synthetic.key_for(doc.root())? {
@@ -647,7 +649,7 @@ impl Container {
                 map.shift_remove(name);
             }
             let rid = self.item_rid(item.meta.seq);
-            let self_link = format!("dbs/{}/colls/{}/docs/{rid}/", self.db_rid_text(), self.rid_text());
+            let self_link = format!("{}{rid}/", self.self_prefix);
             map.insert("_rid".into(), Value::from(rid));
             map.insert("_self".into(), Value::from(self_link));
             map.insert("_etag".into(), Value::from(item.meta.etag()));
@@ -657,14 +659,10 @@ impl Container {
         value
     }
 
-    fn db_rid_text(&self) -> String {
-        base64(&self.database_rid.to_le_bytes())
-    }
-
     fn item_rid(&self, seq: u64) -> String {
-        let mut bytes = self.database_rid.to_le_bytes().to_vec();
-        bytes.extend_from_slice(&self.rid.to_le_bytes());
-        bytes.extend_from_slice(&seq.to_le_bytes());
+        let mut bytes = [0u8; 16];
+        bytes[..8].copy_from_slice(&rid_bytes(self.database_rid, self.rid));
+        bytes[8..].copy_from_slice(&seq.to_le_bytes());
         base64(&bytes)
     }
 
@@ -1093,27 +1091,23 @@ impl Container {
     /// Fills up to `limit` items from `cursor` on; returns them and the next cursor (`None` at
     /// the end of the range).
     fn scan_chunk(&self, cursor: &(Epk, u64), end: &Epk, limit: usize) -> (Vec<StoredItem>, Option<(Epk, u64)>) {
-        loop {
-            let p = self.partition_for(&cursor.0);
-            let data = p.data.read();
-            if data.retired {
-                continue;
-            }
-            let stop = if p.max < *end { &p.max } else { end };
-            let mut out = Vec::new();
-            let range = (Bound::Included(&cursor.0), Bound::Excluded(stop));
-            for (epk, lp) in data.logical.range::<Epk, _>(range) {
-                let from = if *epk == cursor.0 { cursor.1 } else { 0 };
-                for item in lp.iter_from(from) {
-                    if out.len() == limit {
-                        return (out, Some((epk.clone(), item.meta.seq)));
-                    }
-                    out.push(item.clone());
+        let map = self.partitions.read();
+        let p = &map[Self::index_for(&map, &cursor.0)];
+        let data = p.data.read();
+        let stop = if p.max < *end { &p.max } else { end };
+        let mut out = Vec::new();
+        let range = (Bound::Included(&cursor.0), Bound::Excluded(stop));
+        for (epk, lp) in data.logical.range::<Epk, _>(range) {
+            let from = if *epk == cursor.0 { cursor.1 } else { 0 };
+            for item in lp.iter_from(from) {
+                if out.len() == limit {
+                    return (out, Some((epk.clone(), item.meta.seq)));
                 }
+                out.push(item.clone());
             }
-            let next = if *stop < *end { Some((stop.clone(), 0)) } else { None };
-            return (out, next);
         }
+        let next = if *stop < *end { Some((stop.clone(), 0)) } else { None };
+        (out, next)
     }
 }
 
@@ -1208,6 +1202,14 @@ fn check_size(doc: &Doc) -> Result<()> {
 
 fn now_seconds() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+}
+
+/// The 8 bytes of a container's resource id: its database's number, then its own.
+fn rid_bytes(database_rid: u32, rid: u32) -> [u8; 8] {
+    let mut bytes = [0u8; 8];
+    bytes[..4].copy_from_slice(&database_rid.to_le_bytes());
+    bytes[4..].copy_from_slice(&rid.to_le_bytes());
+    bytes
 }
 
 /// Standard base64 with padding (Cosmos's `_rid` alphabet).

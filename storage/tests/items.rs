@@ -621,3 +621,25 @@ fn deletes_compact_and_rollbacks_keep_creation_order() {
     assert_eq!(all.last().map(String::as_str), Some("new"));
     assert_eq!(all.len(), expected.len() + 1);
 }
+
+#[test]
+fn system_properties_sent_back_are_not_stored() {
+    let c = seeded();
+    let key = PartitionKey::from("a");
+    let read = c.read(&key, "1").unwrap().item;
+    c.replace(&key, "1", &read, &WriteOptions::default()).unwrap();
+    let stored = c.read_stored(&key, "1").unwrap();
+    assert_eq!(stored.doc.to_json_string().unwrap(), r#"{"id":"1","pk":"a","n":1}"#);
+    let again = c.read(&key, "1").unwrap().item;
+    assert_eq!(again.get("_rid"), read.get("_rid"));
+    assert_ne!(again.get("_etag"), read.get("_etag"));
+}
+
+#[test]
+fn the_store_is_send_and_sync() {
+    fn shared<T: Send + Sync>() {}
+    shared::<Store>();
+    shared::<Database>();
+    shared::<Container>();
+    shared::<StoredItem>();
+}
