@@ -1,0 +1,5 @@
+//! (being written)
+
+use super::FunctionDef;
+
+pub(crate) const FUNCTIONS: &[FunctionDef] = &[];
