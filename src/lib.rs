@@ -23,6 +23,10 @@ pub use cosmoql_parser as parser;
 /// The partitioned document store: containers, partition keys, EPK hashing, item operations.
 pub use cosmoql_storage as storage;
 
+/// The query executor: compile and run queries over a container.
+pub use cosmoql_executor as executor;
+pub use cosmoql_executor::{execute, QueryError, QueryOptions, QueryOutput};
+
 pub use cosmoql_parser::{parse, ParseError, Query};
 pub use cosmoql_storage::{
     Container, ContainerSettings, Database, PartitionKey, PartitionKeyDefinition, StorageError, Store,

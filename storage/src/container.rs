@@ -648,15 +648,24 @@ impl Container {
             for name in SYSTEM_PROPERTIES {
                 map.shift_remove(name);
             }
-            let rid = self.item_rid(item.meta.seq);
-            let self_link = format!("{}{rid}/", self.self_prefix);
-            map.insert("_rid".into(), Value::from(rid));
-            map.insert("_self".into(), Value::from(self_link));
-            map.insert("_etag".into(), Value::from(item.meta.etag()));
-            map.insert("_attachments".into(), Value::from("attachments/"));
-            map.insert("_ts".into(), Value::from(item.meta.ts as f64));
+            for name in SYSTEM_PROPERTIES {
+                map.insert(name.into(), self.system_property(item, name));
+            }
         }
         value
+    }
+
+    /// One system property of an item (`_rid`, `_self`, `_etag`, `_attachments`, `_ts`);
+    /// `Undefined` for any other name.
+    pub fn system_property(&self, item: &StoredItem, name: &str) -> Value {
+        match name {
+            "_rid" => Value::from(self.item_rid(item.meta.seq)),
+            "_self" => Value::from(format!("{}{}/", self.self_prefix, self.item_rid(item.meta.seq))),
+            "_etag" => Value::from(item.meta.etag()),
+            "_attachments" => Value::from("attachments/"),
+            "_ts" => Value::from(item.meta.ts as f64),
+            _ => Value::Undefined,
+        }
     }
 
     fn item_rid(&self, seq: u64) -> String {

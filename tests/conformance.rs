@@ -1,0 +1,203 @@
+//! Replays every query case of the shared conformance corpus (results recorded from the real
+//! Cosmos DB service) and compares the results.
+//!
+//! The corpus lives next to the repository (`../shared/conformance`, or
+//! `$COSMOQL_CONFORMANCE_DIR`); without it the runner says so and checks nothing. Cases that are
+//! known to fail are listed below with their cause: the test fails when an unlisted case fails,
+//! and also when a listed case starts passing, so the list cannot rot.
+
+use std::path::{Path, PathBuf};
+
+use cosmoql::executor::VectorPolicy;
+use cosmoql::storage::{Container, ContainerSettings, PartitionKeyDefinition};
+use cosmoql::value::{parse_json, Value};
+use cosmoql::{execute, QueryOptions};
+
+/// Cases that fail today, and why.
+const KNOWN_FAILURES: &[(&str, &str)] = &[];
+
+fn corpus() -> Option<PathBuf> {
+    let dir = match std::env::var_os("COSMOQL_CONFORMANCE_DIR") {
+        Some(d) => PathBuf::from(d),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance"),
+    };
+    dir.is_dir().then_some(dir)
+}
+
+fn json_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let mut paths: Vec<_> = entries.flatten().map(|e| e.path()).collect();
+    paths.sort();
+    for p in paths {
+        if p.is_dir() {
+            json_files(&p, out);
+        } else if p.extension().is_some_and(|e| e == "json") {
+            out.push(p);
+        }
+    }
+}
+
+/// Removes system properties everywhere (the expected results never contain them).
+fn strip_system(v: &Value) -> Value {
+    match v {
+        Value::Object(map) => Value::object(
+            map.iter()
+                .filter(|(k, _)| !matches!(k.as_str(), "_rid" | "_self" | "_etag" | "_attachments" | "_ts"))
+                .map(|(k, v)| (k.clone(), strip_system(v))),
+        ),
+        Value::Array(items) => Value::array(items.iter().map(strip_system)),
+        other => other.clone(),
+    }
+}
+
+/// Equality of results: numbers by value (within `tolerance` for non-integers), objects ignoring
+/// key order, arrays in order.
+fn same(a: &Value, b: &Value, tolerance: f64) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => {
+            x == y || (tolerance > 0.0 && (x - y).abs() <= tolerance * x.abs().max(y.abs()).max(1.0))
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| same(p, q, tolerance))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w, tolerance)))
+        }
+        _ => a == b,
+    }
+}
+
+fn results_match(actual: &[Value], expected: &[Value], ordered: bool, tolerance: f64) -> bool {
+    if actual.len() != expected.len() {
+        return false;
+    }
+    if ordered {
+        return actual.iter().zip(expected).all(|(a, e)| same(a, e, tolerance));
+    }
+    let mut unused: Vec<&Value> = expected.iter().collect();
+    actual.iter().all(|a| match unused.iter().position(|e| same(a, e, tolerance)) {
+        Some(i) => {
+            unused.swap_remove(i);
+            true
+        }
+        None => false,
+    })
+}
+
+fn vector_policies(container: &Value) -> Vec<VectorPolicy> {
+    let Some(list) = container.get("vectorEmbeddingPolicy").get("vectorEmbeddings").as_array() else { return vec![] };
+    list.iter()
+        .filter_map(|v| {
+            Some(VectorPolicy {
+                path: v.get("path").as_str()?.to_string(),
+                data_type: v.get("dataType").as_str().unwrap_or("float32").to_string(),
+                distance_function: v.get("distanceFunction").as_str().unwrap_or("cosine").to_string(),
+                dimensions: v.get("dimensions").as_f64().map(|d| d as usize),
+            })
+        })
+        .collect()
+}
+
+/// Runs one case; `Err` holds a description of the failure.
+fn run_case(file: &Path, case: &Value) -> Result<(), String> {
+    let key = match case.get("partition_key") {
+        Value::String(p) => PartitionKeyDefinition::hash(p),
+        Value::Array(paths) => {
+            let paths: Vec<&str> = paths.iter().filter_map(|p| p.as_str()).collect();
+            PartitionKeyDefinition::from_paths(&paths)
+        }
+        _ => Ok(PartitionKeyDefinition::none()),
+    }
+    .map_err(|e| format!("bad partition key: {e}"))?;
+    let documents = match case.get("documents_file").as_str() {
+        Some(rel) => {
+            let path = file.parent().unwrap_or(Path::new(".")).join(rel);
+            let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            parse_json(&text).map_err(|e| format!("{}: {e}", path.display()))?
+        }
+        None => case.get("documents").clone(),
+    };
+    let container =
+        Container::new("c", key, ContainerSettings { initial_partitions: 3, ..ContainerSettings::default() });
+    for (i, doc) in documents.as_array().unwrap_or(&[]).iter().enumerate() {
+        let mut doc = doc.clone();
+        if let Some(map) = doc.as_object_mut() {
+            match map.get("id") {
+                Some(Value::String(_)) => {}
+                Some(other) => {
+                    let text = cosmoql::value::to_json_string(other).unwrap_or_default();
+                    map.insert("id".into(), Value::from(text));
+                }
+                None => {
+                    map.insert("id".into(), Value::from(format!("generated-{i}")));
+                }
+            }
+        }
+        container.create(&doc).map_err(|e| format!("loading document {i}: {e}"))?;
+    }
+    let mut options =
+        QueryOptions { vector_policies: vector_policies(case.get("container")), ..QueryOptions::default() };
+    for p in case.get("parameters").as_array().unwrap_or(&[]) {
+        options = options.parameter(p.get("name").as_str().unwrap_or(""), p.get("value").clone());
+    }
+    let sql = case.get("query").as_str().ok_or("no query")?;
+    let output = execute(&container, sql, &options).map_err(|e| format!("query failed: {}", e.render(sql)))?;
+    let actual: Vec<Value> = output.items.iter().map(strip_system).collect();
+    let expected = case.get("expected").as_array().unwrap_or(&[]).to_vec();
+    let ordered = case.get("ordered") == &Value::Bool(true);
+    let tolerance = case.get("float_tolerance").as_f64().unwrap_or(0.0);
+    if results_match(&actual, &expected, ordered, tolerance) {
+        Ok(())
+    } else {
+        let show = |v: &[Value]| cosmoql::value::to_json_string(&Value::array(v.iter().cloned())).unwrap_or_default();
+        Err(format!("expected {}\n     got {}", show(&expected), show(&actual)))
+    }
+}
+
+#[test]
+fn conformance_cases_match_the_service() {
+    let Some(dir) = corpus() else {
+        println!("conformance corpus not found (../shared/conformance): no case checked");
+        return;
+    };
+    let mut files = Vec::new();
+    json_files(&dir.join("docs"), &mut files);
+    json_files(&dir.join("engine/cases"), &mut files);
+    let (mut passed, mut failed) = (0, 0);
+    let mut unexpected = Vec::new();
+    let mut now_passing = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).expect("readable case");
+        let case = parse_json(&text).expect("case JSON");
+        let Some(name) = case.get("name").as_str().map(str::to_string) else { continue };
+        let known = KNOWN_FAILURES.iter().find(|(n, _)| *n == name);
+        match run_case(file, &case) {
+            Ok(()) => {
+                passed += 1;
+                if known.is_some() {
+                    now_passing.push(name);
+                }
+            }
+            Err(why) => {
+                failed += 1;
+                if known.is_none() {
+                    let sql = case.get("query").as_str().unwrap_or("");
+                    unexpected.push(format!(
+                        "{name}: {}\n  query: {}\n  {why}",
+                        file.display(),
+                        sql.replace('\n', " ")
+                    ));
+                }
+            }
+        }
+    }
+    println!("conformance: {passed} passed, {failed} failed ({} known failures listed)", KNOWN_FAILURES.len());
+    for u in &unexpected {
+        println!("FAILED {u}");
+    }
+    let total = passed + failed;
+    assert!(total >= 380, "expected the whole corpus, found {total} cases");
+    assert!(unexpected.is_empty(), "{} unexpected failures (see above)", unexpected.len());
+    assert!(now_passing.is_empty(), "listed as known failures but passing now: {now_passing:?}");
+    assert!(passed as f64 >= 0.97 * total as f64, "only {passed} of {total} pass");
+}
