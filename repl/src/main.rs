@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 
 mod import_cmd;
+mod query_cmd;
 use cosmoql::storage::epk::{self, HashVersion, PartitionKeyComponent, PartitionKeyKind};
 
 /// Azure Cosmos DB for NoSQL-style SQL over a partitioned JSON document store.
@@ -22,6 +23,16 @@ enum Command {
     /// skipped (not a JSON object, with its line number) and failed (rejected by the store);
     /// optionally export the container again, under another partition key with `--rekey`.
     Import(import_cmd::ImportArgs),
+    /// Run one query over items loaded from files; print the results as one JSON array on
+    /// standard output (exit 0), or the rendered error on standard error (exit 1).
+    ///
+    /// With `--metrics`, the last line of standard error is one JSON object with
+    /// partitionsTouched, physicalPartitions, retrievedDocumentCount, outputDocumentCount,
+    /// requestCharge and peakBufferedItems.
+    Query(query_cmd::QueryArgs),
+    /// Load the data once, run the query once to warm up and then `--repeat` times, and print one
+    /// JSON line: loadSeconds, items, results, minSeconds, medianSeconds, maxSeconds, peakRssBytes.
+    Bench(query_cmd::BenchArgs),
     /// Parse a query and print it in normalized form (exit 0), or print the syntax error (exit 1).
     ///
     /// The normalized form has upper-case keywords, one space between tokens and only the
@@ -75,13 +86,20 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Parse { sql, ast } => parse(&sql, ast),
         Command::Epk { key, hash_version, kind } => epk_command(&key, hash_version, kind),
-        Command::Import(args) => match import_cmd::run(&args) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(msg) => {
-                let _ = writeln!(std::io::stderr(), "error: {msg}");
-                ExitCode::FAILURE
-            }
-        },
+        Command::Import(args) => report(import_cmd::run(&args)),
+        Command::Query(args) => report(query_cmd::run_query(&args)),
+        Command::Bench(args) => report(query_cmd::run_bench(&args)),
+    }
+}
+
+/// Exit 0 on success; print the error and exit 1 otherwise.
+fn report(result: Result<(), String>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(msg) => {
+            let _ = writeln!(std::io::stderr(), "error: {msg}");
+            ExitCode::FAILURE
+        }
     }
 }
 

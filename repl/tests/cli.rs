@@ -187,3 +187,83 @@ fn import_reports_bad_lines_and_exports() {
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).starts_with("error: cannot open"), "{}", text(&out.stderr));
 }
+
+#[test]
+fn query_prints_results_as_one_json_array() {
+    let data = temp_file(
+        "query.ndjson",
+        "{\"id\":\"1\",\"pk\":\"a\",\"n\":5}\n{\"id\":\"2\",\"pk\":\"b\",\"n\":7,\"tags\":[\"x\",\"y\"]}\n",
+    );
+    let data = data.to_str().expect("utf-8 path");
+    let out = cosmoql(&[
+        "query",
+        "--data",
+        data,
+        "--partition-key",
+        "/pk",
+        "--param",
+        "@min=1",
+        "--metrics",
+        "SELECT c.id, c.n * 2 AS twice FROM c WHERE c.n > @min ORDER BY c.n DESC",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "[{\"id\":\"2\",\"twice\":14},{\"id\":\"1\",\"twice\":10}]\n");
+    let metrics = text(&out.stderr);
+    let last = metrics.lines().last().expect("a metrics line");
+    for key in [
+        "partitionsTouched",
+        "physicalPartitions",
+        "retrievedDocumentCount",
+        "outputDocumentCount",
+        "requestCharge",
+        "peakBufferedItems",
+    ] {
+        assert!(last.contains(&format!("\"{key}\":")), "{last}");
+    }
+    assert!(last.contains("\"retrievedDocumentCount\":2"), "{last}");
+
+    // A partition key scopes the query to one logical partition.
+    let out = cosmoql(&[
+        "query",
+        "--data",
+        data,
+        "--partition-key",
+        "/pk",
+        "--pk",
+        "\"b\"",
+        "SELECT VALUE t FROM c JOIN t IN c.tags",
+    ]);
+    assert_eq!(text(&out.stdout), "[\"x\",\"y\"]\n");
+    // No results: an empty array.
+    let out = cosmoql(&["query", "--data", data, "SELECT * FROM c WHERE c.n > 100"]);
+    assert_eq!(text(&out.stdout), "[]\n");
+
+    // Bad input: rendered errors on stderr, exit 1, nothing on stdout.
+    for (args, fragment) in [
+        (vec!["query", "--data", data, "SELECT nope(c) FROM c"], "line 1, column 8: unknown function `nope`"),
+        (vec!["query", "--data", data, "SELECT * FROM"], "line 1, column 14"),
+        (vec!["query", "--data", data, "SELECT @x"], "the parameter @x is not defined"),
+        (vec!["query", "--data", data, "--param", "x=not json", "SELECT @x"], "--param x: the value is not JSON"),
+        (vec!["query", "--data", "/nonexistent.ndjson", "SELECT 1"], "cannot open"),
+        (vec!["query", "--partition-key", "nope", "SELECT 1"], "invalid partition key path"),
+    ] {
+        let out = cosmoql(&args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        assert!(text(&out.stderr).contains(fragment), "{args:?}: {}", text(&out.stderr));
+    }
+}
+
+#[test]
+fn bench_prints_one_json_line() {
+    let data = temp_file("bench.ndjson", "{\"id\":\"1\"}\n{\"id\":\"2\"}\n");
+    let out =
+        cosmoql(&["bench", "--data", data.to_str().expect("path"), "--repeat", "3", "SELECT VALUE COUNT(1) FROM c"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let line = text(&out.stdout);
+    assert_eq!(line.lines().count(), 1);
+    for key in ["loadSeconds", "items", "results", "minSeconds", "medianSeconds", "maxSeconds", "peakRssBytes"] {
+        assert!(line.contains(&format!("\"{key}\":")), "{line}");
+    }
+    assert!(line.contains("\"items\":2,\"results\":1"), "{line}");
+}

@@ -1,0 +1,242 @@
+//! `cosmoql query` and `cosmoql bench`: load data into an in-memory container, run one query.
+//! Both are contracts that scripts and test harnesses rely on (see `--help`).
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{self, BufReader, BufWriter, Write};
+use std::path::PathBuf;
+use std::time::Instant;
+
+use cosmoql::executor::VectorPolicy;
+use cosmoql::storage::{Container, ContainerSettings, ImportOptions, PartitionKey, PartitionKeyDefinition};
+use cosmoql::value::{parse_json, Value};
+use cosmoql::{execute, QueryOptions};
+
+/// How to build the container a query runs on.
+#[derive(Debug, clap::Args)]
+pub struct LoadArgs {
+    /// A JSON array or NDJSON file of items to load (repeatable).
+    #[arg(long = "data", value_name = "FILE")]
+    data: Vec<PathBuf>,
+    /// The container's partition key path (repeat for a hierarchical key; none: no key).
+    #[arg(long = "partition-key", value_name = "PATH")]
+    partition_key: Vec<String>,
+    /// Container properties in Cosmos DB's JSON form (`id`, `partitionKey`, `vectorEmbeddingPolicy`,
+    /// ...); `--partition-key` overrides its key.
+    #[arg(long, value_name = "FILE")]
+    container: Option<PathBuf>,
+    /// Physical partitions to start with (default: 1 per 10,000 items, estimated from file sizes).
+    #[arg(long, value_name = "N")]
+    partitions: Option<usize>,
+    /// Bind a parameter: `--param @x=5`, `--param name='"text"'` (the value is JSON).
+    #[arg(long = "param", value_name = "NAME=JSON")]
+    params: Vec<String>,
+    /// Scope the query to one logical partition: the key as JSON (`"dev-1"`, `["acme", 2]`).
+    #[arg(long, value_name = "JSON")]
+    pk: Option<String>,
+    /// Maximum degree of parallelism of a cross-partition query (honoured by the parallel executor).
+    #[arg(long = "max-dop", value_name = "N")]
+    max_dop: Option<usize>,
+    /// Maximum items buffered by a cross-partition query (honoured by the parallel executor).
+    #[arg(long = "max-buffered", value_name = "N")]
+    max_buffered: Option<usize>,
+    /// Results per page (honoured by the paging executor).
+    #[arg(long = "page-size", value_name = "N")]
+    page_size: Option<usize>,
+    /// Refuse a query that would read more than one physical partition.
+    #[arg(long = "no-cross-partition")]
+    no_cross_partition: bool,
+}
+
+/// Options of `cosmoql query`.
+#[derive(Debug, clap::Args)]
+pub struct QueryArgs {
+    #[command(flatten)]
+    load: LoadArgs,
+    /// Print execution metrics as one JSON object on the last line of standard error.
+    #[arg(long)]
+    metrics: bool,
+    /// The query.
+    sql: String,
+}
+
+/// Options of `cosmoql bench`.
+#[derive(Debug, clap::Args)]
+pub struct BenchArgs {
+    #[command(flatten)]
+    load: LoadArgs,
+    /// Timed runs after one warm-up run.
+    #[arg(long, default_value_t = 10, value_name = "R")]
+    repeat: usize,
+    /// The query.
+    sql: String,
+}
+
+/// A loaded container and the query options the arguments give.
+struct Loaded {
+    container: Container,
+    options: QueryOptions,
+    load_seconds: f64,
+}
+
+fn load(args: &LoadArgs) -> Result<Loaded, String> {
+    let started = Instant::now();
+    let properties = match &args.container {
+        Some(path) => {
+            let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            Some(parse_json(&text).map_err(|e| format!("{}: invalid JSON: {e}", path.display()))?)
+        }
+        None => None,
+    };
+    let key = if !args.partition_key.is_empty() || properties.is_none() {
+        let refs: Vec<&str> = args.partition_key.iter().map(String::as_str).collect();
+        PartitionKeyDefinition::from_paths(&refs).map_err(|e| e.to_string())?
+    } else {
+        let props = properties.as_ref().map(|p| p.get("partitionKey")).unwrap_or(&Value::Undefined);
+        PartitionKeyDefinition::from_json(props).map_err(|e| e.to_string())?
+    };
+    let total_bytes: u64 = args.data.iter().filter_map(|f| std::fs::metadata(f).ok()).map(|m| m.len()).sum();
+    let settings = match args.partitions {
+        Some(0) => return Err("--partitions must be at least 1".to_string()),
+        Some(n) => ContainerSettings { initial_partitions: n, ..ContainerSettings::default() },
+        None => ContainerSettings::for_expected_items((total_bytes / 300) as usize),
+    };
+    for (flag, value) in
+        [("--max-dop", args.max_dop), ("--max-buffered", args.max_buffered), ("--page-size", args.page_size)]
+    {
+        if value == Some(0) {
+            return Err(format!("{flag} must be at least 1"));
+        }
+    }
+    let container = Container::new("c", key, settings);
+    for path in &args.data {
+        let file = File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+        container
+            .import(BufReader::with_capacity(1 << 20, file), ImportOptions { fail_fast: true }, |_| {})
+            .map_err(|e| format!("{}: {}", path.display(), e.message))?;
+    }
+    let mut options = QueryOptions {
+        enable_cross_partition: !args.no_cross_partition,
+        vector_policies: properties.as_ref().map(vector_policies).unwrap_or_default(),
+        ..QueryOptions::default()
+    };
+    options.parameters = parameters(&args.params)?;
+    if let Some(pk) = &args.pk {
+        options.partition_key = Some(PartitionKey::parse_json(pk).map_err(|e| format!("--pk: {e}"))?);
+    }
+    Ok(Loaded { container, options, load_seconds: started.elapsed().as_secs_f64() })
+}
+
+fn parameters(params: &[String]) -> Result<HashMap<String, Value>, String> {
+    let mut out = HashMap::new();
+    for p in params {
+        let (name, json) = p.split_once('=').ok_or_else(|| format!("--param `{p}`: expected NAME=JSON"))?;
+        let name = name.trim().trim_start_matches('@');
+        if name.is_empty() {
+            return Err(format!("--param `{p}`: the name is empty"));
+        }
+        let value = parse_json(json).map_err(|e| format!("--param {name}: the value is not JSON: {e}"))?;
+        out.insert(name.to_string(), value);
+    }
+    Ok(out)
+}
+
+/// The `vectorEmbeddingPolicy` of container properties.
+pub fn vector_policies(properties: &Value) -> Vec<VectorPolicy> {
+    let Some(list) = properties.get("vectorEmbeddingPolicy").get("vectorEmbeddings").as_array() else {
+        return vec![];
+    };
+    list.iter()
+        .filter_map(|v| {
+            Some(VectorPolicy {
+                path: v.get("path").as_str()?.to_string(),
+                data_type: v.get("dataType").as_str().unwrap_or("float32").to_string(),
+                distance_function: v.get("distanceFunction").as_str().unwrap_or("cosine").to_string(),
+                dimensions: v.get("dimensions").as_f64().map(|d| d as usize),
+            })
+        })
+        .collect()
+}
+
+/// `cosmoql query`: results as one JSON array on stdout.
+pub fn run_query(args: &QueryArgs) -> Result<(), String> {
+    let loaded = load(&args.load)?;
+    let output = execute(&loaded.container, &args.sql, &loaded.options).map_err(|e| e.render(&args.sql))?;
+    let mut out = BufWriter::new(io::stdout().lock());
+    let write = |out: &mut BufWriter<io::StdoutLock<'_>>| -> io::Result<()> {
+        out.write_all(b"[")?;
+        let mut first = true;
+        for item in &output.items {
+            if let Some(json) = cosmoql::value::to_json_string(item) {
+                if !first {
+                    out.write_all(b",")?;
+                }
+                first = false;
+                out.write_all(json.as_bytes())?;
+            }
+        }
+        out.write_all(b"]\n")?;
+        out.flush()
+    };
+    // A closed pipe is the reader's choice, not an error worth reporting.
+    let _ = write(&mut out);
+    if args.metrics {
+        let m = &output.metrics;
+        eprintln!(
+            "{{\"partitionsTouched\":{},\"physicalPartitions\":{},\"retrievedDocumentCount\":{},\"outputDocumentCount\":{},\"requestCharge\":{},\"peakBufferedItems\":{}}}",
+            m.partitions_touched,
+            m.physical_partitions,
+            m.retrieved_document_count,
+            m.output_document_count,
+            cosmoql::value::format_number(m.request_charge),
+            m.peak_buffered_items
+        );
+    }
+    Ok(())
+}
+
+/// Resident set size (Linux), for `peakRssBytes`.
+fn peak_rss() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<u64>().ok())
+        })
+        .map_or(0, |kb| kb * 1024)
+}
+
+/// `cosmoql bench`: load once, one warm-up, `repeat` timed runs, one JSON line of timings.
+pub fn run_bench(args: &BenchArgs) -> Result<(), String> {
+    if args.repeat == 0 {
+        return Err("--repeat must be at least 1".to_string());
+    }
+    let loaded = load(&args.load)?;
+    let run = || execute(&loaded.container, &args.sql, &loaded.options).map_err(|e| e.render(&args.sql));
+    let results = run()?.items.len();
+    let mut times = Vec::with_capacity(args.repeat);
+    for _ in 0..args.repeat {
+        let started = Instant::now();
+        std::hint::black_box(run()?);
+        times.push(started.elapsed().as_secs_f64());
+    }
+    times.sort_by(f64::total_cmp);
+    let median = if times.len() % 2 == 1 {
+        times[times.len() / 2]
+    } else {
+        (times[times.len() / 2 - 1] + times[times.len() / 2]) / 2.0
+    };
+    println!(
+        "{{\"loadSeconds\":{},\"items\":{},\"results\":{},\"minSeconds\":{},\"medianSeconds\":{},\"maxSeconds\":{},\"peakRssBytes\":{}}}",
+        loaded.load_seconds,
+        loaded.container.item_count(),
+        results,
+        times[0],
+        median,
+        times[times.len() - 1],
+        peak_rss()
+    );
+    Ok(())
+}
