@@ -207,13 +207,27 @@ pub enum ExprKind {
 }
 
 /// A constant.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub enum Literal {
     Undefined,
     Null,
     Bool(bool),
+    /// Also `NaN` and `Infinity`.
     Number(f64),
     String(String),
+}
+
+/// Numbers compare by bits, so a `NaN` literal equals itself (trees compare by what was written).
+impl PartialEq for Literal {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Literal::Number(a), Literal::Number(b)) => a.to_bits() == b.to_bits(),
+            (Literal::String(a), Literal::String(b)) => a == b,
+            (Literal::Bool(a), Literal::Bool(b)) => a == b,
+            (Literal::Null, Literal::Null) | (Literal::Undefined, Literal::Undefined) => true,
+            _ => false,
+        }
+    }
 }
 
 /// A property of an object constructor.

@@ -256,12 +256,13 @@ fn write_expr(f: &mut Formatter<'_>, e: &Expr, min: Precedence) -> fmt::Result {
     }
 }
 
-/// Numbers print in their shortest round-trip form; an overflowed literal (`1e999`) stays one.
+/// Numbers print in their shortest round-trip form; `NaN` and `Infinity` are literals of their own
+/// (an overflowing `1e999` prints as `Infinity`).
 fn write_number(f: &mut Formatter<'_>, n: f64) -> fmt::Result {
     if n.is_nan() {
-        f.write_str("(0 / 0)")
+        f.write_str("NaN")
     } else if n.is_infinite() {
-        f.write_str(if n > 0.0 { "1e999" } else { "-1e999" })
+        f.write_str(if n > 0.0 { "Infinity" } else { "-Infinity" })
     } else {
         write!(f, "{n}")
     }

@@ -1,7 +1,7 @@
 //! The lexer: query text to tokens.
 //!
-//! Keywords are case-insensitive; the literal words `true`, `false`, `null`, `undefined` and the `udf`
-//! prefix are case-sensitive, as in Cosmos DB (`TRUE` is an identifier). Identifiers are
+//! Keywords are case-insensitive; the literal words `true`, `false`, `null`, `undefined`, `NaN`,
+//! `Infinity` and the `udf` prefix are case-sensitive, as in Cosmos DB (`TRUE` is an identifier). Identifiers are
 //! `[A-Za-z_][A-Za-z0-9_]*`; anything else is reached with `c["any name"]`. `--` starts a comment
 //! that runs to the end of the line.
 
@@ -41,6 +41,10 @@ pub enum Keyword {
     Null,
     Undefined,
     Udf,
+    /// The number literal `NaN`.
+    NaN,
+    /// The number literal `Infinity`.
+    Infinity,
 }
 
 impl Keyword {
@@ -53,6 +57,8 @@ impl Keyword {
             "null" => return Some(Keyword::Null),
             "undefined" => return Some(Keyword::Undefined),
             "udf" => return Some(Keyword::Udf),
+            "NaN" => return Some(Keyword::NaN),
+            "Infinity" => return Some(Keyword::Infinity),
             _ => {}
         }
         if word.len() > 8 {
@@ -122,6 +128,8 @@ impl Keyword {
             Keyword::Null => "null",
             Keyword::Undefined => "undefined",
             Keyword::Udf => "udf",
+            Keyword::NaN => "NaN",
+            Keyword::Infinity => "Infinity",
         }
     }
 }

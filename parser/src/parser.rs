@@ -92,7 +92,17 @@ impl<'a> Parser<'a> {
 
     fn error_here(&self, expected: &str) -> ParseError {
         let found = match self.peek() {
-            Token::Keyword(k) if !matches!(k, Keyword::True | Keyword::False | Keyword::Null | Keyword::Undefined) => {
+            Token::Keyword(k)
+                if !matches!(
+                    k,
+                    Keyword::True
+                        | Keyword::False
+                        | Keyword::Null
+                        | Keyword::Undefined
+                        | Keyword::NaN
+                        | Keyword::Infinity
+                ) =>
+            {
                 format!("keyword {}", k.as_str())
             }
             other => other.describe(),
@@ -595,6 +605,14 @@ impl<'a> Parser<'a> {
             Token::Keyword(Keyword::Undefined) => {
                 self.bump();
                 literal(Literal::Undefined)
+            }
+            Token::Keyword(Keyword::NaN) => {
+                self.bump();
+                literal(Literal::Number(f64::NAN))
+            }
+            Token::Keyword(Keyword::Infinity) => {
+                self.bump();
+                literal(Literal::Number(f64::INFINITY))
             }
             Token::Parameter(name) => {
                 self.bump();

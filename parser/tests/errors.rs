@@ -594,3 +594,12 @@ fn large_integer_counts_are_exact() {
     let q = parse("SELECT TOP 9007199254740993 * FROM c OFFSET 18446744073709551615 LIMIT 0").unwrap();
     assert_eq!(q.to_string(), "SELECT TOP 9007199254740993 * FROM c OFFSET 18446744073709551615 LIMIT 0");
 }
+
+#[test]
+fn nan_and_infinity_are_case_sensitive_literals() {
+    let q = parse("SELECT VALUE [NaN, Infinity, -Infinity, nan, 1e999]").unwrap();
+    assert_eq!(q.to_string(), "SELECT VALUE [NaN, Infinity, -Infinity, nan, Infinity]");
+    assert_eq!(parse(&q.to_string()).unwrap(), q);
+    let err = parse("SELECT c.NaN FROM c").unwrap_err();
+    assert_eq!((err.line, err.column), (1, 10));
+}

@@ -28,6 +28,8 @@ fn number() -> impl Strategy<Value = f64> {
         (0.0f64..1.0).prop_map(|x| x * 1e-9),
         Just(1e300),
         Just(9007199254740993.0),
+        Just(f64::NAN),
+        Just(f64::INFINITY),
     ]
 }
 
