@@ -14,7 +14,26 @@ use cosmoql::value::{parse_json, Value};
 use cosmoql::{execute, QueryOptions};
 
 /// Cases that fail today, and why.
-const KNOWN_FAILURES: &[(&str, &str)] = &[];
+const KNOWN_FAILURES: &[(&str, &str)] = &[
+    (
+        "functions-string/contains-all-cs",
+        "the documented result contradicts itself: case1 (lower-case needles \"have\", \"nice\", \"day!\" in \
+         \"Have a nice day!\") is true, which needs case-insensitive matching, while case2 (\"HAVE\", \"NICE\", \
+         \"DAY!\") is false, which needs case-sensitive matching; the page defines CONTAINS_ALL_CS as \
+         CONTAINS(s, x, false) AND ..., which gives case1 false. Not a CI-validated sample.",
+    ),
+    (
+        "functions-spatial/st-distance",
+        "the service's geodesic algorithm is not public: Karney's exact WGS-84 geodesics give 3345.26974 m and \
+         1907438.342 m against the documented 3345.269817 m and 1907438.421 m (4e-8 relative); spheres, Vincenty, \
+         Andoyer and Lambert match worse. The case has no float_tolerance.",
+    ),
+    (
+        "functions-spatial/st-area",
+        "as ST_DISTANCE: 735970287.9 m2 on the WGS-84 ellipsoid against the documented 735970283.05 m2 (7e-9 \
+         relative); the case has no float_tolerance.",
+    ),
+];
 
 fn corpus() -> Option<PathBuf> {
     let dir = match std::env::var_os("COSMOQL_CONFORMANCE_DIR") {

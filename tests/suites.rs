@@ -43,7 +43,13 @@ fn parse_suite(text: &str) -> Suite {
             if let Some(c) = current.take() {
                 suite.cases.push(c);
             }
-            current = Some(Case { name: name.trim().to_string(), line: i + 1, sql: String::new(), params: None, expected: String::new() });
+            current = Some(Case {
+                name: name.trim().to_string(),
+                line: i + 1,
+                sql: String::new(),
+                params: None,
+                expected: String::new(),
+            });
             in_expected = false;
             continue;
         }

@@ -75,7 +75,9 @@ fn floor_boundary(s: &str, mut at: usize) -> usize {
 impl fmt::Display for QueryError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.kind {
-            QueryErrorKind::Internal => write!(f, "internal error (a bug in cosmoql, please report it): {}", self.message),
+            QueryErrorKind::Internal => {
+                write!(f, "internal error (a bug in cosmoql, please report it): {}", self.message)
+            }
             _ => f.write_str(&self.message),
         }
     }

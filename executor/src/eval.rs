@@ -423,7 +423,8 @@ fn to_int32(n: f64) -> i32 {
     (n.trunc().rem_euclid(4_294_967_296.0) as u64 as u32) as i32
 }
 
-fn unary(op: UnaryOp, v: &Value) -> Value {
+/// The prefix operators.
+pub fn unary(op: UnaryOp, v: &Value) -> Value {
     match (op, v) {
         (UnaryOp::Not, v) => not(v),
         (UnaryOp::Negate, Value::Number(n)) => Value::Number(-n),

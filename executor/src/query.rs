@@ -9,15 +9,14 @@ use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
 
 use cosmoql_parser::{
-    BinaryOp, Collection, Count, Expr, ExprKind, FromSource, Literal, PathSegment, Projection, Query, SortDirection,
-    Span, UnaryOp,
+    Collection, Count, Expr, ExprKind, FromSource, Literal, PathSegment, Projection, Query, SortDirection, Span,
 };
 use cosmoql_storage::StoredItem;
 use cosmoql_value::indexmap::IndexMap;
 use cosmoql_value::{Map, Value};
 
 use crate::error::QueryError;
-use crate::eval::{binary, Binding, CExpr, EvalContext, ItemContext, LikePattern, Row, Step, SubqueryKind};
+use crate::eval::{binary, unary, Binding, CExpr, EvalContext, ItemContext, LikePattern, Row, Step, SubqueryKind};
 use crate::functions::{lookup, FunctionContext, VectorPolicy};
 
 /// What compilation needs besides the query.
@@ -494,12 +493,8 @@ impl Compiler<'_> {
             }
             ExprKind::Unary { op, operand } => {
                 let operand = sub(operand, aggs)?;
-                match (op, &operand) {
-                    (UnaryOp::Not, CExpr::Const(v)) => CExpr::Const(cosmoql_value::not(v)),
-                    (_, CExpr::Const(_)) => {
-                        let dummy: Row = Vec::new();
-                        CExpr::Const(const_eval(&CExpr::Unary(*op, Box::new(operand)), &dummy))
-                    }
+                match &operand {
+                    CExpr::Const(v) => CExpr::Const(unary(*op, v)),
                     _ => CExpr::Unary(*op, Box::new(operand)),
                 }
             }
@@ -645,25 +640,6 @@ fn vector_similarity(e: &CExpr) -> bool {
         .or_else(|| context.vector_policy.as_ref().map(|p| p.distance_function.to_ascii_lowercase()))
         .unwrap_or_else(|| "cosine".to_string());
     function != "euclidean"
-}
-
-fn const_eval(e: &CExpr, row: &Row) -> Value {
-    match e {
-        CExpr::Const(v) => v.clone(),
-        CExpr::Unary(op, inner) => {
-            let v = const_eval(inner, row);
-            match (op, v) {
-                (UnaryOp::Not, v) => cosmoql_value::not(&v),
-                (UnaryOp::Negate, Value::Number(n)) => Value::Number(-n),
-                (UnaryOp::Plus, Value::Number(n)) => Value::Number(n),
-                (UnaryOp::BitNot, Value::Number(n)) => {
-                    binary(BinaryOp::BitXor, &Value::Number(n), &Value::Number(-1.0))
-                }
-                _ => Value::Undefined,
-            }
-        }
-        _ => Value::Undefined,
-    }
 }
 
 fn extend_path(base: CExpr, step: Step) -> CExpr {
