@@ -204,6 +204,8 @@ pub enum CExpr {
     },
     /// The value of the i-th aggregate of the current group.
     Aggregate(usize),
+    /// `DocumentId(alias)`: the item's numeric id in its container (undefined for non-items).
+    DocumentId(usize),
     Subquery {
         query: Box<CompiledQuery>,
         kind: SubqueryKind,
@@ -398,6 +400,10 @@ impl CExpr {
                 }
                 (def.eval)(&values, context).map_err(|e| QueryError::eval(format!("{}: {e}", def.name), *span))?
             }
+            CExpr::DocumentId(slot) => match row.get(*slot) {
+                Some(Binding::Item(item)) => Value::from(item.meta.seq as f64),
+                _ => Value::Undefined,
+            },
             CExpr::Aggregate(i) => ctx
                 .aggregates
                 .and_then(|a| a.get(*i))

@@ -564,6 +564,19 @@ impl Compiler<'_> {
                     list.push(AggregateSpec { kind, arg });
                     return Ok(CExpr::Aggregate(list.len() - 1));
                 }
+                if name.name.eq_ignore_ascii_case("DocumentId") {
+                    // The item's numeric id inside its container (from its `_rid`).
+                    return match args.as_slice() {
+                        [arg] => match sub(arg, aggs)? {
+                            CExpr::Slot(slot) => Ok(CExpr::DocumentId(slot)),
+                            _ => Ok(CExpr::Const(Value::Undefined)),
+                        },
+                        _ => Err(QueryError::bind(
+                            format!("DocumentId takes 1 argument(s), {} given", args.len()),
+                            e.span,
+                        )),
+                    };
+                }
                 let Some(def) = lookup(&name.name) else {
                     return Err(QueryError::bind(format!("unknown function `{}`", name.name), name.span));
                 };
