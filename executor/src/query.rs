@@ -203,6 +203,50 @@ impl CompiledQuery {
     pub fn is_aggregate(&self) -> bool {
         self.group_by.is_some() || !self.aggregates.is_empty()
     }
+
+    /// The equalities `alias.a.b = constant` among the top-level AND terms of WHERE, where `alias`
+    /// is the container item itself (`FROM c`): every result's item satisfies them, so they can
+    /// pin the partition key or the id.
+    pub fn item_equalities(&self) -> Vec<(Vec<String>, Value)> {
+        let Some(Source { slot, kind: SourceKind::Items }) = self.sources.first() else { return vec![] };
+        let mut terms = Vec::new();
+        if let Some(f) = &self.filter {
+            conjuncts(f, &mut terms);
+        }
+        terms
+            .into_iter()
+            .filter_map(|t| {
+                let CExpr::Binary(cosmoql_parser::BinaryOp::Eq, l, r) = t else { return None };
+                let (path, value) = match (l.as_ref(), r.as_ref()) {
+                    (CExpr::Path { slot: s, steps }, CExpr::Const(v))
+                    | (CExpr::Const(v), CExpr::Path { slot: s, steps })
+                        if s == slot =>
+                    {
+                        (steps, v)
+                    }
+                    _ => return None,
+                };
+                let keys = path
+                    .iter()
+                    .map(|step| match step {
+                        Step::Key(k) => Some(k.clone()),
+                        Step::Index(_) => None,
+                    })
+                    .collect::<Option<Vec<_>>>()?;
+                Some((keys, value.clone()))
+            })
+            .collect()
+    }
+}
+
+fn conjuncts<'e>(e: &'e CExpr, out: &mut Vec<&'e CExpr>) {
+    match e {
+        CExpr::Binary(cosmoql_parser::BinaryOp::And, l, r) => {
+            conjuncts(l, out);
+            conjuncts(r, out);
+        }
+        other => out.push(other),
+    }
 }
 
 // ---- compilation ----------------------------------------------------------------------------------

@@ -76,9 +76,33 @@ pub fn execute(container: &Container, sql: &str, options: &QueryOptions) -> Resu
     )?;
     let partitions = container.partitions();
     let storage = |e: cosmoql_storage::StorageError| QueryError::new(QueryErrorKind::Storage, e.to_string(), None);
-    let (mut input, touched): (Box<dyn Iterator<Item = _>>, usize) = match &options.partition_key {
-        Some(key) => (Box::new(container.scan_partition_key(key).map_err(storage)?.into_iter()), 1),
-        None => {
+    // Equalities on the item's own properties pin the logical partition (and the id) when the
+    // request gives no partition key; the planner generalizes this (IN, OR, prefixes, synthetic
+    // keys) in a later issue.
+    let equalities = compiled.item_equalities();
+    let pinned = |path: &[String]| {
+        equalities.iter().find(|(p, v)| p.as_slice() == path && !matches!(v, Value::Array(_) | Value::Object(_)))
+    };
+    let definition = container.partition_key();
+    let key = match &options.partition_key {
+        Some(key) => Some(key.clone()),
+        None if !definition.is_none() => definition
+            .paths()
+            .iter()
+            .map(|p| pinned(p.segments()).map(|(_, v)| v.clone()))
+            .collect::<Option<Vec<_>>>()
+            .and_then(|values| PartitionKey::from_values(&values).ok()),
+        None => None,
+    };
+    let id = pinned(&["id".to_string()]).and_then(|(_, v)| v.as_str().map(str::to_string));
+    let (mut input, touched): (Box<dyn Iterator<Item = _>>, usize) = match (&key, id) {
+        (Some(key), Some(id)) => match container.read_stored(key, &id) {
+            Ok(item) => (Box::new(std::iter::once(item)), 1),
+            Err(e) if e.kind == cosmoql_storage::ErrorKind::NotFound => (Box::new(std::iter::empty()), 1),
+            Err(e) => return Err(storage(e)),
+        },
+        (Some(key), None) => (Box::new(container.scan_partition_key(key).map_err(storage)?.into_iter()), 1),
+        (None, _) => {
             if !options.enable_cross_partition && partitions.len() > 1 && compiled.reads_items() {
                 return Err(QueryError::new(
                     QueryErrorKind::Storage,

@@ -1,0 +1,74 @@
+//! The embedded query API: results, metrics, partition scoping.
+
+use cosmoql::storage::{Container, ContainerSettings, PartitionKey, PartitionKeyDefinition};
+use cosmoql::value::{parse_json, Value};
+use cosmoql::{execute, QueryOptions};
+
+fn container() -> Container {
+    let c = Container::new(
+        "c",
+        PartitionKeyDefinition::hash("/pk").unwrap(),
+        ContainerSettings { initial_partitions: 4, ..ContainerSettings::default() },
+    );
+    for i in 0..200 {
+        c.create(&parse_json(&format!(r#"{{"id":"{i}","pk":"k{}","n":{i}}}"#, i % 10)).unwrap()).unwrap();
+    }
+    c
+}
+
+#[test]
+fn equality_on_the_key_reads_one_logical_partition() {
+    let c = container();
+    let all = execute(&c, "SELECT VALUE c.n FROM c WHERE c.n >= 0", &QueryOptions::default()).unwrap();
+    assert_eq!(all.items.len(), 200);
+    assert_eq!(all.metrics.retrieved_document_count, 200);
+    assert_eq!(all.metrics.partitions_touched, 4);
+
+    let one = execute(&c, "SELECT VALUE c.n FROM c WHERE c.pk = 'k3' AND c.n > 100", &QueryOptions::default()).unwrap();
+    assert_eq!(one.items, (103..200).step_by(10).map(|n| Value::from(n as f64)).collect::<Vec<_>>());
+    assert_eq!(one.metrics.retrieved_document_count, 20);
+    assert_eq!(one.metrics.partitions_touched, 1);
+
+    // Key and id: a point read.
+    let point = execute(
+        &c,
+        "SELECT * FROM c WHERE c.id = @id AND c.pk = @pk",
+        &QueryOptions::default().parameter("@id", Value::from("13")).parameter("pk", Value::from("k3")),
+    )
+    .unwrap();
+    assert_eq!(point.items.len(), 1);
+    assert_eq!(point.metrics.retrieved_document_count, 1);
+    // A point read of a missing id returns nothing.
+    let none = execute(&c, "SELECT * FROM c WHERE c.id = '14' AND c.pk = 'k3'", &QueryOptions::default()).unwrap();
+    assert!(none.items.is_empty());
+    // An equality under OR does not pin anything.
+    let or = execute(&c, "SELECT VALUE c.n FROM c WHERE c.pk = 'k3' OR c.n = 5", &QueryOptions::default()).unwrap();
+    assert_eq!(or.items.len(), 21);
+    assert_eq!(or.metrics.retrieved_document_count, 200);
+}
+
+#[test]
+fn the_request_partition_key_scopes_the_query() {
+    let c = container();
+    let options = QueryOptions { partition_key: Some(PartitionKey::from("k1")), ..QueryOptions::default() };
+    let out = execute(&c, "SELECT VALUE COUNT(1) FROM c", &options).unwrap();
+    assert_eq!(out.items, vec![Value::from(20.0)]);
+    let disabled = QueryOptions { enable_cross_partition: false, ..QueryOptions::default() };
+    let err = execute(&c, "SELECT * FROM c", &disabled).unwrap_err();
+    assert!(err.to_string().contains("cross-partition"), "{err}");
+    // Pinned by the filter, the query needs no cross-partition permission.
+    assert_eq!(execute(&c, "SELECT * FROM c WHERE c.pk = 'k2'", &disabled).unwrap().items.len(), 20);
+}
+
+#[test]
+fn errors_render_with_line_and_column() {
+    let c = container();
+    let sql = "SELECT c.n\nFROM c\nWHERE LOWER(c.pk, 1) = 'x'";
+    let err = execute(&c, sql, &QueryOptions::default()).unwrap_err();
+    assert_eq!(
+        err.render(sql),
+        "line 3, column 7: LOWER takes 1 argument(s), 2 given\nWHERE LOWER(c.pk, 1) = 'x'\n      ^^^^^^^^^^^^^^"
+    );
+    let err = execute(&c, "SELECT FROM c", &QueryOptions::default()).unwrap_err();
+    assert!(err.render("SELECT FROM c").starts_with("line 1, column 8: expected"), "{}", err.render("SELECT FROM c"));
+}
