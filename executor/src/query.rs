@@ -6,7 +6,7 @@
 //! partition's items or over the whole container.
 
 use std::cmp::Ordering;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BinaryHeap, HashMap, HashSet};
 
 use cosmoql_parser::{
     Collection, Count, Expr, ExprKind, FromSource, Literal, PathSegment, Projection, Query, SortDirection, Span,
@@ -798,11 +798,33 @@ enum Flow {
 
 type RowSink<'s> = dyn FnMut(&Row) -> Result<Flow, QueryError> + 's;
 
-struct Ordered {
+/// A row with its ORDER BY keys; ordered by the keys, then by arrival.
+struct Ordered<'q> {
     keys: Vec<Value>,
     seq: u64,
     row: Row,
+    order: &'q [(CExpr, bool)],
 }
+
+impl Ord for Ordered<'_> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        compare_keys(&self.keys, &other.keys, self.order).then(self.seq.cmp(&other.seq))
+    }
+}
+
+impl PartialOrd for Ordered<'_> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Ordered<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Ordered<'_> {}
 
 impl<'a> Runner<'a> {
     pub fn new(items: &'a dyn ItemContext) -> Self {
@@ -890,34 +912,41 @@ impl<'a> Runner<'a> {
         out: &mut Emitter,
     ) -> Result<(), QueryError> {
         let ctx = self.ctx(None);
-        // With a row limit and no DISTINCT, only the first offset + limit rows can be returned:
-        // keep a bounded buffer, trimmed when it doubles.
+        // With a row limit and no DISTINCT, only the first offset + limit rows can be returned: a
+        // max-heap of that many rows rejects the others with one comparison, without copying them.
         let keep = match (q.limit, q.distinct) {
             (Some(l), false) => Some((q.offset + l) as usize),
             _ => None,
         };
+        let mut heap: BinaryHeap<Ordered> = BinaryHeap::new();
         let mut rows: Vec<Ordered> = Vec::new();
         let mut seq = 0u64;
-        let mut peak = 0usize;
-        let cmp = |a: &Ordered, b: &Ordered| compare_keys(&a.keys, &b.keys, &q.order_by).then(a.seq.cmp(&b.seq));
         self.for_each_row(q, input, outer, stats, &mut |row| {
             if !self.passes(q, row)? {
                 return Ok(Flow::Continue);
             }
             let keys = q.order_by.iter().map(|(e, _)| e.eval(&ctx, row)).collect::<Result<Vec<_>, _>>()?;
-            rows.push(Ordered { keys, seq, row: row.clone() });
             seq += 1;
-            peak = peak.max(rows.len());
-            if let Some(k) = keep {
-                if rows.len() >= 2 * k.max(16) {
-                    rows.sort_by(cmp);
-                    rows.truncate(k);
+            match keep {
+                Some(0) => {}
+                Some(k) => {
+                    if heap.len() == k {
+                        let worst =
+                            heap.peek().map(|w| compare_keys(&keys, &w.keys, &q.order_by).then(seq.cmp(&w.seq)));
+                        if worst != Some(Ordering::Less) {
+                            return Ok(Flow::Continue);
+                        }
+                        heap.pop();
+                    }
+                    heap.push(Ordered { keys, seq, row: row.clone(), order: &q.order_by });
                 }
+                None => rows.push(Ordered { keys, seq, row: row.clone(), order: &q.order_by }),
             }
             Ok(Flow::Continue)
         })?;
-        stats.peak_buffered = stats.peak_buffered.max(peak as u64);
-        rows.sort_by(cmp);
+        let mut rows = if keep.is_some() { heap.into_vec() } else { rows };
+        stats.peak_buffered = stats.peak_buffered.max(rows.len() as u64);
+        rows.sort();
         for r in rows {
             if out.push(self.project(q, &ctx, &r.row)?) {
                 break;

@@ -74,7 +74,7 @@ pub fn execute(container: &Container, sql: &str, options: &QueryOptions) -> Resu
         &query,
         &CompileOptions { parameters: options.parameters.clone(), vector_policies: options.vector_policies.clone() },
     )?;
-    let partitions = container.partitions();
+    let partitions = container.partition_count();
     let storage = |e: cosmoql_storage::StorageError| QueryError::new(QueryErrorKind::Storage, e.to_string(), None);
     // Equalities on the item's own properties pin the logical partition (and the id) when the
     // request gives no partition key; the planner generalizes this (IN, OR, prefixes, synthetic
@@ -103,21 +103,21 @@ pub fn execute(container: &Container, sql: &str, options: &QueryOptions) -> Resu
         },
         (Some(key), None) => (Box::new(container.scan_partition_key(key).map_err(storage)?.into_iter()), 1),
         (None, _) => {
-            if !options.enable_cross_partition && partitions.len() > 1 && compiled.reads_items() {
+            if !options.enable_cross_partition && partitions > 1 && compiled.reads_items() {
                 return Err(QueryError::new(
                     QueryErrorKind::Storage,
                     "400 Bad Request: the query needs to read several partitions but cross-partition queries are disabled; give a partition key",
                     None,
                 ));
             }
-            (Box::new(container.scan()), partitions.len())
+            (Box::new(container.scan()), partitions)
         }
     };
     let mut stats = RunStats::default();
     let items = Runner::new(container).run(&compiled, &mut input, &mut stats)?;
     let metrics = QueryMetrics {
         partitions_touched: if compiled.reads_items() { touched } else { 0 },
-        physical_partitions: partitions.len(),
+        physical_partitions: partitions,
         retrieved_document_count: stats.retrieved,
         output_document_count: items.len() as u64,
         request_charge: 2.5 + 0.05 * stats.retrieved as f64 + 0.01 * items.len() as f64,

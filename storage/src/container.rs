@@ -469,6 +469,11 @@ impl Container {
             .collect()
     }
 
+    /// Number of physical partitions now.
+    pub fn partition_count(&self) -> usize {
+        self.partitions.read().len()
+    }
+
     /// Number of items in the container.
     pub fn item_count(&self) -> usize {
         self.partitions.read().iter().map(|p| p.data.read().items).sum()
