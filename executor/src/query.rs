@@ -143,6 +143,17 @@ impl Accumulator {
     }
 }
 
+/// A scoring function of `ORDER BY RANK`.
+#[derive(Debug, Clone)]
+enum RankFn {
+    /// `FullTextScore(text, terms...)`: BM25 over the rows being ranked, higher first.
+    FullText { text: CExpr, terms: Vec<String> },
+    /// `VectorDistance(...)` inside RRF: most similar first.
+    Distance { call: CExpr, similarity: bool },
+    /// `RRF(scores..., [weights])`: reciprocal rank fusion, sum of weight / (60 + rank).
+    Fusion { parts: Vec<RankFn>, weights: Vec<f64> },
+}
+
 /// Where a FROM/JOIN source's rows come from.
 #[derive(Debug, Clone)]
 enum SourceKind {
@@ -184,6 +195,8 @@ pub struct CompiledQuery {
     projection: CProjection,
     distinct: bool,
     order_by: Vec<(CExpr, bool)>,
+    /// `ORDER BY RANK ...`: the scoring to rank rows by.
+    rank: Option<RankFn>,
     group_by: Option<Vec<CExpr>>,
     aggregates: Vec<AggregateSpec>,
     offset: u64,
@@ -331,7 +344,19 @@ impl Compiler<'_> {
             Some(q.group_by.iter().map(|e| self.expr(e, &scope, None)).collect::<Result<Vec<_>, _>>()?)
         };
         let mut order_by = Vec::new();
-        for item in &q.order_by {
+        let mut rank = None;
+        if q.order_by_rank {
+            match q.order_by.as_slice() {
+                [item] => rank = Some(self.rank_fn(&item.expr, &scope, true)?),
+                _ => {
+                    return Err(QueryError::bind(
+                        "ORDER BY RANK takes one scoring function (FullTextScore or RRF)",
+                        q.order_by.first().map_or(q.span, |i| i.span),
+                    ))
+                }
+            }
+        }
+        for item in q.order_by.iter().filter(|_| !q.order_by_rank) {
             let e = self.expr(&item.expr, &scope, Some(&mut aggregates))?;
             let mut desc = item.direction == Some(SortDirection::Desc);
             // ORDER BY VectorDistance sorts the most similar first: descending for the similarity
@@ -370,6 +395,7 @@ impl Compiler<'_> {
             projection,
             distinct: q.select.distinct,
             order_by,
+            rank,
             group_by,
             aggregates,
             offset,
@@ -621,6 +647,9 @@ impl Compiler<'_> {
                         )),
                     };
                 }
+                if name.name.eq_ignore_ascii_case("FullTextScore") || name.name.eq_ignore_ascii_case("RRF") {
+                    return Err(QueryError::bind(format!("{} can only be used in ORDER BY RANK", name.name), e.span));
+                }
                 let Some(def) = lookup(&name.name) else {
                     return Err(QueryError::bind(format!("unknown function `{}`", name.name), name.span));
                 };
@@ -637,6 +666,12 @@ impl Compiler<'_> {
                     ));
                 }
                 let args = args.iter().map(|a| sub(a, aggs)).collect::<Result<Vec<_>, _>>()?;
+                // The *Static clock functions give one value for the whole query: take it now.
+                if args.is_empty() && def.name.to_ascii_lowercase().ends_with("static") {
+                    let now = (def.eval)(&[], &FunctionContext::default())
+                        .map_err(|err| QueryError::eval(format!("{}: {err}", def.name), e.span))?;
+                    return Ok(CExpr::Const(now));
+                }
                 let mut context = FunctionContext::default();
                 if def.name.eq_ignore_ascii_case("VectorDistance") {
                     context.vector_policy = args.iter().take(2).find_map(|a| self.vector_policy_for(a));
@@ -653,6 +688,69 @@ impl Compiler<'_> {
                 CExpr::Subquery { query: Box::new(self.subquery(q, scope, e.span)?), kind: SubqueryKind::Array }
             }
         })
+    }
+
+    /// A scoring function of ORDER BY RANK: FullTextScore, RRF, or (inside RRF) VectorDistance.
+    fn rank_fn(&self, e: &Expr, scope: &Scope, top: bool) -> Result<RankFn, QueryError> {
+        let ExprKind::Call { name, udf: false, args } = &e.kind else {
+            return Err(QueryError::bind("ORDER BY RANK needs FullTextScore(...) or RRF(...)", e.span));
+        };
+        if name.name.eq_ignore_ascii_case("FullTextScore") {
+            let Some((text, terms)) = args.split_first() else {
+                return Err(QueryError::bind("FullTextScore takes a property and at least one term", e.span));
+            };
+            let mut words = Vec::new();
+            for t in terms {
+                match self.expr(t, scope, None)? {
+                    CExpr::Const(Value::String(w)) => words.push(w.to_string()),
+                    CExpr::Const(Value::Array(items)) => {
+                        for i in items.iter() {
+                            match i.as_str() {
+                                Some(w) => words.push(w.to_string()),
+                                None => return Err(QueryError::bind("FullTextScore terms are strings", t.span)),
+                            }
+                        }
+                    }
+                    _ => return Err(QueryError::bind("FullTextScore terms are string constants", t.span)),
+                }
+            }
+            if words.is_empty() {
+                return Err(QueryError::bind("FullTextScore takes a property and at least one term", e.span));
+            }
+            return Ok(RankFn::FullText { text: self.expr(text, scope, None)?, terms: words });
+        }
+        if name.name.eq_ignore_ascii_case("RRF") && top {
+            let mut parts = Vec::new();
+            let mut weights = Vec::new();
+            for (i, a) in args.iter().enumerate() {
+                if i + 1 == args.len() && i > 0 {
+                    if let CExpr::Const(Value::Array(w)) = self.expr(a, scope, None)? {
+                        weights = w.iter().map(|x| x.as_f64().unwrap_or(1.0)).collect();
+                        continue;
+                    }
+                }
+                parts.push(self.rank_fn(a, scope, false)?);
+            }
+            if parts.is_empty() {
+                return Err(QueryError::bind("RRF takes at least one scoring function", e.span));
+            }
+            if !weights.is_empty() && weights.len() != parts.len() {
+                return Err(QueryError::bind("RRF's weights need one number per scoring function", e.span));
+            }
+            return Ok(RankFn::Fusion { parts, weights });
+        }
+        if name.name.eq_ignore_ascii_case("VectorDistance") && !top {
+            let call = self.expr(e, scope, None)?;
+            let similarity = vector_similarity(&call);
+            return Ok(RankFn::Distance { call, similarity });
+        }
+        Err(QueryError::bind(
+            format!(
+                "`{}` cannot rank here: ORDER BY RANK takes FullTextScore or RRF (of FullTextScore and VectorDistance)",
+                name.name
+            ),
+            e.span,
+        ))
     }
 
     fn subquery(&self, q: &Query, scope: &Scope, span: Span) -> Result<CompiledQuery, QueryError> {
@@ -860,6 +958,8 @@ impl<'a> Runner<'a> {
         let mut out = Emitter::new(q);
         if q.is_aggregate() {
             self.run_grouped(q, input, outer, stats, &mut out)?;
+        } else if let Some(rank) = &q.rank {
+            self.run_ranked(q, rank, input, outer, stats, &mut out)?;
         } else if !q.order_by.is_empty() {
             self.run_ordered(q, input, outer, stats, &mut out)?;
         } else {
@@ -949,6 +1049,35 @@ impl<'a> Runner<'a> {
         rows.sort();
         for r in rows {
             if out.push(self.project(q, &ctx, &r.row)?) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn run_ranked(
+        &self,
+        q: &CompiledQuery,
+        rank: &RankFn,
+        input: &mut dyn Iterator<Item = StoredItem>,
+        outer: &Row,
+        stats: &mut RunStats,
+        out: &mut Emitter,
+    ) -> Result<(), QueryError> {
+        let ctx = self.ctx(None);
+        let mut rows = Vec::new();
+        self.for_each_row(q, input, outer, stats, &mut |row| {
+            if self.passes(q, row)? {
+                rows.push(row.clone());
+            }
+            Ok(Flow::Continue)
+        })?;
+        stats.peak_buffered = stats.peak_buffered.max(rows.len() as u64);
+        let scores = rank_scores(rank, &ctx, &rows)?;
+        let mut order: Vec<usize> = (0..rows.len()).collect();
+        order.sort_by(|a, b| scores[*b].total_cmp(&scores[*a]).then(a.cmp(b)));
+        for i in order {
+            if out.push(self.project(q, &ctx, &rows[i])?) {
                 break;
             }
         }
@@ -1122,6 +1251,64 @@ impl<'a> Runner<'a> {
                 Ok(Flow::Continue)
             }
             _ => Err(QueryError::internal("a container source after the first FROM source")),
+        }
+    }
+}
+
+/// Relevance of each row (higher first): BM25 for FullTextScore, reciprocal rank fusion for RRF.
+fn rank_scores(rank: &RankFn, ctx: &EvalContext<'_>, rows: &[Row]) -> Result<Vec<f64>, QueryError> {
+    match rank {
+        RankFn::FullText { text, terms } => {
+            let tokenize = |s: &str| -> Vec<String> {
+                s.split(|c: char| !c.is_alphanumeric()).filter(|t| !t.is_empty()).map(str::to_lowercase).collect()
+            };
+            let query: Vec<String> = terms.iter().flat_map(|t| tokenize(t)).collect();
+            let docs: Vec<Option<Vec<String>>> =
+                rows.iter().map(|r| text.eval(ctx, r).map(|v| v.as_str().map(tokenize))).collect::<Result<_, _>>()?;
+            let n = docs.iter().filter(|d| d.is_some()).count().max(1) as f64;
+            let avg = docs.iter().flatten().map(Vec::len).sum::<usize>() as f64 / n;
+            let df = |t: &String| docs.iter().flatten().filter(|d| d.contains(t)).count() as f64;
+            let idf: Vec<f64> = query.iter().map(|t| ((n - df(t) + 0.5) / (df(t) + 0.5) + 1.0).ln()).collect();
+            let (k1, b) = (1.2, 0.75);
+            Ok(docs
+                .iter()
+                .map(|d| match d {
+                    None => f64::NEG_INFINITY,
+                    Some(d) => query
+                        .iter()
+                        .zip(&idf)
+                        .map(|(t, idf)| {
+                            let f = d.iter().filter(|w| *w == t).count() as f64;
+                            idf * f * (k1 + 1.0) / (f + k1 * (1.0 - b + b * d.len() as f64 / avg.max(1e-9)))
+                        })
+                        .sum(),
+                })
+                .collect())
+        }
+        RankFn::Distance { call, similarity } => rows
+            .iter()
+            .map(|r| {
+                Ok(match call.eval(ctx, r)?.as_f64() {
+                    Some(d) if *similarity => d,
+                    Some(d) => -d,
+                    None => f64::NEG_INFINITY,
+                })
+            })
+            .collect(),
+        RankFn::Fusion { parts, weights } => {
+            let mut total = vec![0.0; rows.len()];
+            for (i, part) in parts.iter().enumerate() {
+                let scores = rank_scores(part, ctx, rows)?;
+                let mut order: Vec<usize> = (0..rows.len()).collect();
+                order.sort_by(|a, b| scores[*b].total_cmp(&scores[*a]).then(a.cmp(b)));
+                let w = weights.get(i).copied().unwrap_or(1.0);
+                for (position, row) in order.into_iter().enumerate() {
+                    if scores[row] > f64::NEG_INFINITY {
+                        total[row] += w / (60.0 + (position + 1) as f64);
+                    }
+                }
+            }
+            Ok(total)
         }
     }
 }

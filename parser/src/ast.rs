@@ -15,6 +15,8 @@ pub struct Query {
     pub group_by: Vec<Expr>,
     /// Empty when there is no `ORDER BY`.
     pub order_by: Vec<OrderByItem>,
+    /// `ORDER BY RANK <scoring function>` (FullTextScore, RRF): rank by relevance.
+    pub order_by_rank: bool,
     pub offset_limit: Option<OffsetLimit>,
     pub span: Span,
 }

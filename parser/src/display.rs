@@ -45,7 +45,7 @@ impl Display for Query {
             comma_list(f, &self.group_by)?;
         }
         if !self.order_by.is_empty() {
-            f.write_str(" ORDER BY ")?;
+            f.write_str(if self.order_by_rank { " ORDER BY RANK " } else { " ORDER BY " })?;
             for (i, item) in self.order_by.iter().enumerate() {
                 if i > 0 {
                     f.write_str(", ")?;

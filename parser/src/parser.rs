@@ -273,8 +273,17 @@ impl<'a> Parser<'a> {
             }
         }
         let mut order_by = Vec::new();
+        let mut order_by_rank = false;
         if self.eat_keyword(Keyword::Order) {
             self.expect_keyword(Keyword::By)?;
+            // `ORDER BY RANK f(...)`: RANK is a keyword only when a function call follows it.
+            if matches!(self.peek(), Token::Ident(w) if w.eq_ignore_ascii_case("rank"))
+                && matches!(self.peek_at(1), Token::Ident(_))
+                && matches!(self.peek_at(2), Token::LParen)
+            {
+                self.bump();
+                order_by_rank = true;
+            }
             loop {
                 let (expr, d) = self.expr()?;
                 depth = depth.max(d);
@@ -302,7 +311,7 @@ impl<'a> Parser<'a> {
             None
         };
         let span = start.to(self.prev_span());
-        let query = Query { select, from, where_clause, group_by, order_by, offset_limit, span };
+        let query = Query { select, from, where_clause, group_by, order_by, order_by_rank, offset_limit, span };
         Ok((query, depth + 1))
     }
 

@@ -603,3 +603,16 @@ fn nan_and_infinity_are_case_sensitive_literals() {
     let err = parse("SELECT c.NaN FROM c").unwrap_err();
     assert_eq!((err.line, err.column), (1, 10));
 }
+
+#[test]
+fn order_by_rank_takes_a_scoring_function() {
+    let q = parse("SELECT TOP 5 c.id FROM c ORDER BY RANK FullTextScore(c.text, 'bike', 'road')").unwrap();
+    assert!(q.order_by_rank);
+    assert_eq!(q.to_string(), "SELECT TOP 5 c.id FROM c ORDER BY RANK FullTextScore(c.text, \"bike\", \"road\")");
+    assert_eq!(parse(&q.to_string()).unwrap(), q);
+    // Without a call after it, `rank` is an ordinary name.
+    let q = parse("SELECT * FROM c ORDER BY rank").unwrap();
+    assert!(!q.order_by_rank);
+    let q = parse("SELECT * FROM c ORDER BY c.rank DESC").unwrap();
+    assert!(!q.order_by_rank);
+}

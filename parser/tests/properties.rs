@@ -175,6 +175,7 @@ fn query_over(sub: BoxedStrategy<Query>) -> BoxedStrategy<Query> {
             where_clause,
             group_by,
             order_by,
+            order_by_rank: false,
             offset_limit,
             span: sp(),
         })
@@ -202,6 +203,7 @@ fn simple_query() -> BoxedStrategy<Query> {
             where_clause: None,
             group_by: vec![],
             order_by: vec![],
+            order_by_rank: false,
             offset_limit: None,
             span: sp(),
         })
