@@ -117,8 +117,18 @@ fn vector_policies(container: &Value) -> Vec<VectorPolicy> {
         .collect()
 }
 
-/// Runs one case; `Err` holds a description of the failure.
+/// Runs one case at 1, 3 and 16 physical partitions, and page by page (page size 1) at 3.
 fn run_case(file: &Path, case: &Value) -> Result<(), String> {
+    for (partitions, page) in [(1, None), (3, None), (16, None), (3, Some(1))] {
+        run_case_with(file, case, partitions, page).map_err(|e| {
+            format!("at {partitions} partition(s){}: {e}", page.map_or(String::new(), |p| format!(", page size {p}")))
+        })?;
+    }
+    Ok(())
+}
+
+/// Runs one case; `Err` holds a description of the failure.
+fn run_case_with(file: &Path, case: &Value, partitions: usize, page: Option<usize>) -> Result<(), String> {
     let key = match case.get("partition_key") {
         Value::String(p) => PartitionKeyDefinition::hash(p),
         Value::Array(paths) => {
@@ -137,7 +147,7 @@ fn run_case(file: &Path, case: &Value) -> Result<(), String> {
         None => case.get("documents").clone(),
     };
     let container =
-        Container::new("c", key, ContainerSettings { initial_partitions: 3, ..ContainerSettings::default() });
+        Container::new("c", key, ContainerSettings { initial_partitions: partitions, ..ContainerSettings::default() });
     for (i, doc) in documents.as_array().unwrap_or(&[]).iter().enumerate() {
         let mut doc = doc.clone();
         if let Some(map) = doc.as_object_mut() {
@@ -160,8 +170,16 @@ fn run_case(file: &Path, case: &Value) -> Result<(), String> {
         options = options.parameter(p.get("name").as_str().unwrap_or(""), p.get("value").clone());
     }
     let sql = case.get("query").as_str().ok_or("no query")?;
-    let output = execute(&container, sql, &options).map_err(|e| format!("query failed: {}", e.render(sql)))?;
-    let actual: Vec<Value> = output.items.iter().map(strip_system).collect();
+    options.max_item_count = page;
+    let mut actual: Vec<Value> = Vec::new();
+    loop {
+        let output = execute(&container, sql, &options).map_err(|e| format!("query failed: {}", e.render(sql)))?;
+        actual.extend(output.items.iter().map(strip_system));
+        match output.continuation {
+            Some(token) => options.continuation = Some(token),
+            None => break,
+        }
+    }
     let expected = case.get("expected").as_array().unwrap_or(&[]).to_vec();
     let ordered = case.get("ordered") == &Value::Bool(true);
     let tolerance = case.get("float_tolerance").as_f64().unwrap_or(0.0);

@@ -11,7 +11,7 @@ use std::collections::{BinaryHeap, HashMap, HashSet};
 use cosmoql_parser::{
     Collection, Count, Expr, ExprKind, FromSource, Literal, PathSegment, Projection, Query, SortDirection, Span,
 };
-use cosmoql_storage::StoredItem;
+use cosmoql_storage::{ItemPosition, StoredItem};
 use cosmoql_value::indexmap::IndexMap;
 use cosmoql_value::{Map, Value};
 
@@ -210,6 +210,37 @@ impl CompiledQuery {
     /// Whether the query reads the container's items (as opposed to only outer aliases).
     pub fn reads_items(&self) -> bool {
         self.reads_items
+    }
+
+    /// Whether the container's items go through a FROM subquery first (`FROM (SELECT ...) x`),
+    /// whose own DISTINCT, TOP or aggregates need every item in one place.
+    pub fn reads_through_subquery(&self) -> bool {
+        matches!(self.sources.first(), Some(Source { kind: SourceKind::Subquery(_), .. }))
+    }
+
+    /// Whether the query ranks (`ORDER BY RANK`), which needs all rows in one place.
+    pub fn is_ranked(&self) -> bool {
+        self.rank.is_some()
+    }
+
+    /// Whether the query has ORDER BY.
+    pub fn is_ordered(&self) -> bool {
+        !self.order_by.is_empty()
+    }
+
+    /// ORDER BY expressions with their directions (true: descending).
+    pub(crate) fn order_by(&self) -> &[(CExpr, bool)] {
+        &self.order_by
+    }
+
+    /// Rows any single input must deliver for the final result: OFFSET + LIMIT/TOP, unless
+    /// DISTINCT (whose duplicates are only known once inputs are merged).
+    pub fn rows_needed(&self) -> Option<u64> {
+        if self.distinct {
+            None
+        } else {
+            self.limit.map(|l| l + self.offset)
+        }
     }
 
     /// Whether the query groups or aggregates.
@@ -889,12 +920,24 @@ impl std::fmt::Debug for Runner<'_> {
     }
 }
 
-enum Flow {
+pub(crate) enum Flow {
     Continue,
     Stop,
 }
 
-type RowSink<'s> = dyn FnMut(&Row) -> Result<Flow, QueryError> + 's;
+/// Consumes rows with their scan positions.
+pub(crate) type RowSink<'s> = dyn FnMut(&Row, &RowPos) -> Result<Flow, QueryError> + 's;
+
+/// The items a query reads, with their positions, in scan order.
+pub type Input<'a> = dyn Iterator<Item = (ItemPosition, StoredItem)> + 'a;
+
+/// Where a row comes from in scan order: its item's position, then its place among the rows the
+/// item expands into (JOINs). Rows of sources that read no item have no item position.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RowPos {
+    pub item: Option<ItemPosition>,
+    pub sub: u32,
+}
 
 /// A row with its ORDER BY keys; ordered by the keys, then by arrival.
 struct Ordered<'q> {
@@ -929,7 +972,7 @@ impl<'a> Runner<'a> {
         Runner { items }
     }
 
-    fn ctx<'c>(&'c self, aggregates: Option<&'c [Value]>) -> EvalContext<'c> {
+    pub(crate) fn ctx<'c>(&'c self, aggregates: Option<&'c [Value]>) -> EvalContext<'c> {
         EvalContext { items: self.items, aggregates, runner: self }
     }
 
@@ -942,16 +985,43 @@ impl<'a> Runner<'a> {
     pub fn run(
         &self,
         q: &CompiledQuery,
-        input: &mut dyn Iterator<Item = StoredItem>,
+        input: &mut Input<'_>,
         stats: &mut RunStats,
     ) -> Result<Vec<Value>, QueryError> {
         self.run_with(q, input, &Vec::new(), stats)
     }
 
+    /// Runs a query over `input`, handing results to `out`.
+    pub(crate) fn run_into(
+        &self,
+        q: &CompiledQuery,
+        input: &mut Input<'_>,
+        stats: &mut RunStats,
+        out: &mut Emitter,
+    ) -> Result<(), QueryError> {
+        let outer = Vec::new();
+        if q.is_aggregate() {
+            self.run_grouped(q, input, &outer, stats, out)
+        } else if let Some(rank) = &q.rank {
+            self.run_ranked(q, rank, input, &outer, stats, out)
+        } else if !q.order_by.is_empty() {
+            self.run_ordered(q, input, &outer, stats, out)
+        } else {
+            let ctx = self.ctx(None);
+            self.for_each_row(q, input, &outer, stats, &mut |row, _pos| {
+                if !self.passes(q, row)? {
+                    return Ok(Flow::Continue);
+                }
+                let value = self.project(q, &ctx, row)?;
+                Ok(if out.push(value) { Flow::Stop } else { Flow::Continue })
+            })
+        }
+    }
+
     fn run_with(
         &self,
         q: &CompiledQuery,
-        input: &mut dyn Iterator<Item = StoredItem>,
+        input: &mut Input<'_>,
         outer: &Row,
         stats: &mut RunStats,
     ) -> Result<Vec<Value>, QueryError> {
@@ -964,7 +1034,7 @@ impl<'a> Runner<'a> {
             self.run_ordered(q, input, outer, stats, &mut out)?;
         } else {
             let ctx = self.ctx(None);
-            self.for_each_row(q, input, outer, stats, &mut |row| {
+            self.for_each_row(q, input, outer, stats, &mut |row, _pos| {
                 if !self.passes(q, row)? {
                     return Ok(Flow::Continue);
                 }
@@ -975,14 +1045,14 @@ impl<'a> Runner<'a> {
         Ok(out.finish())
     }
 
-    fn passes(&self, q: &CompiledQuery, row: &Row) -> Result<bool, QueryError> {
+    pub(crate) fn passes(&self, q: &CompiledQuery, row: &Row) -> Result<bool, QueryError> {
         match &q.filter {
             Some(f) => Ok(f.eval(&self.ctx(None), row)? == Value::Bool(true)),
             None => Ok(true),
         }
     }
 
-    fn project(&self, q: &CompiledQuery, ctx: &EvalContext<'_>, row: &Row) -> Result<Value, QueryError> {
+    pub(crate) fn project(&self, q: &CompiledQuery, ctx: &EvalContext<'_>, row: &Row) -> Result<Value, QueryError> {
         Ok(match &q.projection {
             CProjection::Star(slot) => match row.get(*slot) {
                 Some(Binding::Item(item)) => self.items.materialize(item),
@@ -1006,7 +1076,7 @@ impl<'a> Runner<'a> {
     fn run_ordered(
         &self,
         q: &CompiledQuery,
-        input: &mut dyn Iterator<Item = StoredItem>,
+        input: &mut Input<'_>,
         outer: &Row,
         stats: &mut RunStats,
         out: &mut Emitter,
@@ -1021,7 +1091,7 @@ impl<'a> Runner<'a> {
         let mut heap: BinaryHeap<Ordered> = BinaryHeap::new();
         let mut rows: Vec<Ordered> = Vec::new();
         let mut seq = 0u64;
-        self.for_each_row(q, input, outer, stats, &mut |row| {
+        self.for_each_row(q, input, outer, stats, &mut |row, _pos| {
             if !self.passes(q, row)? {
                 return Ok(Flow::Continue);
             }
@@ -1059,14 +1129,14 @@ impl<'a> Runner<'a> {
         &self,
         q: &CompiledQuery,
         rank: &RankFn,
-        input: &mut dyn Iterator<Item = StoredItem>,
+        input: &mut Input<'_>,
         outer: &Row,
         stats: &mut RunStats,
         out: &mut Emitter,
     ) -> Result<(), QueryError> {
         let ctx = self.ctx(None);
         let mut rows = Vec::new();
-        self.for_each_row(q, input, outer, stats, &mut |row| {
+        self.for_each_row(q, input, outer, stats, &mut |row, _pos| {
             if self.passes(q, row)? {
                 rows.push(row.clone());
             }
@@ -1087,18 +1157,31 @@ impl<'a> Runner<'a> {
     fn run_grouped(
         &self,
         q: &CompiledQuery,
-        input: &mut dyn Iterator<Item = StoredItem>,
+        input: &mut Input<'_>,
         outer: &Row,
         stats: &mut RunStats,
         out: &mut Emitter,
     ) -> Result<(), QueryError> {
+        let groups = self.collect_groups(q, input, outer, stats)?;
+        self.finish_groups(q, groups, out)
+    }
+
+    /// Groups the rows of `input` and runs the aggregates per group (a partial result: groups of
+    /// several inputs merge with [`merge_groups`]).
+    pub(crate) fn collect_groups(
+        &self,
+        q: &CompiledQuery,
+        input: &mut Input<'_>,
+        outer: &Row,
+        stats: &mut RunStats,
+    ) -> Result<Groups, QueryError> {
         let ctx = self.ctx(None);
-        let mut groups: IndexMap<Vec<Value>, (Row, Vec<Accumulator>)> = IndexMap::new();
+        let mut groups: Groups = IndexMap::new();
         let fresh = || q.aggregates.iter().map(|a| Accumulator::new(a.kind)).collect::<Vec<_>>();
         if q.group_by.is_none() {
             groups.insert(Vec::new(), (outer.clone(), fresh()));
         }
-        self.for_each_row(q, input, outer, stats, &mut |row| {
+        self.for_each_row(q, input, outer, stats, &mut |row, _pos| {
             if !self.passes(q, row)? {
                 return Ok(Flow::Continue);
             }
@@ -1116,6 +1199,11 @@ impl<'a> Runner<'a> {
             Ok(Flow::Continue)
         })?;
         stats.peak_buffered = stats.peak_buffered.max(groups.len() as u64);
+        Ok(groups)
+    }
+
+    /// Projects finished groups (ordered by ORDER BY if any, else by first appearance).
+    pub(crate) fn finish_groups(&self, q: &CompiledQuery, groups: Groups, out: &mut Emitter) -> Result<(), QueryError> {
         let mut results = Vec::with_capacity(groups.len());
         for (i, (_, (row, accs))) in groups.into_iter().enumerate() {
             let values: Vec<Value> = accs.iter().map(Accumulator::result).collect();
@@ -1136,10 +1224,10 @@ impl<'a> Runner<'a> {
     }
 
     /// Expands FROM and JOINs into rows and hands each to `sink`.
-    fn for_each_row(
+    pub(crate) fn for_each_row(
         &self,
         q: &CompiledQuery,
-        input: &mut dyn Iterator<Item = StoredItem>,
+        input: &mut Input<'_>,
         outer: &Row,
         stats: &mut RunStats,
         sink: &mut RowSink<'_>,
@@ -1147,19 +1235,21 @@ impl<'a> Runner<'a> {
         let mut row: Row = Vec::with_capacity(q.slots);
         row.extend_from_slice(&outer[..q.base.min(outer.len())]);
         row.resize(q.slots, Binding::Undefined);
+        let mut pos = RowPos { item: None, sub: 0 };
         let Some(first) = q.sources.first() else {
-            sink(&row)?;
+            sink(&row, &pos)?;
             return Ok(());
         };
         let ctx = self.ctx(None);
         match &first.kind {
             SourceKind::Items | SourceKind::ItemPath { .. } | SourceKind::ItemIterate { .. } => {
-                for item in input {
+                for (at, item) in input {
                     stats.retrieved += 1;
+                    pos = RowPos { item: Some(at), sub: 0 };
                     let flow = match &first.kind {
                         SourceKind::Items => {
                             row[first.slot] = Binding::Item(item);
-                            self.joins(q, 1, &mut row, sink)?
+                            self.joins(q, 1, &mut row, &mut pos, sink)?
                         }
                         SourceKind::ItemPath { root, steps } => {
                             row[*root] = Binding::Item(item);
@@ -1168,12 +1258,15 @@ impl<'a> Runner<'a> {
                                 Flow::Continue
                             } else {
                                 row[first.slot] = Binding::Value(v);
-                                self.joins(q, 1, &mut row, sink)?
+                                self.joins(q, 1, &mut row, &mut pos, sink)?
                             }
                         }
                         SourceKind::ItemIterate { root, array } => {
                             row[*root] = Binding::Item(item);
-                            self.iterate(q, first.slot, array.eval(&ctx, &row)?, 1, &mut row, sink)?
+                            {
+                                let array = array.eval(&ctx, &row)?;
+                                self.iterate(q, (first.slot, array), 1, &mut row, &mut pos, sink)?
+                            }
                         }
                         _ => Flow::Continue,
                     };
@@ -1186,13 +1279,13 @@ impl<'a> Runner<'a> {
                 let values = self.run_with(inner, input, &Vec::new(), stats)?;
                 for v in values {
                     row[first.slot] = Binding::Value(v);
-                    if let Flow::Stop = self.joins(q, 1, &mut row, sink)? {
+                    if let Flow::Stop = self.joins(q, 1, &mut row, &mut pos, sink)? {
                         break;
                     }
                 }
             }
             SourceKind::Value(_) | SourceKind::Iterate(_) => {
-                self.joins(q, 0, &mut row, sink)?;
+                self.joins(q, 0, &mut row, &mut pos, sink)?;
             }
         }
         Ok(())
@@ -1201,16 +1294,16 @@ impl<'a> Runner<'a> {
     fn iterate(
         &self,
         q: &CompiledQuery,
-        slot: usize,
-        array: Value,
+        (slot, array): (usize, Value),
         next: usize,
         row: &mut Row,
+        pos: &mut RowPos,
         sink: &mut RowSink<'_>,
     ) -> Result<Flow, QueryError> {
         if let Value::Array(items) = array {
             for v in items.iter() {
                 row[slot] = Binding::Value(v.clone());
-                if let Flow::Stop = self.joins(q, next, row, sink)? {
+                if let Flow::Stop = self.joins(q, next, row, pos, sink)? {
                     return Ok(Flow::Stop);
                 }
             }
@@ -1224,9 +1317,14 @@ impl<'a> Runner<'a> {
         q: &CompiledQuery,
         index: usize,
         row: &mut Row,
+        pos: &mut RowPos,
         sink: &mut RowSink<'_>,
     ) -> Result<Flow, QueryError> {
-        let Some(source) = q.sources.get(index) else { return sink(row) };
+        let Some(source) = q.sources.get(index) else {
+            let flow = sink(row, pos);
+            pos.sub += 1;
+            return flow;
+        };
         let ctx = self.ctx(None);
         match &source.kind {
             SourceKind::Value(e) => {
@@ -1235,16 +1333,16 @@ impl<'a> Runner<'a> {
                     return Ok(Flow::Continue);
                 }
                 row[source.slot] = Binding::Value(v);
-                self.joins(q, index + 1, row, sink)
+                self.joins(q, index + 1, row, pos, sink)
             }
             SourceKind::Iterate(e) => {
                 let v = e.eval(&ctx, row)?;
-                self.iterate(q, source.slot, v, index + 1, row, sink)
+                self.iterate(q, (source.slot, v), index + 1, row, pos, sink)
             }
             SourceKind::Subquery(inner) => {
                 for v in self.run_subquery(inner, row)? {
                     row[source.slot] = Binding::Value(v);
-                    if let Flow::Stop = self.joins(q, index + 1, row, sink)? {
+                    if let Flow::Stop = self.joins(q, index + 1, row, pos, sink)? {
                         return Ok(Flow::Stop);
                     }
                 }
@@ -1313,6 +1411,28 @@ fn rank_scores(rank: &RankFn, ctx: &EvalContext<'_>, rows: &[Row]) -> Result<Vec
     }
 }
 
+/// Groups by key, in order of first appearance: a representative row and the accumulators.
+pub(crate) type Groups = IndexMap<Vec<Value>, (Row, Vec<Accumulator>)>;
+
+/// Folds the groups of a later input (in scan order) into `into`.
+pub(crate) fn merge_groups(into: &mut Groups, from: Groups) {
+    for (key, (row, accs)) in from {
+        match into.get_mut(&key) {
+            Some((first, mine)) => {
+                if first.len() < row.len() {
+                    *first = row;
+                }
+                for (a, b) in mine.iter_mut().zip(&accs) {
+                    a.merge(b);
+                }
+            }
+            None => {
+                into.insert(key, (row, accs));
+            }
+        }
+    }
+}
+
 /// Compares ORDER BY keys: the total order of values (undefined lowest), per direction.
 pub fn compare_keys(a: &[Value], b: &[Value], order: &[(CExpr, bool)]) -> Ordering {
     for ((x, y), (_, desc)) in a.iter().zip(b).zip(order) {
@@ -1326,7 +1446,7 @@ pub fn compare_keys(a: &[Value], b: &[Value], order: &[(CExpr, bool)]) -> Orderi
 }
 
 /// Applies DISTINCT, OFFSET and LIMIT/TOP to results as they come; undefined results are dropped.
-struct Emitter {
+pub(crate) struct Emitter {
     distinct: Option<HashSet<Value>>,
     skip: u64,
     limit: Option<u64>,
@@ -1334,12 +1454,23 @@ struct Emitter {
 }
 
 impl Emitter {
-    fn new(q: &CompiledQuery) -> Self {
+    pub(crate) fn new(q: &CompiledQuery) -> Self {
         Emitter { distinct: q.distinct.then(HashSet::new), skip: q.offset, limit: q.limit, out: Vec::new() }
     }
 
+    /// An emitter for one page: `returned` results were given out by earlier pages, and at most
+    /// `take` more are wanted now.
+    pub(crate) fn page(q: &CompiledQuery, returned: u64, take: Option<u64>) -> Self {
+        let remaining = q.limit.map(|l| l.saturating_sub(returned));
+        let limit = match (remaining, take) {
+            (Some(r), Some(t)) => Some(r.min(t)),
+            (r, t) => r.or(t),
+        };
+        Emitter { distinct: q.distinct.then(HashSet::new), skip: q.offset + returned, limit, out: Vec::new() }
+    }
+
     /// Adds a result; returns true once no more results are wanted.
-    fn push(&mut self, v: Value) -> bool {
+    pub(crate) fn push(&mut self, v: Value) -> bool {
         if self.limit.is_some_and(|l| self.out.len() as u64 >= l) {
             return true;
         }
@@ -1359,7 +1490,7 @@ impl Emitter {
         self.limit.is_some_and(|l| self.out.len() as u64 >= l)
     }
 
-    fn finish(self) -> Vec<Value> {
+    pub(crate) fn finish(self) -> Vec<Value> {
         self.out
     }
 }

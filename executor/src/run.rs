@@ -1,13 +1,35 @@
-//! Running a query text against a container: parse, compile, scan, execute, with metrics.
+//! Running a query text against a container: parse, compile, choose the target partitions, run
+//! one producer per physical partition in bounded parallel, and merge on the client side.
+//!
+//! - **Targets**: the request's partition key, or equalities on the key in WHERE, narrow the query
+//!   to EPK ranges; each physical partition that overlaps them is one producer.
+//! - **Producers** run on at most `max_degree_of_parallelism` threads at a time, taking
+//!   partitions in EPK order.
+//! - **Merges** reproduce a serial run over one partition exactly: without ORDER BY, results are
+//!   concatenated in EPK order (later partitions run ahead into bounded buffers); ORDER BY is a
+//!   k-way merge of per-partition sorted rows, ties broken by the rows' scan positions (EPK, then
+//!   creation order, then JOIN expansion), which do not depend on how the space is partitioned;
+//!   aggregates and GROUP BY merge partial accumulators in scan order. DISTINCT, OFFSET and
+//!   LIMIT/TOP apply at the end; OFFSET skips rows without keeping them.
+//! - **Paging**: with `max_item_count`, a call returns one page and an opaque continuation token;
+//!   the token records the query's fingerprint and how many results were returned, so a resumed
+//!   run gives exactly the rest (the order is deterministic, also across partition splits).
 
-use std::collections::HashMap;
+use std::collections::{BinaryHeap, HashMap};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering as AtomicOrdering};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::Mutex;
 
-use cosmoql_storage::{Container, PartitionKey};
+use cosmoql_storage::{Container, Epk, ItemPosition, PartitionKey};
 use cosmoql_value::Value;
 
 use crate::error::{QueryError, QueryErrorKind};
+use crate::eval::Row;
 use crate::functions::VectorPolicy;
-use crate::query::{compile, CompileOptions, RunStats, Runner};
+use crate::query::{
+    compare_keys, compile, merge_groups, CompileOptions, CompiledQuery, Emitter, Flow, Groups, Input, RowPos, RunStats,
+    Runner,
+};
 
 /// Options of one query request.
 #[derive(Debug, Clone)]
@@ -16,10 +38,20 @@ pub struct QueryOptions {
     pub parameters: HashMap<String, Value>,
     /// Scope the query to one logical partition (the request's partition key).
     pub partition_key: Option<PartitionKey>,
-    /// Whether a query without a partition key may read every physical partition.
+    /// Whether a query without a partition key may read several physical partitions.
     pub enable_cross_partition: bool,
     /// The container's vector embedding policy (for `VectorDistance`).
     pub vector_policies: Vec<VectorPolicy>,
+    /// Producers running at once: 0 or 1 one at a time in EPK order, -1 as many as the machine
+    /// has cores, n at most n.
+    pub max_degree_of_parallelism: i32,
+    /// Bound on the results produced but not yet returned (at least one page per running
+    /// producer).
+    pub max_buffered_item_count: Option<usize>,
+    /// Results per page: with it, `execute` returns one page and a continuation token.
+    pub max_item_count: Option<usize>,
+    /// Resume after the pages a continuation token stands for.
+    pub continuation: Option<String>,
 }
 
 impl Default for QueryOptions {
@@ -29,6 +61,10 @@ impl Default for QueryOptions {
             partition_key: None,
             enable_cross_partition: true,
             vector_policies: Vec::new(),
+            max_degree_of_parallelism: -1,
+            max_buffered_item_count: None,
+            max_item_count: None,
+            continuation: None,
         }
     }
 }
@@ -46,6 +82,8 @@ impl QueryOptions {
 pub struct QueryOutput {
     pub items: Vec<Value>,
     pub metrics: QueryMetrics,
+    /// Set when more results remain (paged requests only).
+    pub continuation: Option<String>,
 }
 
 /// Execution metrics, named as Cosmos DB's query metrics.
@@ -62,8 +100,79 @@ pub struct QueryMetrics {
     /// Request units: 2.5 per query, plus 0.05 per item read and 0.01 per result (a later issue
     /// derives it from what each operation touches).
     pub request_charge: f64,
-    /// The most rows held at once (for sorting or grouping).
+    /// The most results produced but not yet returned at once (rows held for a merge or a group
+    /// count as well).
     pub peak_buffered_items: u64,
+}
+
+/// The continuation token format, version 1: `cq1.` + hex of `fingerprint:returned`.
+const TOKEN_PREFIX: &str = "cq1.";
+
+fn fingerprint(sql: &str, options: &QueryOptions) -> u64 {
+    // FNV-1a over the query text, the parameters (sorted) and the partition key: a token only
+    // resumes the query it came from.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut feed = |bytes: &[u8]| {
+        for b in bytes {
+            h ^= u64::from(*b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+        h ^= 0xff;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    };
+    feed(sql.as_bytes());
+    let mut params: Vec<_> = options.parameters.iter().collect();
+    params.sort_by(|a, b| a.0.cmp(b.0));
+    for (k, v) in params {
+        feed(k.as_bytes());
+        feed(cosmoql_value::to_json_string(v).unwrap_or_default().as_bytes());
+    }
+    if let Some(k) = &options.partition_key {
+        feed(k.to_string().as_bytes());
+    }
+    h
+}
+
+fn encode_token(fp: u64, returned: u64) -> String {
+    let text = format!("{fp:016x}:{returned}");
+    let hex: String = text.bytes().map(|b| format!("{b:02x}")).collect();
+    format!("{TOKEN_PREFIX}{hex}")
+}
+
+fn decode_token(token: &str, fp: u64) -> Result<u64, QueryError> {
+    let bad = |why: &str| QueryError::new(QueryErrorKind::Bind, format!("invalid continuation token: {why}"), None);
+    let hex = token.strip_prefix(TOKEN_PREFIX).ok_or_else(|| bad("unknown format or version"))?;
+    if hex.len() % 2 != 0 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(bad("it is not a cosmoql token"));
+    }
+    let bytes: Vec<u8> =
+        (0..hex.len()).step_by(2).filter_map(|i| u8::from_str_radix(&hex[i..i + 2], 16).ok()).collect();
+    let text = String::from_utf8(bytes).map_err(|_| bad("it is not a cosmoql token"))?;
+    let (f, n) = text.split_once(':').ok_or_else(|| bad("it is not a cosmoql token"))?;
+    if u64::from_str_radix(f, 16).ok() != Some(fp) {
+        return Err(bad("it belongs to another query (text, parameters or partition key differ)"));
+    }
+    n.parse().map_err(|_| bad("it is not a cosmoql token"))
+}
+
+/// One producer's share of the query: EPK ranges inside one physical partition.
+#[derive(Debug, Clone)]
+struct Unit {
+    ranges: Vec<(Epk, Epk)>,
+    /// A point read: the query pins the key and the id.
+    point: Option<(PartitionKey, String)>,
+}
+
+fn unit_input<'c>(container: &'c Container, unit: &Unit) -> Box<Input<'c>> {
+    if let Some((key, id)) = &unit.point {
+        let found = container.read_stored(key, id).ok();
+        let epk = unit.ranges.first().map(|r| r.0.clone()).unwrap_or_else(Epk::min);
+        return Box::new(
+            found.into_iter().map(move |item| (ItemPosition { epk: epk.clone(), seq: item.meta.seq }, item)),
+        );
+    }
+    let ranges = unit.ranges.clone();
+    Box::new(ranges.into_iter().flat_map(move |(min, max)| container.scan_positions(ItemPosition::start_of(min), max)))
 }
 
 /// Parses, compiles and runs `sql` over `container`.
@@ -74,54 +183,539 @@ pub fn execute(container: &Container, sql: &str, options: &QueryOptions) -> Resu
         &query,
         &CompileOptions { parameters: options.parameters.clone(), vector_policies: options.vector_policies.clone() },
     )?;
-    let partitions = container.partition_count();
+    let fp = fingerprint(sql, options);
+    let returned = match &options.continuation {
+        Some(token) => decode_token(token, fp)?,
+        None => 0,
+    };
+    if options.max_item_count == Some(0) {
+        return Err(QueryError::new(QueryErrorKind::Bind, "max_item_count must be at least 1", None));
+    }
     let storage = |e: cosmoql_storage::StorageError| QueryError::new(QueryErrorKind::Storage, e.to_string(), None);
-    // Equalities on the item's own properties pin the logical partition (and the id) when the
-    // request gives no partition key; the planner generalizes this (IN, OR, prefixes, synthetic
-    // keys) in a later issue.
-    let equalities = compiled.item_equalities();
-    let pinned = |path: &[String]| {
-        equalities.iter().find(|(p, v)| p.as_slice() == path && !matches!(v, Value::Array(_) | Value::Object(_)))
-    };
-    let definition = container.partition_key();
-    let key = match &options.partition_key {
-        Some(key) => Some(key.clone()),
-        None if !definition.is_none() => definition
-            .paths()
-            .iter()
-            .map(|p| pinned(p.segments()).map(|(_, v)| v.clone()))
-            .collect::<Option<Vec<_>>>()
-            .and_then(|values| PartitionKey::from_values(&values).ok()),
-        None => None,
-    };
-    let id = pinned(&["id".to_string()]).and_then(|(_, v)| v.as_str().map(str::to_string));
-    let (mut input, touched): (Box<dyn Iterator<Item = _>>, usize) = match (&key, id) {
-        (Some(key), Some(id)) => match container.read_stored(key, &id) {
-            Ok(item) => (Box::new(std::iter::once(item)), 1),
-            Err(e) if e.kind == cosmoql_storage::ErrorKind::NotFound => (Box::new(std::iter::empty()), 1),
-            Err(e) => return Err(storage(e)),
-        },
-        (Some(key), None) => (Box::new(container.scan_partition_key(key).map_err(storage)?.into_iter()), 1),
-        (None, _) => {
-            if !options.enable_cross_partition && partitions > 1 && compiled.reads_items() {
-                return Err(QueryError::new(
-                    QueryErrorKind::Storage,
-                    "400 Bad Request: the query needs to read several partitions but cross-partition queries are disabled; give a partition key",
-                    None,
-                ));
-            }
-            (Box::new(container.scan()), partitions)
-        }
-    };
+    let ((ranges, point), _) = target_ranges(container, &query, &compiled, options).map_err(storage)?;
+    let partitions = container.partitions();
+    let units: Vec<Unit> = partitions
+        .iter()
+        .filter_map(|p| {
+            let pieces: Vec<(Epk, Epk)> = ranges
+                .iter()
+                .filter_map(|(min, max)| {
+                    let lo = if *min > p.min { min.clone() } else { p.min.clone() };
+                    let hi = if *max < p.max { max.clone() } else { p.max.clone() };
+                    (lo < hi).then_some((lo, hi))
+                })
+                .collect();
+            (!pieces.is_empty()).then(|| Unit { ranges: pieces, point: point.clone() })
+        })
+        .collect();
+    let reads_items = compiled.reads_items();
+    if reads_items && units.len() > 1 && !options.enable_cross_partition {
+        return Err(QueryError::new(
+            QueryErrorKind::Storage,
+            "400 Bad Request: the query needs to read several partitions but cross-partition queries are disabled; give a partition key or filter on it",
+            None,
+        ));
+    }
+    // One more than the page, to know whether a continuation is needed.
+    let take = options.max_item_count.map(|n| n as u64 + 1);
+    let mut out = Emitter::page(&compiled, returned, take);
+    let runner = Runner::new(container);
     let mut stats = RunStats::default();
-    let items = Runner::new(container).run(&compiled, &mut input, &mut stats)?;
+    let coordinator = Coordinator { container, compiled: &compiled, options, units: &units, runner: &runner };
+    if !reads_items {
+        runner.run_into(&compiled, &mut std::iter::empty(), &mut stats, &mut out)?;
+    } else if compiled.is_ranked() || compiled.reads_through_subquery() {
+        // Ranking needs statistics over all rows, and a FROM subquery's DISTINCT, TOP or
+        // aggregates need every item: one pass over every target partition in EPK order.
+        let mut all = units.iter().flat_map(|u| unit_input(container, u));
+        runner.run_into(&compiled, &mut all, &mut stats, &mut out)?;
+    } else if compiled.is_aggregate() {
+        coordinator.grouped(&mut stats, &mut out)?;
+    } else if compiled.is_ordered() {
+        coordinator.ordered(&mut stats, &mut out)?;
+    } else {
+        coordinator.concatenated(&mut stats, &mut out)?;
+    }
+    let mut items = out.finish();
+    let mut continuation = None;
+    if let Some(page) = options.max_item_count {
+        if items.len() > page {
+            items.truncate(page);
+            continuation = Some(encode_token(fp, returned + page as u64));
+        }
+    }
     let metrics = QueryMetrics {
-        partitions_touched: if compiled.reads_items() { touched } else { 0 },
-        physical_partitions: partitions,
+        partitions_touched: if reads_items { units.len() } else { 0 },
+        physical_partitions: partitions.len(),
         retrieved_document_count: stats.retrieved,
         output_document_count: items.len() as u64,
         request_charge: 2.5 + 0.05 * stats.retrieved as f64 + 0.01 * items.len() as f64,
         peak_buffered_items: stats.peak_buffered,
     };
-    Ok(QueryOutput { items, metrics })
+    Ok(QueryOutput { items, metrics, continuation })
 }
+
+/// The plan of a query, without running it: target partitions and why, what each partition
+/// runs, and the merge stages on the client.
+pub fn explain(container: &Container, sql: &str, options: &QueryOptions) -> Result<String, QueryError> {
+    let query = cosmoql_parser::parse(sql)
+        .map_err(|e| QueryError::new(QueryErrorKind::Syntax, e.message.clone(), Some(e.span)))?;
+    let compiled = compile(
+        &query,
+        &CompileOptions { parameters: options.parameters.clone(), vector_policies: options.vector_policies.clone() },
+    )?;
+    let storage = |e: cosmoql_storage::StorageError| QueryError::new(QueryErrorKind::Storage, e.to_string(), None);
+    let ((ranges, point), reason) = target_ranges(container, &query, &compiled, options).map_err(storage)?;
+    let partitions = container.partitions();
+    let touched: Vec<String> = partitions
+        .iter()
+        .filter(|p| ranges.iter().any(|(lo, hi)| lo < &p.max && &p.min < hi))
+        .map(|p| p.id.to_string())
+        .collect();
+    let dop = match options.max_degree_of_parallelism {
+        -1 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n if n <= 1 => 1,
+        n => n as usize,
+    }
+    .min(touched.len().max(1));
+    let mut lines = vec![format!("query       {query}")];
+    if !compiled.reads_items() {
+        lines.push("targets     none: the query reads no items".to_string());
+    } else {
+        lines.push(format!(
+            "targets     {reason}; {} of {} physical partitions [{}]",
+            touched.len(),
+            partitions.len(),
+            touched.join(", ")
+        ));
+        lines.push(format!("producers   {}, at most {dop} at a time", touched.len()));
+    }
+    lines.push("per partition".to_string());
+    match &point {
+        Some((key, id)) => lines.push(format!("  read      point read of id {id:?} in logical partition {key}")),
+        None => lines.push(format!("  scan      {} EPK range(s)", ranges.len())),
+    }
+    if let Some(w) = &query.where_clause {
+        lines.push(format!("  filter    {w}"));
+    }
+    let serial = compiled.is_ranked() || compiled.reads_through_subquery();
+    let order: Vec<String> = query
+        .order_by
+        .iter()
+        .map(|o| match o.direction {
+            Some(cosmoql_parser::SortDirection::Desc) => format!("{} DESC", o.expr),
+            _ => o.expr.to_string(),
+        })
+        .collect();
+    let mut merge = Vec::new();
+    if serial {
+        lines.push("  stream    items to the client in EPK order".to_string());
+        merge.push(if compiled.is_ranked() {
+            "rank every row (the scores need statistics over all rows)".to_string()
+        } else {
+            "run the FROM subquery over all items, then the outer query".to_string()
+        });
+    } else if compiled.is_aggregate() {
+        let by = if query.group_by.is_empty() {
+            "one group".to_string()
+        } else {
+            query.group_by.iter().map(|e| e.to_string()).collect::<Vec<_>>().join(", ")
+        };
+        lines.push(format!("  group     by {by}: partial aggregates (AVG as sum and count)"));
+        merge.push("merge partial groups in scan order and finish the aggregates".to_string());
+        if !order.is_empty() {
+            merge.push(format!("order groups by {}", order.join(", ")));
+        }
+    } else if compiled.is_ordered() {
+        let keep = compiled.rows_needed().map_or("all rows".to_string(), |n| format!("the first {n} rows"));
+        lines.push(format!("  sort      {} (keep {keep}, as references to stored items)", order.join(", ")));
+        merge.push(format!("k-way merge on {}, ties by scan position; project each row returned", order.join(", ")));
+    } else {
+        let keep = compiled.rows_needed().map_or(String::new(), |n| format!(" (stop after {n} results)"));
+        lines.push(format!("  project   {}{keep}", query.select.projection_text()));
+        merge.push("concatenate partitions in EPK order (later ones run ahead into bounded buffers)".to_string());
+    }
+    if query.select.distinct {
+        merge.push("DISTINCT".to_string());
+    }
+    if let Some(ol) = &query.offset_limit {
+        merge.push(format!("OFFSET {} (skipped rows are not kept) LIMIT {}", ol.offset, ol.limit));
+    }
+    if let Some(top) = &query.select.top {
+        merge.push(format!("TOP {top}"));
+    }
+    lines.push("merge (client)".to_string());
+    lines.extend(merge.into_iter().map(|m| format!("  {m}")));
+    Ok(lines.join("\n"))
+}
+
+/// The EPK ranges the query can touch: the request's key, or keys pinned by equalities on the key
+/// path in WHERE, or everything; and, when the key and the id are both pinned, the point read.
+type Targets = (Vec<(Epk, Epk)>, Option<(PartitionKey, String)>);
+
+fn target_ranges(
+    container: &Container,
+    query: &cosmoql_parser::Query,
+    compiled: &CompiledQuery,
+    options: &QueryOptions,
+) -> Result<(Targets, String), cosmoql_storage::StorageError> {
+    let definition = container.partition_key();
+    let point = |key: &PartitionKey| -> Result<(Epk, Epk), cosmoql_storage::StorageError> {
+        definition.check_key(key)?;
+        let epk = definition.epk(key)?;
+        let next = epk.successor();
+        Ok((epk, next))
+    };
+    let id = compiled
+        .item_equalities()
+        .into_iter()
+        .find(|(p, _)| p.len() == 1 && p[0] == "id")
+        .and_then(|(_, v)| v.as_str().map(str::to_string));
+    let keys = |keys: Vec<PartitionKey>| -> Result<Targets, cosmoql_storage::StorageError> {
+        let mut ranges = keys.iter().map(point).collect::<Result<Vec<_>, _>>()?;
+        ranges.sort();
+        ranges.dedup();
+        let single = match (keys.as_slice(), &id) {
+            ([key], Some(id)) => Some((key.clone(), id.clone())),
+            _ => None,
+        };
+        Ok((ranges, single))
+    };
+    if let Some(key) = &options.partition_key {
+        return Ok((keys(vec![key.clone()])?, "the request's partition key pins 1 key".to_string()));
+    }
+    let pruning = cosmoql_planner::prune(query, &options.parameters, definition);
+    let targets = match pruning.targets {
+        cosmoql_planner::Targets::All => (vec![(Epk::min(), Epk::max())], None),
+        cosmoql_planner::Targets::Keys(list) => keys(list)?,
+        cosmoql_planner::Targets::Ranges(ranges) => (ranges, None),
+    };
+    Ok((targets, pruning.reason))
+}
+
+struct Coordinator<'a> {
+    container: &'a Container,
+    compiled: &'a CompiledQuery,
+    options: &'a QueryOptions,
+    units: &'a [Unit],
+    runner: &'a Runner<'a>,
+}
+
+/// A page of results from a producer, or its end.
+enum Message {
+    Page(Vec<Value>),
+    Done(RunStats),
+    Failed(QueryError),
+}
+
+/// Where a producer leaves its result for the coordinator.
+type Outcome<T> = Mutex<Option<Result<(T, RunStats), QueryError>>>;
+
+/// Rows of one partition, sorted, waiting for the merge: keys, scan position, the row (holding
+/// references to stored items, not copies).
+type SortedRows = Vec<(Vec<Value>, RowPos, Row)>;
+
+impl Coordinator<'_> {
+    fn threads(&self) -> usize {
+        let dop = match self.options.max_degree_of_parallelism {
+            -1 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n if n <= 1 => 1,
+            n => n as usize,
+        };
+        dop.clamp(1, self.units.len().max(1))
+    }
+
+    fn page_size(&self) -> usize {
+        self.options.max_item_count.unwrap_or(100).max(1)
+    }
+
+    /// Runs `work` for every unit on the producer threads, in EPK order of starting.
+    fn run_producers(&self, work: &(dyn Fn(usize, &AtomicBool) + Sync), cancel: &AtomicBool) {
+        let next = AtomicUsize::new(0);
+        std::thread::scope(|scope| {
+            for _ in 0..self.threads() {
+                scope.spawn(|| loop {
+                    if cancel.load(AtomicOrdering::Relaxed) {
+                        return;
+                    }
+                    let i = next.fetch_add(1, AtomicOrdering::Relaxed);
+                    if i >= self.units.len() {
+                        return;
+                    }
+                    work(i, cancel);
+                });
+            }
+        });
+    }
+
+    /// No ORDER BY: concatenate the partitions' results in EPK order. Producers run ahead into
+    /// bounded channels; the coordinator drains them in order and stops everything once it has
+    /// enough.
+    fn concatenated(&self, stats: &mut RunStats, out: &mut Emitter) -> Result<(), QueryError> {
+        let page = self.page_size();
+        let bound = self.options.max_buffered_item_count.unwrap_or(usize::MAX) as i64;
+        let (senders, receivers): (Vec<SyncSender<Message>>, Vec<Receiver<Message>>) =
+            (0..self.units.len()).map(|_| sync_channel::<Message>(1)).unzip();
+        let senders: Vec<Mutex<Option<SyncSender<Message>>>> =
+            senders.into_iter().map(|s| Mutex::new(Some(s))).collect();
+        // Results produced but not yet handed to the caller, and the unit being drained.
+        let buffered = AtomicI64::new(0);
+        let pending: Vec<AtomicI64> = self.units.iter().map(|_| AtomicI64::new(0)).collect();
+        let current = AtomicUsize::new(0);
+        let peak = AtomicI64::new(0);
+        let cancel = AtomicBool::new(false);
+        let needed = self.compiled.rows_needed();
+        let q = self.compiled;
+        // A page may go out when it keeps the buffer within the bound, or, for the unit being
+        // drained, when none of its pages is waiting (so the merge always moves).
+        let send = |i: usize, tx: &SyncSender<Message>, batch: Vec<Value>, cancel: &AtomicBool| -> bool {
+            let n = batch.len() as i64;
+            // Reserve room atomically, so two producers cannot both take the last of it.
+            let now = loop {
+                if cancel.load(AtomicOrdering::Relaxed) {
+                    return false;
+                }
+                let now = buffered.load(AtomicOrdering::SeqCst);
+                let drained = current.load(AtomicOrdering::SeqCst) == i && pending[i].load(AtomicOrdering::SeqCst) == 0;
+                if (now + n <= bound || drained)
+                    && buffered.compare_exchange(now, now + n, AtomicOrdering::SeqCst, AtomicOrdering::SeqCst).is_ok()
+                {
+                    break now + n;
+                }
+                std::thread::sleep(std::time::Duration::from_micros(50));
+            };
+            pending[i].fetch_add(n, AtomicOrdering::SeqCst);
+            peak.fetch_max(now, AtomicOrdering::SeqCst);
+            tx.send(Message::Page(batch)).is_ok()
+        };
+        let work = |i: usize, cancel: &AtomicBool| {
+            let Some(tx) = senders[i].lock().ok().and_then(|mut s| s.take()) else { return };
+            let mut unit_stats = RunStats::default();
+            let mut batch = Vec::with_capacity(page);
+            let mut produced = 0u64;
+            let ctx = self.runner.ctx(None);
+            let mut input = unit_input(self.container, &self.units[i]);
+            let result = self.runner.for_each_row(q, &mut input, &Vec::new(), &mut unit_stats, &mut |row, _pos| {
+                if cancel.load(AtomicOrdering::Relaxed) {
+                    return Ok(Flow::Stop);
+                }
+                if !self.runner.passes(q, row)? {
+                    return Ok(Flow::Continue);
+                }
+                let v = self.runner.project(q, &ctx, row)?;
+                if v.is_undefined() {
+                    return Ok(Flow::Continue);
+                }
+                batch.push(v);
+                produced += 1;
+                if batch.len() == page && !send(i, &tx, std::mem::take(&mut batch), cancel) {
+                    return Ok(Flow::Stop);
+                }
+                // This partition alone can give at most what the query returns.
+                Ok(if needed.is_some_and(|n| produced >= n) { Flow::Stop } else { Flow::Continue })
+            });
+            if let Err(e) = result {
+                let _ = tx.send(Message::Failed(e));
+                return;
+            }
+            if !batch.is_empty() {
+                send(i, &tx, batch, cancel);
+            }
+            let _ = tx.send(Message::Done(unit_stats));
+        };
+        let mut failure = None;
+        std::thread::scope(|scope| {
+            scope.spawn(|| self.run_producers(&work, &cancel));
+            'units: for (i, rx) in receivers.iter().enumerate() {
+                current.store(i, AtomicOrdering::SeqCst);
+                for message in rx.iter() {
+                    match message {
+                        Message::Page(values) => {
+                            // The page is the caller's now: release its room before marking the
+                            // unit drained, so a new page never counts twice.
+                            let n = values.len() as i64;
+                            buffered.fetch_sub(n, AtomicOrdering::SeqCst);
+                            pending[i].fetch_sub(n, AtomicOrdering::SeqCst);
+                            for v in values {
+                                if out.push(v) {
+                                    break 'units;
+                                }
+                            }
+                        }
+                        Message::Done(s) => {
+                            stats.retrieved += s.retrieved;
+                            break;
+                        }
+                        Message::Failed(e) => {
+                            failure = Some(e);
+                            break 'units;
+                        }
+                    }
+                }
+            }
+            // Stop the producers: no more results are needed.
+            cancel.store(true, AtomicOrdering::Relaxed);
+            for rx in &receivers {
+                while let Ok(m) = rx.try_recv() {
+                    if let Message::Done(s) = m {
+                        stats.retrieved += s.retrieved;
+                    }
+                }
+            }
+            drop(receivers);
+        });
+        stats.peak_buffered = stats.peak_buffered.max(peak.load(AtomicOrdering::SeqCst).max(0) as u64);
+        match failure {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// ORDER BY: each producer sorts its partition's rows (keeping at most OFFSET + LIMIT of them
+    /// when there is a limit); the coordinator merges them k ways, projecting a row only when it
+    /// is returned.
+    fn ordered(&self, stats: &mut RunStats, out: &mut Emitter) -> Result<(), QueryError> {
+        let q = self.compiled;
+        let order = q.order_by();
+        let keep = q.rows_needed().map(|n| n as usize);
+        let slots: Vec<Outcome<SortedRows>> = self.units.iter().map(|_| Mutex::new(None)).collect();
+        let cancel = AtomicBool::new(false);
+        let work = |i: usize, _cancel: &AtomicBool| {
+            let ctx = self.runner.ctx(None);
+            let mut unit_stats = RunStats::default();
+            let mut rows: SortedRows = Vec::new();
+            let mut input = unit_input(self.container, &self.units[i]);
+            let cmp = |a: &(Vec<Value>, RowPos, Row), b: &(Vec<Value>, RowPos, Row)| {
+                compare_keys(&a.0, &b.0, order).then_with(|| a.1.cmp(&b.1))
+            };
+            let result = self.runner.for_each_row(q, &mut input, &Vec::new(), &mut unit_stats, &mut |row, pos| {
+                if !self.runner.passes(q, row)? {
+                    return Ok(Flow::Continue);
+                }
+                let keys = order.iter().map(|(e, _)| e.eval(&ctx, row)).collect::<Result<Vec<_>, _>>()?;
+                rows.push((keys, pos.clone(), row.clone()));
+                if let Some(k) = keep {
+                    if rows.len() >= 2 * k.max(64) {
+                        rows.sort_by(cmp);
+                        rows.truncate(k);
+                    }
+                }
+                Ok(Flow::Continue)
+            });
+            let outcome = result.map(|_| {
+                rows.sort_by(cmp);
+                if let Some(k) = keep {
+                    rows.truncate(k);
+                }
+                unit_stats.peak_buffered = rows.len() as u64;
+                (rows, unit_stats)
+            });
+            if let Ok(mut slot) = slots[i].lock() {
+                *slot = Some(outcome);
+            }
+        };
+        self.run_producers(&work, &cancel);
+        let mut sorted: Vec<std::vec::IntoIter<(Vec<Value>, RowPos, Row)>> = Vec::with_capacity(self.units.len());
+        let mut held = 0u64;
+        for slot in slots {
+            let taken = slot.into_inner().map_err(|_| QueryError::internal("a producer panicked"))?;
+            match taken {
+                Some(Ok((rows, s))) => {
+                    stats.retrieved += s.retrieved;
+                    held += rows.len() as u64;
+                    sorted.push(rows.into_iter());
+                }
+                Some(Err(e)) => return Err(e),
+                None => return Err(QueryError::internal("a producer did not report")),
+            }
+        }
+        // Rows held for the merge are references to stored items; a result is produced (projected)
+        // only when it is returned.
+        stats.peak_buffered = stats.peak_buffered.max(held.min(self.units.len() as u64 * 2));
+        let mut heap = BinaryHeap::new();
+        for (i, it) in sorted.iter_mut().enumerate() {
+            if let Some(r) = it.next() {
+                heap.push(Head { keys: r.0, pos: r.1, row: r.2, unit: i, order });
+            }
+        }
+        let ctx = self.runner.ctx(None);
+        while let Some(head) = heap.pop() {
+            if let Some(r) = sorted[head.unit].next() {
+                heap.push(Head { keys: r.0, pos: r.1, row: r.2, unit: head.unit, order });
+            }
+            if out.push(self.runner.project(q, &ctx, &head.row)?) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Aggregates and GROUP BY: partial groups per partition, merged in scan order.
+    fn grouped(&self, stats: &mut RunStats, out: &mut Emitter) -> Result<(), QueryError> {
+        let q = self.compiled;
+        let slots: Vec<Outcome<Groups>> = self.units.iter().map(|_| Mutex::new(None)).collect();
+        let cancel = AtomicBool::new(false);
+        let work = |i: usize, _cancel: &AtomicBool| {
+            let mut unit_stats = RunStats::default();
+            let mut input = unit_input(self.container, &self.units[i]);
+            let outcome =
+                self.runner.collect_groups(q, &mut input, &Vec::new(), &mut unit_stats).map(|g| (g, unit_stats));
+            if let Ok(mut slot) = slots[i].lock() {
+                *slot = Some(outcome);
+            }
+        };
+        self.run_producers(&work, &cancel);
+        let mut merged: Option<Groups> = None;
+        for slot in slots {
+            match slot.into_inner().map_err(|_| QueryError::internal("a producer panicked"))? {
+                Some(Ok((groups, s))) => {
+                    stats.retrieved += s.retrieved;
+                    stats.peak_buffered = stats.peak_buffered.max(s.peak_buffered);
+                    match &mut merged {
+                        Some(m) => merge_groups(m, groups),
+                        None => merged = Some(groups),
+                    }
+                }
+                Some(Err(e)) => return Err(e),
+                None => return Err(QueryError::internal("a producer did not report")),
+            }
+        }
+        let groups = match merged {
+            Some(g) => g,
+            // No partition to read: aggregates over no rows.
+            None => self.runner.collect_groups(q, &mut std::iter::empty(), &Vec::new(), stats)?,
+        };
+        self.runner.finish_groups(q, groups, out)
+    }
+}
+
+/// The head of one partition's sorted rows in the k-way merge (a min-heap by keys, then scan
+/// position).
+struct Head<'q> {
+    keys: Vec<Value>,
+    pos: RowPos,
+    row: Row,
+    unit: usize,
+    order: &'q [(crate::eval::CExpr, bool)],
+}
+
+impl Ord for Head<'_> {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        // Reversed: BinaryHeap is a max-heap.
+        compare_keys(&other.keys, &self.keys, self.order).then_with(|| other.pos.cmp(&self.pos))
+    }
+}
+
+impl PartialOrd for Head<'_> {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Head<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == std::cmp::Ordering::Equal
+    }
+}
+
+impl Eq for Head<'_> {}

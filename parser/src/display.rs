@@ -65,6 +65,24 @@ impl Display for Query {
     }
 }
 
+impl SelectClause {
+    /// The projection as written after `SELECT [DISTINCT] [TOP n]`.
+    pub fn projection_text(&self) -> String {
+        match &self.projection {
+            Projection::Star(_) => "*".to_string(),
+            Projection::Value(e) => format!("VALUE {e}"),
+            Projection::List(items) => items
+                .iter()
+                .map(|i| match &i.alias {
+                    Some(a) => format!("{} AS {}", i.expr, a.name),
+                    None => i.expr.to_string(),
+                })
+                .collect::<Vec<_>>()
+                .join(", "),
+        }
+    }
+}
+
 impl Display for Count {
     fn fmt(&self, f: &mut Formatter<'_>) -> fmt::Result {
         match self {

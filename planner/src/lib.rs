@@ -1,5 +1,11 @@
-//! The query planner (not yet built).
+//! The query planner: which partitions a query can touch.
 //!
-//! It will turn a parsed [`cosmoql_parser::Query`] into plans: bind aliases, parameters and functions
-//! (with spans in errors), build a logical plan, prune partitions from the `WHERE` clause, and split
-//! the plan into a per-partition part and the client-side merge stages. See `docs/ARCHITECTURE.md`.
+//! [`prune`] reads the WHERE clause of a parsed query (equalities and `IN` on the partition key
+//! paths, `OR` of them, `AND` with other predicates, parameters, hierarchical key prefixes and
+//! synthetic keys) and returns the partition keys or EPK ranges that can hold matching items, with
+//! a one-line reason for EXPLAIN. The executor turns the targets into one producer per physical
+//! partition they overlap (see `docs/ARCHITECTURE.md`).
+
+pub mod prune;
+
+pub use prune::{prune, Pruning, Targets, MAX_KEYS};

@@ -33,6 +33,9 @@ enum Command {
     /// Load the data once, run the query once to warm up and then `--repeat` times, and print one
     /// JSON line: loadSeconds, items, results, minSeconds, medianSeconds, maxSeconds, peakRssBytes.
     Bench(query_cmd::BenchArgs),
+    /// Print a query's plan: the target partitions and why, what each partition runs, and the
+    /// merge stages on the client; `--analyze` also runs it and prints its metrics.
+    Explain(query_cmd::ExplainArgs),
     /// Parse a query and print it in normalized form (exit 0), or print the syntax error (exit 1).
     ///
     /// The normalized form has upper-case keywords, one space between tokens and only the
@@ -89,6 +92,7 @@ fn main() -> ExitCode {
         Command::Import(args) => report(import_cmd::run(&args)),
         Command::Query(args) => report(query_cmd::run_query(&args)),
         Command::Bench(args) => report(query_cmd::run_bench(&args)),
+        Command::Explain(args) => report(query_cmd::run_explain(&args)),
     }
 }
 

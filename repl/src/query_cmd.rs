@@ -10,7 +10,7 @@ use std::time::Instant;
 use cosmoql::executor::VectorPolicy;
 use cosmoql::storage::{Container, ContainerSettings, ImportOptions, PartitionKey, PartitionKeyDefinition};
 use cosmoql::value::{parse_json, Value};
-use cosmoql::{execute, QueryOptions};
+use cosmoql::{execute, QueryOptions, QueryOutput};
 
 /// How to build the container a query runs on.
 #[derive(Debug, clap::Args)]
@@ -34,13 +34,15 @@ pub struct LoadArgs {
     /// Scope the query to one logical partition: the key as JSON (`"dev-1"`, `["acme", 2]`).
     #[arg(long, value_name = "JSON")]
     pk: Option<String>,
-    /// Maximum degree of parallelism of a cross-partition query (honoured by the parallel executor).
-    #[arg(long = "max-dop", value_name = "N")]
-    max_dop: Option<usize>,
-    /// Maximum items buffered by a cross-partition query (honoured by the parallel executor).
+    /// Producers running at once in a cross-partition query: 0 or 1 one at a time, -1 one per
+    /// core (the default), n at most n.
+    #[arg(long = "max-dop", value_name = "N", allow_hyphen_values = true)]
+    max_dop: Option<i32>,
+    /// Bound on results produced but not yet returned (at least one page per running producer).
     #[arg(long = "max-buffered", value_name = "N")]
     max_buffered: Option<usize>,
-    /// Results per page (honoured by the paging executor).
+    /// Fetch the results in pages of N, each resumed from the previous page's continuation token
+    /// (the output is the same; `--metrics` adds the page count).
     #[arg(long = "page-size", value_name = "N")]
     page_size: Option<usize>,
     /// Refuse a query that would read more than one physical partition.
@@ -58,6 +60,43 @@ pub struct QueryArgs {
     metrics: bool,
     /// The query.
     sql: String,
+}
+
+/// Options of `cosmoql explain`.
+#[derive(Debug, clap::Args)]
+pub struct ExplainArgs {
+    #[command(flatten)]
+    load: LoadArgs,
+    /// Also run the query and print its metrics (EXPLAIN ANALYZE).
+    #[arg(long)]
+    analyze: bool,
+    /// The query.
+    sql: String,
+}
+
+/// `cosmoql explain`: the plan (targets and why, per-partition work, merge stages).
+pub fn run_explain(args: &ExplainArgs) -> Result<(), String> {
+    let loaded = load(&args.load)?;
+    let plan = cosmoql::explain(&loaded.container, &args.sql, &loaded.options).map_err(|e| e.render(&args.sql))?;
+    println!("{plan}");
+    if args.analyze {
+        let started = Instant::now();
+        let (out, pages) = run_all(&loaded, &args.sql)?;
+        let m = out.metrics;
+        println!("analyze");
+        println!("  time      {:.3} ms", started.elapsed().as_secs_f64() * 1000.0);
+        println!("  partitions touched {} of {}", m.partitions_touched, m.physical_partitions);
+        println!(
+            "  retrieved {} items, returned {} results in {pages} page(s)",
+            m.retrieved_document_count, m.output_document_count
+        );
+        println!(
+            "  peak buffered {} items, request charge {} RU",
+            m.peak_buffered_items,
+            cosmoql::value::format_number(m.request_charge)
+        );
+    }
+    Ok(())
 }
 
 /// Options of `cosmoql bench`.
@@ -101,12 +140,13 @@ fn load(args: &LoadArgs) -> Result<Loaded, String> {
         Some(n) => ContainerSettings { initial_partitions: n, ..ContainerSettings::default() },
         None => ContainerSettings::for_expected_items((total_bytes / 300) as usize),
     };
-    for (flag, value) in
-        [("--max-dop", args.max_dop), ("--max-buffered", args.max_buffered), ("--page-size", args.page_size)]
-    {
+    for (flag, value) in [("--max-buffered", args.max_buffered), ("--page-size", args.page_size)] {
         if value == Some(0) {
             return Err(format!("{flag} must be at least 1"));
         }
+    }
+    if args.max_dop.is_some_and(|d| d < -1) {
+        return Err("--max-dop must be -1, 0 or a positive number".to_string());
     }
     let container = Container::new("c", key, settings);
     for path in &args.data {
@@ -117,6 +157,9 @@ fn load(args: &LoadArgs) -> Result<Loaded, String> {
     }
     let mut options = QueryOptions {
         enable_cross_partition: !args.no_cross_partition,
+        max_degree_of_parallelism: args.max_dop.unwrap_or(-1),
+        max_buffered_item_count: args.max_buffered,
+        max_item_count: args.page_size,
         vector_policies: properties.as_ref().map(vector_policies).unwrap_or_default(),
         ..QueryOptions::default()
     };
@@ -158,10 +201,42 @@ pub fn vector_policies(properties: &Value) -> Vec<VectorPolicy> {
         .collect()
 }
 
+/// Runs the query to the end, page by page when a page size is set; metrics add up over pages.
+fn run_all(loaded: &Loaded, sql: &str) -> Result<(QueryOutput, usize), String> {
+    let mut options = loaded.options.clone();
+    let mut all: Option<QueryOutput> = None;
+    let mut pages = 0;
+    loop {
+        let page = execute(&loaded.container, sql, &options).map_err(|e| e.render(sql))?;
+        pages += 1;
+        let next = page.continuation.clone();
+        all = Some(match all {
+            None => page,
+            Some(mut acc) => {
+                acc.items.extend(page.items);
+                let (m, p) = (&mut acc.metrics, &page.metrics);
+                m.retrieved_document_count += p.retrieved_document_count;
+                m.output_document_count += p.output_document_count;
+                m.request_charge += p.request_charge;
+                m.peak_buffered_items = m.peak_buffered_items.max(p.peak_buffered_items);
+                m.partitions_touched = m.partitions_touched.max(p.partitions_touched);
+                acc
+            }
+        });
+        match next {
+            Some(token) => options.continuation = Some(token),
+            None => break,
+        }
+    }
+    let mut out = all.ok_or("no page")?;
+    out.continuation = None;
+    Ok((out, pages))
+}
+
 /// `cosmoql query`: results as one JSON array on stdout.
 pub fn run_query(args: &QueryArgs) -> Result<(), String> {
     let loaded = load(&args.load)?;
-    let output = execute(&loaded.container, &args.sql, &loaded.options).map_err(|e| e.render(&args.sql))?;
+    let (output, pages) = run_all(&loaded, &args.sql)?;
     let mut out = BufWriter::new(io::stdout().lock());
     let write = |out: &mut BufWriter<io::StdoutLock<'_>>| -> io::Result<()> {
         out.write_all(b"[")?;
@@ -183,13 +258,14 @@ pub fn run_query(args: &QueryArgs) -> Result<(), String> {
     if args.metrics {
         let m = &output.metrics;
         eprintln!(
-            "{{\"partitionsTouched\":{},\"physicalPartitions\":{},\"retrievedDocumentCount\":{},\"outputDocumentCount\":{},\"requestCharge\":{},\"peakBufferedItems\":{}}}",
+            "{{\"partitionsTouched\":{},\"physicalPartitions\":{},\"retrievedDocumentCount\":{},\"outputDocumentCount\":{},\"requestCharge\":{},\"peakBufferedItems\":{},\"pages\":{}}}",
             m.partitions_touched,
             m.physical_partitions,
             m.retrieved_document_count,
             m.output_document_count,
             cosmoql::value::format_number(m.request_charge),
-            m.peak_buffered_items
+            m.peak_buffered_items,
+            pages
         );
     }
     Ok(())
@@ -214,7 +290,7 @@ pub fn run_bench(args: &BenchArgs) -> Result<(), String> {
         return Err("--repeat must be at least 1".to_string());
     }
     let loaded = load(&args.load)?;
-    let run = || execute(&loaded.container, &args.sql, &loaded.options).map_err(|e| e.render(&args.sql));
+    let run = || run_all(&loaded, &args.sql).map(|(out, _)| out);
     let results = run()?.items.len();
     let mut times = Vec::with_capacity(args.repeat);
     for _ in 0..args.repeat {

@@ -1105,6 +1105,18 @@ impl Container {
     /// Fills up to `limit` items from `cursor` on; returns them and the next cursor (`None` at
     /// the end of the range).
     fn scan_chunk(&self, cursor: &(Epk, u64), end: &Epk, limit: usize) -> (Vec<StoredItem>, Option<(Epk, u64)>) {
+        self.scan_chunk_with(cursor, end, limit, |_, item| item.clone())
+    }
+
+    /// Fills up to `limit` entries (made by `f` from each item and its logical partition's EPK)
+    /// from `cursor` on; returns them and the next cursor (`None` at the end of the range).
+    fn scan_chunk_with<T>(
+        &self,
+        cursor: &(Epk, u64),
+        end: &Epk,
+        limit: usize,
+        f: impl Fn(&Epk, &StoredItem) -> T,
+    ) -> (Vec<T>, Option<(Epk, u64)>) {
         let map = self.partitions.read();
         let p = &map[Self::index_for(&map, &cursor.0)];
         let data = p.data.read();
@@ -1117,11 +1129,67 @@ impl Container {
                 if out.len() == limit {
                     return (out, Some((epk.clone(), item.meta.seq)));
                 }
-                out.push(item.clone());
+                out.push(f(epk, item));
             }
         }
         let next = if *stop < *end { Some((stop.clone(), 0)) } else { None };
         (out, next)
+    }
+
+    /// Like [`Container::scan_range`], starting at `from` (an item position: the items at or
+    /// after it), yielding each item with its position. Positions do not depend on how the EPK
+    /// space is split into physical partitions, so a scan can resume from one across splits.
+    pub fn scan_positions(&self, from: ItemPosition, max: Epk) -> PositionedScan<'_> {
+        PositionedScan { container: self, cursor: Some((from.epk, from.seq)), end: max, buffer: Vec::new().into_iter() }
+    }
+}
+
+/// Where an item is in scan order: its logical partition's EPK, then its creation sequence.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ItemPosition {
+    pub epk: Epk,
+    pub seq: u64,
+}
+
+impl ItemPosition {
+    /// The position before every item of `[epk, ...)`.
+    pub fn start_of(epk: Epk) -> Self {
+        ItemPosition { epk, seq: 0 }
+    }
+
+    /// The position right after this one.
+    pub fn next(&self) -> Self {
+        ItemPosition { epk: self.epk.clone(), seq: self.seq + 1 }
+    }
+}
+
+/// Items with their positions, in scan order (see [`Container::scan_positions`]).
+#[derive(Debug)]
+pub struct PositionedScan<'a> {
+    container: &'a Container,
+    cursor: Option<(Epk, u64)>,
+    end: Epk,
+    buffer: std::vec::IntoIter<(ItemPosition, StoredItem)>,
+}
+
+impl Iterator for PositionedScan<'_> {
+    type Item = (ItemPosition, StoredItem);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some(entry) = self.buffer.next() {
+                return Some(entry);
+            }
+            let cursor = self.cursor.take()?;
+            if cursor.0 >= self.end {
+                return None;
+            }
+            let (items, next) = self.container.scan_chunk_with(&cursor, &self.end, SCAN_CHUNK, |epk, item| {
+                (ItemPosition { epk: epk.clone(), seq: item.meta.seq }, item.clone())
+            });
+            self.cursor = next;
+            self.buffer = items.into_iter();
+        }
     }
 }
 

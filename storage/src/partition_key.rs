@@ -188,13 +188,22 @@ impl SyntheticKey {
                 paths.iter().map(part).collect::<Result<Vec<_>>>()?.join(separator)
             }
             SyntheticKind::RandomSuffix { base, buckets, seed } => {
-                if doc.get(&self.property).and_then(|v| v.as_str()).is_some() {
-                    return Ok(None);
+                // An item that already carries a key of this base (a read item being replaced)
+                // keeps it; any other value is replaced, so every stored key is `base.1..=N` and a
+                // filter on the base alone can be pruned to those N keys.
+                let base_text = part(base)?;
+                if let Some(existing) = doc.get(&self.property).and_then(|v| v.as_str()) {
+                    let bucket = existing.strip_prefix(base_text.as_str()).and_then(|r| r.strip_prefix('.'));
+                    if bucket.and_then(|b| b.parse::<u32>().ok()).is_some_and(|b| (1..=*buckets).contains(&b))
+                        && bucket.is_some_and(|b| !b.starts_with('0'))
+                    {
+                        return Ok(None);
+                    }
                 }
                 let draw = self.draws.fetch_add(1, Ordering::Relaxed);
                 let bucket =
                     splitmix64(seed.wrapping_add(draw.wrapping_mul(0x9E37_79B9_7F4A_7C15))) % u64::from(*buckets);
-                format!("{}.{}", part(base)?, bucket + 1)
+                format!("{base_text}.{}", bucket + 1)
             }
             SyntheticKind::HashSuffix { base, source, buckets } => {
                 format!("{}.{}", part(base)?, hash_bucket(&part(source)?, *buckets))
