@@ -45,7 +45,12 @@ fn load(bytes: &[u8], partitions: usize) -> Container {
     let c = Container::new(
         "telemetry",
         PartitionKeyDefinition::hash("/deviceId").expect("key"),
-        ContainerSettings { initial_partitions: partitions, split_max_items: usize::MAX, split_max_bytes: u64::MAX, ..ContainerSettings::default() },
+        ContainerSettings {
+            initial_partitions: partitions,
+            split_max_items: usize::MAX,
+            split_max_bytes: u64::MAX,
+            ..ContainerSettings::default()
+        },
     );
     c.import(bytes, ImportOptions { fail_fast: true }, |_| {}).expect("import");
     c

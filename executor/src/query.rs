@@ -907,6 +907,8 @@ pub struct RunStats {
     pub retrieved: u64,
     /// Rows held at once for sorting or grouping, at the peak.
     pub peak_buffered: u64,
+    /// Time spent, in nanoseconds (set by the cross-partition producers).
+    pub nanos: u64,
 }
 
 /// Runs compiled queries; subqueries run through it too.

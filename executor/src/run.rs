@@ -84,6 +84,17 @@ pub struct QueryOutput {
     pub metrics: QueryMetrics,
     /// Set when more results remain (paged requests only).
     pub continuation: Option<String>,
+    /// What each physical partition's producer did, in partition order (empty when the query ran
+    /// in one pass: no items, ORDER BY RANK, FROM subqueries).
+    pub partitions: Vec<PartitionMetrics>,
+}
+
+/// Metrics of one physical partition's producer.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PartitionMetrics {
+    pub partition: u32,
+    pub retrieved_document_count: u64,
+    pub time_ms: f64,
 }
 
 /// Execution metrics, named as Cosmos DB's query metrics.
@@ -158,6 +169,8 @@ fn decode_token(token: &str, fp: u64) -> Result<u64, QueryError> {
 /// One producer's share of the query: EPK ranges inside one physical partition.
 #[derive(Debug, Clone)]
 struct Unit {
+    /// The physical partition's id.
+    partition: u32,
     ranges: Vec<(Epk, Epk)>,
     /// A point read: the query pins the key and the id.
     point: Option<(PartitionKey, String)>,
@@ -205,7 +218,7 @@ pub fn execute(container: &Container, sql: &str, options: &QueryOptions) -> Resu
                     (lo < hi).then_some((lo, hi))
                 })
                 .collect();
-            (!pieces.is_empty()).then(|| Unit { ranges: pieces, point: point.clone() })
+            (!pieces.is_empty()).then(|| Unit { partition: p.id, ranges: pieces, point: point.clone() })
         })
         .collect();
     let reads_items = compiled.reads_items();
@@ -221,7 +234,14 @@ pub fn execute(container: &Container, sql: &str, options: &QueryOptions) -> Resu
     let mut out = Emitter::page(&compiled, returned, take);
     let runner = Runner::new(container);
     let mut stats = RunStats::default();
-    let coordinator = Coordinator { container, compiled: &compiled, options, units: &units, runner: &runner };
+    let coordinator = Coordinator {
+        per_partition: Mutex::new(Vec::new()),
+        container,
+        compiled: &compiled,
+        options,
+        units: &units,
+        runner: &runner,
+    };
     if !reads_items {
         runner.run_into(&compiled, &mut std::iter::empty(), &mut stats, &mut out)?;
     } else if compiled.is_ranked() || compiled.reads_through_subquery() {
@@ -252,7 +272,9 @@ pub fn execute(container: &Container, sql: &str, options: &QueryOptions) -> Resu
         request_charge: 2.5 + 0.05 * stats.retrieved as f64 + 0.01 * items.len() as f64,
         peak_buffered_items: stats.peak_buffered,
     };
-    Ok(QueryOutput { items, metrics, continuation })
+    let mut partitions = coordinator.per_partition.into_inner().unwrap_or_default();
+    partitions.sort_by_key(|p| p.partition);
+    Ok(QueryOutput { items, metrics, continuation, partitions })
 }
 
 /// The plan of a query, without running it: target partitions and why, what each partition
@@ -394,6 +416,8 @@ fn target_ranges(
 }
 
 struct Coordinator<'a> {
+    /// Per-partition counters, filled as producers finish.
+    per_partition: Mutex<Vec<PartitionMetrics>>,
     container: &'a Container,
     compiled: &'a CompiledQuery,
     options: &'a QueryOptions,
@@ -427,6 +451,17 @@ impl Coordinator<'_> {
 
     fn page_size(&self) -> usize {
         self.options.max_item_count.unwrap_or(100).max(1)
+    }
+
+    /// Notes what one producer did.
+    fn report(&self, unit: usize, stats: &RunStats) {
+        if let Ok(mut list) = self.per_partition.lock() {
+            list.push(PartitionMetrics {
+                partition: self.units[unit].partition,
+                retrieved_document_count: stats.retrieved,
+                time_ms: stats.nanos as f64 / 1e6,
+            });
+        }
     }
 
     /// Runs `work` for every unit on the producer threads, in EPK order of starting.
@@ -490,6 +525,7 @@ impl Coordinator<'_> {
         };
         let work = |i: usize, cancel: &AtomicBool| {
             let Some(tx) = senders[i].lock().ok().and_then(|mut s| s.take()) else { return };
+            let started = std::time::Instant::now();
             let mut unit_stats = RunStats::default();
             let mut batch = Vec::with_capacity(page);
             let mut produced = 0u64;
@@ -521,6 +557,8 @@ impl Coordinator<'_> {
             if !batch.is_empty() {
                 send(i, &tx, batch, cancel);
             }
+            unit_stats.nanos = started.elapsed().as_nanos() as u64;
+            self.report(i, &unit_stats);
             let _ = tx.send(Message::Done(unit_stats));
         };
         let mut failure = None;
@@ -581,6 +619,7 @@ impl Coordinator<'_> {
         let slots: Vec<Outcome<SortedRows>> = self.units.iter().map(|_| Mutex::new(None)).collect();
         let cancel = AtomicBool::new(false);
         let work = |i: usize, _cancel: &AtomicBool| {
+            let started = std::time::Instant::now();
             let ctx = self.runner.ctx(None);
             let mut unit_stats = RunStats::default();
             let mut rows: SortedRows = Vec::new();
@@ -608,6 +647,8 @@ impl Coordinator<'_> {
                     rows.truncate(k);
                 }
                 unit_stats.peak_buffered = rows.len() as u64;
+                unit_stats.nanos = started.elapsed().as_nanos() as u64;
+                self.report(i, &unit_stats);
                 (rows, unit_stats)
             });
             if let Ok(mut slot) = slots[i].lock() {
@@ -656,10 +697,14 @@ impl Coordinator<'_> {
         let slots: Vec<Outcome<Groups>> = self.units.iter().map(|_| Mutex::new(None)).collect();
         let cancel = AtomicBool::new(false);
         let work = |i: usize, _cancel: &AtomicBool| {
+            let started = std::time::Instant::now();
             let mut unit_stats = RunStats::default();
             let mut input = unit_input(self.container, &self.units[i]);
-            let outcome =
-                self.runner.collect_groups(q, &mut input, &Vec::new(), &mut unit_stats).map(|g| (g, unit_stats));
+            let outcome = self.runner.collect_groups(q, &mut input, &Vec::new(), &mut unit_stats).map(|g| {
+                unit_stats.nanos = started.elapsed().as_nanos() as u64;
+                self.report(i, &unit_stats);
+                (g, unit_stats)
+            });
             if let Ok(mut slot) = slots[i].lock() {
                 *slot = Some(outcome);
             }

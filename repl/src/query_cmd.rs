@@ -219,6 +219,7 @@ fn run_all(loaded: &Loaded, sql: &str) -> Result<(QueryOutput, usize), String> {
                 m.output_document_count += p.output_document_count;
                 m.request_charge += p.request_charge;
                 m.peak_buffered_items = m.peak_buffered_items.max(p.peak_buffered_items);
+                acc.partitions.extend(page.partitions.iter().copied());
                 m.partitions_touched = m.partitions_touched.max(p.partitions_touched);
                 acc
             }
@@ -257,15 +258,28 @@ pub fn run_query(args: &QueryArgs) -> Result<(), String> {
     let _ = write(&mut out);
     if args.metrics {
         let m = &output.metrics;
+        let partitions: Vec<String> = output
+            .partitions
+            .iter()
+            .map(|p| {
+                format!(
+                    "{{\"id\":{},\"retrievedDocumentCount\":{},\"timeMs\":{}}}",
+                    p.partition,
+                    p.retrieved_document_count,
+                    cosmoql::value::format_number((p.time_ms * 1000.0).round() / 1000.0)
+                )
+            })
+            .collect();
         eprintln!(
-            "{{\"partitionsTouched\":{},\"physicalPartitions\":{},\"retrievedDocumentCount\":{},\"outputDocumentCount\":{},\"requestCharge\":{},\"peakBufferedItems\":{},\"pages\":{}}}",
+            "{{\"partitionsTouched\":{},\"physicalPartitions\":{},\"retrievedDocumentCount\":{},\"outputDocumentCount\":{},\"requestCharge\":{},\"peakBufferedItems\":{},\"pages\":{},\"partitions\":[{}]}}",
             m.partitions_touched,
             m.physical_partitions,
             m.retrieved_document_count,
             m.output_document_count,
             cosmoql::value::format_number(m.request_charge),
             m.peak_buffered_items,
-            pages
+            pages,
+            partitions.join(",")
         );
     }
     Ok(())
