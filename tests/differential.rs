@@ -105,6 +105,87 @@ fn paged(c: &Container, sql: &str, dop: i32, page: usize, split_at: &[u8]) -> Ve
     out
 }
 
+/// Queries from parts: a projection shape, a filter, an order, DISTINCT, TOP or OFFSET/LIMIT.
+fn query() -> impl Strategy<Value = String> {
+    let filter = prop_oneof![
+        Just(String::new()),
+        Just("WHERE c.a > 2".to_string()),
+        Just("WHERE c.b = 'b1' OR c.a < 3".to_string()),
+        Just("WHERE IS_DEFINED(c.b) AND NOT (c.a = 5)".to_string()),
+        (0..6u8).prop_map(|k| format!("WHERE c.pk = 'k{k}'")),
+        Just("WHERE c.pk IN ('k0', 'k3') AND c.n >= 10".to_string()),
+        Just("WHERE ARRAY_CONTAINS(c.tags, 'y')".to_string()),
+    ];
+    let order = prop_oneof![
+        Just(String::new()),
+        Just("ORDER BY c.a".to_string()),
+        Just("ORDER BY c.b DESC, c.id".to_string()),
+        Just("ORDER BY c.n DESC".to_string()),
+    ];
+    let limit = prop_oneof![Just(String::new()), (0..12u8, 1..9u8).prop_map(|(o, l)| format!("OFFSET {o} LIMIT {l}")),];
+    let top = prop_oneof![Just(String::new()), (1..8u8).prop_map(|t| format!("TOP {t} "))];
+    let plain = prop_oneof![
+        Just("*"),
+        Just("VALUE c.id"),
+        Just("c.id, c.a, c.b"),
+        Just("VALUE {k: c.pk, t: ARRAY_LENGTH(c.tags)}"),
+    ];
+    let distinct = prop_oneof![Just("VALUE c.b"), Just("c.a"), Just("VALUE c.pk")];
+    let aggregate = prop_oneof![
+        Just(("VALUE COUNT(1)", "")),
+        Just(("COUNT(1) AS n, SUM(c.n) AS s, MIN(c.a) AS lo, MAX(c.b) AS hi, AVG(c.a) AS av", "")),
+        Just(("c.b, COUNT(1) AS n, AVG(c.n) AS av", "GROUP BY c.b")),
+        Just(("c.pk, MAX(c.a) AS hi", "GROUP BY c.pk")),
+    ];
+    prop_oneof![
+        (top.clone(), plain, filter.clone(), order.clone())
+            .prop_map(|(t, p, f, o)| format!("SELECT {t}{p} FROM c {f} {o}")),
+        (plain_limit(), filter.clone(), order.clone(), limit.clone())
+            .prop_map(|(p, f, o, l)| format!("SELECT {p} FROM c {f} {o} {l}")),
+        (top, distinct, filter.clone(), prop::bool::ANY).prop_map(|(t, d, f, ordered)| {
+            let order = if ordered { format!("ORDER BY {}", d.trim_start_matches("VALUE ")) } else { String::new() };
+            format!("SELECT DISTINCT {t}{d} FROM c {f} {order}")
+        }),
+        (aggregate, filter).prop_map(|((a, g), f)| format!("SELECT {a} FROM c {f} {g}")),
+    ]
+}
+
+fn plain_limit() -> impl Strategy<Value = &'static str> {
+    prop_oneof![Just("*"), Just("VALUE c.id"), Just("c.id, c.n")]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    #[test]
+    fn generated_queries_give_the_serial_results_at_every_setting(
+        items in prop::collection::vec(item(), 0..50),
+        partitions in prop_oneof![Just(1usize), 2usize..9, Just(64usize)],
+        sql in query(),
+        dop in prop::sample::select(vec![0, 1, 2, 8, -1]),
+        page in prop::sample::select(vec![1usize, 2, 5, 100]),
+        split_at in prop::collection::vec(any::<u8>(), 1..4),
+    ) {
+        let serial = load(&items, ContainerSettings { split_max_items: usize::MAX, ..ContainerSettings::default() });
+        let expected: Vec<Value> = execute(&serial, &sql, &QueryOptions::default())
+            .unwrap_or_else(|e| panic!("{sql}: {}", e.render(&sql)))
+            .items
+            .iter()
+            .map(strip)
+            .collect();
+        let many = load(&items, ContainerSettings { initial_partitions: partitions, split_max_items: 8, ..ContainerSettings::default() });
+        let all: Vec<Value> = execute(&many, &sql, &QueryOptions { max_degree_of_parallelism: dop, max_buffered_item_count: Some(7), ..QueryOptions::default() })
+            .unwrap()
+            .items
+            .iter()
+            .map(strip)
+            .collect();
+        prop_assert_eq!(&all, &expected, "{} at MaxDOP {}", sql, dop);
+        let paged = paged(&many, &sql, dop, page, &split_at);
+        prop_assert_eq!(&paged, &expected, "{} in pages of {}", sql, page);
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 

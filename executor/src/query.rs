@@ -223,6 +223,11 @@ impl CompiledQuery {
         self.rank.is_some()
     }
 
+    /// Whether the query has DISTINCT.
+    pub fn is_distinct(&self) -> bool {
+        self.distinct
+    }
+
     /// Whether the query has ORDER BY.
     pub fn is_ordered(&self) -> bool {
         !self.order_by.is_empty()

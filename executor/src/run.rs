@@ -355,6 +355,9 @@ pub fn explain(container: &Container, sql: &str, options: &QueryOptions) -> Resu
     } else {
         let keep = compiled.rows_needed().map_or(String::new(), |n| format!(" (stop after {n} results)"));
         lines.push(format!("  project   {}{keep}", query.select.projection_text()));
+        if compiled.is_distinct() {
+            lines.push("  distinct  within the partition".to_string());
+        }
         merge.push("concatenate partitions in EPK order (later ones run ahead into bounded buffers)".to_string());
     }
     if query.select.distinct {
@@ -529,6 +532,7 @@ impl Coordinator<'_> {
             let mut unit_stats = RunStats::default();
             let mut batch = Vec::with_capacity(page);
             let mut produced = 0u64;
+            let mut seen = q.is_distinct().then(std::collections::HashSet::new);
             let ctx = self.runner.ctx(None);
             let mut input = unit_input(self.container, &self.units[i]);
             let result = self.runner.for_each_row(q, &mut input, &Vec::new(), &mut unit_stats, &mut |row, _pos| {
@@ -541,6 +545,13 @@ impl Coordinator<'_> {
                 let v = self.runner.project(q, &ctx, row)?;
                 if v.is_undefined() {
                     return Ok(Flow::Continue);
+                }
+                // DISTINCT per partition first: a duplicate never reaches the buffers (the
+                // coordinator's DISTINCT keeps the first in EPK order, as this one does).
+                if let Some(seen) = &mut seen {
+                    if !seen.insert(v.clone()) {
+                        return Ok(Flow::Continue);
+                    }
                 }
                 batch.push(v);
                 produced += 1;
