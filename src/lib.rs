@@ -14,6 +14,8 @@
 //! assert_eq!(cosmoql::value::to_json_string(&doc).unwrap(), r#"{"name":"Ana","age":30}"#);
 //! ```
 
+pub mod testing;
+
 /// Document values: [`Value`], JSON I/O, the total order and query comparison.
 pub use cosmoql_value as value;
 

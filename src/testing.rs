@@ -1,0 +1,1 @@
+//! Snapshot-tested query suites (being written).
