@@ -1,20 +1,86 @@
 //! cosmoql: Azure Cosmos DB for NoSQL-style SQL over a partitioned JSON document store, embedded in
 //! your Rust program.
 //!
-//! This facade is the embedded API. Today it exposes the document values and the query parser; the
-//! store, planner and executor join it as they land (see `docs/ARCHITECTURE.md`).
+//! The client ([`CosmosClient`], [`DatabaseClient`], [`ContainerClient`]) is named after the
+//! `azure_data_cosmos` SDK: typed item operations, transactional batches, and queries returning a
+//! stream of pages with continuation tokens.
 //!
 //! ```
-//! use cosmoql::{parse, Value};
+//! use cosmoql::{ContainerProperties, CosmosClient, QueryOptions, Value};
+//! use futures::StreamExt;
 //!
-//! let query = parse("select value c.name from c where c.age >= 18").unwrap();
-//! assert_eq!(query.to_string(), "SELECT VALUE c.name FROM c WHERE c.age >= 18");
-//!
-//! let doc: Value = cosmoql::value::parse_json(r#"{"name": "Ana", "age": 30.0}"#).unwrap();
-//! assert_eq!(cosmoql::value::to_json_string(&doc).unwrap(), r#"{"name":"Ana","age":30}"#);
+//! let client = CosmosClient::new();
+//! let db = client.create_database("shop")?;
+//! let orders = db.create_container(ContainerProperties::new("orders", "/customer")?)?;
+//! for (i, customer) in ["ana", "bo", "ana"].iter().enumerate() {
+//!     let order = serde_json::json!({"id": format!("o{i}"), "customer": customer, "total": 10 * (i + 1)});
+//!     orders.create_item(&order)?;
+//! }
+//! // Blocking: every result.
+//! let totals: Vec<f64> = orders.query_items_blocking(
+//!     cosmoql::Query::from("SELECT VALUE c.total FROM c WHERE c.customer = @who ORDER BY c.total")
+//!         .with_parameter("@who", "ana")?,
+//!     QueryOptions::default(),
+//! )?;
+//! assert_eq!(totals, vec![10.0, 30.0]);
+//! // Async: a stream of pages.
+//! let options = QueryOptions { max_item_count: Some(2), ..QueryOptions::default() };
+//! let pages: Vec<_> = futures::executor::block_on(
+//!     orders.query_items::<Value>("SELECT * FROM c", options).collect::<Vec<_>>(),
+//! );
+//! assert_eq!(pages.len(), 2);
+//! # Ok::<(), cosmoql::Error>(())
 //! ```
+//!
+//! Lower layers are reachable too: [`value`] (documents), [`parser`], [`storage`] (containers,
+//! partition keys, EPK hashing), [`executor`] (`execute`, `explain`).
 
+#![warn(missing_docs)]
+
+mod client;
 pub mod testing;
+
+pub use client::{
+    ContainerClient, ContainerProperties, CosmosClient, DatabaseClient, FeedPage, ItemResponse, Query, QueryPager,
+    TransactionalBatch,
+};
+
+/// Errors of the embedded API.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Error {
+    /// The store refused (with the Cosmos DB status code).
+    Storage(StorageError),
+    /// A query failed; the text is the rendered error (`line L, column C` and a caret).
+    Query(String),
+    /// A transactional batch failed at operation `index`; nothing of it was applied.
+    Batch {
+        /// The failed operation.
+        index: usize,
+        /// Why.
+        error: StorageError,
+    },
+    /// A value did not (de)serialize to the requested type.
+    Serialization(String),
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Error::Storage(e) => write!(f, "{e}"),
+            Error::Query(text) => f.write_str(text),
+            Error::Batch { index, error } => write!(f, "batch operation {index} failed, nothing was applied: {error}"),
+            Error::Serialization(e) => write!(f, "serialization: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<StorageError> for Error {
+    fn from(e: StorageError) -> Self {
+        Error::Storage(e)
+    }
+}
 
 /// Document values: [`Value`], JSON I/O, the total order and query comparison.
 pub use cosmoql_value as value;
@@ -29,7 +95,7 @@ pub use cosmoql_storage as storage;
 pub use cosmoql_executor as executor;
 pub use cosmoql_executor::{execute, explain, QueryError, QueryOptions, QueryOutput};
 
-pub use cosmoql_parser::{parse, ParseError, Query};
+pub use cosmoql_parser::{parse, ParseError};
 pub use cosmoql_storage::{
     Container, ContainerSettings, Database, PartitionKey, PartitionKeyDefinition, StorageError, Store,
 };

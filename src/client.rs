@@ -1,0 +1,416 @@
+//! The in-memory client: databases, containers, typed item operations, transactional batches and
+//! queries returning a stream of pages. Names follow the `azure_data_cosmos` SDK where that fits.
+
+use std::marker::PhantomData;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use cosmoql_executor::{QueryMetrics, QueryOptions};
+use cosmoql_storage::{
+    BatchOperation, Container, ContainerSettings, PartitionKey, PartitionKeyDefinition, PatchOperation, Store,
+    WriteOptions,
+};
+use cosmoql_value::Value;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::Error;
+
+fn to_value<T: Serialize>(item: &T) -> Result<Value, Error> {
+    serde_json::to_value(item).map(Value::from).map_err(|e| Error::Serialization(e.to_string()))
+}
+
+fn from_value<T: DeserializeOwned>(value: &Value) -> Result<T, Error> {
+    let json = value.to_serde_json().unwrap_or(serde_json::Value::Null);
+    serde_json::from_value(json).map_err(|e| Error::Serialization(e.to_string()))
+}
+
+/// The entry point: an in-memory Cosmos DB account.
+///
+/// ```
+/// use cosmoql::{ContainerProperties, CosmosClient, PartitionKey};
+/// use serde::{Deserialize, Serialize};
+///
+/// #[derive(Serialize, Deserialize, Debug, PartialEq)]
+/// struct Reading { id: String, #[serde(rename = "deviceId")] device_id: String, value: f64 }
+///
+/// let client = CosmosClient::new();
+/// let db = client.create_database("iot")?;
+/// let readings = db.create_container(ContainerProperties::new("readings", "/deviceId")?)?;
+/// readings.create_item(&Reading { id: "r1".into(), device_id: "dev-1".into(), value: 21.5 })?;
+/// let read = readings.read_item::<Reading>(PartitionKey::from("dev-1"), "r1")?;
+/// assert_eq!(read.item.value, 21.5);
+/// # Ok::<(), cosmoql::Error>(())
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct CosmosClient {
+    store: Arc<Store>,
+}
+
+impl CosmosClient {
+    /// A new, empty account.
+    pub fn new() -> Self {
+        CosmosClient::default()
+    }
+
+    /// Creates a database; an error (409) if it exists.
+    pub fn create_database(&self, id: &str) -> Result<DatabaseClient, Error> {
+        self.store.create_database(id)?;
+        Ok(self.database_client(id))
+    }
+
+    /// A client for a database (which must exist when it is used).
+    pub fn database_client(&self, id: &str) -> DatabaseClient {
+        DatabaseClient { store: Arc::clone(&self.store), id: id.to_string() }
+    }
+
+    /// The ids of the databases.
+    pub fn database_ids(&self) -> Vec<String> {
+        self.store.database_ids()
+    }
+
+    /// The underlying store.
+    pub fn store(&self) -> &Arc<Store> {
+        &self.store
+    }
+}
+
+/// A container's definition: id, partition key, and sizing.
+#[derive(Debug, Clone)]
+pub struct ContainerProperties {
+    /// The container id.
+    pub id: String,
+    /// The partition key definition (one path, a hierarchical key, a synthetic key, or none).
+    pub partition_key: PartitionKeyDefinition,
+    /// Physical partitions, split thresholds and the logical partition cap.
+    pub settings: ContainerSettings,
+}
+
+impl ContainerProperties {
+    /// A container keyed on one path, e.g. `/deviceId`.
+    pub fn new(id: &str, partition_key_path: &str) -> Result<Self, Error> {
+        Ok(ContainerProperties {
+            id: id.to_string(),
+            partition_key: PartitionKeyDefinition::hash(partition_key_path)?,
+            settings: ContainerSettings::default(),
+        })
+    }
+
+    /// A container with any key definition.
+    pub fn with_key(id: &str, partition_key: PartitionKeyDefinition) -> Self {
+        ContainerProperties { id: id.to_string(), partition_key, settings: ContainerSettings::default() }
+    }
+
+    /// Sets the sizing (for example more physical partitions to start with).
+    pub fn settings(mut self, settings: ContainerSettings) -> Self {
+        self.settings = settings;
+        self
+    }
+}
+
+/// A client for one database.
+#[derive(Debug, Clone)]
+pub struct DatabaseClient {
+    store: Arc<Store>,
+    id: String,
+}
+
+impl DatabaseClient {
+    /// The database id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// Creates a container; an error (409) if it exists.
+    pub fn create_container(&self, properties: ContainerProperties) -> Result<ContainerClient, Error> {
+        let db = self.store.database(&self.id)?;
+        let container = db.create_container(&properties.id, properties.partition_key, properties.settings)?;
+        Ok(ContainerClient { container })
+    }
+
+    /// A client for an existing container; an error (404) if there is none.
+    pub fn container_client(&self, id: &str) -> Result<ContainerClient, Error> {
+        Ok(ContainerClient { container: self.store.database(&self.id)?.container(id)? })
+    }
+
+    /// Deletes a container.
+    pub fn delete_container(&self, id: &str) -> Result<(), Error> {
+        Ok(self.store.database(&self.id)?.delete_container(id)?)
+    }
+
+    /// The ids of the containers.
+    pub fn container_ids(&self) -> Result<Vec<String>, Error> {
+        Ok(self.store.database(&self.id)?.container_ids())
+    }
+}
+
+/// The result of an item operation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ItemResponse<T> {
+    /// The item as stored (with system properties in its JSON form).
+    pub item: T,
+    /// The item's etag, for optimistic concurrency (`WriteOptions::if_match`).
+    pub etag: String,
+    /// Request units charged.
+    pub request_charge: f64,
+    /// The HTTP status Cosmos DB would answer (200, 201, 204).
+    pub status: u16,
+}
+
+/// A query with typed parameters.
+///
+/// ```
+/// let q = cosmoql::Query::from("SELECT * FROM c WHERE c.n > @min").with_parameter("@min", 5)?;
+/// # Ok::<(), cosmoql::Error>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct Query {
+    text: String,
+    parameters: Vec<(String, Value)>,
+}
+
+impl Query {
+    /// Binds `@name` to any serializable value.
+    pub fn with_parameter<T: Serialize>(mut self, name: &str, value: T) -> Result<Self, Error> {
+        self.parameters.push((name.trim_start_matches('@').to_string(), to_value(&value)?));
+        Ok(self)
+    }
+
+    /// The query text.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+}
+
+impl From<&str> for Query {
+    fn from(text: &str) -> Self {
+        Query { text: text.to_string(), parameters: Vec::new() }
+    }
+}
+
+impl From<String> for Query {
+    fn from(text: String) -> Self {
+        Query { text, parameters: Vec::new() }
+    }
+}
+
+/// One page of query results.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FeedPage<T> {
+    /// The results of this page.
+    pub items: Vec<T>,
+    /// Resume after this page (`QueryOptions::continuation`); `None` on the last page.
+    pub continuation: Option<String>,
+    /// Request units charged for this page.
+    pub request_charge: f64,
+    /// Execution metrics of this page.
+    pub metrics: QueryMetrics,
+}
+
+/// The pages of a query, as an async [`futures::Stream`]. Each page is computed when polled; a
+/// page ends when `QueryOptions::max_item_count` results are in (100 by default).
+pub struct QueryPager<T> {
+    container: Arc<Container>,
+    sql: String,
+    options: QueryOptions,
+    done: bool,
+    marker: PhantomData<fn() -> T>,
+}
+
+impl<T> std::fmt::Debug for QueryPager<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("QueryPager").field("sql", &self.sql).field("done", &self.done).finish_non_exhaustive()
+    }
+}
+
+impl<T: DeserializeOwned> QueryPager<T> {
+    /// The next page, computed now; `None` after the last.
+    pub fn next_page(&mut self) -> Option<Result<FeedPage<T>, Error>> {
+        if self.done {
+            return None;
+        }
+        let result = crate::execute(&self.container, &self.sql, &self.options);
+        Some(match result {
+            Err(e) => {
+                self.done = true;
+                Err(Error::Query(e.render(&self.sql)))
+            }
+            Ok(out) => {
+                self.done = out.continuation.is_none();
+                self.options.continuation = out.continuation.clone();
+                out.items.iter().map(from_value).collect::<Result<Vec<T>, _>>().map(|items| FeedPage {
+                    items,
+                    continuation: out.continuation,
+                    request_charge: out.metrics.request_charge,
+                    metrics: out.metrics,
+                })
+            }
+        })
+    }
+
+    /// Every remaining result, page after page (the blocking convenience).
+    pub fn collect_all(mut self) -> Result<Vec<T>, Error> {
+        let mut all = Vec::new();
+        while let Some(page) = self.next_page() {
+            all.extend(page?.items);
+        }
+        Ok(all)
+    }
+}
+
+impl<T: DeserializeOwned> futures::Stream for QueryPager<T> {
+    type Item = Result<FeedPage<T>, Error>;
+
+    fn poll_next(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        // The store is in memory: a page is ready as soon as it is asked for.
+        Poll::Ready(self.get_mut().next_page())
+    }
+}
+
+impl<T> Unpin for QueryPager<T> {}
+
+/// A transactional batch: operations on one logical partition, all or nothing.
+#[derive(Debug, Clone, Default)]
+pub struct TransactionalBatch {
+    operations: Vec<BatchOperation>,
+}
+
+impl TransactionalBatch {
+    /// An empty batch.
+    pub fn new() -> Self {
+        TransactionalBatch::default()
+    }
+
+    /// Adds a create.
+    pub fn create_item<T: Serialize>(mut self, item: &T) -> Result<Self, Error> {
+        self.operations.push(BatchOperation::Create { item: to_value(item)? });
+        Ok(self)
+    }
+
+    /// Adds an upsert.
+    pub fn upsert_item<T: Serialize>(mut self, item: &T) -> Result<Self, Error> {
+        self.operations.push(BatchOperation::Upsert { item: to_value(item)?, if_match: None });
+        Ok(self)
+    }
+
+    /// Adds a replace.
+    pub fn replace_item<T: Serialize>(mut self, id: &str, item: &T) -> Result<Self, Error> {
+        self.operations.push(BatchOperation::Replace { id: id.to_string(), item: to_value(item)?, if_match: None });
+        Ok(self)
+    }
+
+    /// Adds a delete.
+    pub fn delete_item(mut self, id: &str) -> Self {
+        self.operations.push(BatchOperation::Delete { id: id.to_string(), if_match: None });
+        self
+    }
+
+    /// Adds a read.
+    pub fn read_item(mut self, id: &str) -> Self {
+        self.operations.push(BatchOperation::Read { id: id.to_string() });
+        self
+    }
+
+    /// Adds a patch.
+    pub fn patch_item(mut self, id: &str, operations: Vec<PatchOperation>) -> Self {
+        self.operations.push(BatchOperation::Patch { id: id.to_string(), operations, if_match: None });
+        self
+    }
+}
+
+/// A client for one container.
+#[derive(Debug, Clone)]
+pub struct ContainerClient {
+    container: Arc<Container>,
+}
+
+impl ContainerClient {
+    /// The container itself (partitions, scans, import/export).
+    pub fn container(&self) -> &Arc<Container> {
+        &self.container
+    }
+
+    fn response<T: DeserializeOwned>(r: cosmoql_storage::ItemResponse) -> Result<ItemResponse<T>, Error> {
+        Ok(ItemResponse { item: from_value(&r.item)?, etag: r.etag, request_charge: r.request_charge, status: r.status })
+    }
+
+    /// Creates an item; its partition key is read from it (a synthetic key is computed).
+    pub fn create_item<T: Serialize + DeserializeOwned>(&self, item: &T) -> Result<ItemResponse<T>, Error> {
+        Self::response(self.container.create(&to_value(item)?)?)
+    }
+
+    /// Reads an item by partition key and id (404 if absent).
+    pub fn read_item<T: DeserializeOwned>(&self, partition_key: PartitionKey, id: &str) -> Result<ItemResponse<T>, Error> {
+        Self::response(self.container.read(&partition_key, id)?)
+    }
+
+    /// Creates or replaces an item.
+    pub fn upsert_item<T: Serialize + DeserializeOwned>(&self, item: &T) -> Result<ItemResponse<T>, Error> {
+        Self::response(self.container.upsert(&to_value(item)?, &WriteOptions::default())?)
+    }
+
+    /// Replaces an item; with `if_match`, only if its etag is still that.
+    pub fn replace_item<T: Serialize + DeserializeOwned>(
+        &self,
+        partition_key: PartitionKey,
+        id: &str,
+        item: &T,
+        if_match: Option<&str>,
+    ) -> Result<ItemResponse<T>, Error> {
+        let options = WriteOptions { if_match: if_match.map(str::to_string), condition: None };
+        Self::response(self.container.replace(&partition_key, id, &to_value(item)?, &options)?)
+    }
+
+    /// Deletes an item.
+    pub fn delete_item(&self, partition_key: PartitionKey, id: &str) -> Result<(), Error> {
+        self.container.delete(&partition_key, id, &WriteOptions::default())?;
+        Ok(())
+    }
+
+    /// Applies patch operations atomically.
+    pub fn patch_item<T: DeserializeOwned>(
+        &self,
+        partition_key: PartitionKey,
+        id: &str,
+        operations: &[PatchOperation],
+    ) -> Result<ItemResponse<T>, Error> {
+        Self::response(self.container.patch(&partition_key, id, operations, &WriteOptions::default())?)
+    }
+
+    /// Runs a transactional batch on one logical partition: all or nothing.
+    pub fn execute_transactional_batch(
+        &self,
+        partition_key: PartitionKey,
+        batch: TransactionalBatch,
+    ) -> Result<Vec<ItemResponse<Value>>, Error> {
+        let responses = self
+            .container
+            .execute_batch(&partition_key, &batch.operations)
+            .map_err(|e| Error::Batch { index: e.index, error: e.error })?;
+        responses.into_iter().map(Self::response).collect()
+    }
+
+    /// The pages of a query. Results deserialize into `T` (use [`Value`] or
+    /// `serde_json::Value` for anything).
+    pub fn query_items<T: DeserializeOwned>(&self, query: impl Into<Query>, options: QueryOptions) -> QueryPager<T> {
+        let query = query.into();
+        let mut options = options;
+        for (name, value) in query.parameters {
+            options.parameters.insert(name, value);
+        }
+        if options.max_item_count.is_none() {
+            options.max_item_count = Some(100);
+        }
+        QueryPager { container: Arc::clone(&self.container), sql: query.text, options, done: false, marker: PhantomData }
+    }
+
+    /// Every result of a query, collected (blocking).
+    pub fn query_items_blocking<T: DeserializeOwned>(
+        &self,
+        query: impl Into<Query>,
+        options: QueryOptions,
+    ) -> Result<Vec<T>, Error> {
+        self.query_items(query, options).collect_all()
+    }
+}
