@@ -9,37 +9,14 @@
 //!   the memory the merge holds per sorted row (references to stored items, not copies).
 
 use std::hint::black_box;
-use std::path::PathBuf;
-use std::process::Command;
 use std::time::Instant;
+
+mod support;
+use support::{data, items};
 
 use cosmoql::storage::{Container, ContainerSettings, ImportOptions, PartitionKeyDefinition};
 use cosmoql::value::Value;
 use cosmoql::{execute, QueryOptions};
-
-fn items() -> usize {
-    std::env::var("COSMOQL_BENCH_ITEMS").ok().and_then(|v| v.parse().ok()).unwrap_or(1_000_000)
-}
-
-fn data(n: usize) -> Vec<u8> {
-    let dir = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target"))
-        .join("bench-data");
-    std::fs::create_dir_all(&dir).expect("bench data dir");
-    let path = dir.join(format!("telemetry-{n}.ndjson"));
-    if !path.exists() {
-        let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches/data/gen_telemetry.py");
-        let out = Command::new("python3")
-            .arg(&script)
-            .args(["--n", &n.to_string(), "--seed", "42"])
-            .output()
-            .expect("python3 runs the telemetry generator");
-        assert!(out.status.success(), "generator failed");
-        std::fs::write(&path, &out.stdout).expect("write bench data");
-    }
-    std::fs::read(&path).expect("read bench data")
-}
 
 fn load(bytes: &[u8], partitions: usize) -> Container {
     let c = Container::new(

@@ -103,20 +103,6 @@ fn results_match(actual: &[Value], expected: &[Value], ordered: bool, tolerance:
     })
 }
 
-fn vector_policies(container: &Value) -> Vec<VectorPolicy> {
-    let Some(list) = container.get("vectorEmbeddingPolicy").get("vectorEmbeddings").as_array() else { return vec![] };
-    list.iter()
-        .filter_map(|v| {
-            Some(VectorPolicy {
-                path: v.get("path").as_str()?.to_string(),
-                data_type: v.get("dataType").as_str().unwrap_or("float32").to_string(),
-                distance_function: v.get("distanceFunction").as_str().unwrap_or("cosine").to_string(),
-                dimensions: v.get("dimensions").as_f64().map(|d| d as usize),
-            })
-        })
-        .collect()
-}
-
 /// Runs one case at 1, 3 and 16 physical partitions, and page by page (page size 1) at 3.
 fn run_case(file: &Path, case: &Value) -> Result<(), String> {
     for (partitions, page) in [(1, None), (3, None), (16, None), (3, Some(1))] {
@@ -164,8 +150,10 @@ fn run_case_with(file: &Path, case: &Value, partitions: usize, page: Option<usiz
         }
         container.create(&doc).map_err(|e| format!("loading document {i}: {e}"))?;
     }
-    let mut options =
-        QueryOptions { vector_policies: vector_policies(case.get("container")), ..QueryOptions::default() };
+    let mut options = QueryOptions {
+        vector_policies: VectorPolicy::from_container_properties(case.get("container")),
+        ..QueryOptions::default()
+    };
     for p in case.get("parameters").as_array().unwrap_or(&[]) {
         options = options.parameter(p.get("name").as_str().unwrap_or(""), p.get("value").clone());
     }

@@ -1006,16 +1006,28 @@ impl<'a> Runner<'a> {
         stats: &mut RunStats,
         out: &mut Emitter,
     ) -> Result<(), QueryError> {
-        let outer = Vec::new();
+        self.run_into_with(q, input, &Vec::new(), stats, out)
+    }
+
+    /// Runs a query over `input` for one row of the enclosing query (`outer`), handing results to
+    /// `out`.
+    fn run_into_with(
+        &self,
+        q: &CompiledQuery,
+        input: &mut Input<'_>,
+        outer: &Row,
+        stats: &mut RunStats,
+        out: &mut Emitter,
+    ) -> Result<(), QueryError> {
         if q.is_aggregate() {
-            self.run_grouped(q, input, &outer, stats, out)
+            self.run_grouped(q, input, outer, stats, out)
         } else if let Some(rank) = &q.rank {
-            self.run_ranked(q, rank, input, &outer, stats, out)
+            self.run_ranked(q, rank, input, outer, stats, out)
         } else if !q.order_by.is_empty() {
-            self.run_ordered(q, input, &outer, stats, out)
+            self.run_ordered(q, input, outer, stats, out)
         } else {
             let ctx = self.ctx(None);
-            self.for_each_row(q, input, &outer, stats, &mut |row, _pos| {
+            self.for_each_row(q, input, outer, stats, &mut |row, _pos| {
                 if !self.passes(q, row)? {
                     return Ok(Flow::Continue);
                 }
@@ -1033,22 +1045,7 @@ impl<'a> Runner<'a> {
         stats: &mut RunStats,
     ) -> Result<Vec<Value>, QueryError> {
         let mut out = Emitter::new(q);
-        if q.is_aggregate() {
-            self.run_grouped(q, input, outer, stats, &mut out)?;
-        } else if let Some(rank) = &q.rank {
-            self.run_ranked(q, rank, input, outer, stats, &mut out)?;
-        } else if !q.order_by.is_empty() {
-            self.run_ordered(q, input, outer, stats, &mut out)?;
-        } else {
-            let ctx = self.ctx(None);
-            self.for_each_row(q, input, outer, stats, &mut |row, _pos| {
-                if !self.passes(q, row)? {
-                    return Ok(Flow::Continue);
-                }
-                let value = self.project(q, &ctx, row)?;
-                Ok(if out.push(value) { Flow::Stop } else { Flow::Continue })
-            })?;
-        }
+        self.run_into_with(q, input, outer, stats, &mut out)?;
         Ok(out.finish())
     }
 

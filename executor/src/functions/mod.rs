@@ -41,6 +41,26 @@ pub struct VectorPolicy {
     pub dimensions: Option<usize>,
 }
 
+impl VectorPolicy {
+    /// The `vectorEmbeddingPolicy.vectorEmbeddings` of container properties in Cosmos DB's JSON
+    /// form (missing fields: `float32`, `cosine`).
+    pub fn from_container_properties(properties: &Value) -> Vec<VectorPolicy> {
+        let Some(list) = properties.get("vectorEmbeddingPolicy").get("vectorEmbeddings").as_array() else {
+            return vec![];
+        };
+        list.iter()
+            .filter_map(|v| {
+                Some(VectorPolicy {
+                    path: v.get("path").as_str()?.to_string(),
+                    data_type: v.get("dataType").as_str().unwrap_or("float32").to_string(),
+                    distance_function: v.get("distanceFunction").as_str().unwrap_or("cosine").to_string(),
+                    dimensions: v.get("dimensions").as_f64().map(|d| d as usize),
+                })
+            })
+            .collect()
+    }
+}
+
 /// A function body.
 pub type Builtin = fn(&[Value], &FunctionContext) -> Result<Value, FunctionError>;
 
