@@ -263,14 +263,9 @@ impl<'a> Parser<'a> {
         let mut group_by = Vec::new();
         if self.eat_keyword(Keyword::Group) {
             self.expect_keyword(Keyword::By)?;
-            loop {
-                let (e, d) = self.expr()?;
-                depth = depth.max(d);
-                group_by.push(e);
-                if !self.eat(&Token::Comma) {
-                    break;
-                }
-            }
+            let (list, d) = self.expr_list()?;
+            depth = depth.max(d);
+            group_by = list;
         }
         let mut order_by = Vec::new();
         let mut order_by_rank = false;
@@ -508,16 +503,7 @@ impl<'a> Parser<'a> {
         match op {
             Keyword::In => {
                 self.expect(&Token::LParen, "`(` to open the IN list")?;
-                let mut list = Vec::new();
-                let mut depth = 0;
-                loop {
-                    let (e, d) = self.expr()?;
-                    depth = depth.max(d);
-                    list.push(e);
-                    if !self.eat(&Token::Comma) {
-                        break;
-                    }
-                }
+                let (list, depth) = self.expr_list()?;
                 let end = self.expect(&Token::RParen, "`,` or `)` in the IN list")?;
                 let span = expr.span.to(end);
                 Ok((Expr { kind: ExprKind::In { expr, list, negated }, span }, depth))
@@ -675,18 +661,8 @@ impl<'a> Parser<'a> {
             }
             Token::LBracket => {
                 self.bump();
-                let mut items = Vec::new();
-                let mut depth = 0;
-                if !matches!(self.peek(), Token::RBracket) {
-                    loop {
-                        let (e, d) = self.expr()?;
-                        depth = depth.max(d);
-                        items.push(e);
-                        if !self.eat(&Token::Comma) {
-                            break;
-                        }
-                    }
-                }
+                let (items, depth) =
+                    if matches!(self.peek(), Token::RBracket) { (Vec::new(), 0) } else { self.expr_list()? };
                 let end = self.expect(&Token::RBracket, "`,` or `]` in the array")?;
                 Ok((Expr { kind: ExprKind::Array(items), span: start.to(end) }, depth + 1))
             }
@@ -721,21 +697,24 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// `expr (, expr)*`, with the deepest depth among them.
+    fn expr_list(&mut self) -> Parsed<Vec<Expr>> {
+        let mut list = Vec::new();
+        let mut depth = 0;
+        loop {
+            let (e, d) = self.expr()?;
+            depth = depth.max(d);
+            list.push(e);
+            if !self.eat(&Token::Comma) {
+                return Ok((list, depth));
+            }
+        }
+    }
+
     /// `name(args)`; the current token is `(`.
     fn call(&mut self, name: Ident, udf: bool) -> Parsed<Expr> {
         self.bump(); // (
-        let mut args = Vec::new();
-        let mut depth = 0;
-        if !matches!(self.peek(), Token::RParen) {
-            loop {
-                let (e, d) = self.expr()?;
-                depth = depth.max(d);
-                args.push(e);
-                if !self.eat(&Token::Comma) {
-                    break;
-                }
-            }
-        }
+        let (args, depth) = if matches!(self.peek(), Token::RParen) { (Vec::new(), 0) } else { self.expr_list()? };
         let end = self.expect(&Token::RParen, "`,` or `)` in the argument list")?;
         let span = name.span.to(end);
         Ok((Expr { kind: ExprKind::Call { name, udf, args }, span }, depth + 1))
