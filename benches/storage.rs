@@ -20,8 +20,6 @@ use support::{data, items};
 use cosmoql::storage::{Container, ContainerSettings, ImportOptions, PartitionKey, PartitionKeyDefinition};
 use criterion::{Criterion, Throughput};
 
-/// The NDJSON file, generated once per item count.
-
 fn load(bytes: &[u8]) -> Container {
     let c = Container::new(
         "telemetry",

@@ -21,7 +21,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let orders = db.create_container(ContainerProperties::new("orders", "/customer")?)?;
 
     for (i, customer) in ["ana", "bo", "ana", "cy", "ana"].iter().enumerate() {
-        let order = Order { id: format!("o{i}"), customer: customer.to_string(), total: 10.0 * (i + 1) as f64, items: vec![] };
+        let order =
+            Order { id: format!("o{i}"), customer: customer.to_string(), total: 10.0 * (i + 1) as f64, items: vec![] };
         let created = orders.create_item(&order)?;
         println!("created {} ({} RU, etag {})", created.item.id, created.request_charge, created.etag);
     }
@@ -43,9 +44,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let batch = TransactionalBatch::new()
         .create_item(&Order { id: "o9".into(), customer: "bo".into(), total: 1.0, items: vec![] })?
         .create_item(&Order { id: "o1".into(), customer: "bo".into(), total: 2.0, items: vec![] })?;
-    println!("a batch with a duplicate id: {}", orders.execute_transactional_batch(PartitionKey::from("bo"), batch).unwrap_err());
+    println!(
+        "a batch with a duplicate id: {}",
+        orders.execute_transactional_batch(PartitionKey::from("bo"), batch).unwrap_err()
+    );
 
-    let query = Query::from("SELECT * FROM c WHERE c.total >= @min ORDER BY c.total DESC").with_parameter("@min", 20)?;
+    let query =
+        Query::from("SELECT * FROM c WHERE c.total >= @min ORDER BY c.total DESC").with_parameter("@min", 20)?;
     let options = QueryOptions { max_item_count: Some(2), ..QueryOptions::default() };
     let mut pages = orders.query_items::<Order>(query, options);
     futures::executor::block_on(async {

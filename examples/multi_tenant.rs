@@ -33,7 +33,10 @@ fn report(name: &str, c: &Container) -> Result<(), Box<dyn std::error::Error>> {
         let out = cosmoql::execute(c, sql, &QueryOptions::default())?;
         println!(
             "  {sql}\n    -> {} (partitions touched {} of {}, items read {})",
-            out.items[0], out.metrics.partitions_touched, out.metrics.physical_partitions, out.metrics.retrieved_document_count
+            out.items[0],
+            out.metrics.partitions_touched,
+            out.metrics.physical_partitions,
+            out.metrics.retrieved_document_count
         );
     }
     Ok(())

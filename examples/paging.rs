@@ -32,7 +32,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         while let Some(t) = next {
             let (items, more) = page(Some(t))?;
             n += 1;
-            println!("[process 2] page {n}: {}", items.iter().map(|v| v.get("id").to_string()).collect::<Vec<_>>().join(" "));
+            println!(
+                "[process 2] page {n}: {}",
+                items.iter().map(|v| v.get("id").to_string()).collect::<Vec<_>>().join(" ")
+            );
             next = more;
         }
         std::fs::remove_file(&saved)?;

@@ -8,15 +8,13 @@ use cosmoql::{Container, ContainerSettings, PartitionKeyDefinition, QueryOptions
 const VINS: usize = 200;
 
 fn load(name: &str, key: PartitionKeyDefinition) -> Container {
-    let settings = ContainerSettings { initial_partitions: 8, split_max_items: usize::MAX, ..ContainerSettings::default() };
+    let settings =
+        ContainerSettings { initial_partitions: 8, split_max_items: usize::MAX, ..ContainerSettings::default() };
     let c = Container::new(name, key, settings);
     // One day of telemetry from 200 vehicles: every write has the same date.
     for i in 0..4_000 {
-        let doc = format!(
-            r#"{{"id":"t{i}","date":"2018-08-09","vin":"VIN{:05}","speed":{}}}"#,
-            i % VINS,
-            (i * 7) % 120
-        );
+        let doc =
+            format!(r#"{{"id":"t{i}","date":"2018-08-09","vin":"VIN{:05}","speed":{}}}"#, i % VINS, (i * 7) % 120);
         c.create(&cosmoql::value::parse_json(&doc).expect("JSON")).expect("write");
     }
     c
@@ -55,7 +53,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         show(c);
     }
 
-    println!("\nThe key is filled in on write: {}", by_hash.scan().next().map(|i| i.doc.to_json_string().unwrap_or_default()).unwrap_or_default());
+    println!(
+        "\nThe key is filled in on write: {}",
+        by_hash.scan().next().map(|i| i.doc.to_json_string().unwrap_or_default()).unwrap_or_default()
+    );
 
     let sql = "SELECT VALUE AVG(c.speed) FROM c WHERE c.date = '2018-08-09' AND c.vin = 'VIN00042'";
     println!("\n{sql}");

@@ -332,7 +332,12 @@ impl ContainerClient {
     }
 
     fn response<T: DeserializeOwned>(r: cosmoql_storage::ItemResponse) -> Result<ItemResponse<T>, Error> {
-        Ok(ItemResponse { item: from_value(&r.item)?, etag: r.etag, request_charge: r.request_charge, status: r.status })
+        Ok(ItemResponse {
+            item: from_value(&r.item)?,
+            etag: r.etag,
+            request_charge: r.request_charge,
+            status: r.status,
+        })
     }
 
     /// Creates an item; its partition key is read from it (a synthetic key is computed).
@@ -341,7 +346,11 @@ impl ContainerClient {
     }
 
     /// Reads an item by partition key and id (404 if absent).
-    pub fn read_item<T: DeserializeOwned>(&self, partition_key: PartitionKey, id: &str) -> Result<ItemResponse<T>, Error> {
+    pub fn read_item<T: DeserializeOwned>(
+        &self,
+        partition_key: PartitionKey,
+        id: &str,
+    ) -> Result<ItemResponse<T>, Error> {
         Self::response(self.container.read(&partition_key, id)?)
     }
 
@@ -402,7 +411,13 @@ impl ContainerClient {
         if options.max_item_count.is_none() {
             options.max_item_count = Some(100);
         }
-        QueryPager { container: Arc::clone(&self.container), sql: query.text, options, done: false, marker: PhantomData }
+        QueryPager {
+            container: Arc::clone(&self.container),
+            sql: query.text,
+            options,
+            done: false,
+            marker: PhantomData,
+        }
     }
 
     /// Every result of a query, collected (blocking).

@@ -1,20 +1,50 @@
 //! `cosmoql`: the command-line tool.
 
-use std::io::{Read, Write};
+use std::io::{IsTerminal, Read, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+mod demo;
 mod import_cmd;
 mod query_cmd;
+mod render;
+mod repl;
+mod session;
 use cosmoql::storage::epk::{self, HashVersion, PartitionKeyComponent, PartitionKeyKind};
 
 /// Azure Cosmos DB for NoSQL-style SQL over a partitioned JSON document store.
+///
+/// Without a command, `cosmoql` opens the interactive REPL on a demo database (`telemetry`:
+/// 100,000 generated IoT readings keyed on /deviceId; `families`: nested documents keyed on
+/// /lastName). With `-c SQL`, a FILE or statements piped on standard input it runs them and
+/// exits: results on standard output (JSON when it is not a terminal), errors on standard error,
+/// exit status 1 if any statement failed.
 #[derive(Debug, Parser)]
-#[command(name = "cosmoql", version, arg_required_else_help = true)]
+#[command(name = "cosmoql", version, args_conflicts_with_subcommands = true)]
 struct Cli {
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
+    #[command(flatten)]
+    repl: ReplArgs,
+}
+
+/// Options of the REPL (no command).
+#[derive(Debug, clap::Args)]
+struct ReplArgs {
+    /// Run these statements (SQL ended by `;`, or `.commands` on their own lines) and exit.
+    #[arg(short = 'c', long = "command", value_name = "SQL")]
+    commands: Vec<String>,
+    /// Start with an empty database instead of the demo data.
+    #[arg(long)]
+    empty: bool,
+    /// Print results as JSON (the default when standard output is not a terminal).
+    #[arg(long)]
+    json: bool,
+    /// A file of statements to run (`-` for standard input), then exit.
+    #[arg(value_name = "FILE.sql")]
+    file: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -68,6 +98,16 @@ enum Command {
         #[arg(long, value_enum)]
         kind: Option<KindArg>,
     },
+    /// Run a query suite folder (`fixtures.json` and `*.sql` files of annotated queries, see
+    /// `cosmoql::testing`): print a diff of every mismatch, then `N passed, M failed`; exit 1 if
+    /// any case failed.
+    Test {
+        /// The suite folder.
+        dir: PathBuf,
+        /// Write the actual results of failing cases into the `.sql` files.
+        #[arg(long)]
+        bless: bool,
+    },
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -86,13 +126,78 @@ enum KindArg {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match cli.command {
+    let Some(command) = cli.command else { return run_repl(&cli.repl) };
+    match command {
         Command::Parse { sql, ast } => parse(&sql, ast),
         Command::Epk { key, hash_version, kind } => epk_command(&key, hash_version, kind),
         Command::Import(args) => report(import_cmd::run(&args)),
         Command::Query(args) => report(query_cmd::run_query(&args)),
         Command::Bench(args) => report(query_cmd::run_bench(&args)),
         Command::Explain(args) => report(query_cmd::run_explain(&args)),
+        Command::Test { dir, bless } => {
+            match cosmoql::testing::run_suite(&dir, &cosmoql::testing::RunOptions { bless }) {
+                Ok(r) => {
+                    print!("{}", r.render());
+                    if r.is_ok() {
+                        ExitCode::SUCCESS
+                    } else {
+                        ExitCode::FAILURE
+                    }
+                }
+                Err(e) => report(Err(e.to_string())),
+            }
+        }
+    }
+}
+
+/// The REPL, or a non-interactive run of `-c` statements, a file, or piped standard input.
+fn run_repl(args: &ReplArgs) -> ExitCode {
+    let interactive = args.commands.is_empty() && args.file.is_none() && std::io::stdin().is_terminal();
+    let colored = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let (store, db, current, banner) = match session::new_store(!args.empty) {
+        Ok(loaded) => loaded,
+        Err(msg) => return report(Err(msg)),
+    };
+    let mut session = session::Session::new(store, db, current, interactive, colored);
+    if args.json {
+        session.mode = session::Mode::Json;
+    } else if !interactive && colored {
+        session.mode = session::Mode::Table;
+    }
+    if interactive {
+        return if repl::run(session, &banner) { ExitCode::SUCCESS } else { ExitCode::FAILURE };
+    }
+    let mut failed = false;
+    // `-c "SELECT 1"` needs no `;`: the end of the text ends the statement.
+    let mut inputs: Vec<String> = args.commands.clone();
+    match &args.file {
+        Some(path) if path.as_os_str() == "-" => {}
+        Some(path) => match std::fs::read_to_string(path) {
+            Ok(text) => inputs.push(text),
+            Err(e) => return report(Err(format!("cannot read {}: {e}", path.display()))),
+        },
+        None => {}
+    }
+    let read_stdin =
+        args.file.as_ref().is_some_and(|p| p.as_os_str() == "-") || (args.commands.is_empty() && args.file.is_none());
+    if read_stdin {
+        let mut text = String::new();
+        if let Err(e) = std::io::stdin().read_to_string(&mut text) {
+            return report(Err(format!("cannot read standard input: {e}")));
+        }
+        inputs.push(text);
+    }
+    for input in &inputs {
+        let outcome = session.run_input(input);
+        failed |= outcome.failed;
+        if outcome.quit {
+            break;
+        }
+    }
+    if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
     }
 }
 

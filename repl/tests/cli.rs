@@ -21,8 +21,21 @@ fn help_lists_the_commands() {
 }
 
 #[test]
-fn no_arguments_prints_help_and_fails() {
-    let out = cosmoql(&[]);
+fn no_arguments_and_no_terminal_runs_standard_input() {
+    // Without a command the REPL starts; with standard input closed (not a terminal) it runs the
+    // (empty) input and exits 0, printing nothing.
+    let out = Command::new(env!("CARGO_BIN_EXE_cosmoql"))
+        .arg("--empty")
+        .env("COSMOQL_HISTORY", "")
+        .output()
+        .expect("the binary runs");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn unknown_options_print_usage_and_fail() {
+    let out = cosmoql(&["--no-such-option"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("Usage"));
 }

@@ -1,0 +1,263 @@
+//! Rendering results: tables (nested values as compact, truncated JSON), JSON (pretty, coloured on
+//! a terminal), and the bars of `.stats`.
+
+use cosmoql::value::{format_number, to_json_string, to_json_string_pretty, Value};
+
+/// ANSI colours, used only when writing to a terminal.
+pub mod color {
+    pub const RESET: &str = "\x1b[0m";
+    pub const BOLD: &str = "\x1b[1m";
+    pub const DIM: &str = "\x1b[2m";
+    pub const RED: &str = "\x1b[31m";
+    pub const GREEN: &str = "\x1b[32m";
+    pub const YELLOW: &str = "\x1b[33m";
+    pub const BLUE: &str = "\x1b[34m";
+    pub const MAGENTA: &str = "\x1b[35m";
+    pub const CYAN: &str = "\x1b[36m";
+}
+
+/// Widest a table cell gets before it is cut with `…`.
+pub const MAX_CELL: usize = 40;
+
+/// System properties a `SELECT *` returns; tables leave them out (`.mode json` shows them).
+pub const SYSTEM_PROPERTIES: [&str; 4] = ["_rid", "_self", "_etag", "_attachments"];
+
+fn truncate(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let mut out: String = text.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
+/// A value as a table cell: strings bare, everything else as compact JSON.
+pub fn cell(v: &Value) -> String {
+    let text = match v {
+        Value::Undefined => String::new(),
+        Value::String(s) => s.to_string(),
+        Value::Number(n) => format_number(*n),
+        other => to_json_string(other).unwrap_or_default(),
+    };
+    truncate(&text.replace(['\n', '\r', '\t'], " "), MAX_CELL)
+}
+
+/// Renders `items` as a table with a row count line. Objects give one column per property (in
+/// order of first appearance); other values go to a `value` column. At most `max_rows` rows are
+/// drawn.
+pub fn table(items: &[Value], hide_system: bool, max_rows: usize, colored: bool) -> String {
+    let mut columns: Vec<String> = Vec::new();
+    let mut has_scalars = false;
+    let shown = &items[..items.len().min(max_rows)];
+    for item in shown {
+        match item.as_object() {
+            Some(map) => {
+                for key in map.keys() {
+                    if hide_system && SYSTEM_PROPERTIES.contains(&key.as_str()) {
+                        continue;
+                    }
+                    if !columns.iter().any(|c| c == key) {
+                        columns.push(key.clone());
+                    }
+                }
+            }
+            None => has_scalars = true,
+        }
+    }
+    let value_column = has_scalars || columns.is_empty();
+    if value_column {
+        columns.push(if columns.iter().any(|c| c == "value") { "(value)".into() } else { "value".into() });
+    }
+    let scalar_col = columns.len() - 1;
+    let rows: Vec<Vec<(String, bool)>> = shown
+        .iter()
+        .map(|item| {
+            columns
+                .iter()
+                .enumerate()
+                .map(|(i, col)| match item.as_object() {
+                    Some(map) => {
+                        if value_column && i == scalar_col {
+                            (String::new(), false)
+                        } else {
+                            let v = map.get(col).unwrap_or(&Value::Undefined);
+                            (cell(v), matches!(v, Value::Number(_)))
+                        }
+                    }
+                    None if i == scalar_col => (cell(item), matches!(item, Value::Number(_))),
+                    None => (String::new(), false),
+                })
+                .collect()
+        })
+        .collect();
+    let widths: Vec<usize> = columns
+        .iter()
+        .enumerate()
+        .map(|(i, c)| rows.iter().map(|r| r[i].0.chars().count()).max().unwrap_or(0).max(c.chars().count()))
+        .collect();
+    let mut out = String::new();
+    let line = |left: &str, mid: &str, right: &str| {
+        let mut s = left.to_string();
+        for (i, w) in widths.iter().enumerate() {
+            if i > 0 {
+                s.push_str(mid);
+            }
+            s.push_str(&"─".repeat(w + 2));
+        }
+        s.push_str(right);
+        s.push('\n');
+        s
+    };
+    let pad = |text: &str, w: usize, right: bool| {
+        let n = w.saturating_sub(text.chars().count());
+        if right {
+            format!("{}{text}", " ".repeat(n))
+        } else {
+            format!("{text}{}", " ".repeat(n))
+        }
+    };
+    out.push_str(&line("┌", "┬", "┐"));
+    out.push('│');
+    for (c, w) in columns.iter().zip(&widths) {
+        if colored {
+            out.push_str(&format!(" {}{}{} │", color::BOLD, pad(c, *w, false), color::RESET));
+        } else {
+            out.push_str(&format!(" {} │", pad(c, *w, false)));
+        }
+    }
+    out.push('\n');
+    out.push_str(&line("├", "┼", "┤"));
+    for row in &rows {
+        out.push('│');
+        for ((text, numeric), w) in row.iter().zip(&widths) {
+            out.push_str(&format!(" {} │", pad(text, *w, *numeric)));
+        }
+        out.push('\n');
+    }
+    out.push_str(&line("└", "┴", "┘"));
+    let n = items.len();
+    out.push_str(&format!("({n} {})", if n == 1 { "row" } else { "rows" }));
+    if n > shown.len() {
+        out.push_str(&format!(", the first {} shown (.set maxrows N, or .mode json)", shown.len()));
+    }
+    out.push('\n');
+    out
+}
+
+/// Pretty JSON with colours for keys, strings, numbers and literals.
+pub fn json_pretty(v: &Value, colored: bool) -> String {
+    let text = to_json_string_pretty(v).unwrap_or_default();
+    if !colored {
+        return text;
+    }
+    colorize_json(&text)
+}
+
+/// Adds ANSI colours to JSON text (keys cyan, strings green, numbers yellow, literals magenta).
+pub fn colorize_json(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len() * 2);
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if b == b'"' {
+            let start = i;
+            i += 1;
+            while i < bytes.len() && bytes[i] != b'"' {
+                if bytes[i] == b'\\' {
+                    i += 1;
+                }
+                i += 1;
+            }
+            i = (i + 1).min(bytes.len());
+            let s = &text[start..i];
+            let is_key = text[i..].trim_start().starts_with(':');
+            let c = if is_key { color::CYAN } else { color::GREEN };
+            out.push_str(c);
+            out.push_str(s);
+            out.push_str(color::RESET);
+        } else if b == b'-' || b.is_ascii_digit() {
+            let start = i;
+            while i < bytes.len() && matches!(bytes[i], b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9') {
+                i += 1;
+            }
+            out.push_str(color::YELLOW);
+            out.push_str(&text[start..i]);
+            out.push_str(color::RESET);
+        } else if text[i..].starts_with("true") || text[i..].starts_with("null") || text[i..].starts_with("false") {
+            let len = if text[i..].starts_with("false") { 5 } else { 4 };
+            out.push_str(color::MAGENTA);
+            out.push_str(&text[i..i + len]);
+            out.push_str(color::RESET);
+            i += len;
+        } else {
+            let ch = text[i..].chars().next().unwrap_or(' ');
+            out.push(ch);
+            i += ch.len_utf8();
+        }
+    }
+    out
+}
+
+/// A horizontal bar of `width` cells for `fraction` (0..=1), with eighth-block precision.
+pub fn bar(fraction: f64, width: usize) -> String {
+    const PARTS: [char; 8] = [' ', '▏', '▎', '▍', '▌', '▋', '▊', '▉'];
+    let eighths = (fraction.clamp(0.0, 1.0) * (width * 8) as f64).round() as usize;
+    let mut s = "█".repeat(eighths / 8);
+    if eighths % 8 > 0 {
+        s.push(PARTS[eighths % 8]);
+    }
+    let used = s.chars().count();
+    s.push_str(&" ".repeat(width.saturating_sub(used)));
+    s
+}
+
+/// Bytes in human units.
+pub fn bytes(n: u64) -> String {
+    const UNITS: [&str; 4] = ["B", "KB", "MB", "GB"];
+    let mut v = n as f64;
+    let mut unit = 0;
+    while v >= 1024.0 && unit < UNITS.len() - 1 {
+        v /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.1} {}", UNITS[unit])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cosmoql::value::parse_json;
+
+    #[test]
+    fn tables_take_columns_from_objects_and_truncate_nested_values() {
+        let items = vec![
+            parse_json(r#"{"id": "a", "n": 1, "tags": ["x","y"]}"#).unwrap(),
+            parse_json(r#"{"id": "b", "deep": {"k": "a very long string that goes on and on and on"}}"#).unwrap(),
+        ];
+        let t = table(&items, true, 100, false);
+        assert!(t.contains("│ id │"), "{t}");
+        assert!(t.contains(r#"["x","y"]"#), "{t}");
+        assert!(t.contains('…'), "{t}");
+        assert!(t.ends_with("(2 rows)\n"), "{t}");
+    }
+
+    #[test]
+    fn scalars_go_to_a_value_column() {
+        let items = vec![Value::from(1.0), Value::from("two")];
+        let t = table(&items, true, 1, false);
+        assert!(t.contains("value"), "{t}");
+        assert!(t.contains("the first 1 shown"), "{t}");
+    }
+
+    #[test]
+    fn bars_have_the_requested_width() {
+        assert_eq!(bar(1.0, 10).chars().count(), 10);
+        assert_eq!(bar(0.0, 10).chars().count(), 10);
+        assert_eq!(bar(0.55, 10).chars().count(), 10);
+    }
+}

@@ -1,0 +1,1000 @@
+//! A REPL session: the store, the current container, the settings, and what runs a statement (a
+//! query, `EXPLAIN [ANALYZE] ...` or a `.command`). Used by the interactive loop and by the
+//! non-interactive runs (`-c`, a file, piped statements).
+
+use std::collections::{BTreeMap, HashMap};
+use std::fs::File;
+use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
+
+use cosmoql::executor::{execute, explain, QueryOptions, QueryOutput};
+use cosmoql::storage::{
+    Container, ContainerSettings, Database, ImportOptions, PartitionKey, PartitionKeyDefinition, PartitionKeyPath,
+    Store, SyntheticKey, SyntheticKind,
+};
+use cosmoql::value::{format_number, parse_json, to_json_string, Value};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::render::{self, color};
+
+/// Set by the Ctrl-C handler (interactive sessions only) while a query runs.
+pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// How results are printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Table,
+    Json,
+}
+
+/// Names the completer offers: containers and property paths seen in the current container.
+#[derive(Debug, Default)]
+pub struct Vocabulary {
+    pub containers: Vec<String>,
+    /// Paths like `location.city`, from a sample of the current container's items.
+    pub paths: Vec<String>,
+}
+
+/// What a run of one input did.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Outcome {
+    pub failed: bool,
+    pub quit: bool,
+}
+
+/// The REPL's state.
+#[derive(Debug)]
+pub struct Session {
+    _store: Store,
+    db: Arc<Database>,
+    current: Option<String>,
+    pub mode: Mode,
+    pub metrics: bool,
+    pub timing: bool,
+    /// Colours and the pretty forms (terminal output).
+    pub colored: bool,
+    /// Messages (not results) go to stdout when interactive, to stderr otherwise.
+    pub interactive: bool,
+    options: QueryOptions,
+    page_size: Option<usize>,
+    params: BTreeMap<String, Value>,
+    max_rows: usize,
+    pub vocabulary: Arc<RwLock<Vocabulary>>,
+}
+
+/// The text of `.help`.
+pub const HELP: &str = "\
+Statements end with `;` or an empty line. A query runs on the current container (the name after
+FROM is an alias, as in Cosmos DB). Ctrl-C clears the line or cancels a running query; Ctrl-D quits.
+
+  SELECT ...;                       run a query
+  EXPLAIN [ANALYZE] SELECT ...;     the plan (targets and why, per-partition work, merges)
+  .explain SQL                      same as EXPLAIN
+  .containers                       list containers (items, partitions, key)
+  .use NAME                         switch the current container
+  .create NAME /path [/path2 ...]   new container, keyed on one path or hierarchical (2-3 paths)
+  .create NAME                      new container without a partition key
+  .create NAME --concat /a,/b [SEP] synthetic key: values of /a and /b joined with SEP (default -)
+  .create NAME --random /a N [SEED] synthetic key: value of /a, a dot and a random bucket 1..N
+  .create NAME --hash /a /b N       synthetic key: value of /a, a dot and hash(/b) % N + 1
+                                    (synthetic keys are written to the item's `partitionKey`)
+  .drop NAME                        delete a container
+  .import FILE                      load a JSON array or NDJSON file into the current container
+  .export FILE                      write the current container as NDJSON
+  .stats                            items and bytes per physical partition, largest logical
+                                    partitions, and the skew
+  .mode table|json                  result format
+  .set maxdop N                     producers at once (-1 one per core, 0/1 serial)
+  .set maxbuffered N|off            bound on results buffered by the cross-partition merge
+  .set pagesize N|off               fetch in pages of N through continuation tokens
+  .set pk JSON|off                  scope queries to one logical partition, e.g. .set pk \"dev-00042\"
+  .set crosspartition on|off        allow queries that read several physical partitions
+  .set maxrows N                    rows a table shows (default 100)
+  .set                              show the settings
+  .param @name JSON                 bind a parameter for later queries, e.g. .param @d \"dev-00001\"
+  .param @name                      remove it
+  .params                           list the parameters
+  .metrics on|off                   request charge, partitions, items retrieved after each query
+  .timing on|off                    time of each query
+  .help                             this text
+  .quit                             leave (also .exit, Ctrl-D)";
+
+impl Session {
+    /// A session over `store`'s database `db`, using `current` if given.
+    pub fn new(store: Store, db: Arc<Database>, current: Option<String>, interactive: bool, colored: bool) -> Self {
+        let session = Session {
+            _store: store,
+            db,
+            current,
+            mode: if interactive { Mode::Table } else { Mode::Json },
+            metrics: false,
+            timing: interactive,
+            colored,
+            interactive,
+            options: QueryOptions::default(),
+            page_size: None,
+            params: BTreeMap::new(),
+            max_rows: 100,
+            vocabulary: Arc::new(RwLock::new(Vocabulary::default())),
+        };
+        session.refresh_vocabulary();
+        session
+    }
+
+    pub fn current(&self) -> Option<&str> {
+        self.current.as_deref()
+    }
+
+    fn container(&self) -> Result<Arc<Container>, String> {
+        let name = self.current.as_deref().ok_or("no container in use: .create NAME /key, then .use NAME")?;
+        self.db.container(name).map_err(|e| e.to_string())
+    }
+
+    /// The container a query runs on: the current one, or, for a query without FROM (`SELECT
+    /// 1 + 1`) and no container in use, an empty one.
+    fn query_container(&self, sql: &str) -> Result<Arc<Container>, String> {
+        match self.container() {
+            Ok(c) => Ok(c),
+            // A syntax error is reported as one, whatever the container.
+            Err(msg) => match cosmoql::parse(sql) {
+                Ok(q) if q.from.is_some() => Err(msg),
+                _ => Ok(Arc::new(Container::new("none", PartitionKeyDefinition::none(), ContainerSettings::default()))),
+            },
+        }
+    }
+
+    /// Re-reads container names and samples property paths of the current container.
+    pub fn refresh_vocabulary(&self) {
+        let mut paths = std::collections::BTreeSet::new();
+        if let Ok(c) = self.container() {
+            for item in c.scan().take(200) {
+                collect_paths(&item.doc.to_value(), "", 0, &mut paths);
+            }
+        }
+        if let Ok(mut v) = self.vocabulary.write() {
+            v.containers = self.db.container_ids();
+            v.paths = paths.into_iter().collect();
+        }
+    }
+
+    fn say(&self, text: &str) {
+        if self.interactive {
+            let _ = writeln!(io::stdout(), "{text}");
+        } else {
+            let _ = writeln!(io::stderr(), "{text}");
+        }
+    }
+
+    fn error(&self, text: &str) {
+        let mut err = io::stderr().lock();
+        if self.colored {
+            let _ = writeln!(err, "{}error:{} {text}", color::RED, color::RESET);
+        } else {
+            let _ = writeln!(err, "error: {text}");
+        }
+    }
+
+    /// Runs every statement of `text` (SQL ended by `;` or an empty line, `.commands` one a line).
+    pub fn run_input(&mut self, text: &str) -> Outcome {
+        let mut outcome = Outcome::default();
+        for statement in split_statements(text) {
+            let ok = match statement {
+                Statement::Command(line) => match self.command(&line) {
+                    Ok(Flow::Continue) => true,
+                    Ok(Flow::Quit) => {
+                        outcome.quit = true;
+                        return outcome;
+                    }
+                    Err(msg) => {
+                        self.error(&msg);
+                        false
+                    }
+                },
+                Statement::Sql(sql) => self.sql(&sql),
+            };
+            outcome.failed |= !ok;
+        }
+        outcome
+    }
+
+    fn query_options(&self) -> QueryOptions {
+        let mut options = self.options.clone();
+        options.parameters = self.params.iter().map(|(k, v)| (k.clone(), v.clone())).collect::<HashMap<_, _>>();
+        options
+    }
+
+    /// A SQL statement: a query, or `EXPLAIN [ANALYZE] query`.
+    fn sql(&mut self, sql: &str) -> bool {
+        let (explain_mode, query) = strip_explain(sql);
+        let result = match explain_mode {
+            Some(analyze) => self.explain(query, analyze),
+            None => self.query(query),
+        };
+        match result {
+            Ok(()) => true,
+            Err(msg) => {
+                self.error(&msg);
+                false
+            }
+        }
+    }
+
+    fn explain(&mut self, sql: &str, analyze: bool) -> Result<(), String> {
+        let container = self.query_container(sql)?;
+        let options = self.query_options();
+        let plan = explain(&container, sql, &options).map_err(|e| e.render(sql))?;
+        let mut out = io::stdout().lock();
+        let _ = writeln!(out, "{plan}");
+        if analyze {
+            drop(out);
+            let started = Instant::now();
+            let (output, pages) = self.run(&container, sql, options)?;
+            let m = output.metrics;
+            let mut out = io::stdout().lock();
+            let _ = writeln!(out, "analyze");
+            let _ = writeln!(out, "  time      {:.3} ms", started.elapsed().as_secs_f64() * 1000.0);
+            let _ = writeln!(out, "  partitions touched {} of {}", m.partitions_touched, m.physical_partitions);
+            let _ = writeln!(
+                out,
+                "  retrieved {} items, returned {} results in {pages} page(s)",
+                m.retrieved_document_count, m.output_document_count
+            );
+            let _ = writeln!(
+                out,
+                "  peak buffered {} items, request charge {} RU",
+                m.peak_buffered_items,
+                format_number(m.request_charge)
+            );
+        }
+        Ok(())
+    }
+
+    fn query(&mut self, sql: &str) -> Result<(), String> {
+        let container = self.query_container(sql)?;
+        let started = Instant::now();
+        let (output, pages) = self.run(&container, sql, self.query_options())?;
+        let elapsed = started.elapsed();
+        self.print_results(sql, &output.items);
+        let mut notes = Vec::new();
+        if self.metrics {
+            let m = &output.metrics;
+            notes.push(format!(
+                "{} RU, {} of {} partitions, {} items retrieved, {} results{}",
+                format_number((m.request_charge * 100.0).round() / 100.0),
+                m.partitions_touched,
+                m.physical_partitions,
+                m.retrieved_document_count,
+                output.items.len(),
+                if pages > 1 { format!(", {pages} pages") } else { String::new() }
+            ));
+        }
+        if self.timing || self.metrics {
+            notes.push(format!("{:.1} ms", elapsed.as_secs_f64() * 1000.0));
+        }
+        if !notes.is_empty() {
+            let text = notes.join(", ");
+            if self.colored {
+                self.say(&format!("{}{text}{}", color::DIM, color::RESET));
+            } else {
+                self.say(&text);
+            }
+        }
+        Ok(())
+    }
+
+    fn print_results(&self, sql: &str, items: &[Value]) {
+        let mut out = BufWriter::new(io::stdout().lock());
+        match self.mode {
+            Mode::Table => {
+                let star = cosmoql::parse(sql)
+                    .map(|q| matches!(q.select.projection, cosmoql::parser::ast::Projection::Star(_)))
+                    .unwrap_or(false);
+                let _ = out.write_all(render::table(items, star, self.max_rows, self.colored).as_bytes());
+            }
+            Mode::Json if self.colored || self.interactive => {
+                let array = Value::from(items.to_vec());
+                let _ = writeln!(out, "{}", render::json_pretty(&array, self.colored));
+            }
+            Mode::Json => {
+                // One compact JSON array a statement, as `cosmoql query` prints it.
+                let _ = out.write_all(b"[");
+                let mut first = true;
+                for item in items {
+                    if let Some(json) = to_json_string(item) {
+                        if !first {
+                            let _ = out.write_all(b",");
+                        }
+                        first = false;
+                        let _ = out.write_all(json.as_bytes());
+                    }
+                }
+                let _ = out.write_all(b"]\n");
+            }
+        }
+        let _ = out.flush();
+    }
+
+    /// Runs the query to the end on a worker thread (page by page with a page size), so Ctrl-C
+    /// can give the prompt back: a cancelled query stops at its next page boundary, or, when it
+    /// runs as one page, finishes in the background and its result is dropped.
+    fn run(
+        &self,
+        container: &Arc<Container>,
+        sql: &str,
+        options: QueryOptions,
+    ) -> Result<(QueryOutput, usize), String> {
+        INTERRUPTED.store(false, Ordering::SeqCst);
+        let cancel = Arc::new(AtomicBool::new(false));
+        let (tx, rx) = mpsc::channel();
+        let (c, s, flag) = (Arc::clone(container), sql.to_string(), Arc::clone(&cancel));
+        let page_size = self.page_size;
+        std::thread::Builder::new()
+            .name("query".into())
+            .stack_size(16 << 20)
+            .spawn(move || {
+                let _ = tx.send(run_pages(&c, &s, options, page_size, &flag));
+            })
+            .map_err(|e| format!("cannot start the query: {e}"))?;
+        loop {
+            match rx.recv_timeout(Duration::from_millis(25)) {
+                Ok(result) => return result,
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    if INTERRUPTED.swap(false, Ordering::SeqCst) {
+                        cancel.store(true, Ordering::SeqCst);
+                        return Err("query cancelled (Ctrl-C); if it was in the middle of a page, that page finishes in the background and its result is dropped".into());
+                    }
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => return Err("the query thread stopped unexpectedly".into()),
+            }
+        }
+    }
+
+    // ---- commands ------------------------------------------------------------------------------
+
+    fn command(&mut self, line: &str) -> Result<Flow, String> {
+        let line = line.trim().trim_end_matches(';').trim_end();
+        let (name, rest) = match line.find(char::is_whitespace) {
+            Some(i) => (&line[..i], line[i..].trim()),
+            None => (line, ""),
+        };
+        let args: Vec<&str> = rest.split_whitespace().collect();
+        match name {
+            ".quit" | ".exit" | ".q" => return Ok(Flow::Quit),
+            ".help" | ".h" | ".?" => {
+                let _ = writeln!(io::stdout(), "{HELP}");
+            }
+            ".containers" | ".tables" => self.containers(),
+            ".use" => {
+                let [name] = args[..] else { return Err("usage: .use NAME".into()) };
+                self.db.container(name).map_err(|e| e.to_string())?;
+                self.current = Some(name.to_string());
+                self.refresh_vocabulary();
+                self.say(&format!("using {name}"));
+            }
+            ".create" => self.create(&args)?,
+            ".drop" => {
+                let [name] = args[..] else { return Err("usage: .drop NAME".into()) };
+                self.db.delete_container(name).map_err(|e| e.to_string())?;
+                if self.current.as_deref() == Some(name) {
+                    self.current = None;
+                }
+                self.refresh_vocabulary();
+                self.say(&format!("dropped {name}"));
+            }
+            ".import" => {
+                if rest.is_empty() {
+                    return Err("usage: .import FILE".into());
+                }
+                self.import(rest)?;
+            }
+            ".export" => {
+                if rest.is_empty() {
+                    return Err("usage: .export FILE".into());
+                }
+                let container = self.container()?;
+                let file = File::create(rest).map_err(|e| format!("cannot create {rest}: {e}"))?;
+                let n =
+                    container.export_ndjson(BufWriter::new(file)).map_err(|e| format!("cannot write {rest}: {e}"))?;
+                self.say(&format!("exported {n} items to {rest}"));
+            }
+            ".explain" => {
+                if rest.is_empty() {
+                    return Err("usage: .explain SQL".into());
+                }
+                let (analyze, sql) = match rest.split_once(char::is_whitespace) {
+                    Some((w, sql)) if w.eq_ignore_ascii_case("analyze") => (true, sql),
+                    _ => (false, rest),
+                };
+                self.explain(sql, analyze)?;
+            }
+            ".stats" => self.stats()?,
+            ".mode" => match args[..] {
+                ["table"] => self.mode = Mode::Table,
+                ["json"] => self.mode = Mode::Json,
+                [] => self.say(if self.mode == Mode::Table { "table" } else { "json" }),
+                _ => return Err("usage: .mode table|json".into()),
+            },
+            ".set" => self.set(&args, rest)?,
+            ".metrics" => self.metrics = on_off(&args, ".metrics")?,
+            ".timing" => self.timing = on_off(&args, ".timing")?,
+            ".param" => {
+                let (pname, json) = match rest.split_once(char::is_whitespace) {
+                    Some((n, j)) => (n, j.trim()),
+                    None => (rest, ""),
+                };
+                let pname = pname.trim_start_matches('@');
+                if pname.is_empty() {
+                    return Err("usage: .param @name JSON".into());
+                }
+                if json.is_empty() {
+                    if self.params.remove(pname).is_none() {
+                        return Err(format!("no parameter @{pname}"));
+                    }
+                } else {
+                    let value = parse_json(json).map_err(|e| format!("the value of @{pname} is not JSON: {e}"))?;
+                    self.params.insert(pname.to_string(), value);
+                }
+            }
+            ".params" => {
+                if self.params.is_empty() {
+                    self.say("no parameters (.param @name JSON)");
+                }
+                for (k, v) in &self.params {
+                    let _ = writeln!(io::stdout(), "@{k} = {}", to_json_string(v).unwrap_or_default());
+                }
+            }
+            other => return Err(format!("unknown command {other}; .help lists the commands")),
+        }
+        Ok(Flow::Continue)
+    }
+
+    fn containers(&self) {
+        let mut out = io::stdout().lock();
+        for id in self.db.container_ids() {
+            let Ok(c) = self.db.container(&id) else { continue };
+            let mark = if self.current.as_deref() == Some(id.as_str()) { "*" } else { " " };
+            let _ = writeln!(
+                out,
+                "{mark} {id:<16} {:>8} items  {:>3} partitions  key {}",
+                c.item_count(),
+                c.partition_count(),
+                describe_key(c.partition_key())
+            );
+        }
+    }
+
+    fn create(&mut self, args: &[&str]) -> Result<(), String> {
+        let usage = "usage: .create NAME [/path ...] | NAME --concat /a,/b [SEP] | NAME --random /a N [SEED] | NAME --hash /a /b N";
+        let (&name, rest) = args.split_first().ok_or(usage)?;
+        let path = |p: &str| PartitionKeyPath::parse(p).map_err(|e| e.to_string());
+        let number = |t: &str, what: &str| t.parse::<u32>().map_err(|_| format!("{what} must be a number, not {t}"));
+        let definition = match rest {
+            ["--concat", paths, more @ ..] => {
+                let sep = match more {
+                    [] => "-".to_string(),
+                    [s] => s.to_string(),
+                    _ => return Err(usage.into()),
+                };
+                let paths = paths.split(',').map(path).collect::<Result<Vec<_>, _>>()?;
+                PartitionKeyDefinition::synthetic(SyntheticKey::new(SyntheticKind::Concat { paths, separator: sep }))
+            }
+            ["--random", base, buckets, more @ ..] => {
+                let seed = match more {
+                    [] => 42,
+                    [s] => s.parse::<u64>().map_err(|_| format!("the seed must be a number, not {s}"))?,
+                    _ => return Err(usage.into()),
+                };
+                PartitionKeyDefinition::synthetic(SyntheticKey::new(SyntheticKind::RandomSuffix {
+                    base: path(base)?,
+                    buckets: number(buckets, "the bucket count")?,
+                    seed,
+                }))
+            }
+            ["--hash", base, source, buckets] => {
+                PartitionKeyDefinition::synthetic(SyntheticKey::new(SyntheticKind::HashSuffix {
+                    base: path(base)?,
+                    source: path(source)?,
+                    buckets: number(buckets, "the bucket count")?,
+                }))
+            }
+            paths if paths.iter().all(|p| p.starts_with('/')) => PartitionKeyDefinition::from_paths(paths),
+            _ => return Err(usage.into()),
+        }
+        .map_err(|e| e.to_string())?;
+        let described = describe_key(&definition);
+        self.db.create_container(name, definition, ContainerSettings::default()).map_err(|e| e.to_string())?;
+        self.current = Some(name.to_string());
+        self.refresh_vocabulary();
+        self.say(&format!("created {name} (key {described}); using it"));
+        Ok(())
+    }
+
+    fn import(&mut self, path: &str) -> Result<(), String> {
+        let container = self.container()?;
+        let file = File::open(path).map_err(|e| format!("cannot open {path}: {e}"))?;
+        let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+        let bar = ProgressBar::new(len);
+        bar.set_style(
+            ProgressStyle::with_template("{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}")
+                .map_err(|e| e.to_string())?
+                .progress_chars("=> "),
+        );
+        bar.set_message(path.to_string());
+        let started = Instant::now();
+        let reader = BufReader::with_capacity(1 << 20, Counting { inner: file, bar: bar.clone() });
+        let result = container.import(reader, ImportOptions::default(), |_| {});
+        bar.finish_and_clear();
+        let summary = result.map_err(|e| format!("{path}: {e}"))?;
+        for problem in summary.problems.iter().take(10) {
+            let _ = writeln!(io::stderr(), "{path}: {problem}");
+        }
+        if summary.skipped + summary.failed > 10 {
+            let _ = writeln!(io::stderr(), "{path}: ... and {} more problems", summary.skipped + summary.failed - 10);
+        }
+        self.refresh_vocabulary();
+        self.say(&format!(
+            "imported {} items into {}, skipped {}, failed {} ({:.2} s); {} items, {} physical partitions",
+            summary.imported,
+            container.id(),
+            summary.skipped,
+            summary.failed,
+            started.elapsed().as_secs_f64(),
+            container.item_count(),
+            container.partition_count()
+        ));
+        Ok(())
+    }
+
+    fn set(&mut self, args: &[&str], rest: &str) -> Result<(), String> {
+        let positive = |t: &str, what: &str| -> Result<Option<usize>, String> {
+            if t == "off" {
+                return Ok(None);
+            }
+            match t.parse::<usize>() {
+                Ok(n) if n > 0 => Ok(Some(n)),
+                _ => Err(format!("{what} must be a positive number or off")),
+            }
+        };
+        match args {
+            [] => {
+                let mut out = io::stdout().lock();
+                let _ = writeln!(out, "maxdop          {}", self.options.max_degree_of_parallelism);
+                let _ = writeln!(out, "maxbuffered     {}", opt(self.options.max_buffered_item_count));
+                let _ = writeln!(out, "pagesize        {}", opt(self.page_size));
+                let pk = self.options.partition_key.as_ref().map_or("off".to_string(), |k| k.to_string());
+                let _ = writeln!(out, "pk              {pk}");
+                let _ = writeln!(
+                    out,
+                    "crosspartition  {}",
+                    if self.options.enable_cross_partition { "on" } else { "off" }
+                );
+                let _ = writeln!(out, "maxrows         {}", self.max_rows);
+                let _ = writeln!(out, "mode            {}", if self.mode == Mode::Table { "table" } else { "json" });
+                let _ = writeln!(out, "metrics         {}", if self.metrics { "on" } else { "off" });
+                let _ = writeln!(out, "timing          {}", if self.timing { "on" } else { "off" });
+            }
+            ["maxdop", n] => {
+                let n: i32 = n.parse().map_err(|_| "maxdop must be -1, 0 or a positive number".to_string())?;
+                if n < -1 {
+                    return Err("maxdop must be -1, 0 or a positive number".into());
+                }
+                self.options.max_degree_of_parallelism = n;
+            }
+            ["maxbuffered", n] => self.options.max_buffered_item_count = positive(n, "maxbuffered")?,
+            ["pagesize", n] => self.page_size = positive(n, "pagesize")?,
+            ["maxrows", n] => self.max_rows = positive(n, "maxrows")?.unwrap_or(usize::MAX),
+            ["crosspartition", _] => self.options.enable_cross_partition = on_off(&args[1..], ".set crosspartition")?,
+            ["pk", "off"] => self.options.partition_key = None,
+            ["pk", ..] => {
+                let json = rest["pk".len()..].trim();
+                self.options.partition_key = Some(PartitionKey::parse_json(json).map_err(|e| format!("pk: {e}"))?);
+            }
+            _ => return Err("usage: .set maxdop N | maxbuffered N|off | pagesize N|off | pk JSON|off | crosspartition on|off | maxrows N".into()),
+        }
+        Ok(())
+    }
+
+    fn stats(&self) -> Result<(), String> {
+        let container = self.container()?;
+        let parts = container.partitions();
+        let total_items: usize = parts.iter().map(|p| p.items).sum();
+        let total_bytes: u64 = parts.iter().map(|p| p.bytes).sum();
+        let max_items = parts.iter().map(|p| p.items).max().unwrap_or(0).max(1);
+        let max_bytes = parts.iter().map(|p| p.bytes).max().unwrap_or(0).max(1);
+        let mut out = io::stdout().lock();
+        let _ = writeln!(
+            out,
+            "{}: {} items, {} in {} physical partitions ({} splits), key {}",
+            container.id(),
+            total_items,
+            render::bytes(total_bytes),
+            parts.len(),
+            container.split_count(),
+            describe_key(container.partition_key())
+        );
+        let _ = writeln!(out, "\n  {:<19} {:<32}  bytes", "physical partition", "items");
+        for p in &parts {
+            let _ = writeln!(
+                out,
+                "  {:>3} ({:>5} logical) {} {:>7}  {} {:>9}",
+                p.id,
+                p.logical_partitions,
+                render::bar(p.items as f64 / max_items as f64, 24),
+                p.items,
+                render::bar(p.bytes as f64 / max_bytes as f64, 16),
+                render::bytes(p.bytes)
+            );
+        }
+        // Logical partition sizes: one scan of the container.
+        let mut logical: HashMap<String, (u64, u64)> = HashMap::new();
+        let definition = container.partition_key();
+        for item in container.scan() {
+            let key = definition.key_of(item.doc.root()).map(|k| k.to_string()).unwrap_or_else(|_| "?".into());
+            let e = logical.entry(key).or_default();
+            e.0 += 1;
+            e.1 += item.doc.len() as u64;
+        }
+        let mut largest: Vec<(String, (u64, u64))> = logical.into_iter().collect();
+        largest.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then_with(|| a.0.cmp(&b.0)));
+        let _ = writeln!(out, "\nlargest logical partitions ({} in all)", largest.len());
+        let top = largest.first().map_or(1, |l| l.1 .0).max(1);
+        for (key, (items, bytes)) in largest.iter().take(10) {
+            let _ = writeln!(
+                out,
+                "  {:<24} {} {:>7} items {:>9}",
+                truncate(key, 24),
+                render::bar(*items as f64 / top as f64, 24),
+                items,
+                render::bytes(*bytes)
+            );
+        }
+        if total_items > 0 && parts.len() > 1 {
+            let hottest = parts.iter().max_by_key(|p| p.items).expect("at least one partition");
+            let share = hottest.items as f64 / total_items as f64;
+            let even = 1.0 / parts.len() as f64;
+            let _ = writeln!(
+                out,
+                "\nskew: partition {} holds {:.0}% of the items (an even spread would be {:.0}%, {:.1}x)",
+                hottest.id,
+                share * 100.0,
+                even * 100.0,
+                share / even
+            );
+        }
+        if let Some((key, (items, _))) = largest.first() {
+            if total_items > 0 {
+                let _ = writeln!(
+                    out,
+                    "skew: logical partition {} holds {:.1}% of the items (the mean is {:.1} items)",
+                    key,
+                    *items as f64 * 100.0 / total_items as f64,
+                    total_items as f64 / largest.len().max(1) as f64
+                );
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Runs the query to the end, page by page with a page size (stopping when `cancel` is set).
+fn run_pages(
+    container: &Container,
+    sql: &str,
+    mut options: QueryOptions,
+    page_size: Option<usize>,
+    cancel: &AtomicBool,
+) -> Result<(QueryOutput, usize), String> {
+    options.max_item_count = page_size;
+    let mut all: Option<QueryOutput> = None;
+    let mut pages = 0;
+    loop {
+        let page = execute(container, sql, &options).map_err(|e| e.render(sql))?;
+        pages += 1;
+        let next = page.continuation.clone();
+        all = Some(match all {
+            None => page,
+            Some(mut acc) => {
+                acc.items.extend(page.items);
+                let (m, p) = (&mut acc.metrics, &page.metrics);
+                m.retrieved_document_count += p.retrieved_document_count;
+                m.output_document_count += p.output_document_count;
+                m.request_charge += p.request_charge;
+                m.peak_buffered_items = m.peak_buffered_items.max(p.peak_buffered_items);
+                m.partitions_touched = m.partitions_touched.max(p.partitions_touched);
+                acc
+            }
+        });
+        if cancel.load(Ordering::SeqCst) {
+            return Err("cancelled".into());
+        }
+        match next {
+            Some(token) => options.continuation = Some(token),
+            None => break,
+        }
+    }
+    let mut out = all.ok_or("no page")?;
+    out.continuation = None;
+    Ok((out, pages))
+}
+
+fn opt(v: Option<usize>) -> String {
+    v.map_or("off".to_string(), |n| n.to_string())
+}
+
+fn truncate(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        text.to_string()
+    } else {
+        let mut s: String = text.chars().take(max - 1).collect();
+        s.push('…');
+        s
+    }
+}
+
+fn on_off(args: &[&str], what: &str) -> Result<bool, String> {
+    match args {
+        ["on"] => Ok(true),
+        ["off"] => Ok(false),
+        _ => Err(format!("usage: {what} on|off")),
+    }
+}
+
+/// A partition key definition in words: `/deviceId`, `/a, /b (hierarchical)`, `none`, synthetic.
+pub fn describe_key(d: &PartitionKeyDefinition) -> String {
+    if d.is_none() {
+        return "none".into();
+    }
+    if let Some(s) = d.synthetic_key() {
+        let what = match &s.kind {
+            SyntheticKind::Concat { paths, separator } => format!(
+                "concat({}) with {separator:?}",
+                paths.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(", ")
+            ),
+            SyntheticKind::RandomSuffix { base, buckets, .. } => format!("{base} + random suffix 1..{buckets}"),
+            SyntheticKind::HashSuffix { base, source, buckets } => format!("{base} + hash({source}) % {buckets} + 1"),
+        };
+        return format!("/{} (synthetic: {what})", s.property);
+    }
+    let paths: Vec<String> = d.paths().iter().map(|p| p.to_string()).collect();
+    if paths.len() > 1 {
+        format!("{} (hierarchical)", paths.join(", "))
+    } else {
+        paths.join(", ")
+    }
+}
+
+fn collect_paths(v: &Value, prefix: &str, depth: usize, out: &mut std::collections::BTreeSet<String>) {
+    if depth > 4 {
+        return;
+    }
+    match v {
+        Value::Object(map) => {
+            for (k, child) in map.iter() {
+                let simple = !k.is_empty()
+                    && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+                    && !k.starts_with(|c: char| c.is_ascii_digit());
+                if !simple {
+                    continue;
+                }
+                let path = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+                out.insert(path.clone());
+                collect_paths(child, &path, depth + 1, out);
+            }
+        }
+        Value::Array(items) => {
+            for item in items.iter().take(3) {
+                // Paths through arrays: `children[0].firstName`.
+                collect_paths(item, &format!("{prefix}[0]"), depth + 1, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+enum Flow {
+    Continue,
+    Quit,
+}
+
+/// A reader that moves a progress bar as bytes go through it.
+struct Counting<R> {
+    inner: R,
+    bar: ProgressBar,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.bar.inc(n as u64);
+        Ok(n)
+    }
+}
+
+/// `EXPLAIN [ANALYZE] rest` -> (Some(analyze), rest); anything else -> (None, text).
+pub fn strip_explain(sql: &str) -> (Option<bool>, &str) {
+    let t = sql.trim_start();
+    let word = |s: &str, w: &str| -> Option<usize> {
+        let head = s.get(..w.len())?;
+        let after = s[w.len()..].chars().next();
+        (head.eq_ignore_ascii_case(w) && after.is_none_or(char::is_whitespace)).then_some(w.len())
+    };
+    match word(t, "explain") {
+        Some(n) => {
+            let rest = t[n..].trim_start();
+            match word(rest, "analyze") {
+                Some(m) => (Some(true), rest[m..].trim_start()),
+                None => (Some(false), rest),
+            }
+        }
+        None => (None, sql),
+    }
+}
+
+/// One statement of the input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Statement {
+    /// A `.command` line.
+    Command(String),
+    /// SQL, without its `;`.
+    Sql(String),
+}
+
+/// Splits input into statements: a line starting with `.` and a letter is a command (and ends
+/// a statement left open); SQL runs to a `;` outside string literals and comments, or to an empty line.
+pub fn split_statements(text: &str) -> Vec<Statement> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let flush = |current: &mut String, out: &mut Vec<Statement>| {
+        let sql = current.trim();
+        if !sql.is_empty() {
+            out.push(Statement::Sql(sql.to_string()));
+        }
+        current.clear();
+    };
+    for line in text.lines() {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with('.') && trimmed[1..].starts_with(|c: char| c.is_ascii_alphabetic() || c == '?') {
+            // A command line also ends a statement left without `;`.
+            flush(&mut current, &mut out);
+            out.push(Statement::Command(line.trim().to_string()));
+            continue;
+        }
+        if line.trim().is_empty() {
+            flush(&mut current, &mut out);
+            continue;
+        }
+        let mut quote: Option<char> = None;
+        let mut escaped = false;
+        let mut chars = line.chars().peekable();
+        while let Some(c) = chars.next() {
+            if let Some(q) = quote {
+                current.push(c);
+                if escaped {
+                    escaped = false;
+                } else if c == '\\' {
+                    escaped = true;
+                } else if c == q {
+                    quote = None;
+                }
+                continue;
+            }
+            match c {
+                '\'' | '"' => {
+                    quote = Some(c);
+                    current.push(c);
+                }
+                '-' if chars.peek() == Some(&'-') => {
+                    // A comment runs to the end of the line.
+                    break;
+                }
+                ';' => flush(&mut current, &mut out),
+                _ => current.push(c),
+            }
+        }
+        current.push('\n');
+    }
+    flush(&mut current, &mut out);
+    out
+}
+
+/// Whether the REPL buffer holds a complete statement: it ends with `;` (outside strings), ends
+/// with an empty line, or is a `.command` or blank.
+pub fn is_complete(buffer: &str) -> bool {
+    let t = buffer.trim();
+    if t.is_empty() || t.starts_with('.') || buffer.ends_with("\n\n") || buffer.ends_with('\n') {
+        return true;
+    }
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    let mut last_significant = ' ';
+    for line in buffer.lines() {
+        let mut chars = line.chars().peekable();
+        while let Some(c) = chars.next() {
+            if let Some(q) = quote {
+                if escaped {
+                    escaped = false;
+                } else if c == '\\' {
+                    escaped = true;
+                } else if c == q {
+                    quote = None;
+                }
+                last_significant = c;
+                continue;
+            }
+            match c {
+                '\'' | '"' => quote = Some(c),
+                '-' if chars.peek() == Some(&'-') => break,
+                c if c.is_whitespace() => continue,
+                _ => {}
+            }
+            last_significant = c;
+        }
+    }
+    quote.is_none() && last_significant == ';'
+}
+
+/// The container names a new session's store starts with, and the store itself.
+pub fn new_store(demo: bool) -> Result<(Store, Arc<Database>, Option<String>, String), String> {
+    let store = Store::new();
+    let db = store.create_database("demo").map_err(|e| e.to_string())?;
+    if !demo {
+        return Ok((store, db, None, "empty database: .create NAME /key, then .import FILE".into()));
+    }
+    let started = Instant::now();
+    let containers = crate::demo::load(&db)?;
+    let described: Vec<String> = containers
+        .iter()
+        .map(|c| {
+            let n = c.partition_count();
+            format!(
+                "{} ({} items, key {}, {n} physical partition{})",
+                c.id(),
+                c.item_count(),
+                describe_key(c.partition_key()),
+                if n == 1 { "" } else { "s" }
+            )
+        })
+        .collect();
+    let banner = format!("demo database loaded in {:.2} s: {}", started.elapsed().as_secs_f64(), described.join(", "));
+    Ok((store, db, Some("telemetry".to_string()), banner))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statements_split_at_semicolons_and_empty_lines() {
+        let s = split_statements("select 1; select ';' from c\n.mode json\nselect\n2\n\nselect 3 -- ; no\n;");
+        assert_eq!(
+            s,
+            vec![
+                Statement::Sql("select 1".into()),
+                Statement::Sql("select ';' from c".into()),
+                Statement::Command(".mode json".into()),
+                Statement::Sql("select\n2".into()),
+                Statement::Sql("select 3 \n".trim().into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn completeness() {
+        assert!(is_complete("select 1;"));
+        assert!(is_complete("select 1\n"));
+        assert!(is_complete(".help"));
+        assert!(!is_complete("select 1"));
+        assert!(!is_complete("select ';"));
+        assert!(is_complete("select ';';  "));
+    }
+
+    #[test]
+    fn explain_prefix() {
+        assert_eq!(strip_explain("EXPLAIN ANALYZE select 1"), (Some(true), "select 1"));
+        assert_eq!(strip_explain("explain select 1"), (Some(false), "select 1"));
+        assert_eq!(strip_explain("explainer"), (None, "explainer"));
+    }
+}

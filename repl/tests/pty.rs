@@ -1,0 +1,111 @@
+//! The interactive REPL on a pseudo-terminal, driven like a user would: banner, a query and its
+//! table, a caret error, Ctrl-C on a long query, Ctrl-C on the line, `.quit` and Ctrl-D.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+
+use rexpect::session::{spawn_command, PtySession};
+
+/// Generous: the test binary is unoptimized and CI has two cores.
+const TIMEOUT_MS: u64 = 20_000;
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("cosmoql-pty-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+/// Waits for the prompt, then a moment: the line editor may drop keys that arrive while it sets
+/// up the terminal.
+fn prompt(p: &mut PtySession, text: &str, why: &str) {
+    p.exp_string(text).expect(why);
+    std::thread::sleep(Duration::from_millis(200));
+}
+
+fn spawn(args: &[&str], home: &PathBuf) -> PtySession {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cosmoql"));
+    cmd.args(args)
+        .env("HOME", home)
+        .env("COSMOQL_HISTORY", home.join("history"))
+        .env("TERM", "xterm")
+        .env_remove("NO_COLOR");
+    spawn_command(cmd, Some(TIMEOUT_MS)).expect("spawn on a pty")
+}
+
+#[test]
+fn query_table_caret_error_cancel_and_quit() {
+    let home = temp_dir("demo");
+    let mut p = spawn(&[], &home);
+    p.exp_string("telemetry (100000 items, key /deviceId").expect("the banner names the demo data");
+    p.exp_string("Type .help").expect("the banner says how to get help");
+    prompt(&mut p, "telemetry> ", "a prompt");
+
+    p.send_line("SELECT c.metricType, COUNT(1) AS readings FROM c GROUP BY c.metricType;").expect("send");
+    p.exp_string("metricType").expect("a table header");
+    p.exp_string("Temperature").expect("a row");
+    p.exp_string("(6 rows)").expect("the row count");
+    prompt(&mut p, "telemetry> ", "a prompt");
+
+    // A statement over two lines: the first line has no `;`, an empty line ends it.
+    p.send_line("SELECT VALUE CONCAT('multi', ").expect("send");
+    p.send_line("'-line-ok')").expect("send");
+    p.send_line("").expect("send");
+    p.exp_string("multi-line-ok").expect("the multi-line result");
+    prompt(&mut p, "telemetry> ", "a prompt");
+
+    p.send_line("SELECT c.value FROM c;").expect("send");
+    p.exp_string("line 1, column 10").expect("the error position");
+    p.exp_string("^^^^^").expect("the caret");
+    prompt(&mut p, "telemetry> ", "a prompt");
+
+    // Billions of rows: only Ctrl-C ends it.
+    let joins: String =
+        ["a", "b", "d", "e", "f", "g", "h", "i"].iter().map(|a| format!(" JOIN {a} IN c.tags")).collect();
+    p.send_line(&format!("SELECT VALUE COUNT(1) FROM c{joins};")).expect("send");
+    std::thread::sleep(Duration::from_millis(1500));
+    p.send_control('c').expect("Ctrl-C");
+    p.exp_string("query cancelled").expect("the query is cancelled");
+    prompt(&mut p, "telemetry> ", "the REPL is still there");
+
+    p.send_line("SELECT VALUE CONCAT('al', 'ive-', ToString(6 * 7));").expect("send");
+    p.exp_string("alive-42").expect("a query after the cancel");
+    prompt(&mut p, "telemetry> ", "a prompt");
+
+    p.send_line(".quit").expect("send");
+    p.exp_eof().expect("the REPL exits");
+}
+
+#[test]
+fn ctrl_c_clears_the_line_and_ctrl_d_leaves_and_history_is_kept() {
+    let home = temp_dir("empty");
+    let mut p = spawn(&["--empty"], &home);
+    p.exp_string("empty database").expect("the banner");
+    prompt(&mut p, "cosmoql> ", "a prompt");
+
+    p.send("SELECT VALUE 'never-run'").expect("send");
+    p.send_control('c').expect("Ctrl-C");
+    prompt(&mut p, "cosmoql> ", "a fresh prompt");
+    p.send_line("SELECT VALUE 40 + 2;").expect("send");
+    p.exp_string("42").expect("the result");
+    prompt(&mut p, "cosmoql> ", "a prompt");
+    p.send_line(".metrics on").expect("send");
+    prompt(&mut p, "cosmoql> ", "a prompt");
+    p.send_line("SELECT VALUE 'x';").expect("send");
+    p.exp_string(" RU, ").expect("metrics after the query");
+    prompt(&mut p, "cosmoql> ", "a prompt");
+    p.send_line(".create things /kind").expect("send");
+    p.exp_string("created things").expect("created");
+    prompt(&mut p, "things> ", "the prompt names the container");
+    p.send(".conta\t").expect("Tab");
+    p.send("\r").expect("Enter");
+    p.flush().expect("flush");
+    p.exp_string("key /kind").expect("the completed .containers ran");
+    prompt(&mut p, "things> ", "a prompt");
+    p.send_control('d').expect("Ctrl-D");
+    p.exp_eof().expect("the REPL exits");
+
+    let history = std::fs::read_to_string(home.join("history")).expect("the history file");
+    assert!(history.contains("SELECT VALUE 40 + 2;"), "{history}");
+    assert!(!history.contains("never-run"), "{history}");
+}

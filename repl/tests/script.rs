@@ -1,0 +1,153 @@
+//! The REPL without a terminal: `-c`, a FILE.sql, piped statements, exit codes, `--empty`.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+fn dir() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("cosmoql-script-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+fn temp_file(name: &str, text: &str) -> PathBuf {
+    let path = dir().join(name);
+    std::fs::write(&path, text).expect("write temp file");
+    path
+}
+
+fn command() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_cosmoql"));
+    // Never touch the user's history file.
+    c.env("COSMOQL_HISTORY", "").env("HOME", dir()).env("NO_COLOR", "1");
+    c
+}
+
+fn run(args: &[&str]) -> Output {
+    command().args(args).output().expect("the binary runs")
+}
+
+fn run_stdin(args: &[&str], input: &str) -> Output {
+    let mut child = command()
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    child.stdin.take().expect("stdin").write_all(input.as_bytes()).expect("write");
+    child.wait_with_output().expect("exit")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+const PEOPLE: &str = r#"{"id": "1", "name": "Ada", "city": "Oslo", "kids": [{"name": "Bo"}]}
+{"id": "2", "name": "Cy", "city": "Rome"}
+{"id": "3", "name": "Al", "city": "Oslo", "date": "2024-06-01", "vin": "X1"}
+"#;
+
+#[test]
+fn dash_c_runs_on_the_demo_database() {
+    let out = run(&[
+        "-c",
+        "SELECT VALUE COUNT(1) FROM c",
+        "-c",
+        ".use families\nSELECT VALUE f.id FROM f WHERE f.lastName = 'Smith' ORDER BY f.id",
+        "-c",
+        "EXPLAIN SELECT * FROM c WHERE c.lastName = 'Garcia'",
+        "-c",
+        ".stats",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    let mut lines = stdout.lines();
+    assert_eq!(lines.next(), Some("[100000]"));
+    assert_eq!(lines.next(), Some(r#"["SmithFamily","SmithFamily2"]"#));
+    assert!(stdout.contains("pins 1 key"), "{stdout}");
+    assert!(stdout.contains("largest logical partitions"), "{stdout}");
+    assert!(stdout.contains("[\"Smith\"]") || stdout.contains("Smith"), "{stdout}");
+    assert!(stdout.contains('█'), "{stdout}");
+}
+
+#[test]
+fn a_file_with_two_statements() {
+    let file = temp_file("two.sql", "-- two statements\nSELECT VALUE 1 + 1;\nSELECT {a: 'x;y'}\n  AS o\n");
+    let out = run(&["--empty", file.to_str().expect("utf-8 path")]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "[2]\n[{\"o\":{\"a\":\"x;y\"}}]\n");
+}
+
+#[test]
+fn piped_statements_create_import_and_query() {
+    let data = temp_file("people.ndjson", PEOPLE);
+    let export = dir().join("people-out.ndjson");
+    let input = format!(
+        ".create people /city\n.import {}\n.param @c \"Oslo\"\n.params\nSELECT VALUE p.name FROM p WHERE p.city = @c\nORDER BY p.name;\n.export {}\n",
+        data.display(),
+        export.display()
+    );
+    let out = run_stdin(&["--empty"], &input);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("@c = \"Oslo\""), "{stdout}");
+    assert!(stdout.ends_with("[\"Ada\",\"Al\"]\n"), "{stdout}");
+    // Messages go to stderr, results to stdout.
+    assert!(text(&out.stderr).contains("imported 3 items"), "{}", text(&out.stderr));
+    let exported = std::fs::read_to_string(&export).expect("exported");
+    assert_eq!(exported.lines().count(), 3);
+}
+
+#[test]
+fn a_failed_statement_exits_1_with_the_caret_on_stderr() {
+    let out = run(&["--empty", "-c", "SELECT c.value FROM c", "-c", "SELECT VALUE 3"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("line 1, column 10: expected a property name"), "{stderr}");
+    assert!(stderr.contains("         ^^^^^"), "{stderr}");
+    // The other statement still ran.
+    assert_eq!(text(&out.stdout), "[3]\n");
+}
+
+#[test]
+fn empty_starts_without_containers() {
+    let out = run(&["--empty", "-c", ".containers", "-c", "SELECT * FROM c"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty(), "{}", text(&out.stdout));
+    assert!(text(&out.stderr).contains("no container in use"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn synthetic_keys_settings_and_table_mode() {
+    let data = temp_file("synthetic.ndjson", PEOPLE);
+    let input = format!(
+        ".create s --concat /city,/name _\n.import {}\n.mode table\n.set pk \"Oslo_Ada\"\n.set crosspartition off\n\
+         SELECT c.name, c.kids FROM c;\n.set pk off\nSELECT VALUE c.partitionKey FROM c\n\n.bogus\n",
+        data.display()
+    );
+    let out = run_stdin(&["--empty"], &input);
+    assert_eq!(out.status.code(), Some(1), "the unknown command fails the run");
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("│ name │ kids"), "{stdout}");
+    assert!(stdout.contains(r#"[{"name":"Bo"}]"#), "{stdout}");
+    assert!(stdout.contains("(1 row)"), "{stdout}");
+    // A new container has one physical partition, so the query runs without the key too.
+    assert!(stdout.contains("Rome_Cy"), "{stdout}");
+    assert!(text(&out.stderr).contains("unknown command .bogus"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn hash_suffix_keys_and_explain_analyze() {
+    let data = temp_file("hash.ndjson", "{\"id\":\"1\",\"date\":\"2024-06-01\",\"vin\":\"A\"}\n");
+    let input = format!(
+        ".create h --hash /date /vin 10\n.import {}\nSELECT VALUE c.partitionKey FROM c;\nEXPLAIN ANALYZE SELECT * FROM c;\n",
+        data.display()
+    );
+    let out = run_stdin(&["--empty"], &input);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(stdout.starts_with("[\"2024-06-01."), "{stdout}");
+    assert!(stdout.contains("analyze\n"), "{stdout}");
+    assert!(stdout.contains("retrieved 1 items"), "{stdout}");
+}

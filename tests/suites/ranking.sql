@@ -1,0 +1,35 @@
+-- ranking: cases over texts (tests/data/texts.json, no partition key, 2 physical partitions).
+-- @container texts
+
+-- @name FullTextScore ranks by BM25, most relevant first, items without text last
+SELECT VALUE c.id FROM c ORDER BY RANK FullTextScore(c.text, "red")
+-- @expect
+["1", "3", "2", "4", "5"]
+
+-- @name TOP with ORDER BY RANK
+SELECT TOP 2 VALUE c.id FROM c ORDER BY RANK FullTextScore(c.text, "red")
+-- @expect
+["1", "3"]
+
+-- @name terms as an array
+SELECT TOP 1 VALUE c.id FROM c ORDER BY RANK FullTextScore(c.text, ["green", "tree"])
+-- @expect
+["4"]
+
+-- @name RRF fuses a text ranking and a vector ranking with weights
+SELECT VALUE c.id FROM c ORDER BY RANK RRF(FullTextScore(c.text, "bike"), VectorDistance(c.v, [1, 0]), [2, 1])
+-- @expect
+["2", "1", "3", "4", "5"]
+
+-- @name FullTextScore outside ORDER BY RANK
+SELECT FullTextScore(c.text, "red") FROM c
+-- @error bind line 1, column 8: FullTextScore can only be used in ORDER BY RANK
+
+-- @name ORDER BY RANK needs a scoring function
+SELECT * FROM c ORDER BY RANK LOWER(c.text)
+-- @error bind line 1, column 31: `LOWER` cannot rank here
+
+-- @name FullTextContains filters
+SELECT VALUE c.id FROM c WHERE FullTextContains(c.text, "RED BIKE")
+-- @expect
+["1"]
