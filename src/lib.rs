@@ -40,6 +40,11 @@
 mod client;
 pub mod testing;
 
+/// The README's Rust examples, run as doctests so the tour stays true.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
+
 pub use client::{
     ContainerClient, ContainerProperties, CosmosClient, DatabaseClient, FeedPage, ItemResponse, Query, QueryPager,
     TransactionalBatch,
