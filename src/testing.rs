@@ -176,6 +176,7 @@ pub fn kind_name(kind: QueryErrorKind) -> &'static str {
         QueryErrorKind::Bind => "bind",
         QueryErrorKind::Eval => "eval",
         QueryErrorKind::Storage => "storage",
+        QueryErrorKind::Cancelled => "cancelled",
         QueryErrorKind::Internal => "internal",
     }
 }
@@ -186,6 +187,7 @@ fn parse_kind(name: &str) -> Option<QueryErrorKind> {
         "bind" => QueryErrorKind::Bind,
         "eval" => QueryErrorKind::Eval,
         "storage" => QueryErrorKind::Storage,
+        "cancelled" => QueryErrorKind::Cancelled,
         "internal" => QueryErrorKind::Internal,
         _ => return None,
     })

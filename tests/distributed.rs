@@ -148,3 +148,33 @@ fn cross_partition_queries_can_be_disabled() {
     assert!(err.to_string().contains("cross-partition queries are disabled"), "{err}");
     assert_eq!(execute(&p, "SELECT * FROM c WHERE c.pk = 'k1'", &options).unwrap().items.len(), 10);
 }
+
+#[test]
+fn a_cancel_flag_stops_the_query() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let p = many(PartitionKeyDefinition::hash("/pk").unwrap());
+    // Items with long arrays, so a self-join is slow.
+    let arr: Vec<String> = (0..150).map(|i| i.to_string()).collect();
+    fill(&p, 300, |i| format!(r#"{{"id":"{i}","pk":"k{}","a":[{}]}}"#, i % 10, arr.join(",")));
+    let flag = Arc::new(AtomicBool::new(true));
+    let options = QueryOptions { cancel: Some(Arc::clone(&flag)), ..QueryOptions::default() };
+    let err = execute(&p, "SELECT VALUE COUNT(1) FROM c", &options).unwrap_err();
+    assert_eq!(err.kind, cosmoql::executor::QueryErrorKind::Cancelled);
+
+    // Cancelled while it runs: it stops long before it would finish.
+    flag.store(false, Ordering::SeqCst);
+    let setter = {
+        let flag = Arc::clone(&flag);
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            flag.store(true, Ordering::SeqCst);
+        })
+    };
+    let started = std::time::Instant::now();
+    let slow = "SELECT VALUE COUNT(1) FROM c JOIN x IN c.a JOIN y IN c.a JOIN z IN c.a";
+    let err = execute(&p, slow, &options).unwrap_err();
+    setter.join().unwrap();
+    assert_eq!(err.kind, cosmoql::executor::QueryErrorKind::Cancelled);
+    assert!(started.elapsed() < std::time::Duration::from_secs(5), "{:?}", started.elapsed());
+}

@@ -15,6 +15,8 @@ pub enum QueryErrorKind {
     Eval,
     /// The store refused (bad partition key, missing container, ...).
     Storage,
+    /// The caller cancelled the query (`QueryOptions::cancel`).
+    Cancelled,
     /// A bug in cosmoql, never the user's fault.
     Internal,
 }

@@ -919,6 +919,8 @@ pub struct RunStats {
 /// Runs compiled queries; subqueries run through it too.
 pub struct Runner<'a> {
     pub items: &'a dyn ItemContext,
+    /// Set by the caller to stop the query: checked for every item and every row.
+    pub cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 impl std::fmt::Debug for Runner<'_> {
@@ -976,7 +978,22 @@ impl Eq for Ordered<'_> {}
 
 impl<'a> Runner<'a> {
     pub fn new(items: &'a dyn ItemContext) -> Self {
-        Runner { items }
+        Runner { items, cancel: None }
+    }
+
+    /// Stops with a `Cancelled` error once `flag` is set.
+    pub fn with_cancel(mut self, flag: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>) -> Self {
+        self.cancel = flag;
+        self
+    }
+
+    fn check_cancelled(&self) -> Result<(), QueryError> {
+        match &self.cancel {
+            Some(flag) if flag.load(std::sync::atomic::Ordering::Relaxed) => {
+                Err(QueryError::new(crate::error::QueryErrorKind::Cancelled, "the query was cancelled", None))
+            }
+            _ => Ok(()),
+        }
     }
 
     pub(crate) fn ctx<'c>(&'c self, aggregates: Option<&'c [Value]>) -> EvalContext<'c> {
@@ -1248,6 +1265,7 @@ impl<'a> Runner<'a> {
         match &first.kind {
             SourceKind::Items | SourceKind::ItemPath { .. } | SourceKind::ItemIterate { .. } => {
                 for (at, item) in input {
+                    self.check_cancelled()?;
                     stats.retrieved += 1;
                     pos = RowPos { item: Some(at), sub: 0 };
                     let flow = match &first.kind {
@@ -1325,6 +1343,7 @@ impl<'a> Runner<'a> {
         sink: &mut RowSink<'_>,
     ) -> Result<Flow, QueryError> {
         let Some(source) = q.sources.get(index) else {
+            self.check_cancelled()?;
             let flow = sink(row, pos);
             pos.sub += 1;
             return flow;

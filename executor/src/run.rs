@@ -52,6 +52,9 @@ pub struct QueryOptions {
     pub max_item_count: Option<usize>,
     /// Resume after the pages a continuation token stands for.
     pub continuation: Option<String>,
+    /// Set it (from any thread) to stop the query: it ends with a `Cancelled` error, and every
+    /// producer stops at its next item.
+    pub cancel: Option<std::sync::Arc<AtomicBool>>,
 }
 
 impl Default for QueryOptions {
@@ -65,6 +68,7 @@ impl Default for QueryOptions {
             max_buffered_item_count: None,
             max_item_count: None,
             continuation: None,
+            cancel: None,
         }
     }
 }
@@ -232,7 +236,7 @@ pub fn execute(container: &Container, sql: &str, options: &QueryOptions) -> Resu
     // One more than the page, to know whether a continuation is needed.
     let take = options.max_item_count.map(|n| n as u64 + 1);
     let mut out = Emitter::page(&compiled, returned, take);
-    let runner = Runner::new(container);
+    let runner = Runner::new(container).with_cancel(options.cancel.clone());
     let mut stats = RunStats::default();
     let coordinator = Coordinator {
         per_partition: Mutex::new(Vec::new()),

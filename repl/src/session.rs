@@ -318,8 +318,7 @@ impl Session {
     }
 
     /// Runs the query to the end on a worker thread (page by page with a page size), so Ctrl-C
-    /// can give the prompt back: a cancelled query stops at its next page boundary, or, when it
-    /// runs as one page, finishes in the background and its result is dropped.
+    /// can give the prompt back: the query's cancel flag stops every producer at its next item.
     fn run(
         &self,
         container: &Arc<Container>,
@@ -330,6 +329,8 @@ impl Session {
         let cancel = Arc::new(AtomicBool::new(false));
         let (tx, rx) = mpsc::channel();
         let (c, s, flag) = (Arc::clone(container), sql.to_string(), Arc::clone(&cancel));
+        let mut options = options;
+        options.cancel = Some(Arc::clone(&cancel));
         let page_size = self.page_size;
         std::thread::Builder::new()
             .name("query".into())
@@ -344,7 +345,7 @@ impl Session {
                 Err(mpsc::RecvTimeoutError::Timeout) => {
                     if INTERRUPTED.swap(false, Ordering::SeqCst) {
                         cancel.store(true, Ordering::SeqCst);
-                        return Err("query cancelled (Ctrl-C); if it was in the middle of a page, that page finishes in the background and its result is dropped".into());
+                        return Err("query cancelled (Ctrl-C)".into());
                     }
                 }
                 Err(mpsc::RecvTimeoutError::Disconnected) => return Err("the query thread stopped unexpectedly".into()),
