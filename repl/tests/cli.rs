@@ -280,3 +280,34 @@ fn bench_prints_one_json_line() {
     }
     assert!(line.contains("\"items\":2,\"results\":1"), "{line}");
 }
+
+#[test]
+fn test_runs_a_suite_reports_diffs_and_blesses() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let sample = root.join("examples/suite");
+    let out = cosmoql(&["test", sample.to_str().expect("path")]);
+    assert_eq!(out.status.code(), Some(0), "{}{}", text(&out.stdout), text(&out.stderr));
+    assert!(text(&out.stdout).lines().any(|l| l == "9 passed, 0 failed"), "{}", text(&out.stdout));
+
+    // A suite with a wrong expectation: a diff, the summary, exit 1; --bless fixes it.
+    let dir = std::env::temp_dir().join(format!("cosmoql-suite-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    std::fs::write(
+        dir.join("fixtures.json"),
+        r#"[{"id": "c", "partitionKey": {"paths": ["/k"]}, "items": [{"id": "1", "k": "a", "n": 2}]}]"#,
+    )
+    .expect("fixtures");
+    std::fs::write(dir.join("q.sql"), "-- @name doubled\nSELECT VALUE c.n * 2 FROM c\n-- @expect\n[5]\n").expect("sql");
+    let dir_s = dir.to_str().expect("path");
+    let out = cosmoql(&["test", dir_s]);
+    assert_eq!(out.status.code(), Some(1));
+    let report = text(&out.stdout);
+    assert!(report.lines().any(|l| l.starts_with('-') && l.trim_end().ends_with('5')), "{report}");
+    assert!(report.lines().any(|l| l.starts_with('+') && l.trim_end().ends_with('4')), "{report}");
+    assert!(report.lines().any(|l| l == "0 passed, 1 failed"), "{report}");
+    let out = cosmoql(&["test", dir_s, "--bless"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    assert!(std::fs::read_to_string(dir.join("q.sql")).expect("sql").contains("[4]"));
+    assert_eq!(cosmoql(&["test", dir_s]).status.code(), Some(0));
+    let _ = std::fs::remove_dir_all(&dir);
+}
