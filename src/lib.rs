@@ -98,7 +98,7 @@ pub use cosmoql_storage as storage;
 
 /// The query executor: compile and run queries over a container.
 pub use cosmoql_executor as executor;
-pub use cosmoql_executor::{execute, explain, QueryError, QueryOptions, QueryOutput};
+pub use cosmoql_executor::{execute, execute_all, explain, QueryError, QueryOptions, QueryOutput};
 
 pub use cosmoql_parser::{parse, ParseError};
 pub use cosmoql_storage::{

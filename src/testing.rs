@@ -288,7 +288,7 @@ impl Fixture {
                 id: id.to_string(),
                 partition_key,
                 partitions,
-                vector_policies: vector_policies(entry),
+                vector_policies: VectorPolicy::from_container_properties(entry),
                 sources,
             });
         }
@@ -390,22 +390,6 @@ impl Fixture {
         }
         Ok(Ok(items))
     }
-}
-
-fn vector_policies(properties: &Value) -> Vec<VectorPolicy> {
-    let Some(list) = properties.get("vectorEmbeddingPolicy").get("vectorEmbeddings").as_array() else {
-        return vec![];
-    };
-    list.iter()
-        .filter_map(|v| {
-            Some(VectorPolicy {
-                path: v.get("path").as_str()?.to_string(),
-                data_type: v.get("dataType").as_str().unwrap_or("float32").to_string(),
-                distance_function: v.get("distanceFunction").as_str().unwrap_or("cosine").to_string(),
-                dimensions: v.get("dimensions").as_f64().map(|d| d as usize),
-            })
-        })
-        .collect()
 }
 
 /// A value without system properties (at any depth).

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use cosmoql::executor::VectorPolicy;
 use cosmoql::storage::{Container, ContainerSettings, PartitionKeyDefinition};
+use cosmoql::testing::strip_system;
 use cosmoql::value::{parse_json, Value};
 use cosmoql::{execute, QueryOptions};
 
@@ -53,19 +54,6 @@ fn json_files(dir: &Path, out: &mut Vec<PathBuf>) {
         } else if p.extension().is_some_and(|e| e == "json") {
             out.push(p);
         }
-    }
-}
-
-/// Removes system properties everywhere (the expected results never contain them).
-fn strip_system(v: &Value) -> Value {
-    match v {
-        Value::Object(map) => Value::object(
-            map.iter()
-                .filter(|(k, _)| !matches!(k.as_str(), "_rid" | "_self" | "_etag" | "_attachments" | "_ts"))
-                .map(|(k, v)| (k.clone(), strip_system(v))),
-        ),
-        Value::Array(items) => Value::array(items.iter().map(strip_system)),
-        other => other.clone(),
     }
 }
 

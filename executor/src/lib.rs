@@ -11,4 +11,4 @@ pub use error::{FunctionError, QueryError, QueryErrorKind};
 pub use eval::ItemContext;
 pub use functions::VectorPolicy;
 pub use query::{compile, CompileOptions, CompiledQuery, RunStats, Runner};
-pub use run::{execute, explain, PartitionMetrics, QueryMetrics, QueryOptions, QueryOutput};
+pub use run::{execute, execute_all, explain, PartitionMetrics, QueryMetrics, QueryOptions, QueryOutput};

@@ -281,6 +281,34 @@ pub fn execute(container: &Container, sql: &str, options: &QueryOptions) -> Resu
     Ok(QueryOutput { items, metrics, continuation, partitions })
 }
 
+/// Runs a query to the end: page by page when `options.max_item_count` is set, each page resumed
+/// from the previous page's continuation token. Items and metrics of all pages add up; returns
+/// them with the number of pages.
+pub fn execute_all(
+    container: &Container,
+    sql: &str,
+    options: &QueryOptions,
+) -> Result<(QueryOutput, usize), QueryError> {
+    let mut options = options.clone();
+    let mut all = execute(container, sql, &options)?;
+    let mut pages = 1;
+    while let Some(token) = all.continuation.take() {
+        options.continuation = Some(token);
+        let page = execute(container, sql, &options)?;
+        pages += 1;
+        let (m, p) = (&mut all.metrics, &page.metrics);
+        m.retrieved_document_count += p.retrieved_document_count;
+        m.output_document_count += p.output_document_count;
+        m.request_charge += p.request_charge;
+        m.peak_buffered_items = m.peak_buffered_items.max(p.peak_buffered_items);
+        m.partitions_touched = m.partitions_touched.max(p.partitions_touched);
+        all.items.extend(page.items);
+        all.partitions.extend(page.partitions);
+        all.continuation = page.continuation;
+    }
+    Ok((all, pages))
+}
+
 /// The plan of a query, without running it: target partitions and why, what each partition
 /// runs, and the merge stages on the client.
 pub fn explain(container: &Container, sql: &str, options: &QueryOptions) -> Result<String, QueryError> {

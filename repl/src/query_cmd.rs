@@ -10,7 +10,7 @@ use std::time::Instant;
 use cosmoql::executor::VectorPolicy;
 use cosmoql::storage::{Container, ContainerSettings, ImportOptions, PartitionKey, PartitionKeyDefinition};
 use cosmoql::value::{parse_json, Value};
-use cosmoql::{execute, QueryOptions, QueryOutput};
+use cosmoql::{QueryOptions, QueryOutput};
 
 /// How to build the container a query runs on.
 #[derive(Debug, clap::Args)]
@@ -160,7 +160,7 @@ fn load(args: &LoadArgs) -> Result<Loaded, String> {
         max_degree_of_parallelism: args.max_dop.unwrap_or(-1),
         max_buffered_item_count: args.max_buffered,
         max_item_count: args.page_size,
-        vector_policies: properties.as_ref().map(vector_policies).unwrap_or_default(),
+        vector_policies: properties.as_ref().map(VectorPolicy::from_container_properties).unwrap_or_default(),
         ..QueryOptions::default()
     };
     options.parameters = parameters(&args.params)?;
@@ -184,54 +184,9 @@ fn parameters(params: &[String]) -> Result<HashMap<String, Value>, String> {
     Ok(out)
 }
 
-/// The `vectorEmbeddingPolicy` of container properties.
-pub fn vector_policies(properties: &Value) -> Vec<VectorPolicy> {
-    let Some(list) = properties.get("vectorEmbeddingPolicy").get("vectorEmbeddings").as_array() else {
-        return vec![];
-    };
-    list.iter()
-        .filter_map(|v| {
-            Some(VectorPolicy {
-                path: v.get("path").as_str()?.to_string(),
-                data_type: v.get("dataType").as_str().unwrap_or("float32").to_string(),
-                distance_function: v.get("distanceFunction").as_str().unwrap_or("cosine").to_string(),
-                dimensions: v.get("dimensions").as_f64().map(|d| d as usize),
-            })
-        })
-        .collect()
-}
-
 /// Runs the query to the end, page by page when a page size is set; metrics add up over pages.
 fn run_all(loaded: &Loaded, sql: &str) -> Result<(QueryOutput, usize), String> {
-    let mut options = loaded.options.clone();
-    let mut all: Option<QueryOutput> = None;
-    let mut pages = 0;
-    loop {
-        let page = execute(&loaded.container, sql, &options).map_err(|e| e.render(sql))?;
-        pages += 1;
-        let next = page.continuation.clone();
-        all = Some(match all {
-            None => page,
-            Some(mut acc) => {
-                acc.items.extend(page.items);
-                let (m, p) = (&mut acc.metrics, &page.metrics);
-                m.retrieved_document_count += p.retrieved_document_count;
-                m.output_document_count += p.output_document_count;
-                m.request_charge += p.request_charge;
-                m.peak_buffered_items = m.peak_buffered_items.max(p.peak_buffered_items);
-                acc.partitions.extend(page.partitions.iter().copied());
-                m.partitions_touched = m.partitions_touched.max(p.partitions_touched);
-                acc
-            }
-        });
-        match next {
-            Some(token) => options.continuation = Some(token),
-            None => break,
-        }
-    }
-    let mut out = all.ok_or("no page")?;
-    out.continuation = None;
-    Ok((out, pages))
+    cosmoql::execute_all(&loaded.container, sql, &loaded.options).map_err(|e| e.render(sql))
 }
 
 /// `cosmoql query`: results as one JSON array on stdout.

@@ -10,7 +10,7 @@ use std::sync::mpsc;
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
-use cosmoql::executor::{execute, explain, QueryOptions, QueryOutput};
+use cosmoql::executor::{explain, QueryOptions, QueryOutput};
 use cosmoql::storage::{
     Container, ContainerSettings, Database, ImportOptions, PartitionKey, PartitionKeyDefinition, PartitionKeyPath,
     Store, SyntheticKey, SyntheticKind,
@@ -328,7 +328,7 @@ impl Session {
         INTERRUPTED.store(false, Ordering::SeqCst);
         let cancel = Arc::new(AtomicBool::new(false));
         let (tx, rx) = mpsc::channel();
-        let (c, s, flag) = (Arc::clone(container), sql.to_string(), Arc::clone(&cancel));
+        let (c, s) = (Arc::clone(container), sql.to_string());
         let mut options = options;
         options.cancel = Some(Arc::clone(&cancel));
         let page_size = self.page_size;
@@ -336,7 +336,7 @@ impl Session {
             .name("query".into())
             .stack_size(16 << 20)
             .spawn(move || {
-                let _ = tx.send(run_pages(&c, &s, options, page_size, &flag));
+                let _ = tx.send(run_pages(&c, &s, options, page_size));
             })
             .map_err(|e| format!("cannot start the query: {e}"))?;
         loop {
@@ -680,45 +680,15 @@ impl Session {
     }
 }
 
-/// Runs the query to the end, page by page with a page size (stopping when `cancel` is set).
+/// Runs the query to the end, page by page with a page size; `options.cancel` stops it.
 fn run_pages(
     container: &Container,
     sql: &str,
     mut options: QueryOptions,
     page_size: Option<usize>,
-    cancel: &AtomicBool,
 ) -> Result<(QueryOutput, usize), String> {
     options.max_item_count = page_size;
-    let mut all: Option<QueryOutput> = None;
-    let mut pages = 0;
-    loop {
-        let page = execute(container, sql, &options).map_err(|e| e.render(sql))?;
-        pages += 1;
-        let next = page.continuation.clone();
-        all = Some(match all {
-            None => page,
-            Some(mut acc) => {
-                acc.items.extend(page.items);
-                let (m, p) = (&mut acc.metrics, &page.metrics);
-                m.retrieved_document_count += p.retrieved_document_count;
-                m.output_document_count += p.output_document_count;
-                m.request_charge += p.request_charge;
-                m.peak_buffered_items = m.peak_buffered_items.max(p.peak_buffered_items);
-                m.partitions_touched = m.partitions_touched.max(p.partitions_touched);
-                acc
-            }
-        });
-        if cancel.load(Ordering::SeqCst) {
-            return Err("cancelled".into());
-        }
-        match next {
-            Some(token) => options.continuation = Some(token),
-            None => break,
-        }
-    }
-    let mut out = all.ok_or("no page")?;
-    out.continuation = None;
-    Ok((out, pages))
+    cosmoql::execute_all(container, sql, &options).map_err(|e| e.render(sql))
 }
 
 fn opt(v: Option<usize>) -> String {
