@@ -238,21 +238,9 @@ fn object_to_array(args: &[Value], _: &FunctionContext) -> Res {
 
 #[cfg(test)]
 mod tests {
-    use cosmoql_value::parse_json;
 
     use super::*;
-    use crate::functions::lookup;
-
-    fn j(s: &str) -> Value {
-        parse_json(s).unwrap_or_else(|e| panic!("bad json {s}: {e}"))
-    }
-
-    fn call(name: &str, args: &[Value]) -> Value {
-        let def = lookup(name).unwrap_or_else(|| panic!("no function {name}"));
-        assert!(args.len() >= def.min_args, "{name}: too few args");
-        assert!(def.max_args.is_none_or(|m| args.len() <= m), "{name}: too many args");
-        (def.eval)(args, &FunctionContext::default()).unwrap_or_else(|e| panic!("{name}: {e}"))
-    }
+    use crate::functions::test_support::{call, j};
 
     /// Calls `name` with the elements of a JSON array as arguments.
     fn call_j(name: &str, args: &str) -> Value {

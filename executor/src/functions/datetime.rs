@@ -622,13 +622,7 @@ fn format_custom(t: i64, fmt: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::functions::lookup;
-
-    fn call(name: &str, args: &[Value]) -> Value {
-        let def = lookup(name).unwrap_or_else(|| panic!("{name} is not registered"));
-        assert!(args.len() >= def.min_args && def.max_args.is_none_or(|m| args.len() <= m), "{name} arity");
-        (def.eval)(args, &FunctionContext::default()).expect("no error")
-    }
+    use crate::functions::test_support::call;
 
     fn s(v: &str) -> Value {
         Value::from(v)

@@ -166,14 +166,7 @@ mod tests {
     use cosmoql_value::{format_number, parse_json};
 
     use super::*;
-    use crate::functions::lookup;
-
-    fn call(name: &str, args: &[Value]) -> Value {
-        let def = lookup(name).unwrap_or_else(|| panic!("no function {name}"));
-        assert!(args.len() >= def.min_args, "{name}: too few args");
-        assert!(def.max_args.is_none_or(|m| args.len() <= m), "{name}: too many args");
-        (def.eval)(args, &FunctionContext::default()).unwrap_or_else(|e| panic!("{name}: {e}"))
-    }
+    use crate::functions::test_support::call;
 
     fn n(x: f64) -> Value {
         Value::from(x)

@@ -107,3 +107,24 @@ pub fn names() -> Vec<&'static str> {
     names.sort_unstable();
     names
 }
+
+/// Helpers for the functions' unit tests.
+#[cfg(test)]
+pub(crate) mod test_support {
+    use cosmoql_value::{parse_json, Value};
+
+    use super::{lookup, FunctionContext};
+
+    /// A value from JSON text.
+    pub(crate) fn j(s: &str) -> Value {
+        parse_json(s).unwrap_or_else(|e| panic!("bad json {s}: {e}"))
+    }
+
+    /// Calls a registered function, checking its arity, and expects no error.
+    pub(crate) fn call(name: &str, args: &[Value]) -> Value {
+        let def = lookup(name).unwrap_or_else(|| panic!("no function {name}"));
+        assert!(args.len() >= def.min_args, "{name}: too few args");
+        assert!(def.max_args.is_none_or(|m| args.len() <= m), "{name}: too many args");
+        (def.eval)(args, &FunctionContext::default()).unwrap_or_else(|e| panic!("{name}: {e}"))
+    }
+}

@@ -58,15 +58,12 @@ mod tests {
     use cosmoql_value::parse_json;
 
     use super::*;
+    use crate::functions::test_support::call;
     use crate::functions::{lookup, FunctionContext};
 
     fn iif(cond: Value, a: Value, b: Value) -> Value {
         let def = lookup("iif").unwrap();
         (def.eval)(&[cond, a, b], &FunctionContext::default()).unwrap()
-    }
-
-    fn call(name: &str, args: &[Value]) -> Value {
-        (lookup(name).unwrap().eval)(args, &FunctionContext::default()).unwrap()
     }
 
     #[test]

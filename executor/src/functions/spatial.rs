@@ -468,13 +468,7 @@ mod tests {
     use cosmoql_value::parse_json;
 
     use super::*;
-    use crate::functions::lookup;
-
-    fn call(name: &str, args: &[Value]) -> Value {
-        let def = lookup(name).unwrap_or_else(|| panic!("{name} is not registered"));
-        assert!(args.len() >= def.min_args && def.max_args.is_none_or(|m| args.len() <= m));
-        (def.eval)(args, &FunctionContext::default()).expect("no error")
-    }
+    use crate::functions::test_support::call;
 
     fn geo(json: &str) -> Value {
         parse_json(json).expect("valid JSON")

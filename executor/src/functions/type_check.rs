@@ -81,14 +81,10 @@ fn days_in_month(year: u32, month: u32) -> u32 {
 
 #[cfg(test)]
 mod tests {
-    use cosmoql_value::parse_json;
 
     use super::*;
+    use crate::functions::test_support::j;
     use crate::functions::{lookup, FunctionContext};
-
-    fn j(s: &str) -> Value {
-        parse_json(s).unwrap_or_else(|e| panic!("bad json {s}: {e}"))
-    }
 
     fn call(name: &str, arg: Value) -> Value {
         let def = lookup(name).unwrap_or_else(|| panic!("no function {name}"));
