@@ -1474,11 +1474,19 @@ pub(crate) struct Emitter {
     skip: u64,
     limit: Option<u64>,
     out: Vec<Value>,
+    /// Scan positions of the results in `out`, for continuation tokens that resume by position.
+    positions: Option<Vec<RowPos>>,
 }
 
 impl Emitter {
     pub(crate) fn new(q: &CompiledQuery) -> Self {
-        Emitter { distinct: q.distinct.then(HashSet::new), skip: q.offset, limit: q.limit, out: Vec::new() }
+        Emitter {
+            distinct: q.distinct.then(HashSet::new),
+            skip: q.offset,
+            limit: q.limit,
+            out: Vec::new(),
+            positions: None,
+        }
     }
 
     /// An emitter for one page: `returned` results were given out by earlier pages, and at most
@@ -1489,7 +1497,39 @@ impl Emitter {
             (Some(r), Some(t)) => Some(r.min(t)),
             (r, t) => r.or(t),
         };
-        Emitter { distinct: q.distinct.then(HashSet::new), skip: q.offset + returned, limit, out: Vec::new() }
+        Emitter {
+            distinct: q.distinct.then(HashSet::new),
+            skip: q.offset + returned,
+            limit,
+            out: Vec::new(),
+            positions: None,
+        }
+    }
+
+    /// An emitter resuming after `returned` results at a known scan position: OFFSET was spent
+    /// by earlier pages, so nothing is skipped; positions of the results are kept.
+    pub(crate) fn resume(q: &CompiledQuery, returned: u64, take: Option<u64>) -> Self {
+        let mut e = Emitter::page(q, returned, take);
+        e.skip = if returned > 0 { 0 } else { q.offset };
+        e.positions = Some(Vec::new());
+        e
+    }
+
+    /// Adds a result with its scan position (kept when the emitter tracks positions).
+    pub(crate) fn push_at(&mut self, v: Value, pos: RowPos) -> bool {
+        let before = self.out.len();
+        let stop = self.push(v);
+        if self.out.len() > before {
+            if let Some(p) = &mut self.positions {
+                p.push(pos);
+            }
+        }
+        stop
+    }
+
+    /// The scan position of the `n`-th result (1-based), when positions are kept.
+    pub(crate) fn position_of(&self, n: usize) -> Option<&RowPos> {
+        self.positions.as_ref().and_then(|p| p.get(n.checked_sub(1)?))
     }
 
     /// Adds a result; returns true once no more results are wanted.

@@ -148,13 +148,18 @@ fn fingerprint(sql: &str, options: &QueryOptions) -> u64 {
     h
 }
 
-fn encode_token(fp: u64, returned: u64) -> String {
-    let text = format!("{fp:016x}:{returned}");
+fn encode_token(fp: u64, returned: u64, at: Option<&RowPos>) -> String {
+    let mut text = format!("{fp:016x}:{returned}");
+    if let Some(RowPos { item: Some(item), sub }) = at {
+        text.push_str(&format!(":{}:{}:{sub}", item.epk.to_hex(), item.seq));
+    }
     let hex: String = text.bytes().map(|b| format!("{b:02x}")).collect();
     format!("{TOKEN_PREFIX}{hex}")
 }
 
-fn decode_token(token: &str, fp: u64) -> Result<u64, QueryError> {
+/// What a token says: results returned so far, and (for queries without ORDER BY, aggregates or
+/// DISTINCT) the scan position of the last one.
+fn decode_token(token: &str, fp: u64) -> Result<(u64, Option<RowPos>), QueryError> {
     let bad = |why: &str| QueryError::new(QueryErrorKind::Bind, format!("invalid continuation token: {why}"), None);
     let hex = token.strip_prefix(TOKEN_PREFIX).ok_or_else(|| bad("unknown format or version"))?;
     if hex.len() % 2 != 0 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
@@ -163,11 +168,25 @@ fn decode_token(token: &str, fp: u64) -> Result<u64, QueryError> {
     let bytes: Vec<u8> =
         (0..hex.len()).step_by(2).filter_map(|i| u8::from_str_radix(&hex[i..i + 2], 16).ok()).collect();
     let text = String::from_utf8(bytes).map_err(|_| bad("it is not a cosmoql token"))?;
-    let (f, n) = text.split_once(':').ok_or_else(|| bad("it is not a cosmoql token"))?;
-    if u64::from_str_radix(f, 16).ok() != Some(fp) {
+    let fields: Vec<&str> = text.split(':').collect();
+    if fields.len() != 2 && fields.len() != 5 {
+        return Err(bad("it is not a cosmoql token"));
+    }
+    if u64::from_str_radix(fields[0], 16).ok() != Some(fp) {
         return Err(bad("it belongs to another query (text, parameters or partition key differ)"));
     }
-    n.parse().map_err(|_| bad("it is not a cosmoql token"))
+    let returned = fields[1].parse().map_err(|_| bad("it is not a cosmoql token"))?;
+    let at = match fields.as_slice() {
+        [_, _, epk, seq, sub] => Some(RowPos {
+            item: Some(ItemPosition {
+                epk: Epk::from_hex(epk).map_err(|_| bad("it is not a cosmoql token"))?,
+                seq: seq.parse().map_err(|_| bad("it is not a cosmoql token"))?,
+            }),
+            sub: sub.parse().map_err(|_| bad("it is not a cosmoql token"))?,
+        }),
+        _ => None,
+    };
+    Ok((returned, at))
 }
 
 /// One producer's share of the query: EPK ranges inside one physical partition.
@@ -175,6 +194,8 @@ fn decode_token(token: &str, fp: u64) -> Result<u64, QueryError> {
 struct Unit {
     /// The physical partition's id.
     partition: u32,
+    /// Resume here (inclusive) instead of at the start of the range that holds it.
+    start: Option<ItemPosition>,
     ranges: Vec<(Epk, Epk)>,
     /// A point read: the query pins the key and the id.
     point: Option<(PartitionKey, String)>,
@@ -189,7 +210,14 @@ fn unit_input<'c>(container: &'c Container, unit: &Unit) -> Box<Input<'c>> {
         );
     }
     let ranges = unit.ranges.clone();
-    Box::new(ranges.into_iter().flat_map(move |(min, max)| container.scan_positions(ItemPosition::start_of(min), max)))
+    let start = unit.start.clone();
+    Box::new(ranges.into_iter().flat_map(move |(min, max)| {
+        let from = match &start {
+            Some(at) if min <= at.epk && at.epk < max => at.clone(),
+            _ => ItemPosition::start_of(min),
+        };
+        container.scan_positions(from, max)
+    }))
 }
 
 /// Parses, compiles and runs `sql` over `container`.
@@ -201,9 +229,9 @@ pub fn execute(container: &Container, sql: &str, options: &QueryOptions) -> Resu
         &CompileOptions { parameters: options.parameters.clone(), vector_policies: options.vector_policies.clone() },
     )?;
     let fp = fingerprint(sql, options);
-    let returned = match &options.continuation {
+    let (returned, resume_at) = match &options.continuation {
         Some(token) => decode_token(token, fp)?,
-        None => 0,
+        None => (0, None),
     };
     if options.max_item_count == Some(0) {
         return Err(QueryError::new(QueryErrorKind::Bind, "max_item_count must be at least 1", None));
@@ -222,7 +250,7 @@ pub fn execute(container: &Container, sql: &str, options: &QueryOptions) -> Resu
                     (lo < hi).then_some((lo, hi))
                 })
                 .collect();
-            (!pieces.is_empty()).then(|| Unit { partition: p.id, ranges: pieces, point: point.clone() })
+            (!pieces.is_empty()).then(|| Unit { partition: p.id, start: None, ranges: pieces, point: point.clone() })
         })
         .collect();
     let reads_items = compiled.reads_items();
@@ -235,10 +263,31 @@ pub fn execute(container: &Container, sql: &str, options: &QueryOptions) -> Resu
     }
     // One more than the page, to know whether a continuation is needed.
     let take = options.max_item_count.map(|n| n as u64 + 1);
-    let mut out = Emitter::page(&compiled, returned, take);
+    // Results in scan order (no ORDER BY, aggregates or DISTINCT) resume from the scan position of
+    // the last result returned: earlier items are not read again. The others resume by running
+    // the plan again and skipping what was returned (exact: the order is deterministic).
+    let by_position = reads_items
+        && !compiled.is_aggregate()
+        && !compiled.is_ordered()
+        && !compiled.is_ranked()
+        && !compiled.reads_through_subquery()
+        && !compiled.is_distinct()
+        && (returned == 0 || resume_at.is_some());
+    let resume_at = if by_position { resume_at } else { None };
+    let mut units = units;
+    if let Some(RowPos { item: Some(at), .. }) = &resume_at {
+        units.retain(|u| u.ranges.iter().any(|(_, max)| at.epk < *max));
+        for u in &mut units {
+            u.start = Some(at.clone());
+        }
+    }
+    let units = units;
+    let mut out =
+        if by_position { Emitter::resume(&compiled, returned, take) } else { Emitter::page(&compiled, returned, take) };
     let runner = Runner::new(container).with_cancel(options.cancel.clone());
     let mut stats = RunStats::default();
     let coordinator = Coordinator {
+        resume_after: resume_at.clone(),
         per_partition: Mutex::new(Vec::new()),
         container,
         compiled: &compiled,
@@ -260,12 +309,13 @@ pub fn execute(container: &Container, sql: &str, options: &QueryOptions) -> Resu
     } else {
         coordinator.concatenated(&mut stats, &mut out)?;
     }
+    let last = options.max_item_count.and_then(|page| out.position_of(page).cloned());
     let mut items = out.finish();
     let mut continuation = None;
     if let Some(page) = options.max_item_count {
         if items.len() > page {
             items.truncate(page);
-            continuation = Some(encode_token(fp, returned + page as u64));
+            continuation = Some(encode_token(fp, returned + page as u64, last.as_ref()));
         }
     }
     let metrics = QueryMetrics {
@@ -451,6 +501,8 @@ fn target_ranges(
 }
 
 struct Coordinator<'a> {
+    /// Rows at or before this position were returned by earlier pages.
+    resume_after: Option<RowPos>,
     /// Per-partition counters, filled as producers finish.
     per_partition: Mutex<Vec<PartitionMetrics>>,
     container: &'a Container,
@@ -462,7 +514,7 @@ struct Coordinator<'a> {
 
 /// A page of results from a producer, or its end.
 enum Message {
-    Page(Vec<Value>),
+    Page(Vec<(RowPos, Value)>),
     Done(RunStats),
     Failed(QueryError),
 }
@@ -538,7 +590,7 @@ impl Coordinator<'_> {
         let q = self.compiled;
         // A page may go out when it keeps the buffer within the bound, or, for the unit being
         // drained, when none of its pages is waiting (so the merge always moves).
-        let send = |i: usize, tx: &SyncSender<Message>, batch: Vec<Value>, cancel: &AtomicBool| -> bool {
+        let send = |i: usize, tx: &SyncSender<Message>, batch: Vec<(RowPos, Value)>, cancel: &AtomicBool| -> bool {
             let n = batch.len() as i64;
             // Reserve room atomically, so two producers cannot both take the last of it.
             let now = loop {
@@ -567,9 +619,12 @@ impl Coordinator<'_> {
             let mut seen = q.is_distinct().then(std::collections::HashSet::new);
             let ctx = self.runner.ctx(None);
             let mut input = unit_input(self.container, &self.units[i]);
-            let result = self.runner.for_each_row(q, &mut input, &Vec::new(), &mut unit_stats, &mut |row, _pos| {
+            let result = self.runner.for_each_row(q, &mut input, &Vec::new(), &mut unit_stats, &mut |row, pos| {
                 if cancel.load(AtomicOrdering::Relaxed) {
                     return Ok(Flow::Stop);
+                }
+                if self.resume_after.as_ref().is_some_and(|after| pos <= after) {
+                    return Ok(Flow::Continue);
                 }
                 if !self.runner.passes(q, row)? {
                     return Ok(Flow::Continue);
@@ -585,7 +640,7 @@ impl Coordinator<'_> {
                         return Ok(Flow::Continue);
                     }
                 }
-                batch.push(v);
+                batch.push((pos.clone(), v));
                 produced += 1;
                 if batch.len() == page && !send(i, &tx, std::mem::take(&mut batch), cancel) {
                     return Ok(Flow::Stop);
@@ -617,8 +672,8 @@ impl Coordinator<'_> {
                             let n = values.len() as i64;
                             buffered.fetch_sub(n, AtomicOrdering::SeqCst);
                             pending[i].fetch_sub(n, AtomicOrdering::SeqCst);
-                            for v in values {
-                                if out.push(v) {
+                            for (pos, v) in values {
+                                if out.push_at(v, pos) {
                                     break 'units;
                                 }
                             }
