@@ -556,7 +556,7 @@ impl Coordinator<'_> {
         let next = AtomicUsize::new(0);
         std::thread::scope(|scope| {
             for _ in 0..self.threads() {
-                scope.spawn(|| loop {
+                let producer = || loop {
                     if cancel.load(AtomicOrdering::Relaxed) {
                         return;
                     }
@@ -565,7 +565,16 @@ impl Coordinator<'_> {
                         return;
                     }
                     work(i, cancel);
-                });
+                };
+                // The main thread's stack size: deeply nested (but legal) queries recurse here.
+                let spawned = std::thread::Builder::new()
+                    .name("producer".into())
+                    .stack_size(8 << 20)
+                    .spawn_scoped(scope, producer);
+                if spawned.is_err() {
+                    // No thread to be had: the remaining work runs on this one.
+                    producer();
+                }
             }
         });
     }
