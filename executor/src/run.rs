@@ -238,19 +238,20 @@ pub fn execute(container: &Container, sql: &str, options: &QueryOptions) -> Resu
     }
     let storage = |e: cosmoql_storage::StorageError| QueryError::new(QueryErrorKind::Storage, e.to_string(), None);
     let ((ranges, point), _) = target_ranges(container, &query, &compiled, options).map_err(storage)?;
-    let partitions = container.partitions();
-    let units: Vec<Unit> = partitions
-        .iter()
-        .filter_map(|p| {
+    let physical_partitions = container.partition_count();
+    let units: Vec<Unit> = container
+        .partitions_overlapping(&ranges)
+        .into_iter()
+        .filter_map(|(id, p_min, p_max)| {
             let pieces: Vec<(Epk, Epk)> = ranges
                 .iter()
                 .filter_map(|(min, max)| {
-                    let lo = if *min > p.min { min.clone() } else { p.min.clone() };
-                    let hi = if *max < p.max { max.clone() } else { p.max.clone() };
+                    let lo = if *min > p_min { min.clone() } else { p_min.clone() };
+                    let hi = if *max < p_max { max.clone() } else { p_max.clone() };
                     (lo < hi).then_some((lo, hi))
                 })
                 .collect();
-            (!pieces.is_empty()).then(|| Unit { partition: p.id, start: None, ranges: pieces, point: point.clone() })
+            (!pieces.is_empty()).then(|| Unit { partition: id, start: None, ranges: pieces, point: point.clone() })
         })
         .collect();
     let reads_items = compiled.reads_items();
@@ -320,7 +321,7 @@ pub fn execute(container: &Container, sql: &str, options: &QueryOptions) -> Resu
     }
     let metrics = QueryMetrics {
         partitions_touched: if reads_items { units.len() } else { 0 },
-        physical_partitions: partitions.len(),
+        physical_partitions,
         retrieved_document_count: stats.retrieved,
         output_document_count: items.len() as u64,
         request_charge: 2.5 + 0.05 * stats.retrieved as f64 + 0.01 * items.len() as f64,
@@ -554,6 +555,16 @@ impl Coordinator<'_> {
     /// Runs `work` for every unit on the producer threads, in EPK order of starting.
     fn run_producers(&self, work: &(dyn Fn(usize, &AtomicBool) + Sync), cancel: &AtomicBool) {
         let next = AtomicUsize::new(0);
+        if self.threads() == 1 {
+            // One producer at a time: run them here, in EPK order, without a thread.
+            for i in 0..self.units.len() {
+                if cancel.load(AtomicOrdering::Relaxed) {
+                    return;
+                }
+                work(i, cancel);
+            }
+            return;
+        }
         std::thread::scope(|scope| {
             for _ in 0..self.threads() {
                 let producer = || loop {
@@ -583,6 +594,9 @@ impl Coordinator<'_> {
     /// bounded channels; the coordinator drains them in order and stops everything once it has
     /// enough.
     fn concatenated(&self, stats: &mut RunStats, out: &mut Emitter) -> Result<(), QueryError> {
+        if self.threads() == 1 {
+            return self.concatenated_serially(stats, out);
+        }
         let page = self.page_size();
         let bound = self.options.max_buffered_item_count.unwrap_or(usize::MAX) as i64;
         let (senders, receivers): (Vec<SyncSender<Message>>, Vec<Receiver<Message>>) =
@@ -714,6 +728,33 @@ impl Coordinator<'_> {
             Some(e) => Err(e),
             None => Ok(()),
         }
+    }
+
+    /// One producer at a time: the partitions' rows go straight to the caller, in EPK order, on
+    /// this thread (nothing is buffered).
+    fn concatenated_serially(&self, stats: &mut RunStats, out: &mut Emitter) -> Result<(), QueryError> {
+        let q = self.compiled;
+        let ctx = self.runner.ctx(None);
+        for (i, unit) in self.units.iter().enumerate() {
+            let started = std::time::Instant::now();
+            let mut unit_stats = RunStats::default();
+            let mut input = unit_input(self.container, unit);
+            let mut done = false;
+            self.runner.for_each_row(q, &mut input, &Vec::new(), &mut unit_stats, &mut |row, pos| {
+                if self.resume_after.as_ref().is_some_and(|after| pos <= after) || !self.runner.passes(q, row)? {
+                    return Ok(Flow::Continue);
+                }
+                done = out.push_at(self.runner.project(q, &ctx, row)?, pos.clone());
+                Ok(if done { Flow::Stop } else { Flow::Continue })
+            })?;
+            unit_stats.nanos = started.elapsed().as_nanos() as u64;
+            self.report(i, &unit_stats);
+            stats.retrieved += unit_stats.retrieved;
+            if done {
+                break;
+            }
+        }
+        Ok(())
     }
 
     /// ORDER BY: each producer sorts its partition's rows (keeping at most OFFSET + LIMIT of them

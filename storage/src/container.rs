@@ -469,6 +469,24 @@ impl Container {
             .collect()
     }
 
+    /// The physical partitions whose EPK range overlaps one of `ranges` (sorted `[min, max)`), as
+    /// `(id, min, max)` in EPK order. Only the partition map is read: no partition is locked.
+    pub fn partitions_overlapping(&self, ranges: &[(Epk, Epk)]) -> Vec<(u32, Epk, Epk)> {
+        let map = self.partitions.read();
+        let mut out: Vec<(u32, Epk, Epk)> = Vec::new();
+        for (min, max) in ranges {
+            let first = Self::index_for(&map, min);
+            for p in map[first..].iter().take_while(|p| p.min < *max) {
+                if out.last().is_none_or(|last| last.0 != p.id) && p.max > *min {
+                    out.push((p.id, p.min.clone(), p.max.clone()));
+                }
+            }
+        }
+        out.sort_by(|a, b| a.1.cmp(&b.1));
+        out.dedup_by(|a, b| a.0 == b.0);
+        out
+    }
+
     /// Number of physical partitions now.
     pub fn partition_count(&self) -> usize {
         self.partitions.read().len()

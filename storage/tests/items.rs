@@ -482,6 +482,25 @@ fn splits_move_logical_partitions_whole() {
         assert_eq!(c.scan_partition_key(&PartitionKey::from(format!("k{k}"))).unwrap().len(), 25);
     }
     assert_eq!(snapshot(&c).len(), 1000);
+    // The partitions overlapping some EPK ranges: exactly those a brute-force check finds, once
+    // each, in EPK order (whatever the order and overlap of the ranges asked for).
+    let all = |ranges: &[(Epk, Epk)]| -> Vec<u32> {
+        parts.iter().filter(|p| ranges.iter().any(|(lo, hi)| p.min < *hi && *lo < p.max)).map(|p| p.id).collect()
+    };
+    let ids = |ranges: &[(Epk, Epk)]| c.partitions_overlapping(ranges).into_iter().map(|p| p.0).collect::<Vec<_>>();
+    let whole = [(Epk::min(), Epk::max())];
+    assert_eq!(ids(&whole), parts.iter().map(|p| p.id).collect::<Vec<_>>());
+    let inside = [(parts[1].min.clone(), parts[1].max.clone())];
+    assert_eq!(ids(&inside), vec![parts[1].id]);
+    let k7 = PartitionKey::from("k7".to_string());
+    let point = c.partition_key().epk(&k7).unwrap();
+    let spread = [
+        (parts[0].min.clone(), parts[2].min.clone()),
+        (point.clone(), Epk::from_bytes(&[point.as_bytes(), &[0]].concat())),
+        (parts[1].min.clone(), parts[3].max.clone()),
+    ];
+    assert_eq!(ids(&spread), all(&spread));
+    assert!(ids(&[(parts[2].min.clone(), parts[2].min.clone())]).is_empty());
     // A partition with one logical partition never splits, however large.
     let single = Container::new(
         "c",
