@@ -377,12 +377,7 @@ pub fn explain(container: &Container, sql: &str, options: &QueryOptions) -> Resu
         .filter(|p| ranges.iter().any(|(lo, hi)| lo < &p.max && &p.min < hi))
         .map(|p| p.id.to_string())
         .collect();
-    let dop = match options.max_degree_of_parallelism {
-        -1 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        n if n <= 1 => 1,
-        n => n as usize,
-    }
-    .min(touched.len().max(1));
+    let dop = producer_threads(options.max_degree_of_parallelism, touched.len());
     let mut lines = vec![format!("query       {query}")];
     if !compiled.reads_items() {
         lines.push("targets     none: the query reads no items".to_string());
@@ -523,18 +518,26 @@ enum Message {
 /// Where a producer leaves its result for the coordinator.
 type Outcome<T> = Mutex<Option<Result<(T, RunStats), QueryError>>>;
 
+/// How many producer threads a query over `units` partitions runs: MaxDegreeOfParallelism, where
+/// -1 means one per core (asked of the OS once per process: the answer costs system calls), and
+/// never more than there are partitions nor fewer than one.
+fn producer_threads(max_degree_of_parallelism: i32, units: usize) -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    let dop = match max_degree_of_parallelism {
+        -1 => *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+        n if n <= 1 => 1,
+        n => n as usize,
+    };
+    dop.clamp(1, units.max(1))
+}
+
 /// Rows of one partition, sorted, waiting for the merge: keys, scan position, the row (holding
 /// references to stored items, not copies).
 type SortedRows = Vec<(Vec<Value>, RowPos, Row)>;
 
 impl Coordinator<'_> {
     fn threads(&self) -> usize {
-        let dop = match self.options.max_degree_of_parallelism {
-            -1 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-            n if n <= 1 => 1,
-            n => n as usize,
-        };
-        dop.clamp(1, self.units.len().max(1))
+        producer_threads(self.options.max_degree_of_parallelism, self.units.len())
     }
 
     fn page_size(&self) -> usize {
