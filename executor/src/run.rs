@@ -774,28 +774,40 @@ impl Coordinator<'_> {
             let ctx = self.runner.ctx(None);
             let mut unit_stats = RunStats::default();
             let mut rows: SortedRows = Vec::new();
+            // With a row limit, only the partition's first OFFSET + LIMIT rows can be returned: a
+            // max-heap of that many rejects every other row with one comparison, without copying it.
+            let mut top: BinaryHeap<std::cmp::Reverse<Head>> = BinaryHeap::new();
             let mut input = unit_input(self.container, &self.units[i]);
-            let cmp = |a: &(Vec<Value>, RowPos, Row), b: &(Vec<Value>, RowPos, Row)| {
-                compare_keys(&a.0, &b.0, order).then_with(|| a.1.cmp(&b.1))
-            };
             let result = self.runner.for_each_row(q, &mut input, &Vec::new(), &mut unit_stats, &mut |row, pos| {
                 if !self.runner.passes(q, row)? {
                     return Ok(Flow::Continue);
                 }
                 let keys = order.iter().map(|(e, _)| e.eval(&ctx, row)).collect::<Result<Vec<_>, _>>()?;
-                rows.push((keys, pos.clone(), row.clone()));
-                if let Some(k) = keep {
-                    if rows.len() >= 2 * k.max(64) {
-                        rows.sort_by(cmp);
-                        rows.truncate(k);
+                match keep {
+                    Some(0) => {}
+                    Some(k) => {
+                        if top.len() >= k {
+                            let worst = top
+                                .peek()
+                                .map(|w| compare_keys(&keys, &w.0.keys, order).then_with(|| pos.cmp(&w.0.pos)));
+                            if worst != Some(std::cmp::Ordering::Less) {
+                                return Ok(Flow::Continue);
+                            }
+                            top.pop();
+                        }
+                        top.push(std::cmp::Reverse(Head { keys, pos: pos.clone(), row: row.clone(), unit: i, order }));
                     }
+                    None => rows.push((keys, pos.clone(), row.clone())),
                 }
                 Ok(Flow::Continue)
             });
             let outcome = result.map(|_| {
-                rows.sort_by(cmp);
-                if let Some(k) = keep {
-                    rows.truncate(k);
+                if keep.is_some() {
+                    // Ascending by (keys, position): `Reverse` undoes the merge heap's reversal.
+                    rows =
+                        top.into_sorted_vec().into_iter().map(|std::cmp::Reverse(h)| (h.keys, h.pos, h.row)).collect();
+                } else {
+                    rows.sort_by(|a, b| compare_keys(&a.0, &b.0, order).then_with(|| a.1.cmp(&b.1)));
                 }
                 unit_stats.peak_buffered = rows.len() as u64;
                 unit_stats.nanos = started.elapsed().as_nanos() as u64;
