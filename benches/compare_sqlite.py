@@ -5,7 +5,7 @@
 Usage: python3 benches/compare_sqlite.py [--n 1000000] [--cosmoql target/release/cosmoql] [--out FILE]
 
 cosmoql runs each query with `cosmoql bench` (one warm-up, then --repeat runs; median), single
-threaded; SQLite runs in-process on an in-memory table docs(pk, id, body JSON) with only its primary
+threaded (`--max-dop 1`: one partition's producer at a time); SQLite runs in-process on an in-memory table docs(pk, id, body JSON) with only its primary
 key, as ../shared/bench/bench_sqlite.py's "noidx" variant. Both return every row to the caller.
 Q1-Q3 give cosmoql the partition key in the request options (`--pk`), the SDK's usual form for a
 single-partition query; SQLite uses its (pk, id) primary key for them.
@@ -106,7 +106,8 @@ def sqlite_times(path, queries, repeat):
 def cosmoql_times(binary, path, queries, repeat):
     out = {}
     for name, (sql, extra, _, _) in queries.items():
-        cmd = [binary, "bench", "--data", path, "--partition-key", "/deviceId", "--repeat", str(repeat)] + extra + [sql]
+        cmd = [binary, "bench", "--data", path, "--partition-key", "/deviceId", "--repeat", str(repeat),
+               "--max-dop", "1"] + extra + [sql]
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
             raise SystemExit("cosmoql failed on %s: %s" % (name, r.stderr))
