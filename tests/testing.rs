@@ -11,10 +11,11 @@ fn example_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/suite")
 }
 
-/// A fresh empty folder under the system temp dir.
+/// A fresh empty folder under the target directory's folder for test files (`cargo clean`
+/// removes them; the suites are kept after a run for a look at what failed).
 fn temp_dir(name: &str) -> PathBuf {
     static N: AtomicUsize = AtomicUsize::new(0);
-    let dir = std::env::temp_dir().join(format!(
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
         "cosmoql-testing-{}-{}-{name}",
         std::process::id(),
         N.fetch_add(1, Ordering::Relaxed)

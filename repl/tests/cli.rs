@@ -163,12 +163,32 @@ fn epk_help_documents_the_options() {
     assert!(text(&cosmoql(&["--help"]).stdout).contains("epk"));
 }
 
-fn temp_file(name: &str, text: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("cosmoql-cli-{}", std::process::id()));
+/// A file under the system's temp folder, removed (with its folder, once empty) when dropped.
+struct TempFile(std::path::PathBuf);
+
+impl std::ops::Deref for TempFile {
+    type Target = std::path::Path;
+    fn deref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for TempFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+        if let Some(dir) = self.0.parent() {
+            let _ = std::fs::remove_dir(dir);
+        }
+    }
+}
+
+/// Each file gets its own folder (tests run in parallel and remove theirs when done).
+fn temp_file(name: &str, text: &str) -> TempFile {
+    let dir = std::env::temp_dir().join(format!("cosmoql-cli-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let path = dir.join(name);
     std::fs::write(&path, text).expect("write temp file");
-    path
+    TempFile(path)
 }
 
 #[test]

@@ -10,10 +10,26 @@ use rexpect::session::{spawn_command, PtySession};
 /// Generous: the test binary is unoptimized and CI has two cores.
 const TIMEOUT_MS: u64 = 20_000;
 
-fn temp_dir(name: &str) -> PathBuf {
+/// A folder under the system's temp folder (the REPL's HOME), removed with its contents when dropped.
+struct TempDir(PathBuf);
+
+impl std::ops::Deref for TempDir {
+    type Target = PathBuf;
+    fn deref(&self) -> &PathBuf {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn temp_dir(name: &str) -> TempDir {
     let dir = std::env::temp_dir().join(format!("cosmoql-pty-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
+    TempDir(dir)
 }
 
 /// Waits for the prompt, then a moment: the line editor may drop keys that arrive while it sets

@@ -4,8 +4,10 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
+/// The files and HOME of these tests: a folder of this run under the target directory's folder
+/// for test files (all tests share it, so it outlives them; `cargo clean` removes it).
 fn dir() -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("cosmoql-script-{}", std::process::id()));
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("cosmoql-script-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     dir
 }
