@@ -222,12 +222,7 @@ fn unit_input<'c>(container: &'c Container, unit: &Unit) -> Box<Input<'c>> {
 
 /// Parses, compiles and runs `sql` over `container`.
 pub fn execute(container: &Container, sql: &str, options: &QueryOptions) -> Result<QueryOutput, QueryError> {
-    let query = cosmoql_parser::parse(sql)
-        .map_err(|e| QueryError::new(QueryErrorKind::Syntax, e.message.clone(), Some(e.span)))?;
-    let compiled = compile(
-        &query,
-        &CompileOptions { parameters: options.parameters.clone(), vector_policies: options.vector_policies.clone() },
-    )?;
+    let (query, compiled) = parse_and_compile(sql, options)?;
     let fp = fingerprint(sql, options);
     let (returned, resume_at) = match &options.continuation {
         Some(token) => decode_token(token, fp)?,
@@ -236,8 +231,7 @@ pub fn execute(container: &Container, sql: &str, options: &QueryOptions) -> Resu
     if options.max_item_count == Some(0) {
         return Err(QueryError::new(QueryErrorKind::Bind, "max_item_count must be at least 1", None));
     }
-    let storage = |e: cosmoql_storage::StorageError| QueryError::new(QueryErrorKind::Storage, e.to_string(), None);
-    let ((ranges, point), _) = target_ranges(container, &query, &compiled, options).map_err(storage)?;
+    let ((ranges, point), _) = target_ranges(container, &query, &compiled, options)?;
     let physical_partitions = container.partition_count();
     let units: Vec<Unit> = container
         .partitions_overlapping(&ranges)
@@ -363,20 +357,11 @@ pub fn execute_all(
 /// The plan of a query, without running it: target partitions and why, what each partition
 /// runs, and the merge stages on the client.
 pub fn explain(container: &Container, sql: &str, options: &QueryOptions) -> Result<String, QueryError> {
-    let query = cosmoql_parser::parse(sql)
-        .map_err(|e| QueryError::new(QueryErrorKind::Syntax, e.message.clone(), Some(e.span)))?;
-    let compiled = compile(
-        &query,
-        &CompileOptions { parameters: options.parameters.clone(), vector_policies: options.vector_policies.clone() },
-    )?;
-    let storage = |e: cosmoql_storage::StorageError| QueryError::new(QueryErrorKind::Storage, e.to_string(), None);
-    let ((ranges, point), reason) = target_ranges(container, &query, &compiled, options).map_err(storage)?;
-    let partitions = container.partitions();
-    let touched: Vec<String> = partitions
-        .iter()
-        .filter(|p| ranges.iter().any(|(lo, hi)| lo < &p.max && &p.min < hi))
-        .map(|p| p.id.to_string())
-        .collect();
+    let (query, compiled) = parse_and_compile(sql, options)?;
+    let ((ranges, point), reason) = target_ranges(container, &query, &compiled, options)?;
+    let physical_partitions = container.partition_count();
+    let touched: Vec<String> =
+        container.partitions_overlapping(&ranges).into_iter().map(|(id, _, _)| id.to_string()).collect();
     let dop = producer_threads(options.max_degree_of_parallelism, touched.len());
     let mut lines = vec![format!("query       {query}")];
     if !compiled.reads_items() {
@@ -385,7 +370,7 @@ pub fn explain(container: &Container, sql: &str, options: &QueryOptions) -> Resu
         lines.push(format!(
             "targets     {reason}; {} of {} physical partitions [{}]",
             touched.len(),
-            partitions.len(),
+            physical_partitions,
             touched.join(", ")
         ));
         lines.push(format!("producers   {}, at most {dop} at a time", touched.len()));
@@ -456,7 +441,30 @@ pub fn explain(container: &Container, sql: &str, options: &QueryOptions) -> Resu
 /// path in WHERE, or everything; and, when the key and the id are both pinned, the point read.
 type Targets = (Vec<(Epk, Epk)>, Option<(PartitionKey, String)>);
 
+/// The query's syntax tree and its compiled form, with the request's parameters bound.
+fn parse_and_compile(sql: &str, options: &QueryOptions) -> Result<(cosmoql_parser::Query, CompiledQuery), QueryError> {
+    let query = cosmoql_parser::parse(sql)
+        .map_err(|e| QueryError::new(QueryErrorKind::Syntax, e.message.clone(), Some(e.span)))?;
+    let compiled = compile(
+        &query,
+        &CompileOptions { parameters: options.parameters.clone(), vector_policies: options.vector_policies.clone() },
+    )?;
+    Ok((query, compiled))
+}
+
+/// [`target_ranges_of`], its storage errors (a key that does not fit the definition) as query
+/// errors.
 fn target_ranges(
+    container: &Container,
+    query: &cosmoql_parser::Query,
+    compiled: &CompiledQuery,
+    options: &QueryOptions,
+) -> Result<(Targets, String), QueryError> {
+    target_ranges_of(container, query, compiled, options)
+        .map_err(|e| QueryError::new(QueryErrorKind::Storage, e.to_string(), None))
+}
+
+fn target_ranges_of(
     container: &Container,
     query: &cosmoql_parser::Query,
     compiled: &CompiledQuery,
