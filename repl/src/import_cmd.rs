@@ -33,10 +33,10 @@ pub struct ImportArgs {
     rekey: Vec<String>,
 }
 
-/// A reader that moves a progress bar as bytes go through it.
-struct Counting<R> {
-    inner: R,
-    bar: ProgressBar,
+/// A reader that moves a progress bar as bytes go through it (`import` and the REPL's `.load`).
+pub(crate) struct Counting<R> {
+    pub(crate) inner: R,
+    pub(crate) bar: ProgressBar,
 }
 
 impl<R: Read> Read for Counting<R> {

@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
-use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::io::{self, BufReader, BufWriter, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, RwLock};
@@ -18,6 +18,7 @@ use cosmoql::storage::{
 use cosmoql::value::{format_number, parse_json, to_json_string, Value};
 use indicatif::{ProgressBar, ProgressStyle};
 
+use crate::import_cmd::Counting;
 use crate::render::{self, color};
 
 /// Set by the Ctrl-C handler (interactive sessions only) while a query runs.
@@ -768,20 +769,6 @@ fn collect_paths(v: &Value, prefix: &str, depth: usize, out: &mut std::collectio
 enum Flow {
     Continue,
     Quit,
-}
-
-/// A reader that moves a progress bar as bytes go through it.
-struct Counting<R> {
-    inner: R,
-    bar: ProgressBar,
-}
-
-impl<R: Read> Read for Counting<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.bar.inc(n as u64);
-        Ok(n)
-    }
 }
 
 /// `EXPLAIN [ANALYZE] rest` -> (Some(analyze), rest); anything else -> (None, text).
