@@ -824,24 +824,16 @@ pub fn split_statements(text: &str) -> Vec<Statement> {
             flush(&mut current, &mut out);
             continue;
         }
-        let mut quote: Option<char> = None;
-        let mut escaped = false;
+        let mut quotes = Quotes::default();
         let mut chars = line.chars().peekable();
         while let Some(c) = chars.next() {
-            if let Some(q) = quote {
+            if quotes.inside(c) {
                 current.push(c);
-                if escaped {
-                    escaped = false;
-                } else if c == '\\' {
-                    escaped = true;
-                } else if c == q {
-                    quote = None;
-                }
                 continue;
             }
             match c {
                 '\'' | '"' => {
-                    quote = Some(c);
+                    quotes.open = Some(c);
                     current.push(c);
                 }
                 '-' if chars.peek() == Some(&'-') => {
@@ -865,25 +857,17 @@ pub fn is_complete(buffer: &str) -> bool {
     if t.is_empty() || t.starts_with('.') || buffer.ends_with("\n\n") || buffer.ends_with('\n') {
         return true;
     }
-    let mut quote: Option<char> = None;
-    let mut escaped = false;
+    let mut quotes = Quotes::default();
     let mut last_significant = ' ';
     for line in buffer.lines() {
         let mut chars = line.chars().peekable();
         while let Some(c) = chars.next() {
-            if let Some(q) = quote {
-                if escaped {
-                    escaped = false;
-                } else if c == '\\' {
-                    escaped = true;
-                } else if c == q {
-                    quote = None;
-                }
+            if quotes.inside(c) {
                 last_significant = c;
                 continue;
             }
             match c {
-                '\'' | '"' => quote = Some(c),
+                '\'' | '"' => quotes.open = Some(c),
                 '-' if chars.peek() == Some(&'-') => break,
                 c if c.is_whitespace() => continue,
                 _ => {}
@@ -891,7 +875,31 @@ pub fn is_complete(buffer: &str) -> bool {
             last_significant = c;
         }
     }
-    quote.is_none() && last_significant == ';'
+    quotes.open.is_none() && last_significant == ';'
+}
+
+/// Where a scan of SQL text stands in string literals (`'...'` or `"..."`, with backslash escapes).
+#[derive(Default)]
+struct Quotes {
+    /// The quote of the literal the scan is in.
+    open: Option<char>,
+    escaped: bool,
+}
+
+impl Quotes {
+    /// Whether `c` belongs to a string literal opened before it (its closing quote included),
+    /// moving past it if so.
+    fn inside(&mut self, c: char) -> bool {
+        let Some(q) = self.open else { return false };
+        if self.escaped {
+            self.escaped = false;
+        } else if c == '\\' {
+            self.escaped = true;
+        } else if c == q {
+            self.open = None;
+        }
+        true
+    }
 }
 
 /// The container names a new session's store starts with, and the store itself.
