@@ -55,7 +55,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     println!(
         "\nThe key is filled in on write: {}",
-        by_hash.scan().next().map(|i| i.doc.to_json_string().unwrap_or_default()).unwrap_or_default()
+        by_hash.scan().items().next().map(|i| i.doc.to_json_string().unwrap_or_default()).unwrap_or_default()
     );
 
     let sql = "SELECT VALUE AVG(c.speed) FROM c WHERE c.date = '2018-08-09' AND c.vin = 'VIN00042'";
@@ -74,9 +74,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     println!("\nOn date alone, the suffix keys fan out to their 16 candidate keys only:");
     let sql = "SELECT VALUE COUNT(1) FROM c WHERE c.date = '2018-08-09'";
     for c in [&by_random, &by_hash] {
-        let plan = cosmoql::explain(c, sql, &QueryOptions::default())?;
-        let targets = plan.lines().find(|l| l.starts_with("targets")).unwrap_or_default();
-        println!("  {:<14} {targets}", c.id());
+        let explained = cosmoql::explain(c, sql, &QueryOptions::default())?;
+        let targets = &explained.plan.targets.pruning.reason;
+        println!("  {:<14} {targets}; {} physical partitions", c.id(), explained.partitions.len());
     }
     Ok(())
 }

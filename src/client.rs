@@ -6,7 +6,9 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use cosmoql_executor::{QueryMetrics, QueryOptions};
+use cosmoql_executor::cost::item_charge;
+use cosmoql_executor::{Analysis, Explain, PartitionMetrics, QueryError, QueryMetrics, QueryOptions};
+use cosmoql_planner::Plan;
 use cosmoql_storage::{
     BatchOperation, Container, ContainerSettings, PartitionKey, PartitionKeyDefinition, PatchOperation, Store,
     WriteOptions,
@@ -206,14 +208,35 @@ pub struct FeedPage<T> {
     pub request_charge: f64,
     /// Execution metrics of this page.
     pub metrics: QueryMetrics,
+    /// What each physical partition's producer did for this page, in partition order.
+    pub partitions: Vec<PartitionMetrics>,
 }
 
-/// The pages of a query, as an async [`futures::Stream`]. Each page is computed when polled; a
-/// page ends when `QueryOptions::max_item_count` results are in (100 by default).
+/// Every result of a query, with what fetching them did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueryResults<T> {
+    /// The results of all pages, in order.
+    pub items: Vec<T>,
+    /// The metrics of all pages together (counts and charges add up, peaks take the maximum).
+    pub metrics: QueryMetrics,
+    /// What each physical partition's producer did, page after page.
+    pub partitions: Vec<PartitionMetrics>,
+    /// How many pages it took.
+    pub pages: usize,
+}
+
+/// The pages of a query, as an async [`futures::Stream`]. The query is planned once, at the first
+/// page, and every page runs that plan, resuming after the previous page's continuation token.
+/// Each page is computed when polled; a page ends when `QueryOptions::max_item_count` results are
+/// in (with `None`, one page holds every result).
+///
+/// This is the one page loop: the REPL, `cosmoql query` and `cosmoql::testing` drive queries
+/// through it.
 pub struct QueryPager<T> {
     container: Arc<Container>,
     sql: String,
     options: QueryOptions,
+    plan: Option<Plan>,
     done: bool,
     marker: PhantomData<fn() -> T>,
 }
@@ -225,16 +248,27 @@ impl<T> std::fmt::Debug for QueryPager<T> {
 }
 
 impl<T: DeserializeOwned> QueryPager<T> {
+    fn error(&self, error: QueryError) -> Error {
+        Error::Query { sql: self.sql.clone(), error }
+    }
+
     /// The next page, computed now; `None` after the last.
     pub fn next_page(&mut self) -> Option<Result<FeedPage<T>, Error>> {
         if self.done {
             return None;
         }
-        let result = crate::execute(&self.container, &self.sql, &self.options);
+        let result = match &self.plan {
+            Some(plan) => cosmoql_executor::execute_plan(&*self.container, plan, &self.options),
+            None => cosmoql_executor::plan_query(&*self.container, &self.sql, &self.options).and_then(|plan| {
+                let out = cosmoql_executor::execute_plan(&*self.container, &plan, &self.options);
+                self.plan = Some(plan);
+                out
+            }),
+        };
         Some(match result {
             Err(e) => {
                 self.done = true;
-                Err(Error::Query(e.render(&self.sql)))
+                Err(self.error(e))
             }
             Ok(out) => {
                 self.done = out.continuation.is_none();
@@ -244,18 +278,33 @@ impl<T: DeserializeOwned> QueryPager<T> {
                     continuation: out.continuation,
                     request_charge: out.metrics.request_charge,
                     metrics: out.metrics,
+                    partitions: out.partitions,
                 })
             }
         })
     }
 
-    /// Every remaining result, page after page (the blocking convenience).
-    pub fn collect_all(mut self) -> Result<Vec<T>, Error> {
-        let mut all = Vec::new();
+    /// Every remaining result, page after page, with the metrics of all pages.
+    pub fn drain(mut self) -> Result<QueryResults<T>, Error> {
+        let mut all =
+            QueryResults { items: Vec::new(), metrics: QueryMetrics::default(), partitions: Vec::new(), pages: 0 };
         while let Some(page) = self.next_page() {
-            all.extend(page?.items);
+            let page = page?;
+            all.items.extend(page.items);
+            if all.pages == 0 {
+                all.metrics = page.metrics;
+            } else {
+                all.metrics.add_page(&page.metrics);
+            }
+            all.partitions.extend(page.partitions);
+            all.pages += 1;
         }
         Ok(all)
+    }
+
+    /// Every remaining result, page after page (the blocking convenience).
+    pub fn collect_all(self) -> Result<Vec<T>, Error> {
+        Ok(self.drain()?.items)
     }
 }
 
@@ -326,6 +375,11 @@ pub struct ContainerClient {
 }
 
 impl ContainerClient {
+    /// A client for a container the caller already holds (one loaded from files, for example).
+    pub fn from_container(container: Arc<Container>) -> Self {
+        ContainerClient { container }
+    }
+
     /// The container itself (partitions, scans, import/export).
     pub fn container(&self) -> &Arc<Container> {
         &self.container
@@ -335,7 +389,7 @@ impl ContainerClient {
         Ok(ItemResponse {
             item: from_value(&r.item)?,
             etag: r.etag,
-            request_charge: r.request_charge,
+            request_charge: item_charge(r.operation, r.bytes),
             status: r.status,
         })
     }
@@ -400,24 +454,62 @@ impl ContainerClient {
         responses.into_iter().map(Self::response).collect()
     }
 
-    /// The pages of a query. Results deserialize into `T` (use [`Value`] or
-    /// `serde_json::Value` for anything).
+    /// The pages of a query, 100 results a page unless `options.max_item_count` says otherwise
+    /// (as the SDKs do). Results deserialize into `T` (use [`Value`] or `serde_json::Value` for
+    /// anything).
     pub fn query_items<T: DeserializeOwned>(&self, query: impl Into<Query>, options: QueryOptions) -> QueryPager<T> {
+        let mut options = options;
+        if options.max_item_count.is_none() {
+            options.max_item_count = Some(100);
+        }
+        self.query_pages(query, options)
+    }
+
+    /// The pages of a query as `options` say: with `max_item_count: None`, one page holds every
+    /// result.
+    pub fn query_pages<T: DeserializeOwned>(&self, query: impl Into<Query>, options: QueryOptions) -> QueryPager<T> {
         let query = query.into();
         let mut options = options;
         for (name, value) in query.parameters {
             options.parameters.insert(name, value);
         }
-        if options.max_item_count.is_none() {
-            options.max_item_count = Some(100);
-        }
         QueryPager {
             container: Arc::clone(&self.container),
             sql: query.text,
             options,
+            plan: None,
             done: false,
             marker: PhantomData,
         }
+    }
+
+    /// The plan of a query (EXPLAIN); with `analyze`, also runs that plan to the end, page by
+    /// page, and reports what it did (EXPLAIN ANALYZE).
+    pub fn explain(&self, query: impl Into<Query>, options: QueryOptions, analyze: bool) -> Result<Explain, Error> {
+        let query = query.into();
+        let mut options = options;
+        for (name, value) in query.parameters {
+            options.parameters.insert(name, value);
+        }
+        let sql = query.text;
+        let fail = |error: QueryError| Error::Query { sql: sql.clone(), error };
+        let plan = cosmoql_executor::plan_query(&*self.container, &sql, &options).map_err(fail)?;
+        let mut explain = cosmoql_executor::explain_plan(&*self.container, plan.clone(), &options);
+        if analyze {
+            let started = std::time::Instant::now();
+            let pager: QueryPager<Value> = QueryPager {
+                container: Arc::clone(&self.container),
+                sql: sql.clone(),
+                options,
+                plan: Some(plan),
+                done: false,
+                marker: PhantomData,
+            };
+            let results = pager.drain()?;
+            explain.analysis =
+                Some(Analysis { elapsed: started.elapsed(), metrics: results.metrics, pages: results.pages });
+        }
+        Ok(explain)
     }
 
     /// Every result of a query, collected (blocking).

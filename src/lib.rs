@@ -32,8 +32,8 @@
 //! # Ok::<(), cosmoql::Error>(())
 //! ```
 //!
-//! Lower layers are reachable too: [`value`] (documents), [`parser`], [`storage`] (containers,
-//! partition keys, EPK hashing), [`executor`] (`execute`, `explain`).
+//! Lower layers are reachable too: [`value`] (documents), [`parser`], [`planner`] (the bound plan),
+//! [`storage`] (containers, partition keys, EPK hashing), [`executor`] (`execute`, `explain`).
 
 #![warn(missing_docs)]
 
@@ -47,16 +47,23 @@ pub struct ReadmeDoctests;
 
 pub use client::{
     ContainerClient, ContainerProperties, CosmosClient, DatabaseClient, FeedPage, ItemResponse, Query, QueryPager,
-    TransactionalBatch,
+    QueryResults, TransactionalBatch,
 };
 
-/// Errors of the embedded API.
+/// Errors of the embedded API. Each says what the service would answer: [`Error::status`] and
+/// [`Error::substatus`].
 #[derive(Debug, Clone, PartialEq)]
 pub enum Error {
     /// The store refused (with the Cosmos DB status code).
     Storage(StorageError),
-    /// A query failed; the text is the rendered error (`line L, column C` and a caret).
-    Query(String),
+    /// A query failed: its kind, message, span, status, substatus and service error code are in
+    /// `error`; `Display` renders it against `sql` (`line L, column C` and a caret).
+    Query {
+        /// The query text.
+        sql: String,
+        /// What went wrong.
+        error: QueryError,
+    },
     /// A transactional batch failed at operation `index`; nothing of it was applied.
     Batch {
         /// The failed operation.
@@ -68,11 +75,39 @@ pub enum Error {
     Serialization(String),
 }
 
+impl Error {
+    /// The HTTP status the service answers with (`None` for a client-side serialization error).
+    pub fn status(&self) -> Option<u16> {
+        match self {
+            Error::Storage(e) | Error::Batch { error: e, .. } => Some(e.status_code()),
+            Error::Query { error, .. } => Some(error.status),
+            Error::Serialization(_) => None,
+        }
+    }
+
+    /// The service's substatus (`x-ms-substatus`), 0 when it sends none.
+    pub fn substatus(&self) -> u32 {
+        match self {
+            Error::Storage(e) | Error::Batch { error: e, .. } => e.kind.substatus().unwrap_or(0),
+            Error::Query { error, .. } => error.substatus,
+            Error::Serialization(_) => 0,
+        }
+    }
+
+    /// The query error, for a failed query.
+    pub fn query_error(&self) -> Option<&QueryError> {
+        match self {
+            Error::Query { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+}
+
 impl std::fmt::Display for Error {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Error::Storage(e) => write!(f, "{e}"),
-            Error::Query(text) => f.write_str(text),
+            Error::Query { sql, error } => f.write_str(&error.render(sql)),
             Error::Batch { index, error } => write!(f, "batch operation {index} failed, nothing was applied: {error}"),
             Error::Serialization(e) => write!(f, "serialization: {e}"),
         }
@@ -96,9 +131,12 @@ pub use cosmoql_parser as parser;
 /// The partitioned document store: containers, partition keys, EPK hashing, item operations.
 pub use cosmoql_storage as storage;
 
-/// The query executor: compile and run queries over a container.
+/// The query planner: binding, the service's rejections, partition pruning, the plan.
+pub use cosmoql_planner as planner;
+
+/// The query executor: runs plans over a container.
 pub use cosmoql_executor as executor;
-pub use cosmoql_executor::{execute, execute_all, explain, QueryError, QueryOptions, QueryOutput};
+pub use cosmoql_executor::{execute, explain, Explain, QueryError, QueryErrorKind, QueryOptions, QueryOutput};
 
 pub use cosmoql_parser::{parse, ParseError};
 pub use cosmoql_storage::{

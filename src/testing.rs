@@ -77,7 +77,7 @@
 //!
 //! -- @name a bad function
 //! SELECT VALUE NOPE(1) FROM p
-//! -- @error bind unknown function `NOPE`
+//! -- @error bind 'NOPE' is not a recognized built-in function name.
 //! ```
 //!
 //! * `-- @name <name>` starts a case. Option lines come next (anywhere before the expectation):
@@ -114,7 +114,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use cosmoql_executor::{execute, QueryError, QueryErrorKind, QueryOptions, VectorPolicy};
+use cosmoql_executor::{QueryError, QueryErrorKind, QueryOptions, VectorPolicy};
 use cosmoql_storage::{Container, ContainerSettings, ImportOptions, PartitionKey, PartitionKeyDefinition};
 use cosmoql_value::{parse_json, to_json_string, to_json_string_pretty, Value};
 
@@ -369,26 +369,12 @@ impl Fixture {
         }
         options.partition_key = settings.partition_key.clone();
         options.max_item_count = settings.page_size;
-        let mut items = Vec::new();
-        let mut pages = 0usize;
-        loop {
-            let page = match execute(&container, sql, &options) {
-                Ok(page) => page,
-                Err(e) => return Ok(Err(e)),
-            };
-            items.extend(page.items.iter().map(strip_system));
-            pages += 1;
-            match page.continuation {
-                Some(token) if settings.page_size.is_some() => {
-                    if pages > 1_000_000 {
-                        return Ok(Err(QueryError::internal("more than a million pages: a continuation loop?")));
-                    }
-                    options.continuation = Some(token);
-                }
-                _ => break,
-            }
+        let client = crate::ContainerClient::from_container(container);
+        match client.query_pages::<Value>(sql, options).drain() {
+            Ok(results) => Ok(Ok(results.items.iter().map(strip_system).collect())),
+            Err(crate::Error::Query { error, .. }) => Ok(Err(error)),
+            Err(other) => Ok(Err(QueryError::internal(format!("a query failed outside the query engine: {other}")))),
         }
-        Ok(Ok(items))
     }
 }
 

@@ -34,7 +34,8 @@ const QUERIES: &[&str] = &[
     "SELECT VALUE c.id FROM c WHERE c.pk = 'k0' ORDER BY c.a",
     "SELECT VALUE c.id FROM c WHERE c.pk IN ('k1', 'k2') AND c.a >= 0",
     "SELECT VALUE {i: c.id, m: c.missing ?? 'none'} FROM c WHERE NOT IS_DEFINED(c.b)",
-    "SELECT VALUE x.id FROM (SELECT c.id, c.a FROM c ORDER BY c.a DESC) x WHERE x.a > 2",
+    "SELECT VALUE x.id FROM (SELECT c.id, c.a FROM c WHERE c.a != 5) x WHERE x.a > 2",
+    "SELECT VALUE x FROM (SELECT DISTINCT VALUE c.b FROM c) x",
     "SELECT VALUE c.id FROM c WHERE EXISTS(SELECT VALUE t FROM t IN c.tags WHERE t = 'y')",
 ];
 

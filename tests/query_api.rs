@@ -67,7 +67,7 @@ fn errors_render_with_line_and_column() {
     let err = execute(&c, sql, &QueryOptions::default()).unwrap_err();
     assert_eq!(
         err.render(sql),
-        "line 3, column 7: LOWER takes 1 argument(s), 2 given\nWHERE LOWER(c.pk, 1) = 'x'\n      ^^^^^^^^^^^^^^"
+        "line 3, column 7: The LOWER function requires 1 argument(s).\nWHERE LOWER(c.pk, 1) = 'x'\n      ^^^^^^^^^^^^^^"
     );
     let err = execute(&c, "SELECT FROM c", &QueryOptions::default()).unwrap_err();
     assert!(err.render("SELECT FROM c").starts_with("line 1, column 8: expected"), "{}", err.render("SELECT FROM c"));

@@ -171,7 +171,7 @@ fn error_expectations_check_the_kind_and_the_text() {
         "errors",
         &[(
             "e.sql",
-            "-- @name kind and text match\nSELECT VALUE NOPE(1) FROM p\n-- @error bind unknown function `NOPE`\n\n\
+            "-- @name kind and text match\nSELECT VALUE NOPE(1) FROM p\n-- @error bind 'NOPE' is not a recognized built-in function name.\n\n\
              -- @name kind only\nSELECT VALUE NOPE(1) FROM p\n-- @error bind\n\n\
              -- @name the rendered form has the caret line\nSELECT VALUE NOPE(1) FROM p\n-- @error bind \
              SELECT VALUE NOPE(1) FROM p\n\n\
@@ -187,7 +187,7 @@ fn error_expectations_check_the_kind_and_the_text() {
         assert_eq!(status(&report, name), Status::Passed, "{name}: {}", details(&report, name));
     }
     let d = details(&report, "wrong kind");
-    assert!(d.contains("expected a eval error containing \"unknown function\"\ngot a bind error:\n  line 1, column 14: unknown function `NOPE`\n  SELECT VALUE NOPE(1) FROM p\n               ^^^^"), "{d}");
+    assert!(d.contains("expected a eval error containing \"unknown function\"\ngot a bind error:\n  line 1, column 14: 'NOPE' is not a recognized built-in function name.\n  SELECT VALUE NOPE(1) FROM p\n               ^^^^"), "{d}");
     let d = details(&report, "wrong text");
     assert!(d.contains("expected a bind error containing \"unknown alias\"\ngot a bind error:"), "{d}");
     let d = details(&report, "an error was expected");
@@ -316,7 +316,7 @@ fn fixture_queries_return_json() -> Result<(), Error> {
     let err = fixture.query("SELECT VALUE NOPE(1) FROM p").unwrap_err();
     assert_eq!(
         err.to_string(),
-        "bind error: line 1, column 14: unknown function `NOPE`\nSELECT VALUE NOPE(1) FROM p\n             ^^^^"
+        "bind error: line 1, column 14: 'NOPE' is not a recognized built-in function name.\nSELECT VALUE NOPE(1) FROM p\n             ^^^^"
     );
     Ok(())
 }

@@ -22,4 +22,4 @@ SELECT VALUE line FROM o JOIN line IN o.lines WHERE o.tenant = "acme"
 
 -- @name an unknown function
 SELECT VALUE NOPE(o.total) FROM o
--- @error bind unknown function `NOPE`
+-- @error bind 'NOPE' is not a recognized built-in function name.

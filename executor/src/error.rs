@@ -1,19 +1,24 @@
-//! Errors of query compilation and evaluation.
+//! Errors of running a query: what planning rejected, what failed while running, what the store
+//! refused. Each carries the HTTP status and substatus the service would answer with, and user
+//! errors the span of the part of the query they are about.
 
 use std::fmt;
 
 use cosmoql_parser::Span;
+use cosmoql_planner::{PlanError, PlanErrorKind};
+use cosmoql_storage::StorageError;
 
 /// What kind of query error.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum QueryErrorKind {
     /// The query text does not parse.
     Syntax,
-    /// A name, parameter, function or argument count that does not resolve.
+    /// A name, parameter, function, argument count or clause that does not bind, or that the
+    /// service rejects.
     Bind,
     /// A run-time error (a bad regular expression, a bad argument a function rejects, ...).
     Eval,
-    /// The store refused (bad partition key, missing container, ...).
+    /// The store refused (bad partition key, cross-partition query not allowed, ...).
     Storage,
     /// The caller cancelled the query (`QueryOptions::cancel`).
     Cancelled,
@@ -21,17 +26,31 @@ pub enum QueryErrorKind {
     Internal,
 }
 
-/// A query error; user errors carry the span of the offending part of the query.
+/// A query error.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct QueryError {
     pub kind: QueryErrorKind,
     pub message: String,
+    /// The part of the query the error is about.
     pub span: Option<Span>,
+    /// The HTTP status the service answers with: 400 for the user's mistakes, 408 for a
+    /// cancelled query (the SDKs' client-side timeout), 500 for bugs.
+    pub status: u16,
+    /// The service's substatus (`x-ms-substatus`), 0 when it sends none.
+    pub substatus: u32,
+    /// The service's query error code (`SC2001`, ...), when it has one.
+    pub code: Option<&'static str>,
 }
 
 impl QueryError {
+    /// An error of `kind` with the status that kind answers with.
     pub fn new(kind: QueryErrorKind, message: impl Into<String>, span: Option<Span>) -> Self {
-        QueryError { kind, message: message.into(), span }
+        let status = match kind {
+            QueryErrorKind::Syntax | QueryErrorKind::Bind | QueryErrorKind::Eval | QueryErrorKind::Storage => 400,
+            QueryErrorKind::Cancelled => 408,
+            QueryErrorKind::Internal => 500,
+        };
+        QueryError { kind, message: message.into(), span, status, substatus: 0, code: None }
     }
 
     pub fn bind(message: impl Into<String>, span: Span) -> Self {
@@ -46,32 +65,48 @@ impl QueryError {
         QueryError::new(QueryErrorKind::Internal, message, None)
     }
 
+    pub fn cancelled() -> Self {
+        QueryError::new(QueryErrorKind::Cancelled, "the query was cancelled", None)
+    }
+
     /// Renders the error against the query text: `line L, column C: message`, the source line and
-    /// a caret under the spot (as syntax errors render).
+    /// a caret under the spot (as syntax errors render); without a span, the message alone.
     pub fn render(&self, source: &str) -> String {
-        if self.kind == QueryErrorKind::Internal {
-            return self.to_string();
+        match self.span {
+            Some(span) if self.kind != QueryErrorKind::Internal && span.start <= source.len() => {
+                cosmoql_parser::diagnostic::render(source, span, &self.message)
+            }
+            _ => self.to_string(),
         }
-        let Some(span) = self.span.filter(|s| s.start <= source.len()) else { return self.to_string() };
-        let start = floor_boundary(source, span.start);
-        let line_start = source[..start].rfind('\n').map_or(0, |i| i + 1);
-        let line_end = source[start..].find('\n').map_or(source.len(), |i| start + i);
-        let line_no = source[..start].matches('\n').count() + 1;
-        let column = source[line_start..start].chars().count() + 1;
-        let text = source[line_start..line_end].trim_end_matches('\r');
-        let end = floor_boundary(source, span.end.clamp(start, line_end));
-        let width = source[start..end].chars().count().max(1);
-        let pad: String = source[line_start..start].chars().map(|c| if c == '\t' { '\t' } else { ' ' }).collect();
-        format!("line {line_no}, column {column}: {}\n{text}\n{pad}{}", self.message, "^".repeat(width))
     }
 }
 
-fn floor_boundary(s: &str, mut at: usize) -> usize {
-    at = at.min(s.len());
-    while !s.is_char_boundary(at) {
-        at -= 1;
+impl From<PlanError> for QueryError {
+    fn from(e: PlanError) -> Self {
+        let kind = match e.kind {
+            PlanErrorKind::Syntax => QueryErrorKind::Syntax,
+            PlanErrorKind::Bind => QueryErrorKind::Bind,
+            PlanErrorKind::PartitionKey => QueryErrorKind::Storage,
+        };
+        QueryError { kind, message: e.message, span: e.span, status: e.status, substatus: e.substatus, code: e.code }
     }
-    at
+}
+
+impl From<StorageError> for QueryError {
+    fn from(e: StorageError) -> Self {
+        let kind = match e.kind {
+            cosmoql_storage::ErrorKind::Internal => QueryErrorKind::Internal,
+            _ => QueryErrorKind::Storage,
+        };
+        QueryError {
+            kind,
+            message: e.to_string(),
+            span: None,
+            status: e.status_code(),
+            substatus: e.kind.substatus().unwrap_or(0),
+            code: None,
+        }
+    }
 }
 
 impl fmt::Display for QueryError {

@@ -1,14 +1,39 @@
-//! The query executor: expression evaluation with Cosmos DB semantics, system functions, and the
-//! operators that run a query over a container's items.
+//! The query executor: runs a planner's [`Plan`](cosmoql_planner::Plan) over a [`QuerySource`].
+//!
+//! | file | holds |
+//! | --- | --- |
+//! | `execute.rs` | the entry points: [`plan_query`], [`execute_plan`], [`execute`], [`explain`]; options, output, metrics |
+//! | `coordinator.rs` | producers per physical partition on MaxDegreeOfParallelism threads, bounded buffers, the merges |
+//! | `operators.rs` | the operators of one input: FROM/JOIN expansion, WHERE, projection, sort, groups; the [`Emitter`](operators::Emitter) (DISTINCT, OFFSET, LIMIT) |
+//! | `merge.rs` | ORDER BY: the bounded top-k sort buffer and the streaming k-way merge |
+//! | `aggregate.rs` | accumulators (COUNT, SUM, AVG, MIN, MAX, MAKELIST, MAKESET) and groups |
+//! | `rank.rs` | ORDER BY RANK scores: BM25, vector similarity, RRF |
+//! | `eval.rs` | evaluating bound expressions on a row |
+//! | `functions/` | the bodies of the system functions |
+//! | `continuation.rs` | the continuation token format |
+//! | `cost.rs` | request charges, items and queries alike |
+//! | `source.rs` | [`QuerySource`], what a query reads from storage |
+//! | `row.rs` | rows and scan positions |
 
+pub mod aggregate;
+pub mod continuation;
+pub mod coordinator;
+pub mod cost;
 pub mod error;
 pub mod eval;
+pub mod execute;
 pub mod functions;
-pub mod query;
-pub mod run;
+pub mod merge;
+pub mod operators;
+pub mod rank;
+pub mod row;
+pub mod source;
 
+pub use coordinator::PartitionMetrics;
+pub use cosmoql_planner::VectorPolicy;
 pub use error::{FunctionError, QueryError, QueryErrorKind};
-pub use eval::ItemContext;
-pub use functions::VectorPolicy;
-pub use query::{compile, CompileOptions, CompiledQuery, RunStats, Runner};
-pub use run::{execute, execute_all, explain, PartitionMetrics, QueryMetrics, QueryOptions, QueryOutput};
+pub use execute::{
+    execute, execute_plan, explain, explain_plan, plan_query, Analysis, Explain, QueryMetrics, QueryOptions,
+    QueryOutput,
+};
+pub use source::{PartitionRange, QuerySource};

@@ -11,6 +11,7 @@
 //! can overflow the stack.
 
 pub mod ast;
+pub mod diagnostic;
 mod display;
 mod error;
 pub mod lexer;

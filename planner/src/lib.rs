@@ -1,11 +1,38 @@
-//! The query planner: which partitions a query can touch.
+//! The query planner: from query text to one [`Plan`].
 //!
-//! [`prune`] reads the WHERE clause of a parsed query (equalities and `IN` on the partition key
-//! paths, `OR` of them, `AND` with other predicates, parameters, hierarchical key prefixes and
-//! synthetic keys) and returns the partition keys or EPK ranges that can hold matching items, with
-//! a one-line reason for EXPLAIN. The executor turns the targets into one producer per physical
-//! partition they overlap (see `docs/ARCHITECTURE.md`).
+//! ```text
+//! text ─ rules::check_text ─ parse ─ rules::check_limits ─ bind ─ prune ─ Plan { query, targets, strategy, paging }
+//! ```
+//!
+//! - [`bind`] (the binder) resolves aliases, parameters and functions into a [`BoundQuery`]
+//!   (`bound.rs`), folding constants with the operators' semantics ([`ops`]) and making the
+//!   service's rejections ([`rules`]).
+//! - [`prune`] reads the bound WHERE clause (equalities and `IN` on the partition key paths, `OR`
+//!   of them, `AND` with other predicates, hierarchical key prefixes and synthetic keys) and
+//!   returns the keys or EPK ranges that can hold matching items, with a reason for EXPLAIN.
+//! - [`plan()`] chooses how the query runs across partitions ([`Strategy`]) and how its pages
+//!   resume ([`Paging`]); the plan's `Display` is EXPLAIN.
+//!
+//! The executor runs plans; see `docs/ARCHITECTURE.md` for the whole path of a query.
 
+pub mod bind;
+pub mod bound;
+pub mod error;
+pub mod functions;
+pub mod ops;
+pub mod plan;
+pub mod policy;
 pub mod prune;
+pub mod rules;
 
+pub use bind::{bind, BindContext};
+pub use bound::{
+    compare_sort_keys, AggregateSpec, BoundExpr, BoundProjection, BoundQuery, RankFn, SortKey, Source, SourceKind,
+    Step, SubqueryKind,
+};
+pub use error::{PlanError, PlanErrorKind};
+pub use functions::{AggregateKind, FunctionId, FunctionKind, Signature};
+pub use plan::{plan, OnePassReason, Paging, PartitionTargets, Plan, PlanContext, PointRead, Strategy};
+pub use policy::VectorPolicy;
 pub use prune::{prune, Pruning, Targets, MAX_KEYS};
+pub use rules::{Limits, LIMITS};

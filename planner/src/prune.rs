@@ -17,9 +17,11 @@
 //!   literal but `true`) also matches nothing.
 //! * Numbers compare by value: `1` and `1.0` are one key, and so are `0` and `-0`.
 //!
-//! Key paths are read from the alias of the first `FROM` source, which must be the container itself
-//! (`FROM c`, `FROM root r`, with or without `JOIN`s): `c.a.b`, `c["a b"]`, `c[@name]` with a string
-//! parameter; never through an array index. A missing parameter makes its comparison say nothing.
+//! Pruning reads the *bound* query: key paths are `Path` reads of the slot of the first `FROM`
+//! source, which must be the container itself (`FROM c`, `FROM root r`, with or without `JOIN`s),
+//! so `c.a.b`, `c["a b"]` and `c[@name]` with a string parameter are one path, never through an
+//! array index; a JOIN alias that hides `c` is another slot. Parameters are constants already
+//! (the binder rejects a missing one), and so are folded expressions (`c.pk = 'a' || 'b'`).
 //!
 //! Hierarchical keys: all levels pinned give keys (the cross product of the value sets), a
 //! pinned prefix gives EPK ranges, and anything that leaves the first level free gives all
@@ -32,11 +34,13 @@
 //! Sets are bounded by [`MAX_KEYS`]: a larger `IN` list or `OR` says nothing, a larger `AND` cross
 //! product keeps only one side (still sound), and more than [`MAX_KEYS`] keys gives all partitions.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 
-use cosmoql_parser::{BinaryOp, Collection, Expr, ExprKind, FromSource, Literal, PathSegment, Query, UnaryOp};
+use cosmoql_parser::{BinaryOp, Collection, FromSource, PathSegment, Query};
 use cosmoql_storage::{Epk, PartitionKey, PartitionKeyDefinition, PartitionKeyKind, SyntheticKey, SyntheticKind};
 use cosmoql_value::{format_number, Value};
+
+use crate::bound::{BoundExpr, BoundQuery, Step};
 
 /// The most keys (and value combinations) pruning enumerates before it gives up on a set.
 pub const MAX_KEYS: usize = 1000;
@@ -68,29 +72,24 @@ impl Pruning {
     }
 }
 
-/// Which partitions `query` can touch in a container with this key `definition`. `parameters` are
-/// the values of `@parameters`, by name without `@`.
-pub fn prune(query: &Query, parameters: &HashMap<String, Value>, definition: &PartitionKeyDefinition) -> Pruning {
+/// Which partitions `query` can touch in a container with this key `definition`. `syntax` is the
+/// query as parsed, for the reason's text.
+pub fn prune(syntax: &Query, query: &BoundQuery, definition: &PartitionKeyDefinition) -> Pruning {
     if definition.is_none() {
         return Pruning::all("the container has no partition key: one partition");
     }
-    let alias = match item_alias(query) {
-        Ok(alias) => alias,
-        Err(reason) => return Pruning::all(reason),
-    };
-    let Some(filter) = &query.where_clause else {
+    if let Err(reason) = item_alias(syntax) {
+        return Pruning::all(reason);
+    }
+    let (Some(item), Some(filter), Some(where_clause)) = (query.item_slot(), &query.filter, &syntax.where_clause)
+    else {
         return Pruning::all("no WHERE clause: all partitions");
     };
     let layout = Layout::of(definition);
-    let mut analyzer = Analyzer { alias, slots: &layout.slots, parameters, missing: None };
-    let facts = analyzer.facts(filter);
-    let missing = analyzer.missing;
-    let unpinned = |what: String| match &missing {
-        Some(name) => Pruning::all(format!("parameter @{name} has no value: all partitions")),
-        None => Pruning::all(format!("{what}: all partitions")),
-    };
-    let Some(facts) = facts else { return unpinned(layout.unpinned.clone()) };
-    let shown = shown(filter);
+    let analyzer = Analyzer { item, slots: &layout.slots };
+    let unpinned = |what: String| Pruning::all(format!("{what}: all partitions"));
+    let Some(facts) = analyzer.facts(filter) else { return unpinned(layout.unpinned.clone()) };
+    let shown = shown(&where_clause.to_string());
     match layout.targets(definition, &facts) {
         Err(why) => unpinned(why),
         Ok(Targets::Keys(keys)) if keys.is_empty() => {
@@ -107,6 +106,40 @@ pub fn prune(query: &Query, parameters: &HashMap<String, Value>, definition: &Pa
             Pruning { targets: Targets::Ranges(ranges), reason }
         }
         Ok(Targets::All) => unpinned(layout.unpinned.clone()),
+    }
+}
+
+/// The id the filter pins with an equality among its top-level AND terms (`c.id = "x"`), when
+/// the first FROM source is the container's items: with one partition key, a point read.
+pub fn pinned_id(query: &BoundQuery) -> Option<String> {
+    let item = query.item_slot()?;
+    let mut terms = Vec::new();
+    conjuncts(query.filter.as_ref()?, &mut terms);
+    terms.into_iter().find_map(|t| {
+        let BoundExpr::Binary(BinaryOp::Eq, l, r) = t else { return None };
+        match (l.as_ref(), r.as_ref()) {
+            (BoundExpr::Path { slot, steps }, BoundExpr::Const(Value::String(id)))
+            | (BoundExpr::Const(Value::String(id)), BoundExpr::Path { slot, steps })
+                if *slot == item && matches!(steps.as_slice(), [Step::Key(k)] if k == "id") =>
+            {
+                Some(id.to_string())
+            }
+            _ => None,
+        }
+    })
+}
+
+/// The top-level AND terms, iteratively (a long AND chain is deep on the left).
+fn conjuncts<'e>(e: &'e BoundExpr, out: &mut Vec<&'e BoundExpr>) {
+    let mut stack = vec![e];
+    while let Some(e) = stack.pop() {
+        match e {
+            BoundExpr::Binary(BinaryOp::And, l, r) => {
+                stack.push(r);
+                stack.push(l);
+            }
+            other => out.push(other),
+        }
     }
 }
 
@@ -142,11 +175,10 @@ fn join_alias(source: &FromSource) -> Option<&str> {
 }
 
 /// The filter as EXPLAIN shows it (shortened when long).
-fn shown(filter: &Expr) -> String {
+fn shown(text: &str) -> String {
     const MAX: usize = 80;
-    let text = filter.to_string();
     if text.chars().count() <= MAX {
-        text
+        text.to_string()
     } else {
         let cut: String = text.chars().take(MAX).collect();
         format!("{cut}…")
@@ -317,28 +349,24 @@ enum Const {
     Key(Value),
     /// A value no key slot equals (`undefined`, `NaN`, arrays, objects).
     Never,
-    /// A parameter without a value.
-    Missing(String),
     /// Not a constant.
     Unknown,
 }
 
 struct Analyzer<'a> {
-    alias: &'a str,
+    /// The slot of the container's item.
+    item: usize,
     slots: &'a [Vec<String>],
-    parameters: &'a HashMap<String, Value>,
-    /// The first missing parameter met in a key comparison.
-    missing: Option<String>,
 }
 
 impl Analyzer<'_> {
-    fn facts(&mut self, e: &Expr) -> Facts {
-        match &e.kind {
-            ExprKind::Binary { op: BinaryOp::And, left, right } => match (self.facts(left), self.facts(right)) {
+    fn facts(&self, e: &BoundExpr) -> Facts {
+        match e {
+            BoundExpr::Binary(BinaryOp::And, left, right) => match (self.facts(left), self.facts(right)) {
                 (None, only) | (only, None) => only,
                 (Some(a), Some(b)) => Some(and(a, b)),
             },
-            ExprKind::Binary { op: BinaryOp::Or, left, right } => {
+            BoundExpr::Binary(BinaryOp::Or, left, right) => {
                 let (a, b) = (self.facts(left), self.facts(right));
                 let mut out = a?;
                 for x in b? {
@@ -346,7 +374,7 @@ impl Analyzer<'_> {
                 }
                 (out.len() <= MAX_KEYS).then_some(out)
             }
-            ExprKind::Binary { op: BinaryOp::Eq, left, right } => {
+            BoundExpr::Binary(BinaryOp::Eq, left, right) => {
                 if let Some(slot) = self.slot(left) {
                     self.equals(slot, right)
                 } else {
@@ -354,7 +382,7 @@ impl Analyzer<'_> {
                     self.equals(slot, left)
                 }
             }
-            ExprKind::In { expr, list, negated: false } => {
+            BoundExpr::In { expr, list, negated: false } => {
                 let slot = self.slot(expr)?;
                 if list.len() > MAX_KEYS {
                     return None;
@@ -367,9 +395,9 @@ impl Analyzer<'_> {
                 }
                 Some(out)
             }
-            ExprKind::Literal(Literal::Bool(true)) => None,
+            BoundExpr::Const(Value::Bool(true)) => None,
             // `WHERE false`, `WHERE null`, `WHERE 1`...: a row is kept only for exactly `true`.
-            ExprKind::Literal(_) => Some(Vec::new()),
+            BoundExpr::Const(_) => Some(Vec::new()),
             _ => {
                 let slot = self.slot(e)?;
                 Some(vec![self.assign(slot, Value::Bool(true))])
@@ -378,14 +406,10 @@ impl Analyzer<'_> {
     }
 
     /// `slot = e`.
-    fn equals(&mut self, slot: usize, e: &Expr) -> Facts {
-        match self.constant(e) {
+    fn equals(&self, slot: usize, e: &BoundExpr) -> Facts {
+        match constant(e) {
             Const::Key(v) => Some(vec![self.assign(slot, v)]),
             Const::Never => Some(Vec::new()),
-            Const::Missing(name) => {
-                self.missing.get_or_insert(name);
-                None
-            }
             Const::Unknown => None,
         }
     }
@@ -396,55 +420,31 @@ impl Analyzer<'_> {
         a
     }
 
-    fn constant(&self, e: &Expr) -> Const {
-        match &e.kind {
-            ExprKind::Literal(Literal::Undefined) => Const::Never,
-            ExprKind::Literal(Literal::Null) => Const::Key(Value::Null),
-            ExprKind::Literal(Literal::Bool(b)) => Const::Key(Value::Bool(*b)),
-            ExprKind::Literal(Literal::Number(n)) => number(*n),
-            ExprKind::Literal(Literal::String(s)) => Const::Key(Value::from(s.as_str())),
-            ExprKind::Parameter(name) => match self.parameters.get(name) {
-                None => Const::Missing(name.clone()),
-                Some(Value::Undefined | Value::Array(_) | Value::Object(_)) => Const::Never,
-                Some(Value::Number(n)) => number(*n),
-                Some(v) => Const::Key(v.clone()),
-            },
-            ExprKind::Array(_) | ExprKind::Object(_) => Const::Never,
-            ExprKind::Unary { op: op @ (UnaryOp::Negate | UnaryOp::Plus), operand } => match self.constant(operand) {
-                Const::Key(Value::Number(n)) => number(if *op == UnaryOp::Negate { -n } else { n }),
-                Const::Missing(name) => Const::Missing(name),
-                _ => Const::Unknown,
-            },
-            _ => Const::Unknown,
+    /// The key slot `e` reads (`c.a.b`), if any.
+    fn slot(&self, e: &BoundExpr) -> Option<usize> {
+        let BoundExpr::Path { slot, steps } = e else { return None };
+        if *slot != self.item {
+            return None;
         }
+        let path: Option<Vec<&str>> = steps
+            .iter()
+            .map(|s| match s {
+                Step::Key(k) => Some(k.as_str()),
+                Step::Index(_) => None,
+            })
+            .collect();
+        let path = path?;
+        self.slots.iter().position(|s| s.iter().map(String::as_str).eq(path.iter().copied()))
     }
+}
 
-    /// The slot `e` reads (`c.a.b`, `c["a b"]`, `c[@name]`), if any.
-    fn slot(&self, e: &Expr) -> Option<usize> {
-        let path = self.path(e)?;
-        self.slots.iter().position(|s| *s == path)
-    }
-
-    fn path(&self, e: &Expr) -> Option<Vec<String>> {
-        match &e.kind {
-            ExprKind::Identifier(name) if name == self.alias => Some(Vec::new()),
-            ExprKind::Property { base, name } => {
-                let mut path = self.path(base)?;
-                path.push(name.name.clone());
-                Some(path)
-            }
-            ExprKind::Index { base, index } => {
-                let name = match &index.kind {
-                    ExprKind::Literal(Literal::String(s)) => s.clone(),
-                    ExprKind::Parameter(p) => self.parameters.get(p)?.as_str()?.to_string(),
-                    _ => return None,
-                };
-                let mut path = self.path(base)?;
-                path.push(name);
-                Some(path)
-            }
-            _ => None,
-        }
+fn constant(e: &BoundExpr) -> Const {
+    match e {
+        BoundExpr::Const(Value::Undefined | Value::Array(_) | Value::Object(_)) => Const::Never,
+        BoundExpr::Const(Value::Number(n)) => number(*n),
+        BoundExpr::Const(v) => Const::Key(v.clone()),
+        BoundExpr::Array(_) | BoundExpr::Object(_) => Const::Never,
+        _ => Const::Unknown,
     }
 }
 

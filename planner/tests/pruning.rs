@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use cosmoql_planner::{prune, Pruning, Targets, MAX_KEYS};
+use cosmoql_planner::{bind, prune, BindContext, Pruning, Targets, MAX_KEYS};
 use cosmoql_storage::{Epk, PartitionKey, PartitionKeyDefinition, PartitionKeyPath, SyntheticKey, SyntheticKind};
 use cosmoql_value::{parse_json, Value};
 
@@ -54,7 +54,9 @@ fn random_suffix() -> PartitionKeyDefinition {
 fn run(definition: &PartitionKeyDefinition, sql: &str, params: &[(&str, &str)]) -> Pruning {
     let query = cosmoql_parser::parse(sql).unwrap_or_else(|e| panic!("`{sql}` does not parse: {e}"));
     let parameters: HashMap<String, Value> = params.iter().map(|(k, v)| (k.to_string(), json(v))).collect();
-    prune(&query, &parameters, definition)
+    let bound = bind(&query, BindContext { parameters: &parameters, vector_policies: &[] })
+        .unwrap_or_else(|e| panic!("`{sql}` does not bind: {e}"));
+    prune(&query, &bound, definition)
 }
 
 /// `Targets::Keys` from a JSON array of keys, each a JSON array of components.
@@ -233,15 +235,7 @@ const CASES: &[Case] = &[
     case("WHERE false", pk, "SELECT * FROM c WHERE false", Expect::Keys("[]")),
     case("WHERE true", pk, "SELECT * FROM c WHERE true", Expect::All),
     case("no WHERE", pk, "SELECT * FROM c", Expect::All),
-    // -- parameters --
-    case("missing parameter", pk, "SELECT * FROM c WHERE c.pk = @nope", Expect::All),
-    case(
-        "missing parameter under AND",
-        pk,
-        "SELECT * FROM c WHERE c.pk = @nope AND c.pk = 'a'",
-        Expect::Keys(r#"[["a"]]"#),
-    ),
-    case("missing parameter in IN", pk, "SELECT * FROM c WHERE c.pk IN ('a', @nope)", Expect::All),
+    // -- parameters (a missing one is a binding error: see `missing_parameters_do_not_bind`) --
     // -- constants that no key equals: sound answer is no partition (the SDK keeps the full range) --
     case("array constant", pk, "SELECT * FROM c WHERE c.pk = []", Expect::Keys("[]")),
     case("object constant", pk, "SELECT * FROM c WHERE c.pk = {}", Expect::Keys("[]")),
@@ -255,7 +249,7 @@ const CASES: &[Case] = &[
     case("FROM root r", pk, "SELECT * FROM root r WHERE r.pk = 'a'", Expect::Keys(r#"[["a"]]"#)),
     case("FROM Families f", pk, "SELECT * FROM Families f WHERE f.pk = 'a'", Expect::Keys(r#"[["a"]]"#)),
     case("FROM root, no alias", pk, "SELECT * FROM root WHERE root.pk = 'a'", Expect::Keys(r#"[["a"]]"#)),
-    case("another alias", pk, "SELECT * FROM c WHERE d.pk = 'a'", Expect::All),
+    case("another alias", pk, "SELECT d FROM c JOIN d IN c.list WHERE d.pk = 'a'", Expect::All),
     case("FROM c.path", pk, "SELECT * FROM c.children ch WHERE ch.pk = 'a'", Expect::All),
     case("FROM x IN c.arr", pk, "SELECT * FROM x IN c.items WHERE x.pk = 'a'", Expect::All),
     case("FROM subquery", pk, "SELECT * FROM (SELECT * FROM c) s WHERE s.pk = 'a'", Expect::All),
@@ -417,14 +411,27 @@ fn container_without_a_key() {
     assert_eq!(got.targets, Targets::All);
 }
 
+/// Pruning reads the bound query, so it never sees a parameter without a value: the binder
+/// rejects the query first, wherever the parameter is.
+#[test]
+fn missing_parameters_do_not_bind() {
+    for sql in [
+        "SELECT * FROM c WHERE c.pk = @nope",
+        "SELECT * FROM c WHERE c.pk = @nope AND c.pk = 'a'",
+        "SELECT * FROM c WHERE c.pk IN ('a', @nope)",
+    ] {
+        let query = cosmoql_parser::parse(sql).unwrap();
+        let err = bind(&query, BindContext { parameters: &HashMap::new(), vector_policies: &[] }).unwrap_err();
+        assert_eq!(err.message, "the parameter @nope is not defined", "{sql}");
+    }
+}
+
 #[test]
 fn reasons() {
     let got = run(&pk(), "SELECT * FROM c WHERE c.pk = 'dev-1'", &[]);
     assert!(got.reason.contains("pins 1 key"), "{}", got.reason);
     let got = run(&pk(), "SELECT * FROM c WHERE c.x = 1", &[]);
     assert_eq!(got.reason, "no equality filter on /pk: all partitions");
-    let got = run(&pk(), "SELECT * FROM c WHERE c.pk = @nope", &[]);
-    assert!(got.reason.contains("@nope"), "{}", got.reason);
     let got = run(&pk(), "SELECT * FROM c WHERE c.pk = 1 AND c.pk = 2", &[]);
     assert!(got.reason.contains("no partition"), "{}", got.reason);
     let got = run(&three(), "SELECT * FROM c WHERE c.user = 'u'", &[]);

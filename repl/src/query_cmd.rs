@@ -5,12 +5,13 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Write};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Instant;
 
 use cosmoql::executor::VectorPolicy;
 use cosmoql::storage::{Container, ContainerSettings, ImportOptions, PartitionKey, PartitionKeyDefinition};
 use cosmoql::value::{parse_json, Value};
-use cosmoql::{QueryOptions, QueryOutput};
+use cosmoql::{ContainerClient, QueryOptions, QueryResults};
 
 /// How to build the container a query runs on.
 #[derive(Debug, clap::Args)]
@@ -74,28 +75,13 @@ pub struct ExplainArgs {
     sql: String,
 }
 
-/// `cosmoql explain`: the plan (targets and why, per-partition work, merge stages).
+/// `cosmoql explain`: the plan (targets and why, per-partition work, merge stages); with
+/// `--analyze`, also what running it did.
 pub fn run_explain(args: &ExplainArgs) -> Result<(), String> {
     let loaded = load(&args.load)?;
-    let plan = cosmoql::explain(&loaded.container, &args.sql, &loaded.options).map_err(|e| e.render(&args.sql))?;
-    println!("{plan}");
-    if args.analyze {
-        let started = Instant::now();
-        let (out, pages) = run_all(&loaded, &args.sql)?;
-        let m = out.metrics;
-        println!("analyze");
-        println!("  time      {:.3} ms", started.elapsed().as_secs_f64() * 1000.0);
-        println!("  partitions touched {} of {}", m.partitions_touched, m.physical_partitions);
-        println!(
-            "  retrieved {} items, returned {} results in {pages} page(s)",
-            m.retrieved_document_count, m.output_document_count
-        );
-        println!(
-            "  peak buffered {} items, request charge {} RU",
-            m.peak_buffered_items,
-            cosmoql::value::format_number(m.request_charge)
-        );
-    }
+    let explained =
+        loaded.client.explain(args.sql.as_str(), loaded.options.clone(), args.analyze).map_err(|e| e.to_string())?;
+    println!("{explained}");
     Ok(())
 }
 
@@ -113,7 +99,7 @@ pub struct BenchArgs {
 
 /// A loaded container and the query options the arguments give.
 struct Loaded {
-    container: Container,
+    client: ContainerClient,
     options: QueryOptions,
     load_seconds: f64,
 }
@@ -167,7 +153,8 @@ fn load(args: &LoadArgs) -> Result<Loaded, String> {
     if let Some(pk) = &args.pk {
         options.partition_key = Some(PartitionKey::parse_json(pk).map_err(|e| format!("--pk: {e}"))?);
     }
-    Ok(Loaded { container, options, load_seconds: started.elapsed().as_secs_f64() })
+    let client = ContainerClient::from_container(Arc::new(container));
+    Ok(Loaded { client, options, load_seconds: started.elapsed().as_secs_f64() })
 }
 
 fn parameters(params: &[String]) -> Result<HashMap<String, Value>, String> {
@@ -185,14 +172,15 @@ fn parameters(params: &[String]) -> Result<HashMap<String, Value>, String> {
 }
 
 /// Runs the query to the end, page by page when a page size is set; metrics add up over pages.
-fn run_all(loaded: &Loaded, sql: &str) -> Result<(QueryOutput, usize), String> {
-    cosmoql::execute_all(&loaded.container, sql, &loaded.options).map_err(|e| e.render(sql))
+fn run_all(loaded: &Loaded, sql: &str) -> Result<QueryResults<Value>, String> {
+    loaded.client.query_pages::<Value>(sql, loaded.options.clone()).drain().map_err(|e| e.to_string())
 }
 
 /// `cosmoql query`: results as one JSON array on stdout.
 pub fn run_query(args: &QueryArgs) -> Result<(), String> {
     let loaded = load(&args.load)?;
-    let (output, pages) = run_all(&loaded, &args.sql)?;
+    let output = run_all(&loaded, &args.sql)?;
+    let pages = output.pages;
     let mut out = BufWriter::new(io::stdout().lock());
     let write = |out: &mut BufWriter<io::StdoutLock<'_>>| -> io::Result<()> {
         out.write_all(b"[")?;
@@ -259,7 +247,7 @@ pub fn run_bench(args: &BenchArgs) -> Result<(), String> {
         return Err("--repeat must be at least 1".to_string());
     }
     let loaded = load(&args.load)?;
-    let run = || run_all(&loaded, &args.sql).map(|(out, _)| out);
+    let run = || run_all(&loaded, &args.sql);
     let results = run()?.items.len();
     let mut times = Vec::with_capacity(args.repeat);
     for _ in 0..args.repeat {
@@ -276,7 +264,7 @@ pub fn run_bench(args: &BenchArgs) -> Result<(), String> {
     println!(
         "{{\"loadSeconds\":{},\"items\":{},\"results\":{},\"minSeconds\":{},\"medianSeconds\":{},\"maxSeconds\":{},\"peakRssBytes\":{}}}",
         loaded.load_seconds,
-        loaded.container.item_count(),
+        loaded.client.container().item_count(),
         results,
         times[0],
         median,

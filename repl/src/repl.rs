@@ -275,7 +275,7 @@ pub fn run(mut session: Session, banner: &str) -> bool {
     };
     editor.set_helper(Some(SqlHelper {
         vocabulary: Arc::clone(&session.vocabulary),
-        functions: cosmoql::executor::functions::names(),
+        functions: cosmoql::planner::functions::names(),
         colored: session.colored,
     }));
     let history = history_path();

@@ -10,12 +10,13 @@ use std::sync::mpsc;
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
-use cosmoql::executor::{explain, QueryOptions, QueryOutput};
+use cosmoql::executor::QueryOptions;
 use cosmoql::storage::{
     Container, ContainerSettings, Database, ImportOptions, PartitionKey, PartitionKeyDefinition, PartitionKeyPath,
     Store, SyntheticKey, SyntheticKind,
 };
 use cosmoql::value::{format_number, parse_json, to_json_string, Value};
+use cosmoql::{ContainerClient, QueryResults};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::import_cmd::Counting;
@@ -151,7 +152,7 @@ impl Session {
     pub fn refresh_vocabulary(&self) {
         let mut paths = std::collections::BTreeSet::new();
         if let Ok(c) = self.container() {
-            for item in c.scan().take(200) {
+            for item in c.scan().items().take(200) {
                 collect_paths(&item.doc.to_value(), "", 0, &mut paths);
             }
         }
@@ -224,39 +225,21 @@ impl Session {
     }
 
     fn explain(&mut self, sql: &str, analyze: bool) -> Result<(), String> {
-        let container = self.query_container(sql)?;
-        let options = self.query_options();
-        let plan = explain(&container, sql, &options).map_err(|e| e.render(sql))?;
-        let mut out = io::stdout().lock();
-        let _ = writeln!(out, "{plan}");
-        if analyze {
-            drop(out);
-            let started = Instant::now();
-            let (output, pages) = self.run(&container, sql, options)?;
-            let m = output.metrics;
-            let mut out = io::stdout().lock();
-            let _ = writeln!(out, "analyze");
-            let _ = writeln!(out, "  time      {:.3} ms", started.elapsed().as_secs_f64() * 1000.0);
-            let _ = writeln!(out, "  partitions touched {} of {}", m.partitions_touched, m.physical_partitions);
-            let _ = writeln!(
-                out,
-                "  retrieved {} items, returned {} results in {pages} page(s)",
-                m.retrieved_document_count, m.output_document_count
-            );
-            let _ = writeln!(
-                out,
-                "  peak buffered {} items, request charge {} RU",
-                m.peak_buffered_items,
-                format_number(m.request_charge)
-            );
-        }
+        let client = ContainerClient::from_container(self.query_container(sql)?);
+        let (sql, page_size) = (sql.to_string(), self.page_size);
+        let explained = self.on_worker(self.query_options(), move |mut options| {
+            options.max_item_count = page_size;
+            client.explain(sql.as_str(), options, analyze).map_err(|e| e.to_string())
+        })?;
+        let _ = writeln!(io::stdout().lock(), "{explained}");
         Ok(())
     }
 
     fn query(&mut self, sql: &str) -> Result<(), String> {
         let container = self.query_container(sql)?;
         let started = Instant::now();
-        let (output, pages) = self.run(&container, sql, self.query_options())?;
+        let results = self.run(&container, sql, self.query_options())?;
+        let (output, pages) = (&results, results.pages);
         let elapsed = started.elapsed();
         self.print_results(sql, &output.items);
         let mut notes = Vec::new();
@@ -318,26 +301,33 @@ impl Session {
         let _ = out.flush();
     }
 
-    /// Runs the query to the end on a worker thread (page by page with a page size), so Ctrl-C
-    /// can give the prompt back: the query's cancel flag stops every producer at its next item.
-    fn run(
+    /// Runs the query to the end (page by page with a page size) on a worker thread.
+    fn run(&self, container: &Arc<Container>, sql: &str, options: QueryOptions) -> Result<QueryResults<Value>, String> {
+        let client = ContainerClient::from_container(Arc::clone(container));
+        let (sql, page_size) = (sql.to_string(), self.page_size);
+        self.on_worker(options, move |mut options| {
+            options.max_item_count = page_size;
+            client.query_pages::<Value>(sql.as_str(), options).drain().map_err(|e| e.to_string())
+        })
+    }
+
+    /// Runs `work` on a worker thread, so Ctrl-C can give the prompt back: the query's cancel flag
+    /// (set in the options `work` gets) stops every producer at its next item.
+    fn on_worker<R: Send + 'static>(
         &self,
-        container: &Arc<Container>,
-        sql: &str,
         options: QueryOptions,
-    ) -> Result<(QueryOutput, usize), String> {
+        work: impl FnOnce(QueryOptions) -> Result<R, String> + Send + 'static,
+    ) -> Result<R, String> {
         INTERRUPTED.store(false, Ordering::SeqCst);
         let cancel = Arc::new(AtomicBool::new(false));
         let (tx, rx) = mpsc::channel();
-        let (c, s) = (Arc::clone(container), sql.to_string());
         let mut options = options;
         options.cancel = Some(Arc::clone(&cancel));
-        let page_size = self.page_size;
         std::thread::Builder::new()
             .name("query".into())
             .stack_size(16 << 20)
             .spawn(move || {
-                let _ = tx.send(run_pages(&c, &s, options, page_size));
+                let _ = tx.send(work(options));
             })
             .map_err(|e| format!("cannot start the query: {e}"))?;
         loop {
@@ -633,7 +623,7 @@ impl Session {
         // Logical partition sizes: one scan of the container.
         let mut logical: HashMap<String, (u64, u64)> = HashMap::new();
         let definition = container.partition_key();
-        for item in container.scan() {
+        for item in container.scan().items() {
             let key = definition.key_of(item.doc.root()).map(|k| k.to_string()).unwrap_or_else(|_| "?".into());
             let e = logical.entry(key).or_default();
             e.0 += 1;
@@ -679,17 +669,6 @@ impl Session {
         }
         Ok(())
     }
-}
-
-/// Runs the query to the end, page by page with a page size; `options.cancel` stops it.
-fn run_pages(
-    container: &Container,
-    sql: &str,
-    mut options: QueryOptions,
-    page_size: Option<usize>,
-) -> Result<(QueryOutput, usize), String> {
-    options.max_item_count = page_size;
-    cosmoql::execute_all(container, sql, &options).map_err(|e| e.render(sql))
 }
 
 fn opt(v: Option<usize>) -> String {

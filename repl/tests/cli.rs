@@ -273,7 +273,10 @@ fn query_prints_results_as_one_json_array() {
 
     // Bad input: rendered errors on stderr, exit 1, nothing on stdout.
     for (args, fragment) in [
-        (vec!["query", "--data", data, "SELECT nope(c) FROM c"], "line 1, column 8: unknown function `nope`"),
+        (
+            vec!["query", "--data", data, "SELECT nope(c) FROM c"],
+            "line 1, column 8: 'nope' is not a recognized built-in function name.",
+        ),
         (vec!["query", "--data", data, "SELECT * FROM"], "line 1, column 14"),
         (vec!["query", "--data", data, "SELECT @x"], "the parameter @x is not defined"),
         (vec!["query", "--data", data, "--param", "x=not json", "SELECT @x"], "--param x: the value is not JSON"),

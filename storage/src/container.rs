@@ -106,8 +106,10 @@ pub struct ItemResponse {
     pub item: Value,
     /// The item's new etag (empty after a delete).
     pub etag: String,
-    /// Request units charged (see [`request_charge`]).
-    pub request_charge: f64,
+    /// What the operation was, for its request charge (computed in `cosmoql_executor::cost`).
+    pub operation: OperationKind,
+    /// The item's size in bytes as stored (0 after a delete).
+    pub bytes: usize,
 }
 
 /// Conditions on a write.
@@ -136,19 +138,7 @@ impl WriteOptions<'_> {
     }
 }
 
-/// The request charge of an operation: reads cost 1 RU per started KB, writes 5 RU per started
-/// KB, deletes 5 RU; patch costs a write. (A later issue refines this from what each operation
-/// touches.)
-pub fn request_charge(kind: OperationKind, bytes: usize) -> f64 {
-    let kb = bytes.div_ceil(1024).max(1) as f64;
-    match kind {
-        OperationKind::Read => kb,
-        OperationKind::Write => 5.0 * kb,
-        OperationKind::Delete => 5.0,
-    }
-}
-
-/// Classes of operations for [`request_charge`].
+/// Classes of operations, by what they cost.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OperationKind {
     Read,
@@ -703,7 +693,8 @@ impl Container {
             status,
             item: self.materialize(item),
             etag: item.meta.etag(),
-            request_charge: request_charge(kind, item.doc.len()),
+            operation: kind,
+            bytes: item.doc.len(),
         }
     }
 
@@ -797,7 +788,8 @@ impl Container {
             status: 204,
             item: Value::Undefined,
             etag: String::new(),
-            request_charge: request_charge(OperationKind::Delete, 0),
+            operation: OperationKind::Delete,
+            bytes: 0,
         })
     }
 
@@ -1083,7 +1075,8 @@ impl Container {
                     status: 204,
                     item: Value::Undefined,
                     etag: String::new(),
-                    request_charge: request_charge(OperationKind::Delete, 0),
+                    operation: OperationKind::Delete,
+                    bytes: 0,
                 };
                 Ok((response, undo))
             }
@@ -1109,7 +1102,14 @@ impl Container {
     /// The items whose EPK is in `[min, max)`, in scan order. Each item is seen exactly once even
     /// when partitions split during the scan; items written during the scan may or may not be seen.
     pub fn scan_range(&self, min: Epk, max: Epk) -> Scan<'_> {
-        Scan { container: self, cursor: Some((min, 0)), end: max, buffer: Vec::new().into_iter() }
+        self.scan_from(ItemPosition::start_of(min), max)
+    }
+
+    /// Like [`Container::scan_range`], starting at `from` (the items at or after that position).
+    /// Positions do not depend on how the EPK space is split into physical partitions, so a scan
+    /// can resume from one across splits.
+    pub fn scan_from(&self, from: ItemPosition, max: Epk) -> Scan<'_> {
+        Scan { container: self, cursor: Some((from.epk, from.seq)), end: max, buffer: Vec::new().into_iter() }
     }
 
     /// The items of one logical partition, in creation order.
@@ -1118,12 +1118,6 @@ impl Container {
         Ok(self.read_partition(&epk, |data| {
             data.logical.get(&epk).map(|lp| lp.iter_from(0).cloned().collect()).unwrap_or_default()
         }))
-    }
-
-    /// Fills up to `limit` items from `cursor` on; returns them and the next cursor (`None` at
-    /// the end of the range).
-    fn scan_chunk(&self, cursor: &(Epk, u64), end: &Epk, limit: usize) -> (Vec<StoredItem>, Option<(Epk, u64)>) {
-        self.scan_chunk_with(cursor, end, limit, |_, item| item.clone())
     }
 
     /// Fills up to `limit` entries (made by `f` from each item and its logical partition's EPK)
@@ -1153,13 +1147,6 @@ impl Container {
         let next = if *stop < *end { Some((stop.clone(), 0)) } else { None };
         (out, next)
     }
-
-    /// Like [`Container::scan_range`], starting at `from` (an item position: the items at or
-    /// after it), yielding each item with its position. Positions do not depend on how the EPK
-    /// space is split into physical partitions, so a scan can resume from one across splits.
-    pub fn scan_positions(&self, from: ItemPosition, max: Epk) -> PositionedScan<'_> {
-        PositionedScan { container: self, cursor: Some((from.epk, from.seq)), end: max, buffer: Vec::new().into_iter() }
-    }
 }
 
 /// Where an item is in scan order: its logical partition's EPK, then its creation sequence.
@@ -1181,16 +1168,26 @@ impl ItemPosition {
     }
 }
 
-/// Items with their positions, in scan order (see [`Container::scan_positions`]).
+/// Items with their positions, in scan order (see [`Container::scan_range`]). It reads a chunk of
+/// items under a partition's read lock at a time, so writers are never blocked for long.
 #[derive(Debug)]
-pub struct PositionedScan<'a> {
+pub struct Scan<'a> {
     container: &'a Container,
     cursor: Option<(Epk, u64)>,
     end: Epk,
     buffer: std::vec::IntoIter<(ItemPosition, StoredItem)>,
 }
 
-impl Iterator for PositionedScan<'_> {
+const SCAN_CHUNK: usize = 1024;
+
+impl<'a> Scan<'a> {
+    /// The items alone, without their positions.
+    pub fn items(self) -> impl Iterator<Item = StoredItem> + 'a {
+        self.map(|(_, item)| item)
+    }
+}
+
+impl Iterator for Scan<'_> {
     type Item = (ItemPosition, StoredItem);
 
     fn next(&mut self) -> Option<Self::Item> {
@@ -1205,37 +1202,6 @@ impl Iterator for PositionedScan<'_> {
             let (items, next) = self.container.scan_chunk_with(&cursor, &self.end, SCAN_CHUNK, |epk, item| {
                 (ItemPosition { epk: epk.clone(), seq: item.meta.seq }, item.clone())
             });
-            self.cursor = next;
-            self.buffer = items.into_iter();
-        }
-    }
-}
-
-/// An iterator over stored items in scan order (see [`Container::scan_range`]). It reads a chunk
-/// of items under a partition's read lock at a time, so writers are never blocked for long.
-#[derive(Debug)]
-pub struct Scan<'a> {
-    container: &'a Container,
-    cursor: Option<(Epk, u64)>,
-    end: Epk,
-    buffer: std::vec::IntoIter<StoredItem>,
-}
-
-const SCAN_CHUNK: usize = 1024;
-
-impl Iterator for Scan<'_> {
-    type Item = StoredItem;
-
-    fn next(&mut self) -> Option<StoredItem> {
-        loop {
-            if let Some(item) = self.buffer.next() {
-                return Some(item);
-            }
-            let cursor = self.cursor.take()?;
-            if cursor.0 >= self.end {
-                return None;
-            }
-            let (items, next) = self.container.scan_chunk(&cursor, &self.end, SCAN_CHUNK);
             self.cursor = next;
             self.buffer = items.into_iter();
         }

@@ -315,7 +315,7 @@ impl Container {
     /// properties. Returns how many items were written.
     pub fn export_ndjson<W: Write>(&self, mut out: W) -> io::Result<u64> {
         let mut n = 0;
-        for item in self.scan() {
+        for item in self.scan().items() {
             if let Some(json) = item.doc.to_json_string() {
                 out.write_all(json.as_bytes())?;
                 out.write_all(b"\n")?;
@@ -330,7 +330,7 @@ impl Container {
     /// container's key). Returns how many items were copied; stops at the first rejected item.
     pub fn copy_into(&self, target: &Container) -> Result<u64> {
         let mut n = 0;
-        for item in self.scan() {
+        for item in self.scan().items() {
             target.insert_doc(item.doc.clone()).map_err(|e| {
                 StorageError::new(e.kind, format!("copying item {n} into container `{}`: {}", target.id(), e.message))
             })?;

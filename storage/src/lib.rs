@@ -16,8 +16,8 @@ pub mod patch;
 pub mod store;
 
 pub use container::{
-    BatchError, BatchOperation, Container, ContainerSettings, ItemMeta, ItemPosition, ItemResponse, PartitionInfo,
-    PositionedScan, Scan, StoredItem, WriteOptions,
+    BatchError, BatchOperation, Container, ContainerSettings, ItemMeta, ItemPosition, ItemResponse, OperationKind,
+    PartitionInfo, Scan, StoredItem, WriteOptions,
 };
 pub use doc::{Doc, DocRef};
 pub use epk::{Epk, HashVersion, PartitionKeyComponent, PartitionKeyKind};

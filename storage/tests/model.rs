@@ -106,7 +106,7 @@ proptest! {
         }
         // A scan of all physical partitions yields each item exactly once.
         let mut seen = BTreeMap::new();
-        for item in c.scan() {
+        for item in c.scan().items() {
             let root = item.doc.root();
             let p = root.get("pk").unwrap().as_str().unwrap().to_string();
             let i = root.get("id").unwrap().as_str().unwrap().to_string();
@@ -160,7 +160,7 @@ fn writers_and_scanners_race_with_splits_and_nothing_is_lost_or_doubled() {
                     let finished = done.load(Ordering::SeqCst);
                     let mut seen = HashSet::new();
                     let mut preloaded = 0;
-                    for it in c.scan() {
+                    for it in c.scan().items() {
                         let root = it.doc.root();
                         let id = root.get("id").unwrap().as_str().unwrap().to_string();
                         let pk = root.get("pk").unwrap().as_str().unwrap().to_string();

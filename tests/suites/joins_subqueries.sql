@@ -51,15 +51,15 @@ SELECT VALUE x.n FROM (SELECT c.name AS n, c.age AS a FROM c) x WHERE x.a > 30
 
 -- @name an unknown alias is a bind error with a span
 SELECT VALUE d.name FROM c
--- @error bind line 1, column 14: identifier `d` could not be resolved
+-- @error bind line 1, column 14: Identifier 'd' could not be resolved.
 
 -- @name an unknown function
 SELECT VALUE NOPE(c.name) FROM c
--- @error bind line 1, column 14: unknown function `NOPE`
+-- @error bind line 1, column 14: 'NOPE' is not a recognized built-in function name.
 
 -- @name a wrong argument count
 SELECT VALUE UPPER(c.name, 1) FROM c
--- @error bind line 1, column 14: UPPER takes 1 argument(s), 2 given
+-- @error bind line 1, column 14: The UPPER function requires 1 argument(s).
 
 -- @name a missing parameter
 SELECT VALUE @nope
@@ -67,7 +67,7 @@ SELECT VALUE @nope
 
 -- @name SELECT * with JOIN is invalid
 SELECT * FROM c JOIN t IN c.tags
--- @error bind line 1, column 8: SELECT * is only valid with a single input set
+-- @error bind line 1, column 8: 'SELECT *' is only valid with a single input set.
 
 -- @name parameters of every type
 -- @param @s = "Ana"

@@ -23,11 +23,11 @@ SELECT VALUE c.id FROM c ORDER BY RANK RRF(FullTextScore(c.text, "bike"), Vector
 
 -- @name FullTextScore outside ORDER BY RANK
 SELECT FullTextScore(c.text, "red") FROM c
--- @error bind line 1, column 8: FullTextScore can only be used in ORDER BY RANK
+-- @error bind line 1, column 8: The FullTextScore function is only allowed in the ORDER BY RANK clause.
 
 -- @name ORDER BY RANK needs a scoring function
 SELECT * FROM c ORDER BY RANK LOWER(c.text)
--- @error bind line 1, column 31: `LOWER` cannot rank here
+-- @error bind line 1, column 31: The ORDER BY RANK clause must be followed by a VectorDistance and/or a FullTextScore function call.
 
 -- @name FullTextContains filters
 SELECT VALUE c.id FROM c WHERE FullTextContains(c.text, "RED BIKE")

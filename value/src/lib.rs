@@ -41,6 +41,7 @@
 //! ```
 
 pub mod json;
+pub mod like;
 pub mod ops;
 pub mod order;
 mod value;
@@ -49,6 +50,7 @@ pub use json::{
     format_number, from_reader, parse_json, parse_json_slice, to_json_string, to_json_string_pretty, write_json,
     JsonError,
 };
+pub use like::LikePattern;
 pub use ops::{and, is_truthy, not, or, query_cmp, query_eq, query_ge, query_gt, query_le, query_lt, query_ne};
 pub use value::{Map, Value, ValueKind};
 

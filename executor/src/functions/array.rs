@@ -8,38 +8,38 @@ use std::collections::HashSet;
 
 use cosmoql_value::{and, or, Map, Value};
 
-use super::{FunctionContext, FunctionDef};
+use super::{Builtin, FunctionContext};
 use crate::error::FunctionError;
 
 type Res = Result<Value, FunctionError>;
 
 macro_rules! def {
-    ($name:literal, $min:expr, $max:expr, $f:expr) => {
-        FunctionDef { name: $name, min_args: $min, max_args: $max, eval: $f }
+    ($name:literal, $f:expr) => {
+        Builtin { name: $name, eval: $f }
     };
 }
 
-pub(crate) const FUNCTIONS: &[FunctionDef] = &[
-    def!("ARRAY_CONCAT", 2, None, concat),
-    def!("ARRAY_CONTAINS", 2, Some(3), contains),
-    def!("ARRAY_CONTAINS_ALL", 2, None, |a, _| Ok(contains_many(a, true))),
-    def!("ARRAY_CONTAINS_ANY", 2, None, |a, _| Ok(contains_many(a, false))),
-    def!("ARRAY_LENGTH", 1, Some(1), |a, _| Ok(a[0].as_array().map_or(Value::Undefined, |x| Value::from(x.len())))),
-    def!("ARRAY_SLICE", 2, Some(3), slice),
-    def!("ARRAY_SUM", 1, Some(1), |a, _| Ok(numbers(&a[0]).map_or(Value::Undefined, |x| Value::from(sum(&x))))),
-    def!("ARRAY_AVG", 1, Some(1), |a, _| Ok(reduce_numbers(&a[0], |x| sum(x) / x.len() as f64))),
-    def!("ARRAY_MEDIAN", 1, Some(1), |a, _| Ok(reduce_numbers(&a[0], median))),
-    def!("ARRAY_MAX", 1, Some(1), |a, _| Ok(extreme(&a[0], true))),
-    def!("ARRAY_MIN", 1, Some(1), |a, _| Ok(extreme(&a[0], false))),
-    def!("SetIntersect", 2, Some(2), set_intersect),
-    def!("SetUnion", 2, Some(2), set_union),
-    def!("SetDifference", 2, Some(2), set_difference),
-    def!("SetEqual", 2, Some(2), set_equal),
-    def!("CHOOSE", 2, None, choose),
-    def!("ObjectToArray", 1, Some(3), object_to_array),
+pub(crate) const FUNCTIONS: &[Builtin] = &[
+    def!("ARRAY_CONCAT", concat),
+    def!("ARRAY_CONTAINS", contains),
+    def!("ARRAY_CONTAINS_ALL", |a, _| Ok(contains_many(a, true))),
+    def!("ARRAY_CONTAINS_ANY", |a, _| Ok(contains_many(a, false))),
+    def!("ARRAY_LENGTH", |a, _| Ok(a[0].as_array().map_or(Value::Undefined, |x| Value::from(x.len())))),
+    def!("ARRAY_SLICE", slice),
+    def!("ARRAY_SUM", |a, _| Ok(numbers(&a[0]).map_or(Value::Undefined, |x| Value::from(sum(&x))))),
+    def!("ARRAY_AVG", |a, _| Ok(reduce_numbers(&a[0], |x| sum(x) / x.len() as f64))),
+    def!("ARRAY_MEDIAN", |a, _| Ok(reduce_numbers(&a[0], median))),
+    def!("ARRAY_MAX", |a, _| Ok(extreme(&a[0], true))),
+    def!("ARRAY_MIN", |a, _| Ok(extreme(&a[0], false))),
+    def!("SetIntersect", set_intersect),
+    def!("SetUnion", set_union),
+    def!("SetDifference", set_difference),
+    def!("SetEqual", set_equal),
+    def!("CHOOSE", choose),
+    def!("ObjectToArray", object_to_array),
 ];
 
-fn concat(args: &[Value], _: &FunctionContext) -> Res {
+fn concat(args: &[Value], _: &FunctionContext<'_>) -> Res {
     let mut out = Vec::new();
     for a in args {
         match a.as_array() {
@@ -61,7 +61,7 @@ fn matches(hay: &Value, needle: &Value, partial: bool) -> bool {
 
 /// `ARRAY_CONTAINS(array, value [, partial])`; an undefined value gives undefined, an undefined
 /// `partial` counts as false.
-fn contains(args: &[Value], _: &FunctionContext) -> Res {
+fn contains(args: &[Value], _: &FunctionContext<'_>) -> Res {
     let partial = match args.get(2) {
         None | Some(Value::Undefined) => false,
         Some(Value::Bool(b)) => *b,
@@ -97,7 +97,7 @@ fn int_arg(v: &Value) -> Option<i64> {
 
 /// `ARRAY_SLICE(array, start [, length])`: a negative start counts from the end (clamped to the
 /// beginning); the length is clamped to what is left, and a non-positive one gives `[]`.
-fn slice(args: &[Value], _: &FunctionContext) -> Res {
+fn slice(args: &[Value], _: &FunctionContext<'_>) -> Res {
     let (Some(items), Some(start)) = (args[0].as_array(), int_arg(&args[1])) else { return Ok(Value::Undefined) };
     let len = items.len() as i64;
     let count = match args.get(2) {
@@ -182,34 +182,34 @@ fn distinct<'a>(items: impl IntoIterator<Item = &'a Value>, keep: impl Fn(&Value
 
 /// `SetIntersect(a, b)`: the distinct elements of `b` that are in `a`, in `b`'s order (the
 /// documented `SetIntersect([1, 2, "A", "B"], ["A", 1])` is `["A", 1]`).
-fn set_intersect(args: &[Value], _: &FunctionContext) -> Res {
+fn set_intersect(args: &[Value], _: &FunctionContext<'_>) -> Res {
     let Some((a, b)) = two_arrays(args) else { return Ok(Value::Undefined) };
     let in_a: HashSet<&Value> = a.iter().collect();
     Ok(distinct(b, |v| in_a.contains(v)))
 }
 
 /// `SetUnion(a, b)`: the distinct elements of `a`, then those of `b` not already present.
-fn set_union(args: &[Value], _: &FunctionContext) -> Res {
+fn set_union(args: &[Value], _: &FunctionContext<'_>) -> Res {
     let Some((a, b)) = two_arrays(args) else { return Ok(Value::Undefined) };
     Ok(distinct(a.iter().chain(b), |_| true))
 }
 
 /// `SetDifference(a, b)`: the distinct elements of `a` that are not in `b`.
-fn set_difference(args: &[Value], _: &FunctionContext) -> Res {
+fn set_difference(args: &[Value], _: &FunctionContext<'_>) -> Res {
     let Some((a, b)) = two_arrays(args) else { return Ok(Value::Undefined) };
     let in_b: HashSet<&Value> = b.iter().collect();
     Ok(distinct(a, |v| !in_b.contains(v)))
 }
 
 /// `SetEqual(a, b)`: whether both arrays have the same distinct elements.
-fn set_equal(args: &[Value], _: &FunctionContext) -> Res {
+fn set_equal(args: &[Value], _: &FunctionContext<'_>) -> Res {
     let Some((a, b)) = two_arrays(args) else { return Ok(Value::Undefined) };
     let (sa, sb): (HashSet<&Value>, HashSet<&Value>) = (a.iter().collect(), b.iter().collect());
     Ok(Value::Bool(sa == sb))
 }
 
 /// `CHOOSE(index, v1, ..., vn)`: `v<index>` (1-based); undefined out of range.
-fn choose(args: &[Value], _: &FunctionContext) -> Res {
+fn choose(args: &[Value], _: &FunctionContext<'_>) -> Res {
     Ok(match int_arg(&args[0]) {
         Some(i) if i >= 1 && (i as u64) < args.len() as u64 => args[i as usize].clone(),
         _ => Value::Undefined,
@@ -218,7 +218,7 @@ fn choose(args: &[Value], _: &FunctionContext) -> Res {
 
 /// `ObjectToArray(object [, keyName [, valueName]])`: `[{k: name, v: value}, ...]` in property
 /// order, with the property names `k` and `v` unless given.
-fn object_to_array(args: &[Value], _: &FunctionContext) -> Res {
+fn object_to_array(args: &[Value], _: &FunctionContext<'_>) -> Res {
     let Some(object) = args[0].as_object() else { return Ok(Value::Undefined) };
     let name = |i: usize, default: &'static str| match args.get(i) {
         None => Some(default),

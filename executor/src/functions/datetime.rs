@@ -13,41 +13,44 @@
 //! round like Cosmos DB's (`DateTimeToTicks("2020-01-02T03:04:05.6789123Z")` is
 //! `15779342456789124`).
 //!
-//! `GetCurrent*Static`, `NOW` and `AGO` read the clock on each call here; keeping one value for a
-//! whole query (what the `Static` forms promise) is the evaluator's job, e.g. by evaluating those
-//! zero-argument calls once per query.
+//! `GetCurrentDateTime`, `NOW` and `AGO` read the clock on each call; the `GetCurrent*Static`
+//! forms give the query's start time ([`FunctionContext::query_ticks`], set once per query by the
+//! executor), so every row of a query sees one value.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use cosmoql_value::Value;
 
-use super::{FunctionContext, FunctionDef};
+use super::{Builtin, FunctionContext};
 use crate::error::FunctionError;
 
 type Out = Result<Value, FunctionError>;
 
-pub(crate) const FUNCTIONS: &[FunctionDef] = &[
-    FunctionDef { name: "GetCurrentDateTime", min_args: 0, max_args: Some(0), eval: get_current_date_time },
-    FunctionDef { name: "GetCurrentDateTimeStatic", min_args: 0, max_args: Some(0), eval: get_current_date_time },
-    FunctionDef { name: "GetCurrentTicks", min_args: 0, max_args: Some(0), eval: get_current_ticks },
-    FunctionDef { name: "GetCurrentTicksStatic", min_args: 0, max_args: Some(0), eval: get_current_ticks },
-    FunctionDef { name: "GetCurrentTimestamp", min_args: 0, max_args: Some(0), eval: get_current_timestamp },
-    FunctionDef { name: "GetCurrentTimestampStatic", min_args: 0, max_args: Some(0), eval: get_current_timestamp },
-    FunctionDef { name: "NOW", min_args: 0, max_args: Some(2), eval: now },
-    FunctionDef { name: "AGO", min_args: 2, max_args: Some(2), eval: ago },
-    FunctionDef { name: "DateTimeAdd", min_args: 3, max_args: Some(3), eval: date_time_add },
-    FunctionDef { name: "DateTimeBin", min_args: 2, max_args: Some(4), eval: date_time_bin },
-    FunctionDef { name: "DateTimeDiff", min_args: 3, max_args: Some(3), eval: date_time_diff },
-    FunctionDef { name: "DateTimeFormat", min_args: 2, max_args: Some(2), eval: date_time_format },
-    FunctionDef { name: "DateTimeFromParts", min_args: 3, max_args: Some(7), eval: date_time_from_parts },
-    FunctionDef { name: "DateTimePart", min_args: 2, max_args: Some(2), eval: date_time_part },
-    FunctionDef { name: "DateTimeToTicks", min_args: 1, max_args: Some(1), eval: date_time_to_ticks },
-    FunctionDef { name: "DateTimeToTimestamp", min_args: 1, max_args: Some(1), eval: date_time_to_timestamp },
-    FunctionDef { name: "TicksToDateTime", min_args: 1, max_args: Some(1), eval: ticks_to_date_time },
-    FunctionDef { name: "TimestampToDateTime", min_args: 1, max_args: Some(1), eval: timestamp_to_date_time },
-    FunctionDef { name: "YEAR", min_args: 1, max_args: Some(1), eval: year },
-    FunctionDef { name: "MONTH", min_args: 1, max_args: Some(1), eval: month },
-    FunctionDef { name: "DAY", min_args: 1, max_args: Some(1), eval: day },
+pub(crate) const FUNCTIONS: &[Builtin] = &[
+    Builtin { name: "GetCurrentDateTime", eval: get_current_date_time },
+    Builtin { name: "GetCurrentDateTimeStatic", eval: |_, ctx| Ok(date_value(Some(query_ticks(ctx)))) },
+    Builtin { name: "GetCurrentTicks", eval: get_current_ticks },
+    Builtin { name: "GetCurrentTicksStatic", eval: |_, ctx| Ok(Value::from(query_ticks(ctx) as f64)) },
+    Builtin { name: "GetCurrentTimestamp", eval: get_current_timestamp },
+    Builtin {
+        name: "GetCurrentTimestampStatic",
+        eval: |_, ctx| Ok(Value::from(query_ticks(ctx).div_euclid(TICKS_PER_MS) as f64)),
+    },
+    Builtin { name: "NOW", eval: now },
+    Builtin { name: "AGO", eval: ago },
+    Builtin { name: "DateTimeAdd", eval: date_time_add },
+    Builtin { name: "DateTimeBin", eval: date_time_bin },
+    Builtin { name: "DateTimeDiff", eval: date_time_diff },
+    Builtin { name: "DateTimeFormat", eval: date_time_format },
+    Builtin { name: "DateTimeFromParts", eval: date_time_from_parts },
+    Builtin { name: "DateTimePart", eval: date_time_part },
+    Builtin { name: "DateTimeToTicks", eval: date_time_to_ticks },
+    Builtin { name: "DateTimeToTimestamp", eval: date_time_to_timestamp },
+    Builtin { name: "TicksToDateTime", eval: ticks_to_date_time },
+    Builtin { name: "TimestampToDateTime", eval: timestamp_to_date_time },
+    Builtin { name: "YEAR", eval: year },
+    Builtin { name: "MONTH", eval: month },
+    Builtin { name: "DAY", eval: day },
 ];
 
 // ---------------------------------------------------------------------------------------------
@@ -219,7 +222,7 @@ fn date_value(t: Option<i64>) -> Value {
     t.and_then(format_date_time).map_or(Value::Undefined, Value::from)
 }
 
-fn now_ticks() -> i64 {
+pub(crate) fn now_ticks() -> i64 {
     match SystemTime::now().duration_since(UNIX_EPOCH) {
         Ok(d) => (d.as_nanos() / 100) as i64,
         Err(e) => -((e.duration().as_nanos() / 100) as i64),
@@ -312,20 +315,25 @@ fn add(part: Part, n: i64, t: i64) -> Option<i64> {
 // ---------------------------------------------------------------------------------------------
 // Functions
 
-fn get_current_date_time(_: &[Value], _: &FunctionContext) -> Out {
+/// The query's start time for the `*Static` functions (one value per query), else the clock.
+fn query_ticks(ctx: &FunctionContext<'_>) -> i64 {
+    ctx.query_ticks.unwrap_or_else(now_ticks)
+}
+
+fn get_current_date_time(_: &[Value], _: &FunctionContext<'_>) -> Out {
     Ok(date_value(Some(now_ticks())))
 }
 
-fn get_current_ticks(_: &[Value], _: &FunctionContext) -> Out {
+fn get_current_ticks(_: &[Value], _: &FunctionContext<'_>) -> Out {
     Ok(Value::from(now_ticks() as f64))
 }
 
-fn get_current_timestamp(_: &[Value], _: &FunctionContext) -> Out {
+fn get_current_timestamp(_: &[Value], _: &FunctionContext<'_>) -> Out {
     Ok(Value::from(now_ticks().div_euclid(TICKS_PER_MS) as f64))
 }
 
 /// `NOW()` or `NOW(part, n)`: the current time, plus `n` parts.
-fn now(args: &[Value], _: &FunctionContext) -> Out {
+fn now(args: &[Value], _: &FunctionContext<'_>) -> Out {
     let t = now_ticks();
     Ok(match args {
         [] => date_value(Some(t)),
@@ -335,18 +343,18 @@ fn now(args: &[Value], _: &FunctionContext) -> Out {
 }
 
 /// `AGO(part, n)`: the current time minus `n` parts.
-fn ago(args: &[Value], _: &FunctionContext) -> Out {
+fn ago(args: &[Value], _: &FunctionContext<'_>) -> Out {
     let t = now_ticks();
     Ok(date_value((|| add(Part::parse(&args[0])?, int_arg(&args[1])?.checked_neg()?, t))()))
 }
 
-fn date_time_add(args: &[Value], _: &FunctionContext) -> Out {
+fn date_time_add(args: &[Value], _: &FunctionContext<'_>) -> Out {
     Ok(date_value((|| add(Part::parse(&args[0])?, int_arg(&args[1])?, date_arg(&args[2])?))()))
 }
 
 /// `DateTimeBin(date, part [, size [, origin]])`: the start of the bin of `size` parts, counted
 /// from `origin` (default the Unix epoch, never before 1601), that holds `date`.
-fn date_time_bin(args: &[Value], _: &FunctionContext) -> Out {
+fn date_time_bin(args: &[Value], _: &FunctionContext<'_>) -> Out {
     Ok(date_value((|| {
         let t = date_arg(&args[0])?;
         let part = Part::parse(&args[1])?;
@@ -380,7 +388,7 @@ fn date_time_bin(args: &[Value], _: &FunctionContext) -> Out {
 }
 
 /// `DateTimeDiff(part, start, end)`: the number of part boundaries crossed from start to end.
-fn date_time_diff(args: &[Value], _: &FunctionContext) -> Out {
+fn date_time_diff(args: &[Value], _: &FunctionContext<'_>) -> Out {
     let diff = (|| {
         let part = Part::parse(&args[0])?;
         let (s, e) = (date_arg(&args[1])?, date_arg(&args[2])?);
@@ -399,7 +407,7 @@ fn date_time_diff(args: &[Value], _: &FunctionContext) -> Out {
     Ok(diff.map_or(Value::Undefined, Value::from))
 }
 
-fn date_time_from_parts(args: &[Value], _: &FunctionContext) -> Out {
+fn date_time_from_parts(args: &[Value], _: &FunctionContext<'_>) -> Out {
     Ok(date_value((|| {
         let mut n = [0i64; 7];
         for (slot, v) in n.iter_mut().zip(args) {
@@ -434,29 +442,29 @@ fn part_of(part: Part, t: i64) -> f64 {
     }
 }
 
-fn date_time_part(args: &[Value], _: &FunctionContext) -> Out {
+fn date_time_part(args: &[Value], _: &FunctionContext<'_>) -> Out {
     let v = (|| Some(part_of(Part::parse(&args[0])?, date_arg(&args[1])?)))();
     Ok(v.map_or(Value::Undefined, Value::from))
 }
 
-fn year(args: &[Value], _: &FunctionContext) -> Out {
+fn year(args: &[Value], _: &FunctionContext<'_>) -> Out {
     Ok(date_arg(&args[0]).map_or(Value::Undefined, |t| Value::from(part_of(Part::Year, t))))
 }
 
-fn month(args: &[Value], _: &FunctionContext) -> Out {
+fn month(args: &[Value], _: &FunctionContext<'_>) -> Out {
     Ok(date_arg(&args[0]).map_or(Value::Undefined, |t| Value::from(part_of(Part::Month, t))))
 }
 
-fn day(args: &[Value], _: &FunctionContext) -> Out {
+fn day(args: &[Value], _: &FunctionContext<'_>) -> Out {
     Ok(date_arg(&args[0]).map_or(Value::Undefined, |t| Value::from(part_of(Part::Day, t))))
 }
 
-fn date_time_to_ticks(args: &[Value], _: &FunctionContext) -> Out {
+fn date_time_to_ticks(args: &[Value], _: &FunctionContext<'_>) -> Out {
     Ok(date_arg(&args[0]).map_or(Value::Undefined, |t| Value::from(t as f64)))
 }
 
 /// Milliseconds since the epoch; the sub-millisecond part is truncated (toward zero).
-fn date_time_to_timestamp(args: &[Value], _: &FunctionContext) -> Out {
+fn date_time_to_timestamp(args: &[Value], _: &FunctionContext<'_>) -> Out {
     Ok(date_arg(&args[0]).map_or(Value::Undefined, |t| Value::from((t / TICKS_PER_MS) as f64)))
 }
 
@@ -466,11 +474,11 @@ fn number_trunc(v: &Value) -> Option<i64> {
     (n.is_finite() && n.abs() < 9.2e18).then(|| n.trunc() as i64)
 }
 
-fn ticks_to_date_time(args: &[Value], _: &FunctionContext) -> Out {
+fn ticks_to_date_time(args: &[Value], _: &FunctionContext<'_>) -> Out {
     Ok(date_value(number_trunc(&args[0])))
 }
 
-fn timestamp_to_date_time(args: &[Value], _: &FunctionContext) -> Out {
+fn timestamp_to_date_time(args: &[Value], _: &FunctionContext<'_>) -> Out {
     Ok(date_value((|| {
         let ms = args[0].as_f64().filter(|n| n.is_finite() && n.abs() < 1e15)?;
         let whole = ms.trunc() as i64;
@@ -498,7 +506,7 @@ const MONTHS: [&str; 12] = [
 ];
 const WEEKDAYS: [&str; 7] = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
 
-fn date_time_format(args: &[Value], _: &FunctionContext) -> Out {
+fn date_time_format(args: &[Value], _: &FunctionContext<'_>) -> Out {
     let out = (|| format_custom(date_arg(&args[0])?, args[1].as_str()?))();
     Ok(out.map_or(Value::Undefined, Value::from))
 }

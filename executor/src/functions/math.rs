@@ -13,24 +13,24 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use cosmoql_value::Value;
 
-use super::{FunctionContext, FunctionDef};
+use super::{Builtin, FunctionContext};
 use crate::error::FunctionError;
 
 type Res = Result<Value, FunctionError>;
 
 macro_rules! unary {
     ($name:literal, $f:expr) => {
-        FunctionDef { name: $name, min_args: 1, max_args: Some(1), eval: |a, _| Ok(num1(&a[0], $f)) }
+        Builtin { name: $name, eval: |a, _| Ok(num1(&a[0], $f)) }
     };
 }
 
 macro_rules! int2 {
     ($name:literal, $f:expr) => {
-        FunctionDef { name: $name, min_args: 2, max_args: Some(2), eval: |a, _| Ok(int_op(a, $f)) }
+        Builtin { name: $name, eval: |a, _| Ok(int_op(a, $f)) }
     };
 }
 
-pub(crate) const FUNCTIONS: &[FunctionDef] = &[
+pub(crate) const FUNCTIONS: &[Builtin] = &[
     unary!("ABS", f64::abs),
     unary!("ACOS", f64::acos),
     unary!("ASIN", f64::asin),
@@ -53,12 +53,12 @@ pub(crate) const FUNCTIONS: &[FunctionDef] = &[
     unary!("TAN", f64::tan),
     unary!("TRUNC", f64::trunc),
     // ATN2(a, b) = atan2(a, b), the CI-validated order: ATN2(35.175643, 129.44) = 0.265344532064832.
-    FunctionDef { name: "ATN2", min_args: 2, max_args: Some(2), eval: |a, _| Ok(num2(a, f64::atan2)) },
-    FunctionDef { name: "POWER", min_args: 2, max_args: Some(2), eval: |a, _| Ok(num2(a, f64::powf)) },
-    FunctionDef { name: "LOG", min_args: 1, max_args: Some(2), eval: log },
-    FunctionDef { name: "NumberBin", min_args: 1, max_args: Some(2), eval: number_bin },
-    FunctionDef { name: "PI", min_args: 0, max_args: Some(0), eval: |_, _| Ok(Value::from(PI)) },
-    FunctionDef { name: "RAND", min_args: 0, max_args: Some(0), eval: rand },
+    Builtin { name: "ATN2", eval: |a, _| Ok(num2(a, f64::atan2)) },
+    Builtin { name: "POWER", eval: |a, _| Ok(num2(a, f64::powf)) },
+    Builtin { name: "LOG", eval: log },
+    Builtin { name: "NumberBin", eval: number_bin },
+    Builtin { name: "PI", eval: |_, _| Ok(Value::from(PI)) },
+    Builtin { name: "RAND", eval: rand },
     int2!("IntAdd", i64::wrapping_add),
     int2!("IntSub", i64::wrapping_sub),
     int2!("IntMul", i64::wrapping_mul),
@@ -69,7 +69,7 @@ pub(crate) const FUNCTIONS: &[FunctionDef] = &[
     int2!("IntBitXor", |a, b| a ^ b),
     int2!("IntBitLeftShift", |a, b| a.wrapping_shl(b as u32)),
     int2!("IntBitRightShift", |a, b| a.wrapping_shr(b as u32)),
-    FunctionDef { name: "IntBitNot", min_args: 1, max_args: Some(1), eval: |a, _| Ok(int_not(&a[0])) },
+    Builtin { name: "IntBitNot", eval: |a, _| Ok(int_not(&a[0])) },
 ];
 
 fn num1(v: &Value, f: fn(f64) -> f64) -> Value {
@@ -99,7 +99,7 @@ fn sign(x: f64) -> f64 {
 /// `LOG(x)` is the natural logarithm; `LOG(x, base)` is `log10(x) / log10(base)`, which gives the
 /// documented `LOG(2, 10) = 0.3010299956639812` (`ln 2 / ln 10` is one unit in the last place
 /// lower).
-fn log(args: &[Value], _: &FunctionContext) -> Res {
+fn log(args: &[Value], _: &FunctionContext<'_>) -> Res {
     let Some(x) = args[0].as_f64() else { return Ok(Value::Undefined) };
     Ok(match args.get(1) {
         None => Value::from(x.ln()),
@@ -108,7 +108,7 @@ fn log(args: &[Value], _: &FunctionContext) -> Res {
 }
 
 /// `NumberBin(x [, size])`: `floor(x / size) * size`; size defaults to 1, and 0 gives undefined.
-fn number_bin(args: &[Value], _: &FunctionContext) -> Res {
+fn number_bin(args: &[Value], _: &FunctionContext<'_>) -> Res {
     let Some(x) = args[0].as_f64() else { return Ok(Value::Undefined) };
     let size = match args.get(1) {
         None => 1.0,
@@ -133,7 +133,7 @@ fn seed() -> u64 {
 }
 
 /// `RAND()`: a pseudo-random number in `[0, 1)` (xorshift64*, 53 random bits).
-fn rand(_: &[Value], _: &FunctionContext) -> Res {
+fn rand(_: &[Value], _: &FunctionContext<'_>) -> Res {
     let bits = RAND_STATE.with(|state| {
         let mut x = state.get();
         x ^= x >> 12;

@@ -1,13 +1,17 @@
 //! The system functions of the Cosmos DB for NoSQL query language.
 //!
-//! Each module lists its functions in a `FUNCTIONS` table; [`lookup`] finds one by name, case-
-//! insensitively. A function takes its evaluated arguments and returns a value; wrong types give
-//! `Undefined` as in Cosmos DB (type checks give `false`), and only a few cases (a bad regular
-//! expression, ...) are errors.
+//! The bodies of the system functions. Their signatures (names, argument counts) are the
+//! planner's (`cosmoql_planner::functions`), which the binder checks calls against; each module
+//! here lists its bodies in a `FUNCTIONS` table by name, and [`body`] maps a [`FunctionId`] to
+//! one. A body takes its evaluated arguments and returns a value; wrong types give `Undefined` as
+//! in Cosmos DB (type checks give `false`), and only a few cases (a bad regular expression, ...)
+//! are errors.
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
+use cosmoql_planner::functions::SIGNATURES;
+use cosmoql_planner::{FunctionId, VectorPolicy};
 use cosmoql_value::Value;
 
 use crate::error::FunctionError;
@@ -22,62 +26,37 @@ mod type_check;
 mod vector;
 
 /// What a function may need besides its arguments.
-#[derive(Debug, Clone, Default)]
-pub struct FunctionContext {
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FunctionContext<'a> {
     /// For `VectorDistance`: the container's vector embedding policy entry for the path of its
     /// first argument, if the container has one (`distanceFunction`, `dataType`, `dimensions`).
-    pub vector_policy: Option<VectorPolicy>,
+    pub vector_policy: Option<&'a VectorPolicy>,
+    /// When the query started, in ticks (100 ns since 0001-01-01): the one value the `*Static`
+    /// clock functions give for the whole query. `None`: read the clock.
+    pub query_ticks: Option<i64>,
 }
 
-/// One entry of a container's `vectorEmbeddingPolicy.vectorEmbeddings`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct VectorPolicy {
-    /// `/embedding`
-    pub path: String,
-    /// `float32`, `int8`, `uint8`, `float16`
-    pub data_type: String,
-    /// `cosine`, `dotproduct`, `euclidean`
-    pub distance_function: String,
-    pub dimensions: Option<usize>,
+/// The current time in ticks, as the clock functions read it.
+pub fn clock_ticks() -> i64 {
+    datetime::now_ticks()
 }
 
-impl VectorPolicy {
-    /// The `vectorEmbeddingPolicy.vectorEmbeddings` of container properties in Cosmos DB's JSON
-    /// form (missing fields: `float32`, `cosine`).
-    pub fn from_container_properties(properties: &Value) -> Vec<VectorPolicy> {
-        let Some(list) = properties.get("vectorEmbeddingPolicy").get("vectorEmbeddings").as_array() else {
-            return vec![];
-        };
-        list.iter()
-            .filter_map(|v| {
-                Some(VectorPolicy {
-                    path: v.get("path").as_str()?.to_string(),
-                    data_type: v.get("dataType").as_str().unwrap_or("float32").to_string(),
-                    distance_function: v.get("distanceFunction").as_str().unwrap_or("cosine").to_string(),
-                    dimensions: v.get("dimensions").as_f64().map(|d| d as usize),
-                })
-            })
-            .collect()
-    }
-}
+/// A function body: evaluated arguments in (their count checked by the binder), a value out.
+pub type Body = fn(&[Value], &FunctionContext<'_>) -> Result<Value, FunctionError>;
 
-/// A function body.
-pub type Builtin = fn(&[Value], &FunctionContext) -> Result<Value, FunctionError>;
-
-/// A system function: its name as documented, how many arguments it takes, and its body.
+/// A function body with the name of the signature it implements.
 #[derive(Debug)]
-pub struct FunctionDef {
+pub struct Builtin {
     pub name: &'static str,
-    pub min_args: usize,
-    /// `None`: any number from `min_args` up.
-    pub max_args: Option<usize>,
-    pub eval: Builtin,
+    pub eval: Body,
 }
 
-fn table() -> &'static HashMap<String, &'static FunctionDef> {
-    static TABLE: OnceLock<HashMap<String, &'static FunctionDef>> = OnceLock::new();
-    TABLE.get_or_init(|| {
-        let mut map = HashMap::new();
+/// Every body, by the planner's [`FunctionId`]; `None` where a signature has none (a bug the
+/// `every_signature_has_one_body` test catches).
+fn bodies() -> &'static [Option<Body>] {
+    static BODIES: OnceLock<Vec<Option<Body>>> = OnceLock::new();
+    BODIES.get_or_init(|| {
+        let mut by_name: HashMap<String, Body> = HashMap::new();
         for group in [
             string::FUNCTIONS,
             math::FUNCTIONS,
@@ -88,24 +67,34 @@ fn table() -> &'static HashMap<String, &'static FunctionDef> {
             vector::FUNCTIONS,
             other::FUNCTIONS,
         ] {
-            for def in group {
-                map.insert(def.name.to_ascii_uppercase(), def);
+            for b in group {
+                by_name.insert(b.name.to_ascii_uppercase(), b.eval);
             }
         }
-        map
+        SIGNATURES.iter().map(|s| by_name.get(&s.name.to_ascii_uppercase()).copied()).collect()
     })
 }
 
-/// The function called `name` (any case), if there is one.
-pub fn lookup(name: &str) -> Option<&'static FunctionDef> {
-    table().get(&name.to_ascii_uppercase()).copied()
+/// The body of a scalar function.
+pub fn body(id: FunctionId) -> Option<Body> {
+    bodies().get(usize::from(id.0)).copied().flatten()
 }
 
-/// Every function's documented name, sorted.
-pub fn names() -> Vec<&'static str> {
-    let mut names: Vec<_> = table().values().map(|d| d.name).collect();
-    names.sort_unstable();
-    names
+/// A function's signature and body, looked up by name (any case).
+#[derive(Debug, Clone, Copy)]
+pub struct Function {
+    pub id: FunctionId,
+    pub name: &'static str,
+    pub min_args: usize,
+    pub max_args: Option<usize>,
+    pub eval: Body,
+}
+
+/// The scalar function called `name`, with its body.
+pub fn lookup(name: &str) -> Option<Function> {
+    let id = cosmoql_planner::functions::lookup(name)?;
+    let s = id.signature();
+    Some(Function { id, name: s.name, min_args: s.min_args, max_args: s.max_args, eval: body(id)? })
 }
 
 /// Helpers for the functions' unit tests.
@@ -120,11 +109,44 @@ pub(crate) mod test_support {
         parse_json(s).unwrap_or_else(|e| panic!("bad json {s}: {e}"))
     }
 
-    /// Calls a registered function, checking its arity, and expects no error.
+    /// Calls a function, checking its arity, and expects no error.
     pub(crate) fn call(name: &str, args: &[Value]) -> Value {
         let def = lookup(name).unwrap_or_else(|| panic!("no function {name}"));
         assert!(args.len() >= def.min_args, "{name}: too few args");
         assert!(def.max_args.is_none_or(|m| args.len() <= m), "{name}: too many args");
         (def.eval)(args, &FunctionContext::default()).unwrap_or_else(|e| panic!("{name}: {e}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cosmoql_planner::functions::FunctionKind;
+
+    #[test]
+    fn every_signature_has_one_body_and_every_body_a_signature() {
+        let scalar = |s: &&cosmoql_planner::Signature| matches!(s.kind, FunctionKind::Scalar | FunctionKind::PerQuery);
+        for (i, s) in SIGNATURES.iter().enumerate() {
+            let has = body(FunctionId(i as u16)).is_some();
+            assert_eq!(has, scalar(&s), "{}: a body exactly when it is a scalar function", s.name);
+        }
+        let mut names = std::collections::HashSet::new();
+        for group in [
+            string::FUNCTIONS,
+            math::FUNCTIONS,
+            array::FUNCTIONS,
+            type_check::FUNCTIONS,
+            datetime::FUNCTIONS,
+            spatial::FUNCTIONS,
+            vector::FUNCTIONS,
+            other::FUNCTIONS,
+        ] {
+            for b in group {
+                assert!(names.insert(b.name.to_ascii_uppercase()), "{} has two bodies", b.name);
+                let id =
+                    cosmoql_planner::functions::lookup(b.name).unwrap_or_else(|| panic!("{} has no signature", b.name));
+                assert_eq!(id.name(), b.name, "spelled as the signature");
+            }
+        }
     }
 }

@@ -12,19 +12,17 @@
 
 use cosmoql_value::Value;
 
-use super::FunctionDef;
+use super::Builtin;
 
-pub(crate) const FUNCTIONS: &[FunctionDef] = &[
-    FunctionDef {
+pub(crate) const FUNCTIONS: &[Builtin] = &[
+    Builtin {
         name: "IIF",
-        min_args: 3,
-        max_args: Some(3),
         // Anything but `true` (false, undefined, a number, ...) selects the third argument.
         eval: |a, _| Ok(if matches!(a[0], Value::Bool(true)) { a[1].clone() } else { a[2].clone() }),
     },
-    FunctionDef { name: "FullTextContains", min_args: 2, max_args: Some(2), eval: |a, _| Ok(full_text(a, true)) },
-    FunctionDef { name: "FullTextContainsAll", min_args: 2, max_args: None, eval: |a, _| Ok(full_text(a, true)) },
-    FunctionDef { name: "FullTextContainsAny", min_args: 2, max_args: None, eval: |a, _| Ok(full_text(a, false)) },
+    Builtin { name: "FullTextContains", eval: |a, _| Ok(full_text(a, true)) },
+    Builtin { name: "FullTextContainsAll", eval: |a, _| Ok(full_text(a, true)) },
+    Builtin { name: "FullTextContainsAny", eval: |a, _| Ok(full_text(a, false)) },
 ];
 
 fn tokens(text: &str) -> Vec<String> {

@@ -20,18 +20,18 @@
 use cosmoql_value::Value;
 use geographiclib_rs::{Geodesic, InverseGeodesic, PolygonArea, Winding};
 
-use super::{FunctionContext, FunctionDef};
+use super::{Builtin, FunctionContext};
 use crate::error::FunctionError;
 
 type Out = Result<Value, FunctionError>;
 
-pub(crate) const FUNCTIONS: &[FunctionDef] = &[
-    FunctionDef { name: "ST_DISTANCE", min_args: 2, max_args: Some(2), eval: st_distance },
-    FunctionDef { name: "ST_WITHIN", min_args: 2, max_args: Some(2), eval: st_within },
-    FunctionDef { name: "ST_INTERSECTS", min_args: 2, max_args: Some(2), eval: st_intersects },
-    FunctionDef { name: "ST_ISVALID", min_args: 1, max_args: Some(1), eval: st_isvalid },
-    FunctionDef { name: "ST_ISVALIDDETAILED", min_args: 1, max_args: Some(1), eval: st_isvaliddetailed },
-    FunctionDef { name: "ST_AREA", min_args: 1, max_args: Some(1), eval: st_area },
+pub(crate) const FUNCTIONS: &[Builtin] = &[
+    Builtin { name: "ST_DISTANCE", eval: st_distance },
+    Builtin { name: "ST_WITHIN", eval: st_within },
+    Builtin { name: "ST_INTERSECTS", eval: st_intersects },
+    Builtin { name: "ST_ISVALID", eval: st_isvalid },
+    Builtin { name: "ST_ISVALIDDETAILED", eval: st_isvaliddetailed },
+    Builtin { name: "ST_AREA", eval: st_area },
 ];
 
 /// `(longitude, latitude)` in degrees.
@@ -426,19 +426,19 @@ fn two(args: &[Value], f: impl FnOnce(&Parts<'_>, &Parts<'_>) -> Value) -> Value
     }
 }
 
-fn st_distance(args: &[Value], _: &FunctionContext) -> Out {
+fn st_distance(args: &[Value], _: &FunctionContext<'_>) -> Out {
     Ok(two(args, |a, b| Value::from(distance(a, b))))
 }
 
-fn st_within(args: &[Value], _: &FunctionContext) -> Out {
+fn st_within(args: &[Value], _: &FunctionContext<'_>) -> Out {
     Ok(two(args, |a, b| Value::from(within(a, b))))
 }
 
-fn st_intersects(args: &[Value], _: &FunctionContext) -> Out {
+fn st_intersects(args: &[Value], _: &FunctionContext<'_>) -> Out {
     Ok(two(args, |a, b| Value::from(intersects(a, b))))
 }
 
-fn st_isvalid(args: &[Value], _: &FunctionContext) -> Out {
+fn st_isvalid(args: &[Value], _: &FunctionContext<'_>) -> Out {
     Ok(match parse(&args[0]) {
         Ok(_) => Value::Bool(true),
         Err(Some(_)) => Value::Bool(false),
@@ -446,7 +446,7 @@ fn st_isvalid(args: &[Value], _: &FunctionContext) -> Out {
     })
 }
 
-fn st_isvaliddetailed(args: &[Value], _: &FunctionContext) -> Out {
+fn st_isvaliddetailed(args: &[Value], _: &FunctionContext<'_>) -> Out {
     Ok(match parse(&args[0]) {
         Ok(_) => Value::object([("valid", Value::Bool(true))]),
         Err(Some(reason)) => Value::object([("valid", Value::Bool(false)), ("reason", Value::from(reason))]),
@@ -454,7 +454,7 @@ fn st_isvaliddetailed(args: &[Value], _: &FunctionContext) -> Out {
     })
 }
 
-fn st_area(args: &[Value], _: &FunctionContext) -> Out {
+fn st_area(args: &[Value], _: &FunctionContext<'_>) -> Out {
     Ok(match parse(&args[0]) {
         Ok(Geometry::Polygon(rings)) => Value::from(polygon_area(&rings)),
         Ok(Geometry::MultiPolygon(polys)) => Value::from(polys.iter().map(|r| polygon_area(r)).sum::<f64>()),

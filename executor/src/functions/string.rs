@@ -17,50 +17,50 @@ use std::collections::HashMap;
 use cosmoql_value::{and, format_number, or, parse_json, to_json_string, Value};
 use regex::{Regex, RegexBuilder};
 
-use super::{FunctionContext, FunctionDef};
+use super::{Builtin, FunctionContext};
 use crate::error::FunctionError;
 
 type Res = Result<Value, FunctionError>;
 
 macro_rules! def {
-    ($name:literal, $min:expr, $max:expr, $f:expr) => {
-        FunctionDef { name: $name, min_args: $min, max_args: $max, eval: $f }
+    ($name:literal, $f:expr) => {
+        Builtin { name: $name, eval: $f }
     };
 }
 
-pub(crate) const FUNCTIONS: &[FunctionDef] = &[
-    def!("CONCAT", 2, None, concat),
-    def!("CONTAINS", 2, Some(3), contains),
-    def!("CONTAINS_ALL_CI", 2, None, |a, _| Ok(contains_many(a, true, true))),
-    def!("CONTAINS_ALL_CS", 2, None, |a, _| Ok(contains_many(a, true, false))),
-    def!("CONTAINS_ANY_CI", 2, None, |a, _| Ok(contains_many(a, false, true))),
-    def!("CONTAINS_ANY_CS", 2, None, |a, _| Ok(contains_many(a, false, false))),
-    def!("ENDSWITH", 2, Some(3), ends_with),
-    def!("STARTSWITH", 2, Some(3), starts_with),
-    def!("StringEquals", 2, Some(3), string_equals),
-    def!("INDEX_OF", 2, Some(3), index_of),
-    def!("LASTINDEXOF", 2, Some(3), last_index_of),
-    def!("LEFT", 2, Some(2), left),
-    def!("RIGHT", 2, Some(2), right),
-    def!("SUBSTRING", 3, Some(3), substring),
-    def!("LENGTH", 1, Some(1), length),
-    def!("LOWER", 1, Some(1), |a, _| Ok(map_str(&a[0], |s| case_map(s, false)))),
-    def!("UPPER", 1, Some(1), |a, _| Ok(map_str(&a[0], |s| case_map(s, true)))),
-    def!("LTRIM", 1, Some(2), |a, _| Ok(trim(a, true, false))),
-    def!("RTRIM", 1, Some(2), |a, _| Ok(trim(a, false, true))),
-    def!("TRIM", 1, Some(2), |a, _| Ok(trim(a, true, true))),
-    def!("REPLACE", 3, Some(3), replace),
-    def!("REPLICATE", 2, Some(2), replicate),
-    def!("REVERSE", 1, Some(1), |a, _| Ok(map_str(&a[0], |s| s.chars().rev().collect()))),
-    def!("RegexMatch", 2, Some(3), regex_match),
-    def!("StringJoin", 2, Some(2), string_join),
-    def!("StringSplit", 2, Some(2), string_split),
-    def!("StringToArray", 1, Some(1), |a, _| Ok(parse_as(&a[0], Value::is_array))),
-    def!("StringToBoolean", 1, Some(1), |a, _| Ok(parse_as(&a[0], Value::is_bool))),
-    def!("StringToNull", 1, Some(1), |a, _| Ok(parse_as(&a[0], Value::is_null))),
-    def!("StringToNumber", 1, Some(1), |a, _| Ok(parse_as(&a[0], Value::is_number))),
-    def!("StringToObject", 1, Some(1), |a, _| Ok(parse_as(&a[0], Value::is_object))),
-    def!("ToString", 1, Some(1), |a, _| Ok(to_string(&a[0]))),
+pub(crate) const FUNCTIONS: &[Builtin] = &[
+    def!("CONCAT", concat),
+    def!("CONTAINS", contains),
+    def!("CONTAINS_ALL_CI", |a, _| Ok(contains_many(a, true, true))),
+    def!("CONTAINS_ALL_CS", |a, _| Ok(contains_many(a, true, false))),
+    def!("CONTAINS_ANY_CI", |a, _| Ok(contains_many(a, false, true))),
+    def!("CONTAINS_ANY_CS", |a, _| Ok(contains_many(a, false, false))),
+    def!("ENDSWITH", ends_with),
+    def!("STARTSWITH", starts_with),
+    def!("StringEquals", string_equals),
+    def!("INDEX_OF", index_of),
+    def!("LASTINDEXOF", last_index_of),
+    def!("LEFT", left),
+    def!("RIGHT", right),
+    def!("SUBSTRING", substring),
+    def!("LENGTH", length),
+    def!("LOWER", |a, _| Ok(map_str(&a[0], |s| case_map(s, false)))),
+    def!("UPPER", |a, _| Ok(map_str(&a[0], |s| case_map(s, true)))),
+    def!("LTRIM", |a, _| Ok(trim(a, true, false))),
+    def!("RTRIM", |a, _| Ok(trim(a, false, true))),
+    def!("TRIM", |a, _| Ok(trim(a, true, true))),
+    def!("REPLACE", replace),
+    def!("REPLICATE", replicate),
+    def!("REVERSE", |a, _| Ok(map_str(&a[0], |s| s.chars().rev().collect()))),
+    def!("RegexMatch", regex_match),
+    def!("StringJoin", string_join),
+    def!("StringSplit", string_split),
+    def!("StringToArray", |a, _| Ok(parse_as(&a[0], Value::is_array))),
+    def!("StringToBoolean", |a, _| Ok(parse_as(&a[0], Value::is_bool))),
+    def!("StringToNull", |a, _| Ok(parse_as(&a[0], Value::is_null))),
+    def!("StringToNumber", |a, _| Ok(parse_as(&a[0], Value::is_number))),
+    def!("StringToObject", |a, _| Ok(parse_as(&a[0], Value::is_object))),
+    def!("ToString", |a, _| Ok(to_string(&a[0]))),
 ];
 
 // ---------------------------------------------------------------------------------------------
@@ -186,7 +186,7 @@ fn substring_units(s: &str, start: i64, len: i64) -> String {
 // ---------------------------------------------------------------------------------------------
 // Functions
 
-fn concat(args: &[Value], _: &FunctionContext) -> Res {
+fn concat(args: &[Value], _: &FunctionContext<'_>) -> Res {
     let mut out = String::new();
     for a in args {
         match a.as_str() {
@@ -206,19 +206,19 @@ fn compare_strings(args: &[Value], test: fn(&str, &str) -> bool) -> Value {
     Value::Bool(if ignore_case { test(&fold(a), &fold(b)) } else { test(a, b) })
 }
 
-fn contains(args: &[Value], _: &FunctionContext) -> Res {
+fn contains(args: &[Value], _: &FunctionContext<'_>) -> Res {
     Ok(compare_strings(args, |a, b| a.contains(b)))
 }
 
-fn starts_with(args: &[Value], _: &FunctionContext) -> Res {
+fn starts_with(args: &[Value], _: &FunctionContext<'_>) -> Res {
     Ok(compare_strings(args, |a, b| a.starts_with(b)))
 }
 
-fn ends_with(args: &[Value], _: &FunctionContext) -> Res {
+fn ends_with(args: &[Value], _: &FunctionContext<'_>) -> Res {
     Ok(compare_strings(args, |a, b| a.ends_with(b)))
 }
 
-fn string_equals(args: &[Value], _: &FunctionContext) -> Res {
+fn string_equals(args: &[Value], _: &FunctionContext<'_>) -> Res {
     Ok(compare_strings(args, |a, b| a == b))
 }
 
@@ -239,7 +239,7 @@ fn contains_many(args: &[Value], all: bool, ignore_case: bool) -> Value {
     acc
 }
 
-fn index_of(args: &[Value], _: &FunctionContext) -> Res {
+fn index_of(args: &[Value], _: &FunctionContext<'_>) -> Res {
     let (Some(s), Some(needle)) = (args[0].as_str(), args[1].as_str()) else { return Ok(Value::Undefined) };
     let start = match args.get(2) {
         None => 0,
@@ -258,7 +258,7 @@ fn index_of(args: &[Value], _: &FunctionContext) -> Res {
 /// `LASTINDEXOF(s, x [, start])`: the last occurrence of `x` that lies entirely within
 /// `s[0..=start]` (.NET's `LastIndexOf(value, startIndex)`); `start` defaults to the last
 /// position and is clamped to it; a negative start finds nothing.
-fn last_index_of(args: &[Value], _: &FunctionContext) -> Res {
+fn last_index_of(args: &[Value], _: &FunctionContext<'_>) -> Res {
     let (Some(s), Some(needle)) = (args[0].as_str(), args[1].as_str()) else { return Ok(Value::Undefined) };
     let len = utf16_len(s) as i64;
     let start = match args.get(2) {
@@ -286,12 +286,12 @@ fn last_index_of(args: &[Value], _: &FunctionContext) -> Res {
     }))
 }
 
-fn left(args: &[Value], _: &FunctionContext) -> Res {
+fn left(args: &[Value], _: &FunctionContext<'_>) -> Res {
     let (Some(s), Some(n)) = (args[0].as_str(), int_arg(&args[1])) else { return Ok(Value::Undefined) };
     Ok(Value::from(substring_units(s, 0, n)))
 }
 
-fn right(args: &[Value], _: &FunctionContext) -> Res {
+fn right(args: &[Value], _: &FunctionContext<'_>) -> Res {
     let (Some(s), Some(n)) = (args[0].as_str(), int_arg(&args[1])) else { return Ok(Value::Undefined) };
     let len = utf16_len(s) as i64;
     if n <= 0 {
@@ -300,14 +300,14 @@ fn right(args: &[Value], _: &FunctionContext) -> Res {
     Ok(Value::from(substring_units(s, (len - n).max(0), n)))
 }
 
-fn substring(args: &[Value], _: &FunctionContext) -> Res {
+fn substring(args: &[Value], _: &FunctionContext<'_>) -> Res {
     let (Some(s), Some(start), Some(len)) = (args[0].as_str(), int_arg(&args[1]), int_arg(&args[2])) else {
         return Ok(Value::Undefined);
     };
     Ok(Value::from(substring_units(s, start, len)))
 }
 
-fn length(args: &[Value], _: &FunctionContext) -> Res {
+fn length(args: &[Value], _: &FunctionContext<'_>) -> Res {
     Ok(args[0].as_str().map_or(Value::Undefined, |s| Value::from(utf16_len(s))))
 }
 
@@ -332,7 +332,7 @@ fn trim(args: &[Value], start: bool, end: bool) -> Value {
 }
 
 /// `REPLACE(s, find, replacement)`: every occurrence; an empty `find` gives undefined.
-fn replace(args: &[Value], _: &FunctionContext) -> Res {
+fn replace(args: &[Value], _: &FunctionContext<'_>) -> Res {
     let (Some(s), Some(find), Some(with)) = (args[0].as_str(), args[1].as_str(), args[2].as_str()) else {
         return Ok(Value::Undefined);
     };
@@ -347,7 +347,7 @@ const REPLICATE_MAX: usize = 10_000;
 
 /// `REPLICATE(s, n)`: `n` is truncated to an integer; negative, non-finite or a result longer
 /// than 10,000 characters gives undefined.
-fn replicate(args: &[Value], _: &FunctionContext) -> Res {
+fn replicate(args: &[Value], _: &FunctionContext<'_>) -> Res {
     let (Some(s), Some(n)) = (args[0].as_str(), args[1].as_f64()) else { return Ok(Value::Undefined) };
     if !n.is_finite() || n < 0.0 {
         return Ok(Value::Undefined);
@@ -359,7 +359,7 @@ fn replicate(args: &[Value], _: &FunctionContext) -> Res {
     Ok(Value::from(s.repeat(n as usize)))
 }
 
-fn string_join(args: &[Value], _: &FunctionContext) -> Res {
+fn string_join(args: &[Value], _: &FunctionContext<'_>) -> Res {
     let (Some(items), Some(sep)) = (args[0].as_array(), args[1].as_str()) else { return Ok(Value::Undefined) };
     let mut parts = Vec::with_capacity(items.len());
     for item in items {
@@ -372,7 +372,7 @@ fn string_join(args: &[Value], _: &FunctionContext) -> Res {
 }
 
 /// `StringSplit(s, sep)`: empty pieces are kept; an empty separator gives `[s]`.
-fn string_split(args: &[Value], _: &FunctionContext) -> Res {
+fn string_split(args: &[Value], _: &FunctionContext<'_>) -> Res {
     let (Some(s), Some(sep)) = (args[0].as_str(), args[1].as_str()) else { return Ok(Value::Undefined) };
     if sep.is_empty() {
         return Ok(Value::array([s]));
@@ -414,7 +414,7 @@ thread_local! {
 /// Modifiers: `i` (ignore case), `m` (multi-line `^`/`$`), `s` (`.` matches newlines), `x`
 /// (ignore pattern whitespace and `#` comments). The `regex` crate runs in linear time; it has no
 /// backreferences or look-around, and patterns using them are reported as invalid.
-fn regex_match(args: &[Value], _: &FunctionContext) -> Res {
+fn regex_match(args: &[Value], _: &FunctionContext<'_>) -> Res {
     let (Some(s), Some(pattern)) = (args[0].as_str(), args[1].as_str()) else { return Ok(Value::Undefined) };
     let modifiers = match args.get(2) {
         None => "",

@@ -6,15 +6,15 @@
 
 use cosmoql_value::Value;
 
-use super::FunctionDef;
+use super::Builtin;
 
 macro_rules! check {
     ($name:literal, $f:expr) => {
-        FunctionDef { name: $name, min_args: 1, max_args: Some(1), eval: |a, _| Ok(Value::Bool($f(&a[0]))) }
+        Builtin { name: $name, eval: |a, _| Ok(Value::Bool($f(&a[0]))) }
     };
 }
 
-pub(crate) const FUNCTIONS: &[FunctionDef] = &[
+pub(crate) const FUNCTIONS: &[Builtin] = &[
     check!("IS_ARRAY", Value::is_array),
     check!("IS_BOOL", Value::is_bool),
     check!("IS_DATETIME", |v: &Value| v.as_str().is_some_and(is_datetime)),

@@ -18,11 +18,10 @@
 
 use cosmoql_value::Value;
 
-use super::{FunctionContext, FunctionDef};
+use super::{Builtin, FunctionContext};
 use crate::error::FunctionError;
 
-pub(crate) const FUNCTIONS: &[FunctionDef] =
-    &[FunctionDef { name: "VectorDistance", min_args: 2, max_args: Some(4), eval: vector_distance }];
+pub(crate) const FUNCTIONS: &[Builtin] = &[Builtin { name: "VectorDistance", eval: vector_distance }];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Distance {
@@ -62,7 +61,7 @@ fn err(message: impl Into<String>) -> FunctionError {
     FunctionError(message.into())
 }
 
-fn vector_distance(args: &[Value], ctx: &FunctionContext) -> Result<Value, FunctionError> {
+fn vector_distance(args: &[Value], ctx: &FunctionContext<'_>) -> Result<Value, FunctionError> {
     if let Some(b) = args.get(2) {
         if !b.is_bool() {
             return Err(err("VectorDistance: the third argument (bruteForce) must be a boolean"));
@@ -149,7 +148,7 @@ mod tests {
     use super::*;
     use crate::functions::{lookup, VectorPolicy};
 
-    fn call_with(args: &[Value], ctx: &FunctionContext) -> Result<Value, FunctionError> {
+    fn call_with(args: &[Value], ctx: &FunctionContext<'_>) -> Result<Value, FunctionError> {
         let def = lookup("VectorDistance").expect("registered");
         assert!(args.len() >= def.min_args && def.max_args.is_none_or(|m| args.len() <= m));
         (def.eval)(args, ctx)
@@ -167,15 +166,15 @@ mod tests {
         Value::object([("distanceFunction", Value::from(distance))])
     }
 
-    fn policy(distance: &str, data_type: &str) -> FunctionContext {
-        FunctionContext {
-            vector_policy: Some(VectorPolicy {
-                path: "/embedding".into(),
-                data_type: data_type.into(),
-                distance_function: distance.into(),
-                dimensions: None,
-            }),
-        }
+    /// A context with a leaked policy (tests only), so it can be returned by value.
+    fn policy(distance: &str, data_type: &str) -> FunctionContext<'static> {
+        let policy = Box::leak(Box::new(VectorPolicy {
+            path: "/embedding".into(),
+            data_type: data_type.into(),
+            distance_function: distance.into(),
+            dimensions: None,
+        }));
+        FunctionContext { vector_policy: Some(policy), query_ticks: None }
     }
 
     #[track_caller]

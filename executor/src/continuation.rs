@@ -1,0 +1,209 @@
+//! Continuation tokens: what a page of a query hands back so the next request resumes after it.
+//!
+//! # Format (version 2)
+//!
+//! `cq2.` followed by the lowercase hex of a JSON object:
+//!
+//! ```json
+//! {"fp": "<16 hex digits>", "n": 40, "pos": ["<EPK hex>", 1234, 0], "keys": [[5], [], {"f": "NaN"}]}
+//! ```
+//!
+//! - `fp`: a fingerprint (FNV-1a) of the query text, its parameters (sorted by name) and the
+//!   request's partition key. A token resumes only the query it came from; any other is rejected.
+//! - `n`: results returned by the pages so far (what OFFSET and LIMIT still allow depends on it).
+//! - `pos` (optional): the scan position of the last result returned: its item's logical
+//!   partition EPK, its creation sequence, and its place among the rows its item expands into.
+//!   Positions do not depend on how the EPK space is split, so a split between pages changes
+//!   nothing.
+//! - `keys` (ORDER BY only): the last result's sort key values, each `[]` for undefined, `[v]`
+//!   for a JSON value, or `{"f": "NaN" | "Infinity" | "-Infinity"}`.
+//!
+//! How the next page uses them is the plan's `Paging`: results in scan order resume after `pos`;
+//! ORDER BY resumes after (`keys`, `pos`); the other shapes run again and skip `n` results.
+
+use std::collections::HashMap;
+
+use cosmoql_storage::{Epk, ItemPosition, PartitionKey};
+use cosmoql_value::{parse_json, to_json_string, Map, Value};
+
+use crate::error::{QueryError, QueryErrorKind};
+use crate::merge::SortCursor;
+use crate::row::RowPos;
+
+const PREFIX: &str = "cq2.";
+
+/// Where the next page starts, besides the count of results returned.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ResumePoint {
+    /// After this scan position.
+    Position(RowPos),
+    /// After these sort keys and scan position.
+    Sort(SortCursor),
+}
+
+/// What a token says.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Token {
+    /// Results the pages so far returned.
+    pub returned: u64,
+    pub resume: Option<ResumePoint>,
+}
+
+/// The fingerprint of a query request: its text, parameters and partition key.
+pub fn fingerprint(sql: &str, parameters: &HashMap<String, Value>, partition_key: Option<&PartitionKey>) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut feed = |bytes: &[u8]| {
+        for b in bytes {
+            h ^= u64::from(*b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+        h ^= 0xff;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    };
+    feed(sql.as_bytes());
+    let mut params: Vec<_> = parameters.iter().collect();
+    params.sort_by(|a, b| a.0.cmp(b.0));
+    for (k, v) in params {
+        feed(k.as_bytes());
+        feed(to_json_string(v).unwrap_or_default().as_bytes());
+    }
+    if let Some(k) = partition_key {
+        feed(k.to_string().as_bytes());
+    }
+    h
+}
+
+/// The token for `token` of the query with fingerprint `fp`.
+pub fn encode(fp: u64, token: &Token) -> String {
+    let mut object = Map::new();
+    object.insert("fp".into(), Value::from(format!("{fp:016x}")));
+    object.insert("n".into(), Value::from(token.returned as f64));
+    let (pos, keys) = match &token.resume {
+        None => (None, None),
+        Some(ResumePoint::Position(pos)) => (Some(pos), None),
+        Some(ResumePoint::Sort(cursor)) => (Some(&cursor.pos), Some(&cursor.keys)),
+    };
+    if let Some(RowPos { item: Some(item), sub }) = pos {
+        object.insert(
+            "pos".into(),
+            Value::from(vec![
+                Value::from(item.epk.to_hex()),
+                Value::from(item.seq as f64),
+                Value::from(f64::from(*sub)),
+            ]),
+        );
+    }
+    if let Some(keys) = keys {
+        object.insert("keys".into(), Value::from(keys.iter().map(encode_key).collect::<Vec<_>>()));
+    }
+    let json = to_json_string(&Value::from(object)).unwrap_or_default();
+    let hex: String = json.bytes().map(|b| format!("{b:02x}")).collect();
+    format!("{PREFIX}{hex}")
+}
+
+fn encode_key(v: &Value) -> Value {
+    match v {
+        Value::Undefined => Value::from(Vec::<Value>::new()),
+        Value::Number(n) if !n.is_finite() => {
+            let name = if n.is_nan() {
+                "NaN"
+            } else if *n > 0.0 {
+                "Infinity"
+            } else {
+                "-Infinity"
+            };
+            Value::object([("f", Value::from(name))])
+        }
+        v => Value::from(vec![v.clone()]),
+    }
+}
+
+fn decode_key(v: &Value) -> Option<Value> {
+    match v {
+        Value::Array(a) if a.is_empty() => Some(Value::Undefined),
+        Value::Array(a) if a.len() == 1 => Some(a[0].clone()),
+        Value::Object(_) => match v.get("f").as_str()? {
+            "NaN" => Some(Value::from(f64::NAN)),
+            "Infinity" => Some(Value::from(f64::INFINITY)),
+            "-Infinity" => Some(Value::from(f64::NEG_INFINITY)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Reads a token of the query with fingerprint `fp`.
+pub fn decode(text: &str, fp: u64) -> Result<Token, QueryError> {
+    let bad = |why: &str| QueryError::new(QueryErrorKind::Bind, format!("invalid continuation token: {why}"), None);
+    let not_ours = || bad("it is not a cosmoql token");
+    let hex = text.strip_prefix(PREFIX).ok_or_else(|| bad("unknown format or version"))?;
+    if hex.len() % 2 != 0 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(not_ours());
+    }
+    let bytes: Vec<u8> =
+        (0..hex.len()).step_by(2).filter_map(|i| u8::from_str_radix(&hex[i..i + 2], 16).ok()).collect();
+    let json = String::from_utf8(bytes).map_err(|_| not_ours())?;
+    let object = parse_json(&json).map_err(|_| not_ours())?;
+    let field_fp = object.get("fp").as_str().and_then(|f| u64::from_str_radix(f, 16).ok()).ok_or_else(not_ours)?;
+    if field_fp != fp {
+        return Err(bad("it belongs to another query (text, parameters or partition key differ)"));
+    }
+    let returned = count(object.get("n")).ok_or_else(not_ours)?;
+    let pos = match object.get("pos") {
+        Value::Undefined => None,
+        Value::Array(p) if p.len() == 3 => {
+            let epk = p[0].as_str().and_then(|e| Epk::from_hex(e).ok()).ok_or_else(not_ours)?;
+            let seq = count(&p[1]).ok_or_else(not_ours)?;
+            let sub = count(&p[2]).and_then(|s| u32::try_from(s).ok()).ok_or_else(not_ours)?;
+            Some(RowPos { item: Some(ItemPosition { epk, seq }), sub })
+        }
+        _ => return Err(not_ours()),
+    };
+    let resume = match (object.get("keys"), pos) {
+        (Value::Undefined, pos) => pos.map(ResumePoint::Position),
+        (Value::Array(keys), Some(pos)) => {
+            let keys = keys.iter().map(decode_key).collect::<Option<Vec<_>>>().ok_or_else(not_ours)?;
+            Some(ResumePoint::Sort(SortCursor { keys, pos }))
+        }
+        _ => return Err(not_ours()),
+    };
+    Ok(Token { returned, resume })
+}
+
+/// A non-negative integer field (exact up to 2^53).
+fn count(v: &Value) -> Option<u64> {
+    let n = v.as_f64()?;
+    (n >= 0.0 && n.fract() == 0.0 && n <= 9_007_199_254_740_992.0).then_some(n as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_round_trip_and_reject_other_queries() {
+        let pos = RowPos { item: Some(ItemPosition { epk: Epk::from_hex("0A1B").unwrap(), seq: 77 }), sub: 3 };
+        let keys = vec![Value::Undefined, Value::from(2.5), Value::from("x"), Value::from(f64::INFINITY)];
+        for token in [
+            Token { returned: 0, resume: None },
+            Token { returned: 40, resume: Some(ResumePoint::Position(pos.clone())) },
+            Token { returned: 7, resume: Some(ResumePoint::Sort(SortCursor { keys: keys.clone(), pos: pos.clone() })) },
+        ] {
+            let text = encode(42, &token);
+            assert!(text.starts_with("cq2."));
+            let back = decode(&text, 42).unwrap();
+            match (&back.resume, &token.resume) {
+                (Some(ResumePoint::Sort(a)), Some(ResumePoint::Sort(b))) => {
+                    assert_eq!(a.pos, b.pos);
+                    assert_eq!(a.keys.len(), b.keys.len());
+                    assert!(a.keys.iter().zip(&b.keys).all(|(x, y)| x.cmp(y) == std::cmp::Ordering::Equal));
+                }
+                _ => assert_eq!(back, token),
+            }
+            assert!(decode(&text, 43).unwrap_err().message.contains("another query"));
+        }
+        for bad in ["", "cq1.00", "cq2.zz", "cq2.7b7d", "cq2.5b5d"] {
+            assert!(decode(bad, 42).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,454 @@
+//! The cross-partition coordinator: one producer per physical partition the plan targets, at most
+//! MaxDegreeOfParallelism of them at a time, and the client-side merge of what they produce.
+//!
+//! - **Concatenate**: producers run ahead into bounded channels (the buffer bound is
+//!   MaxBufferedItemCount, plus one page of the partition being drained so the merge always
+//!   moves); the coordinator drains them in EPK order and stops everything once it has enough.
+//! - **Merge sorted**: each producer sorts its partition's rows (keeping what the page can still
+//!   return); the coordinator merges them k ways ([`KWayMerge`]), projecting a row only when it
+//!   is returned.
+//! - **Merge groups**: each producer computes partial groups; the coordinator merges them in scan
+//!   order and finishes them.
+//!
+//! With one producer at a time, the work runs on the caller's thread, in EPK order.
+
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering as AtomicOrdering};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::Mutex;
+
+use cosmoql_planner::{BoundQuery, PointRead};
+use cosmoql_storage::{Epk, ItemPosition};
+use cosmoql_value::Value;
+
+use crate::aggregate::{merge_groups, Groups};
+use crate::continuation::ResumePoint;
+use crate::error::QueryError;
+use crate::merge::{KWayMerge, SortCursor, SortedRow};
+use crate::operators::{Emitter, Flow, RunStats, Runner};
+use crate::row::RowPos;
+use crate::source::{Input, QuerySource};
+
+/// One producer's share of the query: EPK ranges inside one physical partition.
+#[derive(Debug, Clone)]
+pub struct Unit {
+    /// The physical partition's id.
+    pub partition: u32,
+    /// Resume here (inclusive) instead of at the start of the range that holds it.
+    pub start: Option<ItemPosition>,
+    pub ranges: Vec<(Epk, Epk)>,
+    /// A point read: the query pins the key and the id.
+    pub point: Option<PointRead>,
+}
+
+/// The items of a unit, in scan order.
+pub fn unit_input<'c>(source: &'c dyn QuerySource, unit: &Unit) -> Box<Input<'c>> {
+    if let Some(point) = &unit.point {
+        let found = source.read_item(&point.key, &point.id);
+        let epk = unit.ranges.first().map(|r| r.0.clone()).unwrap_or_else(Epk::min);
+        return Box::new(
+            found.into_iter().map(move |item| (ItemPosition { epk: epk.clone(), seq: item.meta.seq }, item)),
+        );
+    }
+    let ranges = unit.ranges.clone();
+    let start = unit.start.clone();
+    Box::new(ranges.into_iter().flat_map(move |(min, max)| {
+        let from = match &start {
+            Some(at) if min <= at.epk && at.epk < max => at.clone(),
+            _ => ItemPosition::start_of(min),
+        };
+        source.scan(from, max)
+    }))
+}
+
+/// Metrics of one physical partition's producer.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PartitionMetrics {
+    pub partition: u32,
+    pub retrieved_document_count: u64,
+    pub time_ms: f64,
+}
+
+/// How many producer threads a query over `units` partitions runs: MaxDegreeOfParallelism, where
+/// -1 means one per core (asked of the OS once per process: the answer costs system calls), and
+/// never more than there are partitions nor fewer than one.
+pub fn producer_threads(max_degree_of_parallelism: i32, units: usize) -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    let dop = match max_degree_of_parallelism {
+        -1 => *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get())),
+        n if n <= 1 => 1,
+        n => n as usize,
+    };
+    dop.clamp(1, units.max(1))
+}
+
+/// A page of results from a producer, or its end.
+enum Message {
+    Page(Vec<(RowPos, Value)>),
+    Done(RunStats),
+    Failed(QueryError),
+}
+
+/// Where a producer leaves its result for the coordinator.
+type Outcome<T> = Mutex<Option<Result<(T, RunStats), QueryError>>>;
+
+/// Runs one plan's producers and merges their output.
+pub struct Coordinator<'a> {
+    pub source: &'a dyn QuerySource,
+    pub query: &'a BoundQuery,
+    pub units: &'a [Unit],
+    pub runner: &'a Runner<'a>,
+    /// Producer threads at most (MaxDegreeOfParallelism).
+    pub max_degree_of_parallelism: i32,
+    /// Results produced but not yet returned, at most (plus one page of the partition drained).
+    pub max_buffered_item_count: Option<usize>,
+    /// Results a producer sends at once.
+    pub page_size: usize,
+    /// Where the previous page stopped.
+    pub resume: Option<ResumePoint>,
+    /// Per-partition counters, filled as producers finish.
+    pub per_partition: Mutex<Vec<PartitionMetrics>>,
+}
+
+impl std::fmt::Debug for Coordinator<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Coordinator").field("units", &self.units).field("resume", &self.resume).finish_non_exhaustive()
+    }
+}
+
+impl Coordinator<'_> {
+    fn threads(&self) -> usize {
+        producer_threads(self.max_degree_of_parallelism, self.units.len())
+    }
+
+    fn resume_after(&self) -> Option<&RowPos> {
+        match &self.resume {
+            Some(ResumePoint::Position(pos)) => Some(pos),
+            _ => None,
+        }
+    }
+
+    fn sort_cursor(&self) -> Option<&SortCursor> {
+        match &self.resume {
+            Some(ResumePoint::Sort(cursor)) => Some(cursor),
+            _ => None,
+        }
+    }
+
+    /// Notes what one producer did.
+    fn report(&self, unit: usize, stats: &RunStats) {
+        if let Ok(mut list) = self.per_partition.lock() {
+            list.push(PartitionMetrics {
+                partition: self.units[unit].partition,
+                retrieved_document_count: stats.retrieved,
+                time_ms: stats.nanos as f64 / 1e6,
+            });
+        }
+    }
+
+    /// The per-partition metrics, in partition order.
+    pub fn partition_metrics(self) -> Vec<PartitionMetrics> {
+        let mut list = self.per_partition.into_inner().unwrap_or_default();
+        list.sort_by_key(|p| p.partition);
+        list
+    }
+
+    /// Runs `work` for every unit on the producer threads, in EPK order of starting.
+    fn run_producers(&self, work: &(dyn Fn(usize, &AtomicBool) + Sync), cancel: &AtomicBool) {
+        let next = AtomicUsize::new(0);
+        if self.threads() == 1 {
+            // One producer at a time: run them here, in EPK order, without a thread.
+            for i in 0..self.units.len() {
+                if cancel.load(AtomicOrdering::Relaxed) {
+                    return;
+                }
+                work(i, cancel);
+            }
+            return;
+        }
+        std::thread::scope(|scope| {
+            for _ in 0..self.threads() {
+                let producer = || loop {
+                    if cancel.load(AtomicOrdering::Relaxed) {
+                        return;
+                    }
+                    let i = next.fetch_add(1, AtomicOrdering::Relaxed);
+                    if i >= self.units.len() {
+                        return;
+                    }
+                    work(i, cancel);
+                };
+                // The main thread's stack size: deeply nested (but legal) queries recurse here.
+                let spawned = std::thread::Builder::new()
+                    .name("producer".into())
+                    .stack_size(8 << 20)
+                    .spawn_scoped(scope, producer);
+                if spawned.is_err() {
+                    // No thread to be had: the remaining work runs on this one.
+                    producer();
+                }
+            }
+        });
+    }
+
+    /// Every target partition's items in EPK order as one input, for the queries that run in one
+    /// pass on the client (ORDER BY RANK, FROM subqueries).
+    pub fn one_pass(&self, stats: &mut RunStats, out: &mut Emitter) -> Result<(), QueryError> {
+        let mut all = self.units.iter().flat_map(|u| unit_input(self.source, u));
+        self.runner.run_into(self.query, &mut all, stats, out)
+    }
+
+    /// No ORDER BY: concatenate the partitions' results in EPK order.
+    pub fn concatenated(&self, stats: &mut RunStats, out: &mut Emitter) -> Result<(), QueryError> {
+        if self.threads() == 1 {
+            return self.concatenated_serially(stats, out);
+        }
+        let page = self.page_size.max(1);
+        let bound = i64::try_from(self.max_buffered_item_count.unwrap_or(usize::MAX)).unwrap_or(i64::MAX);
+        let (senders, receivers): (Vec<SyncSender<Message>>, Vec<Receiver<Message>>) =
+            (0..self.units.len()).map(|_| sync_channel::<Message>(1)).unzip();
+        let senders: Vec<Mutex<Option<SyncSender<Message>>>> =
+            senders.into_iter().map(|s| Mutex::new(Some(s))).collect();
+        // Results produced but not yet handed to the caller, and the unit being drained.
+        let buffered = AtomicI64::new(0);
+        let pending: Vec<AtomicI64> = self.units.iter().map(|_| AtomicI64::new(0)).collect();
+        let current = AtomicUsize::new(0);
+        let peak = AtomicI64::new(0);
+        let cancel = AtomicBool::new(false);
+        let needed = out.rows_wanted();
+        let q = self.query;
+        // A page may go out when it keeps the buffer within the bound, or, for the unit being
+        // drained, when none of its pages is waiting (so the merge always moves).
+        let send = |i: usize, tx: &SyncSender<Message>, batch: Vec<(RowPos, Value)>, cancel: &AtomicBool| -> bool {
+            let n = batch.len() as i64;
+            // Reserve room atomically, so two producers cannot both take the last of it.
+            let now = loop {
+                if cancel.load(AtomicOrdering::Relaxed) {
+                    return false;
+                }
+                let now = buffered.load(AtomicOrdering::SeqCst);
+                let drained = current.load(AtomicOrdering::SeqCst) == i && pending[i].load(AtomicOrdering::SeqCst) == 0;
+                if (now.saturating_add(n) <= bound || drained)
+                    && buffered.compare_exchange(now, now + n, AtomicOrdering::SeqCst, AtomicOrdering::SeqCst).is_ok()
+                {
+                    break now + n;
+                }
+                std::thread::sleep(std::time::Duration::from_micros(50));
+            };
+            pending[i].fetch_add(n, AtomicOrdering::SeqCst);
+            peak.fetch_max(now, AtomicOrdering::SeqCst);
+            tx.send(Message::Page(batch)).is_ok()
+        };
+        let work = |i: usize, cancel: &AtomicBool| {
+            let Some(tx) = senders[i].lock().ok().and_then(|mut s| s.take()) else { return };
+            let started = std::time::Instant::now();
+            let mut unit_stats = RunStats::default();
+            let mut batch = Vec::with_capacity(page);
+            let mut produced = 0u64;
+            let mut seen = q.distinct.then(std::collections::HashSet::new);
+            let ctx = self.runner.ctx(None);
+            let mut input = unit_input(self.source, &self.units[i]);
+            let result = self.runner.for_each_row(q, &mut input, &Vec::new(), &mut unit_stats, &mut |row, pos| {
+                if cancel.load(AtomicOrdering::Relaxed) {
+                    return Ok(Flow::Stop);
+                }
+                if self.resume_after().is_some_and(|after| pos <= after) {
+                    return Ok(Flow::Continue);
+                }
+                if !self.runner.passes(q, row)? {
+                    return Ok(Flow::Continue);
+                }
+                let v = self.runner.project(q, &ctx, row)?;
+                if v.is_undefined() {
+                    return Ok(Flow::Continue);
+                }
+                // DISTINCT per partition first: a duplicate never reaches the buffers (the
+                // coordinator's DISTINCT keeps the first in EPK order, as this one does).
+                if let Some(seen) = &mut seen {
+                    if !seen.insert(v.clone()) {
+                        return Ok(Flow::Continue);
+                    }
+                }
+                batch.push((pos.clone(), v));
+                produced += 1;
+                if batch.len() == page && !send(i, &tx, std::mem::take(&mut batch), cancel) {
+                    return Ok(Flow::Stop);
+                }
+                // This partition alone can give at most what the page still wants.
+                Ok(if needed.is_some_and(|n| produced >= n) { Flow::Stop } else { Flow::Continue })
+            });
+            if let Err(e) = result {
+                let _ = tx.send(Message::Failed(e));
+                return;
+            }
+            if !batch.is_empty() {
+                send(i, &tx, batch, cancel);
+            }
+            unit_stats.nanos = started.elapsed().as_nanos() as u64;
+            self.report(i, &unit_stats);
+            let _ = tx.send(Message::Done(unit_stats));
+        };
+        let mut failure = None;
+        std::thread::scope(|scope| {
+            scope.spawn(|| self.run_producers(&work, &cancel));
+            'units: for (i, rx) in receivers.iter().enumerate() {
+                current.store(i, AtomicOrdering::SeqCst);
+                for message in rx.iter() {
+                    match message {
+                        Message::Page(values) => {
+                            // The page is the caller's now: release its room before marking the
+                            // unit drained, so a new page never counts twice.
+                            let n = values.len() as i64;
+                            buffered.fetch_sub(n, AtomicOrdering::SeqCst);
+                            pending[i].fetch_sub(n, AtomicOrdering::SeqCst);
+                            for (pos, v) in values {
+                                if out.push_row(v, || ResumePoint::Position(pos)) {
+                                    break 'units;
+                                }
+                            }
+                        }
+                        Message::Done(s) => {
+                            stats.retrieved += s.retrieved;
+                            break;
+                        }
+                        Message::Failed(e) => {
+                            failure = Some(e);
+                            break 'units;
+                        }
+                    }
+                }
+            }
+            // Stop the producers: no more results are needed.
+            cancel.store(true, AtomicOrdering::Relaxed);
+            for rx in &receivers {
+                while let Ok(m) = rx.try_recv() {
+                    if let Message::Done(s) = m {
+                        stats.retrieved += s.retrieved;
+                    }
+                }
+            }
+            drop(receivers);
+        });
+        stats.peak_buffered = stats.peak_buffered.max(peak.load(AtomicOrdering::SeqCst).max(0) as u64);
+        match failure {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// One producer at a time: the partitions' rows go straight to the caller, in EPK order, on
+    /// this thread (nothing is buffered).
+    fn concatenated_serially(&self, stats: &mut RunStats, out: &mut Emitter) -> Result<(), QueryError> {
+        let q = self.query;
+        let ctx = self.runner.ctx(None);
+        for (i, unit) in self.units.iter().enumerate() {
+            let started = std::time::Instant::now();
+            let mut unit_stats = RunStats::default();
+            let mut input = unit_input(self.source, unit);
+            let mut done = false;
+            self.runner.for_each_row(q, &mut input, &Vec::new(), &mut unit_stats, &mut |row, pos| {
+                if self.resume_after().is_some_and(|after| pos <= after) || !self.runner.passes(q, row)? {
+                    return Ok(Flow::Continue);
+                }
+                done = out.push_row(self.runner.project(q, &ctx, row)?, || ResumePoint::Position(pos.clone()));
+                Ok(if done { Flow::Stop } else { Flow::Continue })
+            })?;
+            unit_stats.nanos = started.elapsed().as_nanos() as u64;
+            self.report(i, &unit_stats);
+            stats.retrieved += unit_stats.retrieved;
+            if done {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// ORDER BY: each producer sorts its partition's rows after the page's cursor (keeping what
+    /// the page can still return); the coordinator merges them k ways, projecting a row only
+    /// when it is returned.
+    pub fn ordered(&self, stats: &mut RunStats, out: &mut Emitter) -> Result<(), QueryError> {
+        let q = self.query;
+        let keep = out.rows_wanted();
+        let cursor = self.sort_cursor();
+        let slots: Vec<Outcome<Vec<SortedRow>>> = self.units.iter().map(|_| Mutex::new(None)).collect();
+        let cancel = AtomicBool::new(false);
+        let work = |i: usize, _cancel: &AtomicBool| {
+            let started = std::time::Instant::now();
+            let mut unit_stats = RunStats::default();
+            let mut input = unit_input(self.source, &self.units[i]);
+            let outcome = self.runner.sort(q, &mut input, &Vec::new(), keep, cursor, &mut unit_stats).map(|rows| {
+                unit_stats.nanos = started.elapsed().as_nanos() as u64;
+                self.report(i, &unit_stats);
+                (rows, unit_stats)
+            });
+            if let Ok(mut slot) = slots[i].lock() {
+                *slot = Some(outcome);
+            }
+        };
+        self.run_producers(&work, &cancel);
+        let mut sorted = Vec::with_capacity(self.units.len());
+        let mut held = 0u64;
+        for slot in slots {
+            match slot.into_inner().map_err(|_| QueryError::internal("a producer panicked"))? {
+                Some(Ok((rows, s))) => {
+                    stats.retrieved += s.retrieved;
+                    held += rows.len() as u64;
+                    sorted.push(rows.into_iter());
+                }
+                Some(Err(e)) => return Err(e),
+                None => return Err(QueryError::internal("a producer did not report")),
+            }
+        }
+        // Rows held for the merge are references to stored items; a result is produced (projected)
+        // only when it is returned.
+        stats.peak_buffered = stats.peak_buffered.max(held.min(self.units.len() as u64 * 2));
+        let ctx = self.runner.ctx(None);
+        for row in KWayMerge::new(&q.order_by, sorted) {
+            if out.push_row(self.runner.project(q, &ctx, &row.row)?, || ResumePoint::Sort(row.cursor())) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Aggregates and GROUP BY: partial groups per partition, merged in scan order.
+    pub fn grouped(&self, stats: &mut RunStats, out: &mut Emitter) -> Result<(), QueryError> {
+        let q = self.query;
+        let slots: Vec<Outcome<Groups>> = self.units.iter().map(|_| Mutex::new(None)).collect();
+        let cancel = AtomicBool::new(false);
+        let work = |i: usize, _cancel: &AtomicBool| {
+            let started = std::time::Instant::now();
+            let mut unit_stats = RunStats::default();
+            let mut input = unit_input(self.source, &self.units[i]);
+            let outcome = self.runner.collect_groups(q, &mut input, &Vec::new(), &mut unit_stats).map(|g| {
+                unit_stats.nanos = started.elapsed().as_nanos() as u64;
+                self.report(i, &unit_stats);
+                (g, unit_stats)
+            });
+            if let Ok(mut slot) = slots[i].lock() {
+                *slot = Some(outcome);
+            }
+        };
+        self.run_producers(&work, &cancel);
+        let mut merged: Option<Groups> = None;
+        for slot in slots {
+            match slot.into_inner().map_err(|_| QueryError::internal("a producer panicked"))? {
+                Some(Ok((groups, s))) => {
+                    stats.retrieved += s.retrieved;
+                    stats.peak_buffered = stats.peak_buffered.max(s.peak_buffered);
+                    match &mut merged {
+                        Some(m) => merge_groups(m, groups),
+                        None => merged = Some(groups),
+                    }
+                }
+                Some(Err(e)) => return Err(e),
+                None => return Err(QueryError::internal("a producer did not report")),
+            }
+        }
+        let groups = match merged {
+            Some(g) => g,
+            // No partition to read: aggregates over no rows.
+            None => self.runner.collect_groups(q, &mut std::iter::empty(), &Vec::new(), stats)?,
+        };
+        self.runner.finish_groups(q, groups, out)
+    }
+}

@@ -1,0 +1,309 @@
+//! The executor's entry points: plan a query ([`plan_query`]), run one page of a plan
+//! ([`execute_plan`]), or both ([`execute`]); and [`explain`], which prints the same plan.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use cosmoql_planner::{Paging, Plan, PlanContext, Strategy, VectorPolicy, LIMITS};
+use cosmoql_storage::{Epk, PartitionKey};
+use cosmoql_value::{format_number, Value};
+
+use crate::continuation::{self, ResumePoint, Token};
+use crate::coordinator::{producer_threads, Coordinator, PartitionMetrics, Unit};
+use crate::cost;
+use crate::error::{QueryError, QueryErrorKind};
+use crate::operators::{Emitter, RunStats, Runner};
+use crate::row::RowPos;
+use crate::source::QuerySource;
+
+/// Options of one query request.
+#[derive(Debug, Clone)]
+pub struct QueryOptions {
+    /// Values of `@parameters`, by name without the `@`.
+    pub parameters: HashMap<String, Value>,
+    /// Scope the query to one logical partition (the request's partition key).
+    pub partition_key: Option<PartitionKey>,
+    /// Whether a query without a partition key may read several physical partitions.
+    pub enable_cross_partition: bool,
+    /// The container's vector embedding policy (for `VectorDistance`).
+    pub vector_policies: Vec<VectorPolicy>,
+    /// Producers running at once: 0 or 1 one at a time in EPK order, -1 as many as the machine
+    /// has cores, n at most n.
+    pub max_degree_of_parallelism: i32,
+    /// Bound on the results produced but not yet returned (at least one page per running
+    /// producer).
+    pub max_buffered_item_count: Option<usize>,
+    /// Results per page: with it, `execute` returns one page and a continuation token.
+    pub max_item_count: Option<usize>,
+    /// Resume after the pages a continuation token stands for.
+    pub continuation: Option<String>,
+    /// Set it (from any thread) to stop the query: it ends with a `Cancelled` error, and every
+    /// producer stops at its next item.
+    pub cancel: Option<Arc<AtomicBool>>,
+}
+
+impl Default for QueryOptions {
+    fn default() -> Self {
+        QueryOptions {
+            parameters: HashMap::new(),
+            partition_key: None,
+            enable_cross_partition: true,
+            vector_policies: Vec::new(),
+            max_degree_of_parallelism: -1,
+            max_buffered_item_count: None,
+            max_item_count: None,
+            continuation: None,
+            cancel: None,
+        }
+    }
+}
+
+impl QueryOptions {
+    /// Adds a parameter (`name` with or without the leading `@`).
+    pub fn parameter(mut self, name: &str, value: Value) -> Self {
+        self.parameters.insert(name.trim_start_matches('@').to_string(), value);
+        self
+    }
+}
+
+/// What one page of a query returned and what it cost.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueryOutput {
+    pub items: Vec<Value>,
+    pub metrics: QueryMetrics,
+    /// Set when more results remain (paged requests only).
+    pub continuation: Option<String>,
+    /// What each physical partition's producer did, in partition order (empty when the query ran
+    /// in one pass: no items, ORDER BY RANK, FROM subqueries).
+    pub partitions: Vec<PartitionMetrics>,
+}
+
+/// Execution metrics, named as Cosmos DB's query metrics.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct QueryMetrics {
+    /// Physical partitions the query read.
+    pub partitions_touched: usize,
+    /// Physical partitions of the container.
+    pub physical_partitions: usize,
+    /// Items read from storage.
+    pub retrieved_document_count: u64,
+    /// Results returned.
+    pub output_document_count: u64,
+    /// Request units (see [`crate::cost`]).
+    pub request_charge: f64,
+    /// The most results produced but not yet returned at once (rows held for a merge or a group
+    /// count as well).
+    pub peak_buffered_items: u64,
+}
+
+impl QueryMetrics {
+    /// Adds a later page's metrics to these (counts and charges add up, peaks take the maximum).
+    pub fn add_page(&mut self, page: &QueryMetrics) {
+        self.retrieved_document_count = self.retrieved_document_count.saturating_add(page.retrieved_document_count);
+        self.output_document_count = self.output_document_count.saturating_add(page.output_document_count);
+        self.request_charge += page.request_charge;
+        self.peak_buffered_items = self.peak_buffered_items.max(page.peak_buffered_items);
+        self.partitions_touched = self.partitions_touched.max(page.partitions_touched);
+        self.physical_partitions = page.physical_partitions;
+    }
+}
+
+/// Plans `sql` for `source` with the request's options.
+pub fn plan_query(source: &dyn QuerySource, sql: &str, options: &QueryOptions) -> Result<Plan, QueryError> {
+    let context = PlanContext {
+        parameters: &options.parameters,
+        vector_policies: &options.vector_policies,
+        partition_key: source.partition_key(),
+        request_partition_key: options.partition_key.as_ref(),
+        limits: &LIMITS,
+    };
+    Ok(cosmoql_planner::plan(sql, &context)?)
+}
+
+/// Plans and runs `sql` over `source`: one page when `options.max_item_count` is set.
+pub fn execute(source: &dyn QuerySource, sql: &str, options: &QueryOptions) -> Result<QueryOutput, QueryError> {
+    let plan = plan_query(source, sql, options)?;
+    execute_plan(source, &plan, options)
+}
+
+/// The producers of a plan now: one per physical partition overlapping its target ranges, with
+/// the pieces of the ranges inside that partition.
+fn units(source: &dyn QuerySource, plan: &Plan) -> Vec<Unit> {
+    if !plan.reads_items() {
+        return Vec::new();
+    }
+    let ranges = &plan.targets.ranges;
+    source
+        .partitions_overlapping(ranges)
+        .into_iter()
+        .filter_map(|p| {
+            let pieces: Vec<(Epk, Epk)> = ranges
+                .iter()
+                .filter_map(|(min, max)| {
+                    let lo = if *min > p.min { min.clone() } else { p.min.clone() };
+                    let hi = if *max < p.max { max.clone() } else { p.max.clone() };
+                    (lo < hi).then_some((lo, hi))
+                })
+                .collect();
+            (!pieces.is_empty()).then(|| Unit {
+                partition: p.id,
+                start: None,
+                ranges: pieces,
+                point: plan.targets.point.clone(),
+            })
+        })
+        .collect()
+}
+
+/// Runs one page of `plan` over `source` (all of it without `options.max_item_count`).
+pub fn execute_plan(source: &dyn QuerySource, plan: &Plan, options: &QueryOptions) -> Result<QueryOutput, QueryError> {
+    let fp = continuation::fingerprint(&plan.sql, &options.parameters, options.partition_key.as_ref());
+    let token = match &options.continuation {
+        Some(text) => continuation::decode(text, fp)?,
+        None => Token { returned: 0, resume: None },
+    };
+    if options.max_item_count == Some(0) {
+        return Err(QueryError::new(QueryErrorKind::Bind, "max_item_count must be at least 1", None));
+    }
+    let physical_partitions = source.partition_count();
+    let mut units = units(source, plan);
+    if units.len() > 1 && !options.enable_cross_partition {
+        return Err(QueryError::new(
+            QueryErrorKind::Storage,
+            "400 Bad Request: the query needs to read several partitions but cross-partition queries are disabled; give a partition key or filter on it",
+            None,
+        ));
+    }
+    // Where the previous page stopped, as far as this plan's paging can use it.
+    let resume = match (plan.paging, token.resume) {
+        (Paging::ByPosition, Some(r @ ResumePoint::Position(_))) => Some(r),
+        (Paging::BySortKeys, Some(r @ ResumePoint::Sort(_))) => Some(r),
+        _ => None,
+    };
+    if let Some(ResumePoint::Position(RowPos { item: Some(at), .. })) = &resume {
+        // Earlier items were returned: start every scan at the last one's position.
+        units.retain(|u| u.ranges.iter().any(|(_, max)| at.epk < *max));
+        for u in &mut units {
+            u.start = Some(at.clone());
+        }
+    }
+    // One more than the page, to know whether a continuation is needed.
+    let take = options.max_item_count.map(|n| (n as u64).saturating_add(1));
+    let mut out = Emitter::page(&plan.query, token.returned, take, options.max_item_count, resume.is_some());
+    let runner = Runner::new(source).with_cancel(options.cancel.clone());
+    let mut stats = RunStats::default();
+    let coordinator = Coordinator {
+        source,
+        query: &plan.query,
+        units: &units,
+        runner: &runner,
+        max_degree_of_parallelism: options.max_degree_of_parallelism,
+        max_buffered_item_count: options.max_buffered_item_count,
+        page_size: options.max_item_count.unwrap_or(100),
+        resume,
+        per_partition: Mutex::new(Vec::new()),
+    };
+    match plan.strategy {
+        Strategy::NoItems => runner.run_into(&plan.query, &mut std::iter::empty(), &mut stats, &mut out)?,
+        Strategy::OnePass(_) => coordinator.one_pass(&mut stats, &mut out)?,
+        Strategy::Concatenate => coordinator.concatenated(&mut stats, &mut out)?,
+        Strategy::MergeSorted => coordinator.ordered(&mut stats, &mut out)?,
+        Strategy::MergeGroups => coordinator.grouped(&mut stats, &mut out)?,
+    }
+    let mark = out.mark().cloned();
+    let mut items = out.finish();
+    let mut continuation = None;
+    if let Some(page) = options.max_item_count {
+        if items.len() > page {
+            items.truncate(page);
+            let resume = if plan.paging == Paging::Replay { None } else { mark };
+            let returned = token.returned.saturating_add(page as u64);
+            continuation = Some(continuation::encode(fp, &Token { returned, resume }));
+        }
+    }
+    let metrics = QueryMetrics {
+        partitions_touched: units.len(),
+        physical_partitions,
+        retrieved_document_count: stats.retrieved,
+        output_document_count: items.len() as u64,
+        request_charge: cost::query_charge(stats.retrieved, items.len() as u64),
+        peak_buffered_items: stats.peak_buffered,
+    };
+    Ok(QueryOutput { items, metrics, continuation, partitions: coordinator.partition_metrics() })
+}
+
+/// A plan as EXPLAIN prints it: the plan itself (its `Display`), where it runs now, and with
+/// ANALYZE what running it did.
+#[derive(Debug, Clone)]
+pub struct Explain {
+    pub plan: Plan,
+    /// The physical partitions the plan reads now.
+    pub partitions: Vec<u32>,
+    /// Physical partitions of the container.
+    pub physical_partitions: usize,
+    /// Producer threads at most.
+    pub producers: usize,
+    /// EXPLAIN ANALYZE: what running the plan did.
+    pub analysis: Option<Analysis>,
+}
+
+/// What running a plan did, for EXPLAIN ANALYZE.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Analysis {
+    pub elapsed: Duration,
+    /// The metrics of all pages together.
+    pub metrics: QueryMetrics,
+    pub pages: usize,
+}
+
+/// The plan of `sql` and where it would run now, without running it.
+pub fn explain(source: &dyn QuerySource, sql: &str, options: &QueryOptions) -> Result<Explain, QueryError> {
+    let plan = plan_query(source, sql, options)?;
+    Ok(explain_plan(source, plan, options))
+}
+
+/// Where `plan` would run now.
+pub fn explain_plan(source: &dyn QuerySource, plan: Plan, options: &QueryOptions) -> Explain {
+    let partitions: Vec<u32> = units(source, &plan).iter().map(|u| u.partition).collect();
+    let producers = producer_threads(options.max_degree_of_parallelism, partitions.len());
+    Explain { physical_partitions: source.partition_count(), partitions, producers, plan, analysis: None }
+}
+
+impl fmt::Display for Explain {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.plan)?;
+        if self.plan.reads_items() {
+            let list: Vec<String> = self.partitions.iter().map(u32::to_string).collect();
+            write!(
+                f,
+                "\npartitions  {} of {} physical partitions [{}], at most {} producer{} at a time",
+                self.partitions.len(),
+                self.physical_partitions,
+                list.join(", "),
+                self.producers,
+                if self.producers == 1 { "" } else { "s" }
+            )?;
+        }
+        if let Some(a) = &self.analysis {
+            let m = &a.metrics;
+            write!(f, "\nanalyze")?;
+            write!(f, "\n  time      {:.3} ms", a.elapsed.as_secs_f64() * 1000.0)?;
+            write!(f, "\n  partitions touched {} of {}", m.partitions_touched, m.physical_partitions)?;
+            write!(
+                f,
+                "\n  retrieved {} items, returned {} results in {} page(s)",
+                m.retrieved_document_count, m.output_document_count, a.pages
+            )?;
+            write!(
+                f,
+                "\n  peak buffered {} items, request charge {} RU",
+                m.peak_buffered_items,
+                format_number(m.request_charge)
+            )?;
+        }
+        Ok(())
+    }
+}

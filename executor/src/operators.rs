@@ -1,0 +1,507 @@
+//! The operators of one input (a partition's items, a one-pass stream of every target partition,
+//! or a subquery's outer row): FROM and JOIN expansion into rows, WHERE, projection, ORDER BY
+//! (through [`crate::merge::SortBuffer`]), ranking, GROUP BY and aggregates; and the [`Emitter`]
+//! that applies DISTINCT, OFFSET and LIMIT/TOP to results as they come.
+//!
+//! A stored item stays in its binary form in a row; a path read decodes only the value it reaches,
+//! so `WHERE c.metricValue > 99.5` never decodes the rest of the item.
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
+use std::sync::Arc;
+
+use cosmoql_planner::{compare_sort_keys, BoundProjection, BoundQuery, RankFn, SourceKind};
+use cosmoql_value::indexmap::IndexMap;
+use cosmoql_value::{Map, Value};
+
+use crate::aggregate::{Accumulator, Groups};
+use crate::continuation::ResumePoint;
+use crate::error::QueryError;
+use crate::eval::{read_path, Eval, EvalContext, Subqueries};
+use crate::merge::{SortBuffer, SortCursor, SortedRow};
+use crate::rank::rank_scores;
+use crate::row::{Binding, Row, RowPos};
+use crate::source::{Input, QuerySource};
+
+/// Counters of one run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RunStats {
+    /// Items read from the input.
+    pub retrieved: u64,
+    /// Rows held at once for sorting or grouping, at the peak.
+    pub peak_buffered: u64,
+    /// Time spent, in nanoseconds (set by the cross-partition producers).
+    pub nanos: u64,
+}
+
+/// Whether a row consumer wants more rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    Continue,
+    Stop,
+}
+
+/// Consumes rows with their scan positions.
+pub type RowSink<'s> = dyn FnMut(&Row, &RowPos) -> Result<Flow, QueryError> + 's;
+
+/// Runs bound queries over an input; subqueries run through it too.
+pub struct Runner<'a> {
+    pub source: &'a dyn QuerySource,
+    /// Set by the caller to stop the query: checked for every item and every row.
+    pub cancel: Option<Arc<AtomicBool>>,
+    /// When the query started (ticks), for the `*Static` clock functions.
+    pub query_ticks: i64,
+}
+
+impl std::fmt::Debug for Runner<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Runner").finish_non_exhaustive()
+    }
+}
+
+impl Subqueries for Runner<'_> {
+    fn run_subquery(&self, query: &BoundQuery, outer: &Row) -> Result<Vec<Value>, QueryError> {
+        let mut out = Emitter::new(query);
+        self.run_with(query, &mut std::iter::empty(), outer, &mut RunStats::default(), &mut out)?;
+        Ok(out.finish())
+    }
+}
+
+impl<'a> Runner<'a> {
+    pub fn new(source: &'a dyn QuerySource) -> Self {
+        Runner { source, cancel: None, query_ticks: crate::functions::clock_ticks() }
+    }
+
+    /// Stops with a `Cancelled` error once `flag` is set.
+    pub fn with_cancel(mut self, flag: Option<Arc<AtomicBool>>) -> Self {
+        self.cancel = flag;
+        self
+    }
+
+    pub fn check_cancelled(&self) -> Result<(), QueryError> {
+        match &self.cancel {
+            Some(flag) if flag.load(AtomicOrdering::Relaxed) => Err(QueryError::cancelled()),
+            _ => Ok(()),
+        }
+    }
+
+    pub fn ctx<'c>(&'c self, aggregates: Option<&'c [Value]>) -> EvalContext<'c> {
+        EvalContext { source: self.source, aggregates, subqueries: self, query_ticks: self.query_ticks }
+    }
+
+    /// Runs a top-level query over `input`, handing results to `out`.
+    pub fn run_into(
+        &self,
+        q: &BoundQuery,
+        input: &mut Input<'_>,
+        stats: &mut RunStats,
+        out: &mut Emitter,
+    ) -> Result<(), QueryError> {
+        self.run_with(q, input, &Vec::new(), stats, out)
+    }
+
+    /// Runs a query over `input` for one row of the enclosing query (`outer`), handing results to
+    /// `out`.
+    fn run_with(
+        &self,
+        q: &BoundQuery,
+        input: &mut Input<'_>,
+        outer: &Row,
+        stats: &mut RunStats,
+        out: &mut Emitter,
+    ) -> Result<(), QueryError> {
+        if q.is_aggregate() {
+            let groups = self.collect_groups(q, input, outer, stats)?;
+            self.finish_groups(q, groups, out)
+        } else if let Some(rank) = &q.rank {
+            self.run_ranked(q, rank, input, outer, stats, out)
+        } else if !q.order_by.is_empty() {
+            let rows = self.sort(q, input, outer, q.rows_needed(), None, stats)?;
+            let ctx = self.ctx(None);
+            for r in rows {
+                if out.push_row(self.project(q, &ctx, &r.row)?, || ResumePoint::Sort(r.cursor())) {
+                    break;
+                }
+            }
+            Ok(())
+        } else {
+            let ctx = self.ctx(None);
+            self.for_each_row(q, input, outer, stats, &mut |row, pos| {
+                if !self.passes(q, row)? {
+                    return Ok(Flow::Continue);
+                }
+                let value = self.project(q, &ctx, row)?;
+                Ok(if out.push_row(value, || ResumePoint::Position(pos.clone())) { Flow::Stop } else { Flow::Continue })
+            })
+        }
+    }
+
+    /// WHERE: whether the row's condition is exactly `true`.
+    pub fn passes(&self, q: &BoundQuery, row: &Row) -> Result<bool, QueryError> {
+        match &q.filter {
+            Some(f) => Ok(f.eval(&self.ctx(None), row)? == Value::Bool(true)),
+            None => Ok(true),
+        }
+    }
+
+    /// The SELECT clause on one row.
+    pub fn project(&self, q: &BoundQuery, ctx: &EvalContext<'_>, row: &Row) -> Result<Value, QueryError> {
+        Ok(match &q.projection {
+            BoundProjection::Star(slot) => match row.get(*slot) {
+                Some(Binding::Item(item)) => self.source.materialize(item),
+                Some(Binding::Value(v)) => v.clone(),
+                _ => Value::Undefined,
+            },
+            BoundProjection::Value(e) => e.eval(ctx, row)?,
+            BoundProjection::List(items) => {
+                let mut map = Map::with_capacity(items.len());
+                for (name, e) in items {
+                    let v = e.eval(ctx, row)?;
+                    if !v.is_undefined() {
+                        map.insert(name.clone(), v);
+                    }
+                }
+                Value::from(map)
+            }
+        })
+    }
+
+    /// The rows passing WHERE, sorted by ORDER BY then scan position: the first `keep` of them
+    /// (all without), only those after `after` (a resumed page).
+    pub fn sort(
+        &self,
+        q: &BoundQuery,
+        input: &mut Input<'_>,
+        outer: &Row,
+        keep: Option<u64>,
+        after: Option<&SortCursor>,
+        stats: &mut RunStats,
+    ) -> Result<Vec<SortedRow>, QueryError> {
+        let ctx = self.ctx(None);
+        let mut buffer = SortBuffer::new(&q.order_by, keep);
+        self.for_each_row(q, input, outer, stats, &mut |row, pos| {
+            if !self.passes(q, row)? {
+                return Ok(Flow::Continue);
+            }
+            let keys = q.order_by.iter().map(|k| k.expr.eval(&ctx, row)).collect::<Result<Vec<_>, _>>()?;
+            if after.is_some_and(|c| !c.is_before(&keys, pos, &q.order_by)) || !buffer.admits(&keys, pos) {
+                return Ok(Flow::Continue);
+            }
+            // A row whose `SELECT VALUE` is undefined gives no result, so it must not take a
+            // place among the rows kept (checked only for rows that would be kept).
+            if let BoundProjection::Value(e) = &q.projection {
+                if e.eval(&ctx, row)?.is_undefined() {
+                    return Ok(Flow::Continue);
+                }
+            }
+            buffer.push(SortedRow { keys, pos: pos.clone(), row: row.clone() });
+            Ok(Flow::Continue)
+        })?;
+        stats.peak_buffered = stats.peak_buffered.max(buffer.len() as u64);
+        Ok(buffer.into_sorted())
+    }
+
+    fn run_ranked(
+        &self,
+        q: &BoundQuery,
+        rank: &RankFn,
+        input: &mut Input<'_>,
+        outer: &Row,
+        stats: &mut RunStats,
+        out: &mut Emitter,
+    ) -> Result<(), QueryError> {
+        let ctx = self.ctx(None);
+        let mut rows = Vec::new();
+        self.for_each_row(q, input, outer, stats, &mut |row, _pos| {
+            if self.passes(q, row)? {
+                rows.push(row.clone());
+            }
+            Ok(Flow::Continue)
+        })?;
+        stats.peak_buffered = stats.peak_buffered.max(rows.len() as u64);
+        let scores = rank_scores(rank, &ctx, &rows)?;
+        let mut order: Vec<usize> = (0..rows.len()).collect();
+        order.sort_by(|a, b| scores[*b].total_cmp(&scores[*a]).then(a.cmp(b)));
+        for i in order {
+            if out.push(self.project(q, &ctx, &rows[i])?) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Groups the rows of `input` and runs the aggregates per group (a partial result: groups of
+    /// several inputs merge with [`crate::aggregate::merge_groups`]).
+    pub fn collect_groups(
+        &self,
+        q: &BoundQuery,
+        input: &mut Input<'_>,
+        outer: &Row,
+        stats: &mut RunStats,
+    ) -> Result<Groups, QueryError> {
+        let ctx = self.ctx(None);
+        let mut groups: Groups = IndexMap::new();
+        let fresh = || q.aggregates.iter().map(|a| Accumulator::new(a.kind)).collect::<Vec<_>>();
+        if q.group_by.is_none() {
+            groups.insert(Vec::new(), (outer.clone(), fresh()));
+        }
+        self.for_each_row(q, input, outer, stats, &mut |row, _pos| {
+            if !self.passes(q, row)? {
+                return Ok(Flow::Continue);
+            }
+            let key = match &q.group_by {
+                Some(keys) => keys.iter().map(|k| k.eval(&ctx, row)).collect::<Result<Vec<_>, _>>()?,
+                None => Vec::new(),
+            };
+            let entry = groups.entry(key).or_insert_with(|| (row.clone(), fresh()));
+            if q.group_by.is_none() && entry.0.len() < row.len() {
+                entry.0 = row.clone();
+            }
+            for (acc, spec) in entry.1.iter_mut().zip(&q.aggregates) {
+                acc.add(spec.arg.eval(&ctx, row)?);
+            }
+            Ok(Flow::Continue)
+        })?;
+        stats.peak_buffered = stats.peak_buffered.max(groups.len() as u64);
+        Ok(groups)
+    }
+
+    /// Projects finished groups (ordered by ORDER BY if any, else by first appearance).
+    pub fn finish_groups(&self, q: &BoundQuery, groups: Groups, out: &mut Emitter) -> Result<(), QueryError> {
+        let mut results = Vec::with_capacity(groups.len());
+        for (i, (_, (row, accs))) in groups.into_iter().enumerate() {
+            let values: Vec<Value> = accs.iter().map(Accumulator::result).collect();
+            let gctx = self.ctx(Some(&values));
+            let keys = q.order_by.iter().map(|k| k.expr.eval(&gctx, &row)).collect::<Result<Vec<_>, _>>()?;
+            let value = self.project(q, &gctx, &row)?;
+            results.push((keys, i, value));
+        }
+        if !q.order_by.is_empty() {
+            results.sort_by(|a, b| compare_sort_keys(&a.0, &b.0, &q.order_by).then(a.1.cmp(&b.1)));
+        }
+        for (_, _, v) in results {
+            if out.push(v) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Expands FROM and JOINs into rows and hands each to `sink`.
+    pub fn for_each_row(
+        &self,
+        q: &BoundQuery,
+        input: &mut Input<'_>,
+        outer: &Row,
+        stats: &mut RunStats,
+        sink: &mut RowSink<'_>,
+    ) -> Result<(), QueryError> {
+        let mut row: Row = Vec::with_capacity(q.slots);
+        row.extend_from_slice(&outer[..q.base.min(outer.len())]);
+        row.resize(q.slots, Binding::Undefined);
+        let mut pos = RowPos { item: None, sub: 0 };
+        let Some(first) = q.sources.first() else {
+            sink(&row, &pos)?;
+            return Ok(());
+        };
+        let ctx = self.ctx(None);
+        match &first.kind {
+            SourceKind::Items | SourceKind::ItemPath { .. } | SourceKind::ItemIterate { .. } => {
+                for (at, item) in input {
+                    self.check_cancelled()?;
+                    stats.retrieved += 1;
+                    pos = RowPos { item: Some(at), sub: 0 };
+                    let flow = match &first.kind {
+                        SourceKind::Items => {
+                            row[first.slot] = Binding::Item(item);
+                            self.joins(q, 1, &mut row, &mut pos, sink)?
+                        }
+                        SourceKind::ItemPath { root, steps } => {
+                            row[*root] = Binding::Item(item);
+                            let v = read_path(&ctx, row.get(*root), steps);
+                            if v.is_undefined() {
+                                Flow::Continue
+                            } else {
+                                row[first.slot] = Binding::Value(v);
+                                self.joins(q, 1, &mut row, &mut pos, sink)?
+                            }
+                        }
+                        SourceKind::ItemIterate { root, array } => {
+                            row[*root] = Binding::Item(item);
+                            let array = array.eval(&ctx, &row)?;
+                            self.iterate(q, (first.slot, array), 1, &mut row, &mut pos, sink)?
+                        }
+                        _ => Flow::Continue,
+                    };
+                    if let Flow::Stop = flow {
+                        break;
+                    }
+                }
+            }
+            SourceKind::Subquery(inner) => {
+                let mut values = Emitter::new(inner);
+                self.run_with(inner, input, &Vec::new(), stats, &mut values)?;
+                for v in values.finish() {
+                    row[first.slot] = Binding::Value(v);
+                    if let Flow::Stop = self.joins(q, 1, &mut row, &mut pos, sink)? {
+                        break;
+                    }
+                }
+            }
+            SourceKind::Value(_) | SourceKind::Iterate(_) => {
+                self.joins(q, 0, &mut row, &mut pos, sink)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn iterate(
+        &self,
+        q: &BoundQuery,
+        (slot, array): (usize, Value),
+        next: usize,
+        row: &mut Row,
+        pos: &mut RowPos,
+        sink: &mut RowSink<'_>,
+    ) -> Result<Flow, QueryError> {
+        if let Value::Array(items) = array {
+            for v in items.iter() {
+                row[slot] = Binding::Value(v.clone());
+                if let Flow::Stop = self.joins(q, next, row, pos, sink)? {
+                    return Ok(Flow::Stop);
+                }
+            }
+        }
+        Ok(Flow::Continue)
+    }
+
+    /// Expands sources `index..` for the current row.
+    fn joins(
+        &self,
+        q: &BoundQuery,
+        index: usize,
+        row: &mut Row,
+        pos: &mut RowPos,
+        sink: &mut RowSink<'_>,
+    ) -> Result<Flow, QueryError> {
+        let Some(source) = q.sources.get(index) else {
+            self.check_cancelled()?;
+            let flow = sink(row, pos);
+            pos.sub = pos.sub.saturating_add(1);
+            return flow;
+        };
+        let ctx = self.ctx(None);
+        match &source.kind {
+            SourceKind::Value(e) => {
+                let v = e.eval(&ctx, row)?;
+                if v.is_undefined() {
+                    return Ok(Flow::Continue);
+                }
+                row[source.slot] = Binding::Value(v);
+                self.joins(q, index + 1, row, pos, sink)
+            }
+            SourceKind::Iterate(e) => {
+                let v = e.eval(&ctx, row)?;
+                self.iterate(q, (source.slot, v), index + 1, row, pos, sink)
+            }
+            SourceKind::Subquery(inner) => {
+                for v in self.run_subquery(inner, row)? {
+                    row[source.slot] = Binding::Value(v);
+                    if let Flow::Stop = self.joins(q, index + 1, row, pos, sink)? {
+                        return Ok(Flow::Stop);
+                    }
+                }
+                Ok(Flow::Continue)
+            }
+            _ => Err(QueryError::internal("a container source after the first FROM source")),
+        }
+    }
+}
+
+/// Applies DISTINCT, OFFSET and LIMIT/TOP to results as they come; undefined results are
+/// dropped. For a page, it also notes where the page's last result came from.
+#[derive(Debug)]
+pub struct Emitter {
+    distinct: Option<HashSet<Value>>,
+    skip: u64,
+    limit: Option<u64>,
+    out: Vec<Value>,
+    /// Note the resume point of the result with this (1-based) number.
+    mark_at: Option<usize>,
+    mark: Option<ResumePoint>,
+}
+
+impl Emitter {
+    /// An emitter for a whole query.
+    pub fn new(q: &BoundQuery) -> Self {
+        Emitter {
+            distinct: q.distinct.then(HashSet::new),
+            skip: q.offset,
+            limit: q.limit,
+            out: Vec::new(),
+            mark_at: None,
+            mark: None,
+        }
+    }
+
+    /// An emitter for one page: `returned` results were given out by earlier pages, at most
+    /// `take` more are wanted now, and the resume point of the `page`-th result is noted.
+    /// `resumed`: the page starts after the last result returned (OFFSET was spent, nothing is
+    /// skipped); otherwise the query runs again and skips what earlier pages returned.
+    pub fn page(q: &BoundQuery, returned: u64, take: Option<u64>, page: Option<usize>, resumed: bool) -> Self {
+        let remaining = q.limit.map(|l| l.saturating_sub(returned));
+        let limit = match (remaining, take) {
+            (Some(r), Some(t)) => Some(r.min(t)),
+            (r, t) => r.or(t),
+        };
+        let skip = if resumed && returned > 0 { 0 } else { q.offset.saturating_add(returned) };
+        Emitter { distinct: q.distinct.then(HashSet::new), skip, limit, out: Vec::new(), mark_at: page, mark: None }
+    }
+
+    /// Adds a result; returns true once no more results are wanted.
+    pub fn push(&mut self, v: Value) -> bool {
+        self.push_row(v, || ResumePoint::Position(RowPos { item: None, sub: 0 }))
+    }
+
+    /// Adds a result with where it came from (asked for only when the result is the page's last).
+    pub fn push_row(&mut self, v: Value, resume: impl FnOnce() -> ResumePoint) -> bool {
+        if self.limit.is_some_and(|l| self.out.len() as u64 >= l) {
+            return true;
+        }
+        if v.is_undefined() {
+            return false;
+        }
+        if let Some(seen) = &mut self.distinct {
+            if !seen.insert(v.clone()) {
+                return false;
+            }
+        }
+        if self.skip > 0 {
+            self.skip -= 1;
+            return false;
+        }
+        self.out.push(v);
+        if self.mark_at == Some(self.out.len()) {
+            self.mark = Some(resume());
+        }
+        self.limit.is_some_and(|l| self.out.len() as u64 >= l)
+    }
+
+    /// Rows one input must deliver for what this emitter still wants: the results to skip plus
+    /// the limit; `None` without a limit or with DISTINCT (duplicates are known only at the end).
+    pub fn rows_wanted(&self) -> Option<u64> {
+        if self.distinct.is_some() {
+            return None;
+        }
+        self.limit.map(|l| l.saturating_add(self.skip))
+    }
+
+    /// The resume point of the marked result, if it was reached.
+    pub fn mark(&self) -> Option<&ResumePoint> {
+        self.mark.as_ref()
+    }
+
+    pub fn finish(self) -> Vec<Value> {
+        self.out
+    }
+}

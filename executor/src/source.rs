@@ -1,0 +1,78 @@
+//! What a query may read from storage, as one trait: the executor runs over any [`QuerySource`].
+//! [`Container`] is the store's; tests run the executor over others.
+
+use cosmoql_storage::{Container, Epk, ItemPosition, PartitionKey, PartitionKeyDefinition, StoredItem};
+use cosmoql_value::Value;
+
+/// Items with their positions, in scan order.
+pub type Input<'a> = dyn Iterator<Item = (ItemPosition, StoredItem)> + 'a;
+
+/// A physical partition: its id and EPK range `[min, max)`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartitionRange {
+    pub id: u32,
+    pub min: Epk,
+    pub max: Epk,
+}
+
+/// What a query reads.
+///
+/// Scan order is by the EPK of an item's logical partition, then by its creation sequence: an
+/// [`ItemPosition`]. Positions must not depend on how the EPK space is cut into physical
+/// partitions, so that a scan (and a continuation token) can resume from one across splits.
+pub trait QuerySource: Sync {
+    /// The partition key definition.
+    fn partition_key(&self) -> &PartitionKeyDefinition;
+
+    /// How many physical partitions there are now.
+    fn partition_count(&self) -> usize;
+
+    /// The physical partitions overlapping any of `ranges` (sorted, disjoint), in EPK order.
+    fn partitions_overlapping(&self, ranges: &[(Epk, Epk)]) -> Vec<PartitionRange>;
+
+    /// The item with this partition key and id, if there is one.
+    fn read_item(&self, key: &PartitionKey, id: &str) -> Option<StoredItem>;
+
+    /// The items at or after `from` and before `end`, with their positions, in scan order. Each
+    /// item present for the whole scan is seen exactly once, whatever happens meanwhile.
+    fn scan(&self, from: ItemPosition, end: Epk) -> Box<Input<'_>>;
+
+    /// The whole item with its system properties.
+    fn materialize(&self, item: &StoredItem) -> Value;
+
+    /// One system property of an item (`_rid`, `_ts`, ...); `Undefined` for other names.
+    fn system_property(&self, item: &StoredItem, name: &str) -> Value;
+}
+
+impl QuerySource for Container {
+    fn partition_key(&self) -> &PartitionKeyDefinition {
+        Container::partition_key(self)
+    }
+
+    fn partition_count(&self) -> usize {
+        Container::partition_count(self)
+    }
+
+    fn partitions_overlapping(&self, ranges: &[(Epk, Epk)]) -> Vec<PartitionRange> {
+        Container::partitions_overlapping(self, ranges)
+            .into_iter()
+            .map(|(id, min, max)| PartitionRange { id, min, max })
+            .collect()
+    }
+
+    fn read_item(&self, key: &PartitionKey, id: &str) -> Option<StoredItem> {
+        self.read_stored(key, id).ok()
+    }
+
+    fn scan(&self, from: ItemPosition, end: Epk) -> Box<Input<'_>> {
+        Box::new(Container::scan_from(self, from, end))
+    }
+
+    fn materialize(&self, item: &StoredItem) -> Value {
+        Container::materialize(self, item)
+    }
+
+    fn system_property(&self, item: &StoredItem, name: &str) -> Value {
+        Container::system_property(self, item, name)
+    }
+}

@@ -1,0 +1,213 @@
+//! The bound query: what the binder ([`crate::bind`]) makes of a syntax tree. Every alias is a
+//! row slot, every `@parameter` a constant, every function a [`FunctionId`] whose argument count
+//! was checked, and aggregates are pulled out of the projection. The executor evaluates these
+//! trees as they are; nothing in them refers back to the query text except spans for errors.
+
+use std::cmp::Ordering;
+
+use cosmoql_parser::{BinaryOp, Span, UnaryOp};
+use cosmoql_value::{LikePattern, Value};
+
+use crate::functions::{AggregateKind, FunctionId};
+use crate::policy::VectorPolicy;
+
+/// A static step of a path.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    Key(String),
+    Index(usize),
+}
+
+/// The kinds of subquery expressions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SubqueryKind {
+    /// `(SELECT ...)`: the first result, undefined if none.
+    Scalar,
+    /// `EXISTS(SELECT ...)`
+    Exists,
+    /// `ARRAY(SELECT ...)`
+    Array,
+}
+
+/// A bound scalar expression.
+#[derive(Debug, Clone)]
+pub enum BoundExpr {
+    Const(Value),
+    /// A whole alias (a stored item is materialized with its system properties).
+    Slot(usize),
+    /// `alias.a.b[0]`: read lazily from a stored item's binary form.
+    Path {
+        slot: usize,
+        steps: Vec<Step>,
+    },
+    Property(Box<BoundExpr>, String),
+    Index(Box<BoundExpr>, Box<BoundExpr>),
+    Array(Vec<BoundExpr>),
+    Object(Vec<(String, BoundExpr)>),
+    Unary(UnaryOp, Box<BoundExpr>),
+    Binary(BinaryOp, Box<BoundExpr>, Box<BoundExpr>),
+    Between {
+        expr: Box<BoundExpr>,
+        low: Box<BoundExpr>,
+        high: Box<BoundExpr>,
+        negated: bool,
+    },
+    In {
+        expr: Box<BoundExpr>,
+        list: Vec<BoundExpr>,
+        negated: bool,
+    },
+    Like {
+        expr: Box<BoundExpr>,
+        pattern: Box<BoundExpr>,
+        /// The pattern, compiled once when it is a constant.
+        compiled: Option<LikePattern>,
+        escape: Option<char>,
+        negated: bool,
+    },
+    Conditional {
+        condition: Box<BoundExpr>,
+        then: Box<BoundExpr>,
+        otherwise: Box<BoundExpr>,
+    },
+    Call {
+        function: FunctionId,
+        args: Vec<BoundExpr>,
+        /// For `VectorDistance`: the container's policy for the path of its first argument.
+        vector_policy: Option<VectorPolicy>,
+        span: Span,
+    },
+    /// The value of the i-th aggregate of the current group.
+    Aggregate(usize),
+    /// `DocumentId(alias)`: the item's numeric id in its container (undefined for non-items).
+    DocumentId(usize),
+    Subquery {
+        query: Box<BoundQuery>,
+        kind: SubqueryKind,
+    },
+}
+
+/// One ORDER BY item.
+#[derive(Debug, Clone)]
+pub struct SortKey {
+    pub expr: BoundExpr,
+    /// Descending. ORDER BY VectorDistance with a similarity (cosine, dot product) is descending
+    /// when written ascending: the most similar first.
+    pub descending: bool,
+}
+
+/// Compares ORDER BY key values: the total order of values (undefined lowest), per direction.
+pub fn compare_sort_keys(a: &[Value], b: &[Value], order: &[SortKey]) -> Ordering {
+    for ((x, y), key) in a.iter().zip(b).zip(order) {
+        let o = x.cmp(y);
+        let o = if key.descending { o.reverse() } else { o };
+        if o != Ordering::Equal {
+            return o;
+        }
+    }
+    Ordering::Equal
+}
+
+/// One aggregate of a query: its function and argument.
+#[derive(Debug, Clone)]
+pub struct AggregateSpec {
+    pub kind: AggregateKind,
+    pub arg: BoundExpr,
+}
+
+/// A scoring function of `ORDER BY RANK`.
+#[derive(Debug, Clone)]
+pub enum RankFn {
+    /// `FullTextScore(text, terms...)`: BM25 over the rows being ranked, higher first.
+    FullText { text: BoundExpr, terms: Vec<String> },
+    /// `VectorDistance(...)`: most similar first.
+    Distance { call: BoundExpr, similarity: bool },
+    /// `RRF(scores..., [weights])`: reciprocal rank fusion, sum of weight / (60 + rank).
+    Fusion { parts: Vec<RankFn>, weights: Vec<f64> },
+}
+
+/// Where a FROM/JOIN source's rows come from.
+#[derive(Debug, Clone)]
+pub enum SourceKind {
+    /// Each item of the input: the alias binds the item itself (`FROM c`).
+    Items,
+    /// The value at `steps` of each input item, skipped when undefined (`FROM c.children[0] ch`).
+    ItemPath { root: usize, steps: Vec<Step> },
+    /// Each element of an array computed from each input item (`FROM t IN c.tags`).
+    ItemIterate { root: usize, array: BoundExpr },
+    /// A value computed from the row so far: one row if defined (`JOIN c.address a`).
+    Value(BoundExpr),
+    /// Each element of an array computed from the row so far (`JOIN t IN c.tags`).
+    Iterate(BoundExpr),
+    /// Each result of a subquery (`FROM (SELECT ...) x`, `JOIN (SELECT ...) x`).
+    Subquery(Box<BoundQuery>),
+}
+
+/// One FROM or JOIN source: the slot its alias binds and where its rows come from.
+#[derive(Debug, Clone)]
+pub struct Source {
+    pub slot: usize,
+    pub kind: SourceKind,
+}
+
+/// What SELECT returns.
+#[derive(Debug, Clone)]
+pub enum BoundProjection {
+    /// `SELECT *`: the value of the single source's alias.
+    Star(usize),
+    Value(BoundExpr),
+    List(Vec<(String, BoundExpr)>),
+}
+
+/// A bound query, top level or subquery.
+#[derive(Debug, Clone)]
+pub struct BoundQuery {
+    pub sources: Vec<Source>,
+    /// Whether the first source reads the container's items (otherwise it reads outer aliases).
+    pub reads_items: bool,
+    pub filter: Option<BoundExpr>,
+    pub projection: BoundProjection,
+    pub distinct: bool,
+    pub order_by: Vec<SortKey>,
+    /// `ORDER BY RANK ...`: the scoring to rank rows by.
+    pub rank: Option<RankFn>,
+    pub group_by: Option<Vec<BoundExpr>>,
+    pub aggregates: Vec<AggregateSpec>,
+    pub offset: u64,
+    pub limit: Option<u64>,
+    /// Slots of the enclosing queries (their rows are the prefix of this query's rows).
+    pub base: usize,
+    /// Slots of a row of this query, the enclosing queries' included.
+    pub slots: usize,
+}
+
+impl BoundQuery {
+    /// Whether the container's items go through a FROM subquery first (`FROM (SELECT ...) x`),
+    /// whose own DISTINCT, TOP or aggregates need every item in one place.
+    pub fn reads_through_subquery(&self) -> bool {
+        matches!(self.sources.first(), Some(Source { kind: SourceKind::Subquery(_), .. }))
+    }
+
+    /// Whether the query groups or aggregates.
+    pub fn is_aggregate(&self) -> bool {
+        self.group_by.is_some() || !self.aggregates.is_empty()
+    }
+
+    /// Rows any single input must deliver for the final result: OFFSET + LIMIT/TOP (saturating),
+    /// unless DISTINCT (whose duplicates are only known once inputs are merged).
+    pub fn rows_needed(&self) -> Option<u64> {
+        if self.distinct {
+            None
+        } else {
+            self.limit.map(|l| l.saturating_add(self.offset))
+        }
+    }
+
+    /// The slot of the container's item when the first source is the container itself (`FROM c`).
+    pub fn item_slot(&self) -> Option<usize> {
+        match self.sources.first() {
+            Some(Source { slot, kind: SourceKind::Items }) => Some(*slot),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,91 @@
+//! Errors of planning: the query does not parse, does not bind, or asks for something the service
+//! rejects. Every one carries what the service would answer: HTTP status, substatus and, for query
+//! compilation errors, the service's error code (`SC2206`, ...).
+
+use std::fmt;
+
+use cosmoql_parser::{ParseError, Span};
+
+/// What kind of planning error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PlanErrorKind {
+    /// The query text does not parse.
+    Syntax,
+    /// A name, parameter, function, argument count or clause the query language does not allow.
+    Bind,
+    /// The request's partition key does not fit the container's definition.
+    PartitionKey,
+}
+
+/// A planning error, with the span of the offending part of the query where there is one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlanError {
+    pub kind: PlanErrorKind,
+    pub message: String,
+    pub span: Option<Span>,
+    /// The HTTP status the service answers (400 for every planning error).
+    pub status: u16,
+    /// The service's substatus (`x-ms-substatus`), 0 when it sends none.
+    pub substatus: u32,
+    /// The service's query error code (`SC1001`, `SC2206`, ...), when it has one.
+    pub code: Option<&'static str>,
+}
+
+impl PlanError {
+    /// A binding error at `span` (400, no substatus).
+    pub fn bind(message: impl Into<String>, span: Span) -> Self {
+        PlanError {
+            kind: PlanErrorKind::Bind,
+            message: message.into(),
+            span: Some(span),
+            status: 400,
+            substatus: 0,
+            code: None,
+        }
+    }
+
+    /// A rejection the service makes with its error code `code`.
+    pub fn rejected(code: &'static str, message: impl Into<String>, span: Option<Span>) -> Self {
+        PlanError {
+            kind: PlanErrorKind::Bind,
+            message: message.into(),
+            span,
+            status: 400,
+            substatus: 0,
+            code: Some(code),
+        }
+    }
+
+    /// A request partition key that does not fit the container's definition.
+    pub fn partition_key(message: impl Into<String>, status: u16, substatus: u32) -> Self {
+        PlanError {
+            kind: PlanErrorKind::PartitionKey,
+            message: message.into(),
+            span: None,
+            status,
+            substatus,
+            code: None,
+        }
+    }
+}
+
+impl From<ParseError> for PlanError {
+    fn from(e: ParseError) -> Self {
+        PlanError {
+            kind: PlanErrorKind::Syntax,
+            message: e.message,
+            span: Some(e.span),
+            status: 400,
+            substatus: 0,
+            code: Some("SC1001"),
+        }
+    }
+}
+
+impl fmt::Display for PlanError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for PlanError {}

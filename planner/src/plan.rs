@@ -1,0 +1,296 @@
+//! The plan of one query: the bound query, the partitions it targets and why, how it runs across
+//! partitions (what each partition runs and how the client merges), and how its pages resume.
+//!
+//! [`plan`] is the only place a strategy is chosen. The executor runs a [`Plan`], EXPLAIN prints
+//! it (its `Display`), and every page of a paged query runs the same plan, so what EXPLAIN shows
+//! is what runs.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use cosmoql_parser::{Query, SortDirection};
+use cosmoql_storage::{Epk, PartitionKey, PartitionKeyDefinition, StorageError};
+use cosmoql_value::Value;
+
+use crate::bind::{bind, BindContext};
+use crate::bound::BoundQuery;
+use crate::error::PlanError;
+use crate::policy::VectorPolicy;
+use crate::prune::{pinned_id, prune, Pruning, Targets};
+use crate::rules::{self, Limits, LIMITS};
+
+/// What planning needs besides the query text.
+#[derive(Debug, Clone, Copy)]
+pub struct PlanContext<'a> {
+    /// Values of `@parameters`, by name without `@`.
+    pub parameters: &'a HashMap<String, Value>,
+    /// The container's vector embedding policy (for `VectorDistance`).
+    pub vector_policies: &'a [VectorPolicy],
+    /// The container's partition key definition.
+    pub partition_key: &'a PartitionKeyDefinition,
+    /// The request's partition key: the query reads that logical partition only.
+    pub request_partition_key: Option<&'a PartitionKey>,
+    /// The query engine limits to enforce.
+    pub limits: &'a Limits,
+}
+
+impl<'a> PlanContext<'a> {
+    /// A context with the service's default limits.
+    pub fn new(parameters: &'a HashMap<String, Value>, partition_key: &'a PartitionKeyDefinition) -> Self {
+        PlanContext { parameters, vector_policies: &[], partition_key, request_partition_key: None, limits: &LIMITS }
+    }
+}
+
+/// Which partitions a query reads, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PartitionTargets {
+    /// What pruning (or the request's key) found.
+    pub pruning: Pruning,
+    /// The EPK ranges to read, sorted and disjoint (a key is the range `[epk, epk.successor())`).
+    pub ranges: Vec<(Epk, Epk)>,
+    /// One key and an `id` equality: read that item instead of scanning.
+    pub point: Option<PointRead>,
+}
+
+/// A point read: the query pins one partition key and the id.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PointRead {
+    pub key: PartitionKey,
+    pub id: String,
+}
+
+/// How a query runs across partitions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Strategy {
+    /// The query reads no items (`SELECT 1`, `SELECT VALUE [1, 2]`): it runs once, on the client.
+    NoItems,
+    /// Every target partition streams its items to the client in EPK order, where the whole query
+    /// runs in one pass: ranking needs statistics over all rows; a FROM subquery's DISTINCT, TOP
+    /// or aggregates need every item in one place.
+    OnePass(OnePassReason),
+    /// Each partition filters and projects (DISTINCT within the partition first); the client
+    /// concatenates partitions in EPK order.
+    Concatenate,
+    /// Each partition sorts its rows (keeping OFFSET + LIMIT when there is a limit); the client
+    /// merges them k ways, ties broken by scan position.
+    MergeSorted,
+    /// Each partition computes partial groups and aggregates; the client merges them in scan
+    /// order and finishes them.
+    MergeGroups,
+}
+
+/// Why a query runs in one pass on the client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnePassReason {
+    /// `ORDER BY RANK`: scores need statistics over all rows.
+    Rank,
+    /// `FROM (SELECT ...)`: the subquery needs every item.
+    FromSubquery,
+}
+
+/// How the next page of a paged query starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Paging {
+    /// Results come in scan order: resume after the scan position (EPK, creation sequence, JOIN
+    /// expansion) of the last result returned.
+    ByPosition,
+    /// ORDER BY: resume after the last result's sort keys and scan position; each partition skips
+    /// the rows at or before them.
+    BySortKeys,
+    /// Aggregates, DISTINCT, ranking, FROM subqueries: run the plan again and skip the results
+    /// already returned (exact: the order is deterministic).
+    Replay,
+}
+
+/// The plan of one query.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// The query text.
+    pub sql: String,
+    /// The query as parsed (for printing).
+    pub syntax: Query,
+    /// The query as bound.
+    pub query: BoundQuery,
+    /// The partitions it reads.
+    pub targets: PartitionTargets,
+    pub strategy: Strategy,
+    pub paging: Paging,
+}
+
+/// Parses, checks, binds and plans `sql`.
+pub fn plan(sql: &str, context: &PlanContext<'_>) -> Result<Plan, PlanError> {
+    rules::check_text(sql, context.limits)?;
+    let syntax = cosmoql_parser::parse(sql)?;
+    rules::check_limits(&syntax, context.limits)?;
+    let query =
+        bind(&syntax, BindContext { parameters: context.parameters, vector_policies: context.vector_policies })?;
+    let strategy = if !query.reads_items {
+        Strategy::NoItems
+    } else if query.rank.is_some() {
+        Strategy::OnePass(OnePassReason::Rank)
+    } else if query.reads_through_subquery() {
+        Strategy::OnePass(OnePassReason::FromSubquery)
+    } else if query.is_aggregate() {
+        Strategy::MergeGroups
+    } else if !query.order_by.is_empty() {
+        Strategy::MergeSorted
+    } else {
+        Strategy::Concatenate
+    };
+    let paging = match strategy {
+        Strategy::Concatenate if !query.distinct => Paging::ByPosition,
+        Strategy::MergeSorted if !query.distinct => Paging::BySortKeys,
+        _ => Paging::Replay,
+    };
+    let targets = targets(&syntax, &query, context)
+        .map_err(|e| PlanError::partition_key(e.message.clone(), e.status_code(), e.kind.substatus().unwrap_or(0)))?;
+    Ok(Plan { sql: sql.to_string(), syntax, query, targets, strategy, paging })
+}
+
+/// The request's partition key, or what the WHERE clause pins, as EPK ranges; with one key and an
+/// id equality, the point read.
+fn targets(syntax: &Query, query: &BoundQuery, context: &PlanContext<'_>) -> Result<PartitionTargets, StorageError> {
+    let definition = context.partition_key;
+    let pruning = match context.request_partition_key {
+        Some(key) => {
+            definition.check_key(key)?;
+            Pruning {
+                targets: Targets::Keys(vec![key.clone()]),
+                reason: "the request's partition key pins 1 key".into(),
+            }
+        }
+        None => prune(syntax, query, definition),
+    };
+    let (ranges, point) = match &pruning.targets {
+        Targets::All => (vec![(Epk::min(), Epk::max())], None),
+        Targets::Ranges(ranges) => (ranges.clone(), None),
+        Targets::Keys(keys) => {
+            let mut ranges = keys
+                .iter()
+                .map(|key| {
+                    let epk = definition.epk(key)?;
+                    let next = epk.successor();
+                    Ok((epk, next))
+                })
+                .collect::<Result<Vec<_>, StorageError>>()?;
+            ranges.sort();
+            ranges.dedup();
+            let point = match (keys.as_slice(), pinned_id(query)) {
+                ([key], Some(id)) => Some(PointRead { key: key.clone(), id }),
+                _ => None,
+            };
+            (ranges, point)
+        }
+    };
+    Ok(PartitionTargets { pruning, ranges, point })
+}
+
+impl Plan {
+    /// Whether the query reads items (and so targets partitions).
+    pub fn reads_items(&self) -> bool {
+        self.strategy != Strategy::NoItems
+    }
+
+    /// The ORDER BY items as the query wrote them.
+    fn order_text(&self) -> String {
+        self.syntax
+            .order_by
+            .iter()
+            .map(|o| match o.direction {
+                Some(SortDirection::Desc) => format!("{} DESC", o.expr),
+                _ => o.expr.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// EXPLAIN: the query, the targets and why, what each partition runs, the merge on the client
+/// and how pages resume.
+impl fmt::Display for Plan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let q = &self.query;
+        let syntax = &self.syntax;
+        writeln!(f, "query       {syntax}")?;
+        if !self.reads_items() {
+            writeln!(f, "targets     none: the query reads no items")?;
+        } else {
+            writeln!(f, "targets     {}", self.targets.pruning.reason)?;
+        }
+        let order = self.order_text();
+        let mut merge: Vec<String> = Vec::new();
+        if self.reads_items() {
+            writeln!(f, "per partition")?;
+            match &self.targets.point {
+                Some(p) => writeln!(f, "  read      point read of id {:?} in logical partition {}", p.id, p.key)?,
+                None => writeln!(f, "  scan      {} EPK range(s)", self.targets.ranges.len())?,
+            }
+            if self.strategy != Strategy::OnePass(OnePassReason::FromSubquery) {
+                if let Some(w) = &syntax.where_clause {
+                    writeln!(f, "  filter    {w}")?;
+                }
+            }
+        }
+        match self.strategy {
+            Strategy::NoItems => merge.push("evaluate the query once".to_string()),
+            Strategy::OnePass(reason) => {
+                writeln!(f, "  stream    items to the client in EPK order")?;
+                merge.push(match reason {
+                    OnePassReason::Rank => "rank every row (the scores need statistics over all rows)".to_string(),
+                    OnePassReason::FromSubquery => {
+                        "run the FROM subquery over all items, then the outer query".to_string()
+                    }
+                });
+            }
+            Strategy::MergeGroups => {
+                let by = if syntax.group_by.is_empty() {
+                    "one group".to_string()
+                } else {
+                    syntax.group_by.iter().map(|e| e.to_string()).collect::<Vec<_>>().join(", ")
+                };
+                writeln!(f, "  group     by {by}: partial aggregates (AVG as sum and count)")?;
+                merge.push("merge partial groups in scan order and finish the aggregates".to_string());
+                if !order.is_empty() {
+                    merge.push(format!("order groups by {order}"));
+                }
+            }
+            Strategy::MergeSorted => {
+                let keep = q.rows_needed().map_or("all rows".to_string(), |n| format!("the first {n} rows"));
+                writeln!(f, "  sort      {order} (keep {keep}, as references to stored items)")?;
+                merge.push(format!("k-way merge on {order}, ties by scan position; project each row returned"));
+            }
+            Strategy::Concatenate => {
+                let keep = q.rows_needed().map_or(String::new(), |n| format!(" (stop after {n} results)"));
+                writeln!(f, "  project   {}{keep}", syntax.select.projection_text())?;
+                if q.distinct {
+                    writeln!(f, "  distinct  within the partition")?;
+                }
+                merge.push(
+                    "concatenate partitions in EPK order (later ones run ahead into bounded buffers)".to_string(),
+                );
+            }
+        }
+        if q.distinct {
+            merge.push("DISTINCT".to_string());
+        }
+        if let Some(ol) = &syntax.offset_limit {
+            merge.push(format!("OFFSET {} (skipped rows are not kept) LIMIT {}", ol.offset, ol.limit));
+        }
+        if let Some(top) = &syntax.select.top {
+            merge.push(format!("TOP {top}"));
+        }
+        writeln!(f, "merge (client)")?;
+        for m in merge {
+            writeln!(f, "  {m}")?;
+        }
+        write!(
+            f,
+            "pages       {}",
+            match self.paging {
+                Paging::ByPosition => "resume after the scan position of the last result",
+                Paging::BySortKeys => "resume after the sort keys and scan position of the last result",
+                Paging::Replay => "run again, skipping the results already returned",
+            }
+        )
+    }
+}

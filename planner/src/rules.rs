@@ -1,0 +1,367 @@
+//! What the service rejects, in its words: every query compilation error whose wording, status or
+//! code comes from Azure Cosmos DB is built here, so the texts live in one place. The binder
+//! calls these where it finds the problem; [`check_limits`] checks the query engine limits the
+//! service advertises before binding.
+//!
+//! Sources for each message are in `docs/ARCHITECTURE.md` ("Errors the service makes").
+
+use cosmoql_parser::{Expr, ExprKind, FromSource, Query, Span};
+
+use crate::error::PlanError;
+use crate::functions::Signature;
+
+/// The functions ORDER BY may sort by although they are not document paths, when they are the
+/// only ORDER BY item (the service's documented exceptions: vector and spatial distance).
+pub fn may_order_by(function: &str) -> bool {
+    matches!(function, "VectorDistance" | "ST_DISTANCE")
+}
+
+/// `ORDER BY c.n + 1`, `ORDER BY UPPER(c.s)`, ordering by a value a FROM subquery computes, a
+/// distance beside another ORDER BY item. (The service sends this one's code as the number 2206,
+/// without a location.)
+pub fn order_by_not_a_path(span: Span) -> PlanError {
+    PlanError::rejected(
+        "2206",
+        "Unsupported ORDER BY clause. ORDER BY item expression could not be mapped to a document path.",
+        Some(span),
+    )
+}
+
+/// `ORDER BY` inside a subquery.
+pub fn order_by_in_subquery(span: Span) -> PlanError {
+    PlanError::rejected("SC2202", "'ORDER BY' is not supported in subqueries.", Some(span))
+}
+
+/// `TOP` inside a subquery.
+pub fn top_in_subquery(span: Span) -> PlanError {
+    PlanError::rejected("SC2203", "'TOP' is not supported in subqueries.", Some(span))
+}
+
+/// `OFFSET ... LIMIT ...` inside a subquery.
+pub fn offset_limit_in_subquery(span: Span) -> PlanError {
+    PlanError::rejected("SC2204", "'OFFSET LIMIT' clause is not supported in subqueries.", Some(span))
+}
+
+/// `ORDER BY RANK` inside a subquery.
+pub fn rank_in_subquery(span: Span) -> PlanError {
+    PlanError::rejected("SC2228", "The ORDER BY RANK clause is not supported in subqueries.", Some(span))
+}
+
+/// A name that is no alias in scope.
+pub fn unresolved_identifier(name: &str, span: Span) -> PlanError {
+    PlanError::rejected("SC2001", format!("Identifier '{name}' could not be resolved."), Some(span))
+}
+
+/// A function name the service does not know (also `RRF` outside `ORDER BY RANK`).
+pub fn unknown_function(name: &str, span: Span) -> PlanError {
+    PlanError::rejected("SC2005", format!("'{name}' is not a recognized built-in function name."), Some(span))
+}
+
+/// A call with too few or too many arguments (the span is the whole call).
+pub fn wrong_argument_count(signature: &Signature, span: Span) -> PlanError {
+    let expected = match signature.max_args {
+        Some(m) if m == signature.min_args => format!("{m}"),
+        Some(m) => format!("{} to {m}", signature.min_args),
+        None => format!("at least {}", signature.min_args),
+    };
+    PlanError::rejected(
+        "SC2050",
+        format!("The {} function requires {expected} argument(s).", signature.name.to_ascii_uppercase()),
+        Some(span),
+    )
+}
+
+/// An aggregate whose argument holds an aggregate or a subquery (the span is the outer call).
+pub fn aggregate_of_aggregate(span: Span) -> PlanError {
+    PlanError::rejected(
+        "SC2101",
+        "Cannot perform an aggregate function on an expression containing an aggregate or a subquery.",
+        Some(span),
+    )
+}
+
+/// A property in the select list of a GROUP BY query that is neither a group key nor inside an
+/// aggregate; `expr` is the reference as the query wrote it.
+pub fn not_grouped_in_select(expr: &str, span: Span) -> PlanError {
+    PlanError::rejected(
+        "SC2102",
+        format!(
+            "Property reference '{expr}' is invalid in the select list because it is not contained in either an aggregate function or the GROUP BY clause."
+        ),
+        Some(span),
+    )
+}
+
+/// The same in ORDER BY.
+pub fn not_grouped_in_order_by(expr: &str, span: Span) -> PlanError {
+    PlanError::rejected(
+        "SC2103",
+        format!(
+            "Property reference '{expr}' is invalid in the ORDER BY clause because it is not contained in either an aggregate function or the GROUP BY clause."
+        ),
+        Some(span),
+    )
+}
+
+/// `SELECT *` with GROUP BY (the span is the `*`).
+pub fn star_with_group_by(span: Span) -> PlanError {
+    PlanError::rejected("SC2041", "'SELECT *' is not allowed with GROUP BY.", Some(span))
+}
+
+/// `SELECT *` with JOINs. (The service's code for it is not public.)
+pub fn star_with_joins(span: Span) -> PlanError {
+    PlanError::bind("'SELECT *' is only valid with a single input set.", span)
+}
+
+/// `SELECT *` without FROM. (The service's code for it is not public.)
+pub fn star_without_from(span: Span) -> PlanError {
+    PlanError::bind("'SELECT *' is not valid if FROM clause is omitted.", span)
+}
+
+/// An indexer that is not a constant (`c.a[c.i]`; a parameter is a constant).
+pub fn member_indexer(span: Span) -> PlanError {
+    PlanError::rejected(
+        "SC2990",
+        "The specified query includes 'member indexer' which is currently not supported.",
+        Some(span),
+    )
+}
+
+/// Which count of `TOP n`, `OFFSET n` or `LIMIT n`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CountClause {
+    Top,
+    Offset,
+    Limit,
+}
+
+/// The largest count the service accepts: counts are unsigned 32-bit integers.
+pub const MAX_COUNT: u64 = u32::MAX as u64;
+
+/// A TOP, OFFSET or LIMIT count past [`MAX_COUNT`].
+pub fn count_too_large(clause: CountClause, span: Span) -> PlanError {
+    match clause {
+        CountClause::Top => {
+            PlanError::rejected("SC2060", "The count value provided for a TOP clause must be an integer.", Some(span))
+        }
+        CountClause::Limit => {
+            PlanError::rejected("SC2061", "The LIMIT count value exceeds the maximum allowed value.", Some(span))
+        }
+        CountClause::Offset => {
+            PlanError::rejected("SC2062", "The OFFSET count value exceeds the maximum allowed value.", Some(span))
+        }
+    }
+}
+
+/// `FullTextScore` outside `ORDER BY RANK`.
+pub fn full_text_score_outside_rank(span: Span) -> PlanError {
+    PlanError::rejected("SC2240", "The FullTextScore function is only allowed in the ORDER BY RANK clause.", Some(span))
+}
+
+/// `ORDER BY RANK` of something that is not a scoring function, or `RRF` of fewer than two.
+pub fn not_a_scoring_function(span: Span) -> PlanError {
+    PlanError::rejected(
+        "SC2221",
+        "The ORDER BY RANK clause must be followed by a VectorDistance and/or a FullTextScore function call.",
+        Some(span),
+    )
+}
+
+/// `ORDER BY RANK` with `FROM x IN ...`.
+pub fn rank_with_from_in(span: Span) -> PlanError {
+    PlanError::rejected(
+        "SC2223",
+        "The FROM clause with the IN operator is not allowed with the ORDER BY RANK clause.",
+        Some(span),
+    )
+}
+
+/// `ORDER BY RANK` with a JOIN.
+pub fn rank_with_join(span: Span) -> PlanError {
+    PlanError::rejected("SC2224", "The JOIN operator is not allowed with the ORDER BY RANK clause.", Some(span))
+}
+
+/// `ORDER BY RANK` over a FROM subquery.
+pub fn rank_with_from_subquery(span: Span) -> PlanError {
+    PlanError::rejected(
+        "SC2225",
+        "Subqueries in the FROM clause are not allowed with the ORDER BY RANK clause.",
+        Some(span),
+    )
+}
+
+/// RRF weights that are not a literal array of numbers, one per score.
+pub fn bad_rrf_weights(span: Span) -> PlanError {
+    PlanError::rejected(
+        "SC2229",
+        "The last parameter of the RRF function is an optional array of weights. When present, it must be a literal array of numbers, one for each of the component scores used for the RRF function. The length of this array must be the same as the number of the component scores.",
+        Some(span),
+    )
+}
+
+/// The query engine limits the service advertises in its account properties
+/// (`queryEngineConfiguration`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// `maxSqlQueryInputLength`: characters of query text.
+    pub max_query_text: usize,
+    /// `maxJoinsPerSqlQuery`
+    pub max_joins: usize,
+    /// `maxLogicalAndPerSqlQuery`
+    pub max_and: usize,
+    /// `maxLogicalOrPerSqlQuery`
+    pub max_or: usize,
+    /// `maxUdfRefPerSqlQuery`
+    pub max_udf_references: usize,
+    /// `maxInExpressionItemsCount`
+    pub max_in_items: usize,
+}
+
+/// The service's defaults: its advertised `queryEngineConfiguration` (query text 262144
+/// characters, 500 ANDs, 500 ORs, 10 UDF references, 16000 IN items) and the documented limit of
+/// 10 JOINs per query.
+pub const LIMITS: Limits = Limits {
+    max_query_text: 262_144,
+    max_joins: 10,
+    max_and: 500,
+    max_or: 500,
+    max_udf_references: 10,
+    max_in_items: 16_000,
+};
+
+/// Rejects query text longer than the service accepts, before parsing it.
+pub fn check_text(sql: &str, limits: &Limits) -> Result<(), PlanError> {
+    // Bytes bound characters from above: count characters only when the bytes are over.
+    if sql.len() > limits.max_query_text && sql.chars().count() > limits.max_query_text {
+        return Err(PlanError::rejected(
+            "SC3020",
+            format!("The SQL query text exceeded the maximum limit of {} characters.", limits.max_query_text),
+            Some(Span::new(0, sql.len())),
+        ));
+    }
+    Ok(())
+}
+
+/// Counts what the service limits per query (JOINs, AND, OR, UDF references, IN items) over the
+/// whole tree, subqueries included, and rejects the first count past its limit.
+pub fn check_limits(query: &Query, limits: &Limits) -> Result<(), PlanError> {
+    let mut counts = Counts::default();
+    counts.query(query)?;
+    // The whole query is the location, as the service reports these.
+    let exceeded = |code: &'static str, what: &str, limit: usize| PlanError {
+        code: (!code.is_empty()).then_some(code),
+        ..PlanError::bind(
+            format!("The SQL query exceeded the maximum number of {what}. The allowed limit is {limit}."),
+            query.span,
+        )
+    };
+    if counts.joins > limits.max_joins {
+        return Err(exceeded("SC3002", "joins", limits.max_joins));
+    }
+    // The service's codes for the AND and OR limits are not public.
+    if counts.and > limits.max_and {
+        return Err(exceeded("", "'AND' operators", limits.max_and));
+    }
+    if counts.or > limits.max_or {
+        return Err(exceeded("", "'OR' operators", limits.max_or));
+    }
+    if counts.udf > limits.max_udf_references {
+        return Err(exceeded("SC3005", "user-defined function calls", limits.max_udf_references));
+    }
+    if let Some((items, span)) = counts.largest_in.filter(|(n, _)| *n > limits.max_in_items) {
+        // Neither the wording nor the code of the service's IN limit error is public.
+        return Err(PlanError::bind(
+            format!(
+                "The IN expression has {items} items; the SQL query may have at most {} items in an IN expression.",
+                limits.max_in_items
+            ),
+            span,
+        ));
+    }
+    Ok(())
+}
+
+#[derive(Debug, Default)]
+struct Counts {
+    joins: usize,
+    and: usize,
+    or: usize,
+    udf: usize,
+    largest_in: Option<(usize, Span)>,
+}
+
+impl Counts {
+    fn query(&mut self, q: &Query) -> Result<(), PlanError> {
+        if let Some(from) = &q.from {
+            self.source(&from.source)?;
+            for join in &from.joins {
+                self.joins += 1;
+                self.source(join)?;
+            }
+        }
+        match &q.select.projection {
+            cosmoql_parser::Projection::Star(_) => {}
+            cosmoql_parser::Projection::Value(e) => self.expr(e)?,
+            cosmoql_parser::Projection::List(items) => {
+                for item in items {
+                    self.expr(&item.expr)?;
+                }
+            }
+        }
+        for e in q.where_clause.iter().chain(&q.group_by).chain(q.order_by.iter().map(|o| &o.expr)) {
+            self.expr(e)?;
+        }
+        Ok(())
+    }
+
+    fn source(&mut self, s: &FromSource) -> Result<(), PlanError> {
+        match s {
+            FromSource::Aliased { collection: cosmoql_parser::Collection::Subquery(q), .. } => self.query(q),
+            FromSource::Aliased { .. } => Ok(()),
+            FromSource::Iterate { array, .. } => self.expr(array),
+        }
+    }
+
+    /// Walks an expression with an explicit stack (long AND/OR chains are deep on the left).
+    fn expr(&mut self, root: &Expr) -> Result<(), PlanError> {
+        let mut stack = vec![root];
+        while let Some(e) = stack.pop() {
+            match &e.kind {
+                ExprKind::Literal(_) | ExprKind::Identifier(_) | ExprKind::Parameter(_) => {}
+                ExprKind::Property { base, .. } => stack.push(base),
+                ExprKind::Index { base, index } => stack.extend([&**base, &**index]),
+                ExprKind::Array(items) => stack.extend(items),
+                ExprKind::Object(props) => stack.extend(props.iter().map(|p| &p.value)),
+                ExprKind::Unary { operand, .. } => stack.push(operand),
+                ExprKind::Binary { op, left, right } => {
+                    match op {
+                        cosmoql_parser::BinaryOp::And => self.and += 1,
+                        cosmoql_parser::BinaryOp::Or => self.or += 1,
+                        _ => {}
+                    }
+                    stack.extend([&**left, &**right]);
+                }
+                ExprKind::Between { expr, low, high, .. } => stack.extend([&**expr, &**low, &**high]),
+                ExprKind::In { expr, list, .. } => {
+                    if self.largest_in.is_none_or(|(n, _)| list.len() > n) {
+                        self.largest_in = Some((list.len(), e.span));
+                    }
+                    stack.push(expr);
+                    stack.extend(list);
+                }
+                ExprKind::Like { expr, pattern, .. } => stack.extend([&**expr, &**pattern]),
+                ExprKind::Conditional { condition, then, otherwise } => {
+                    stack.extend([&**condition, &**then, &**otherwise])
+                }
+                ExprKind::Call { udf, args, .. } => {
+                    if *udf {
+                        self.udf += 1;
+                    }
+                    stack.extend(args);
+                }
+                ExprKind::Subquery(q) | ExprKind::Exists(q) | ExprKind::ArraySubquery(q) => self.query(q)?,
+            }
+        }
+        Ok(())
+    }
+}
