@@ -137,6 +137,9 @@ pub fn plan(sql: &str, context: &PlanContext<'_>) -> Result<Plan, PlanError> {
     } else {
         Strategy::Concatenate
     };
+    if strategy == Strategy::MergeGroups && context.request_partition_key.is_none() {
+        rules::check_cross_partition_aggregates(&syntax)?;
+    }
     let paging = match strategy {
         Strategy::Concatenate if !query.distinct => Paging::ByPosition,
         Strategy::MergeSorted if !query.distinct => Paging::BySortKeys,

@@ -103,6 +103,34 @@ pub fn not_grouped_in_order_by(expr: &str, span: Span) -> PlanError {
     )
 }
 
+/// A cross-partition aggregate query whose SELECT composes aggregates with other expressions
+/// (`SELECT VALUE [COUNT(1)]`, `SELECT VALUE {'n': COUNT(1)}`, `SUM(c.a) + 1`). The service's query
+/// plan rejects it in its older error form, without a code; with the request's partition key the
+/// query runs on one partition and is accepted.
+pub fn composed_aggregates(span: Span) -> PlanError {
+    PlanError::bind("Compositions of aggregates and other expressions are not allowed.", span)
+}
+
+/// Checks the cross-partition aggregate shape: every projected item is an aggregate call or a
+/// GROUP BY expression (`SELECT c.g, COUNT(1) AS n ... GROUP BY c.g`).
+pub fn check_cross_partition_aggregates(query: &Query) -> Result<(), PlanError> {
+    let aggregate = |e: &Expr| {
+        matches!(&e.kind, ExprKind::Call { name, udf: false, .. }
+            if crate::functions::lookup(&name.name)
+                .is_some_and(|f| matches!(f.signature().kind, crate::functions::FunctionKind::Aggregate(_))))
+    };
+    let plain = |e: &Expr| aggregate(e) || query.group_by.iter().any(|k| k == e);
+    let items: Vec<&Expr> = match &query.select.projection {
+        cosmoql_parser::Projection::Star(_) => vec![],
+        cosmoql_parser::Projection::Value(e) => vec![e],
+        cosmoql_parser::Projection::List(items) => items.iter().map(|i| &i.expr).collect(),
+    };
+    match items.into_iter().find(|e| !plain(e)) {
+        Some(e) => Err(composed_aggregates(e.span)),
+        None => Ok(()),
+    }
+}
+
 /// `SELECT *` with GROUP BY (the span is the `*`).
 pub fn star_with_group_by(span: Span) -> PlanError {
     PlanError::rejected("SC2041", "'SELECT *' is not allowed with GROUP BY.", Some(span))

@@ -2,24 +2,50 @@
 -- @container people
 
 -- @name COUNT counts defined values
-SELECT VALUE [COUNT(1), COUNT(c.age), COUNT(c.nick), COUNT(c.missing)] FROM c
+SELECT COUNT(1) AS n, COUNT(c.age) AS age, COUNT(c.nick) AS nick, COUNT(c.missing) AS missing FROM c
 -- @expect
-[[6, 5, 2, 0]]
+[{"n": 6, "age": 5, "nick": 2, "missing": 0}]
 
 -- @name SUM over mixed types is undefined
-SELECT VALUE {s: SUM(c.age)} FROM c
+SELECT SUM(c.age) AS s FROM c
 -- @expect
 [{}]
 
 -- @name SUM and AVG over numbers
-SELECT VALUE {s: SUM(c.age), a: AVG(c.age)} FROM c WHERE IS_NUMBER(c.age)
+SELECT SUM(c.age) AS s, AVG(c.age) AS a FROM c WHERE IS_NUMBER(c.age)
 -- @expect
 [{"s": 122, "a": 30.5}]
 
 -- @name MIN and MAX over mixed scalars use the type order
-SELECT VALUE [MIN(c.score), MAX(c.score)] FROM c
+SELECT MIN(c.score) AS lo, MAX(c.score) AS hi FROM c
 -- @expect
-[[null, "high"]]
+[{"lo": null, "hi": "high"}]
+
+-- @name compositions of aggregates are rejected across partitions
+SELECT VALUE [MIN(c.score), MAX(c.score)] FROM c
+-- @error bind line 1, column 14: Compositions of aggregates and other expressions are not allowed.
+
+-- @name compositions of aggregates run in one logical partition
+-- @pk "Seattle"
+SELECT VALUE [COUNT(1), MAX(c.score), SUM(c.age) / COUNT(c.age)] FROM c
+-- @expect
+[[2, 9.5, 31]]
+
+-- @name MAKELIST keeps every value, MAKESET the distinct ones, across partitions
+SELECT MAKELIST(t) AS every, MAKESET(t) AS once FROM c JOIN t IN c.tags WHERE t IN ("a", "b")
+-- @expect
+[{"every": ["a", "a", "b", "b"], "once": ["a", "b"]}]
+
+-- @name MAKELIST and MAKESET skip undefined and keep null
+SELECT MAKELIST(c.nick) AS nicks, MAKESET(c.missing) AS none FROM c
+-- @expect
+[{"nicks": ["D", null], "none": []}]
+
+-- @name MAKESET per group
+-- @order any
+SELECT c.city, MAKESET(c.name) AS names FROM c WHERE IS_DEFINED(c.city) GROUP BY c.city
+-- @expect
+[{"city": "Seattle", "names": ["Ana", "Bo"]}, {"city": "Portland", "names": ["Cy", "Di"]}, {"city": "Boise", "names": ["Ed"]}]
 
 -- @name aggregates over no rows
 SELECT COUNT(1) AS n, SUM(c.age) AS s, AVG(c.age) AS a, MIN(c.age) AS lo FROM c WHERE c.city = "Nowhere"
@@ -34,7 +60,7 @@ SELECT c.city, COUNT(1) AS n, MAX(c.name) AS last FROM c GROUP BY c.city
 
 -- @name GROUP BY an expression
 -- @order any
-SELECT VALUE {big: c.age > 30, n: COUNT(1)} FROM c WHERE IS_NUMBER(c.age) GROUP BY c.age > 30
+SELECT c.age > 30 AS big, COUNT(1) AS n FROM c WHERE IS_NUMBER(c.age) GROUP BY c.age > 30
 -- @expect
 [{"big": true, "n": 2}, {"big": false, "n": 2}]
 

@@ -51,22 +51,25 @@ pub struct Builtin {
     pub eval: Body,
 }
 
+/// The bodies, a table per module.
+const GROUPS: [&[Builtin]; 8] = [
+    string::FUNCTIONS,
+    math::FUNCTIONS,
+    array::FUNCTIONS,
+    type_check::FUNCTIONS,
+    datetime::FUNCTIONS,
+    spatial::FUNCTIONS,
+    vector::FUNCTIONS,
+    other::FUNCTIONS,
+];
+
 /// Every body, by the planner's [`FunctionId`]; `None` where a signature has none (a bug the
 /// `every_signature_has_one_body` test catches).
 fn bodies() -> &'static [Option<Body>] {
     static BODIES: OnceLock<Vec<Option<Body>>> = OnceLock::new();
     BODIES.get_or_init(|| {
         let mut by_name: HashMap<String, Body> = HashMap::new();
-        for group in [
-            string::FUNCTIONS,
-            math::FUNCTIONS,
-            array::FUNCTIONS,
-            type_check::FUNCTIONS,
-            datetime::FUNCTIONS,
-            spatial::FUNCTIONS,
-            vector::FUNCTIONS,
-            other::FUNCTIONS,
-        ] {
+        for group in GROUPS {
             for b in group {
                 by_name.insert(b.name.to_ascii_uppercase(), b.eval);
             }
@@ -131,16 +134,7 @@ mod tests {
             assert_eq!(has, scalar(&s), "{}: a body exactly when it is a scalar function", s.name);
         }
         let mut names = std::collections::HashSet::new();
-        for group in [
-            string::FUNCTIONS,
-            math::FUNCTIONS,
-            array::FUNCTIONS,
-            type_check::FUNCTIONS,
-            datetime::FUNCTIONS,
-            spatial::FUNCTIONS,
-            vector::FUNCTIONS,
-            other::FUNCTIONS,
-        ] {
+        for group in GROUPS {
             for b in group {
                 assert!(names.insert(b.name.to_ascii_uppercase()), "{} has two bodies", b.name);
                 let id =

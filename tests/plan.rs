@@ -1,0 +1,203 @@
+//! One plan: EXPLAIN prints the plan that runs, every page of a paged query runs the same plan,
+//! and the executor runs over any `QuerySource`, not only the store's containers.
+
+use std::collections::BTreeMap;
+
+use cosmoql::executor::{execute_plan, explain, plan_query, PartitionRange, QuerySource};
+use cosmoql::planner::{Paging, Strategy};
+use cosmoql::storage::{
+    Container, ContainerSettings, Doc, Epk, ItemMeta, ItemPosition, PartitionKey, PartitionKeyDefinition, StoredItem,
+};
+use cosmoql::value::{parse_json, Value};
+use cosmoql::{execute, QueryOptions};
+
+fn doc(i: usize) -> Value {
+    parse_json(&format!(
+        r#"{{"id":"{i}","pk":"k{}","n":{},"g":"g{}","tags":["t{}","u"]}}"#,
+        i % 7,
+        (i * 37) % 23,
+        i % 3,
+        i % 4
+    ))
+    .unwrap()
+}
+
+fn container(n: usize, partitions: usize) -> Container {
+    let c = Container::new(
+        "c",
+        PartitionKeyDefinition::hash("/pk").unwrap(),
+        ContainerSettings { initial_partitions: partitions, ..ContainerSettings::default() },
+    );
+    for i in 0..n {
+        c.create(&doc(i)).unwrap();
+    }
+    c
+}
+
+const QUERIES: &[&str] = &[
+    "SELECT VALUE c.id FROM c",
+    "SELECT VALUE c.id FROM c WHERE c.pk = 'k3'",
+    "SELECT * FROM c WHERE c.pk = 'k2' AND c.id = '9'",
+    "SELECT c.id, c.n FROM c ORDER BY c.n DESC, c.id",
+    "SELECT TOP 5 VALUE c.n FROM c ORDER BY c.n",
+    "SELECT VALUE c.n FROM c ORDER BY c.n OFFSET 3 LIMIT 7",
+    "SELECT c.g, COUNT(1) AS n, MAKESET(c.pk) AS keys FROM c GROUP BY c.g",
+    "SELECT DISTINCT VALUE c.g FROM c",
+    "SELECT VALUE t FROM c JOIN t IN c.tags WHERE t != 'u'",
+    "SELECT VALUE x.id FROM (SELECT c.id, c.n FROM c WHERE c.n > 5) x",
+    "SELECT VALUE 1 + 1",
+];
+
+#[test]
+fn explain_prints_the_plan_that_runs() {
+    let c = container(200, 5);
+    let options = QueryOptions::default();
+    for sql in QUERIES {
+        let explained = explain(&c, sql, &options).unwrap();
+        let printed = explained.to_string();
+        // EXPLAIN is the plan's Display, followed by where it runs now.
+        assert!(printed.starts_with(&explained.plan.to_string()), "{sql}:\n{printed}");
+        if explained.plan.reads_items() {
+            let placement = printed.lines().last().unwrap_or_default();
+            assert!(placement.starts_with("partitions  "), "{sql}: {placement}");
+        }
+        // Running the explained plan gives what running the text gives.
+        let ran = execute_plan(&c, &explained.plan, &options).unwrap();
+        let direct = execute(&c, sql, &options).unwrap();
+        assert_eq!(ran.items, direct.items, "{sql}");
+        assert_eq!(ran.metrics.partitions_touched, explained.partitions.len(), "{sql}");
+    }
+    // What EXPLAIN says is what the plan holds.
+    let plan = plan_query(&c, "SELECT c.id FROM c ORDER BY c.n DESC", &options).unwrap();
+    assert_eq!((plan.strategy, plan.paging), (Strategy::MergeSorted, Paging::BySortKeys));
+    let text = plan.to_string();
+    assert!(text.contains("  sort      c.n DESC (keep all rows"), "{text}");
+    assert!(text.contains("k-way merge on c.n DESC"), "{text}");
+    assert!(text.contains("pages       resume after the sort keys and scan position"), "{text}");
+    let plan = plan_query(&c, "SELECT * FROM c WHERE c.pk = 'k2' AND c.id = '9'", &options).unwrap();
+    assert!(plan.targets.point.is_some());
+    assert!(plan.to_string().contains("point read of id \"9\""), "{plan}");
+}
+
+#[test]
+fn every_page_runs_the_one_plan() {
+    let c = container(300, 4);
+    for sql in QUERIES {
+        let whole = execute(&c, sql, &QueryOptions::default()).unwrap().items;
+        for page in [1, 7, 100] {
+            let mut options = QueryOptions { max_item_count: Some(page), ..QueryOptions::default() };
+            let plan = plan_query(&c, sql, &options).unwrap();
+            let mut items = Vec::new();
+            loop {
+                let out = execute_plan(&c, &plan, &options).unwrap();
+                assert!(out.items.len() <= page);
+                items.extend(out.items);
+                match out.continuation {
+                    Some(token) => options.continuation = Some(token),
+                    None => break,
+                }
+            }
+            assert_eq!(items, whole, "{sql} in pages of {page}");
+        }
+    }
+}
+
+/// A query source that is not a container: items in a sorted map by position, cut into
+/// physical partitions at fixed EPKs.
+struct Memory {
+    definition: PartitionKeyDefinition,
+    bounds: Vec<Epk>,
+    items: BTreeMap<ItemPosition, StoredItem>,
+    ids: BTreeMap<(Epk, String), ItemPosition>,
+}
+
+impl Memory {
+    fn new(docs: impl IntoIterator<Item = Value>, cuts: &[&str]) -> Memory {
+        let definition = PartitionKeyDefinition::hash("/pk").unwrap();
+        let mut bounds = vec![Epk::min()];
+        bounds.extend(cuts.iter().map(|c| Epk::from_hex(c).unwrap()));
+        bounds.push(Epk::max());
+        let mut m = Memory { definition, bounds, items: BTreeMap::new(), ids: BTreeMap::new() };
+        for (seq, v) in docs.into_iter().enumerate() {
+            let doc = Doc::from_value(&v).unwrap();
+            let key = m.definition.key_of(doc.root()).unwrap();
+            let epk = m.definition.epk(&key).unwrap();
+            let pos = ItemPosition { epk: epk.clone(), seq: seq as u64 + 1 };
+            let id = v.get("id").as_str().unwrap().to_string();
+            m.ids.insert((epk, id), pos.clone());
+            m.items.insert(pos, StoredItem { doc, meta: ItemMeta { seq: seq as u64 + 1, lsn: 1, ts: 0 } });
+        }
+        m
+    }
+}
+
+impl QuerySource for Memory {
+    fn partition_key(&self) -> &PartitionKeyDefinition {
+        &self.definition
+    }
+
+    fn partition_count(&self) -> usize {
+        self.bounds.len() - 1
+    }
+
+    fn partitions_overlapping(&self, ranges: &[(Epk, Epk)]) -> Vec<PartitionRange> {
+        self.bounds
+            .windows(2)
+            .enumerate()
+            .filter(|(_, w)| ranges.iter().any(|(min, max)| *min < w[1] && w[0] < *max))
+            .map(|(i, w)| PartitionRange { id: i as u32, min: w[0].clone(), max: w[1].clone() })
+            .collect()
+    }
+
+    fn read_item(&self, key: &PartitionKey, id: &str) -> Option<StoredItem> {
+        let epk = self.definition.epk(key).ok()?;
+        self.ids.get(&(epk, id.to_string())).and_then(|pos| self.items.get(pos)).cloned()
+    }
+
+    fn scan(&self, from: ItemPosition, end: Epk) -> Box<dyn Iterator<Item = (ItemPosition, StoredItem)> + '_> {
+        Box::new(self.items.range(from..).take_while(move |(p, _)| p.epk < end).map(|(p, i)| (p.clone(), i.clone())))
+    }
+
+    fn materialize(&self, item: &StoredItem) -> Value {
+        item.doc.root().to_value()
+    }
+
+    fn system_property(&self, _item: &StoredItem, _name: &str) -> Value {
+        Value::Undefined
+    }
+}
+
+#[test]
+fn the_executor_runs_over_any_query_source() {
+    let memory = Memory::new((0..150).map(doc), &["40", "80", "C0"]);
+    let store = container(150, 1);
+    for sql in QUERIES.iter().chain(&["SELECT VALUE c FROM c WHERE c.id = '3'"]) {
+        for dop in [1, 4] {
+            for page in [None, Some(4)] {
+                let mut options =
+                    QueryOptions { max_degree_of_parallelism: dop, max_item_count: page, ..QueryOptions::default() };
+                let mut from_memory = Vec::new();
+                loop {
+                    let out = execute(&memory, sql, &options).unwrap_or_else(|e| panic!("{sql}: {}", e.render(sql)));
+                    from_memory.extend(out.items);
+                    match out.continuation {
+                        Some(token) => options.continuation = Some(token),
+                        None => break,
+                    }
+                }
+                let strip = |v: &Value| cosmoql::testing::strip_system(v);
+                let from_store: Vec<Value> = execute(&store, sql, &QueryOptions::default()).unwrap().items;
+                assert_eq!(
+                    from_memory.iter().map(strip).collect::<Vec<_>>(),
+                    from_store.iter().map(strip).collect::<Vec<_>>(),
+                    "{sql} at MaxDOP {dop}, pages of {page:?}"
+                );
+            }
+        }
+    }
+    // Pruning and the point read go through the trait as well.
+    let out = execute(&memory, "SELECT VALUE c.id FROM c WHERE c.pk = 'k3'", &QueryOptions::default()).unwrap();
+    assert_eq!(out.metrics.partitions_touched, 1);
+    let out = execute(&memory, "SELECT * FROM c WHERE c.pk = 'k3' AND c.id = '10'", &QueryOptions::default()).unwrap();
+    assert_eq!((out.items.len(), out.metrics.retrieved_document_count), (1, 1));
+}

@@ -1,0 +1,369 @@
+//! The service's rejections: each query here fails on Azure Cosmos DB with exactly this message,
+//! HTTP status 400 and substatus 0, and so it fails here. And the near misses the service accepts
+//! run here too. Sources for the wording: `planner/src/rules.rs` and docs/ARCHITECTURE.md.
+
+use cosmoql::storage::{Container, ContainerSettings, PartitionKeyDefinition};
+use cosmoql::value::{parse_json, Value};
+use cosmoql::{execute, ContainerClient, Error, QueryErrorKind, QueryOptions};
+
+fn container() -> Container {
+    let c = Container::new(
+        "c",
+        PartitionKeyDefinition::hash("/pk").unwrap(),
+        ContainerSettings { initial_partitions: 3, ..ContainerSettings::default() },
+    );
+    for i in 0..12 {
+        let doc = format!(
+            r#"{{"id":"{i}","pk":"k{}","n":{i},"s":"s{}","a b":{},"tags":["t{}","u"],"arr":[{i},1],
+                "children":[{{"age":{}}}],"loc":{{"type":"Point","coordinates":[{}.0,0.0]}},"v":[1,{}],"t":"red bike {i}"}}"#,
+            i % 4,
+            i % 3,
+            i % 5,
+            i % 2,
+            i % 7,
+            i % 6,
+            i % 3
+        );
+        c.create(&parse_json(&doc).unwrap()).unwrap();
+    }
+    c
+}
+
+/// `sql` fails with this code and message, at 400 / 0.
+#[track_caller]
+fn rejected(c: &Container, sql: &str, code: &str, message: &str) {
+    let err = execute(c, sql, &QueryOptions::default()).expect_err(sql);
+    assert_eq!(err.message, message, "{sql}");
+    assert_eq!(err.code, Some(code).filter(|c| !c.is_empty()), "{sql}");
+    assert_eq!((err.status, err.substatus), (400, 0), "{sql}");
+    assert!(matches!(err.kind, QueryErrorKind::Bind | QueryErrorKind::Syntax), "{sql}: {:?}", err.kind);
+}
+
+#[track_caller]
+fn accepted(c: &Container, sql: &str) -> Vec<Value> {
+    execute(c, sql, &QueryOptions::default()).unwrap_or_else(|e| panic!("{sql}: {}", e.render(sql))).items
+}
+
+const NOT_A_PATH: &str =
+    "Unsupported ORDER BY clause. ORDER BY item expression could not be mapped to a document path.";
+
+#[test]
+fn order_by_items_must_be_document_paths() {
+    let c = container();
+    for sql in [
+        "SELECT * FROM c ORDER BY c.n + 1",
+        "SELECT * FROM c ORDER BY UPPER(c.s)",
+        "SELECT * FROM c ORDER BY LOWER(c.s) ASC",
+        "SELECT * FROM c ORDER BY c.s || c.id",
+        "SELECT * FROM c ORDER BY (c.n > 1 ? c.n : 0)",
+        "SELECT VALUE x.id FROM (SELECT c.id AS id, c.n * 2 AS m FROM c) AS x ORDER BY x.m",
+        "SELECT VALUE x.g FROM (SELECT c.s AS g, COUNT(1) AS n FROM c GROUP BY c.s) AS x ORDER BY x.n",
+        // A distance is a documented exception only as the one ORDER BY item.
+        "SELECT * FROM c ORDER BY ST_DISTANCE(c.loc, {'type': 'Point', 'coordinates': [0.0, 0.0]}), c.id",
+        "SELECT * FROM c ORDER BY VectorDistance(c.v, [1, 0]), c.id",
+    ] {
+        rejected(&c, sql, "2206", NOT_A_PATH);
+    }
+    // The same error keeps the span of the item for the caret.
+    let sql = "SELECT * FROM c ORDER BY UPPER(c.s)";
+    let err = execute(&c, sql, &QueryOptions::default()).unwrap_err();
+    assert_eq!(err.render(sql).lines().nth(2), Some("                         ^^^^^^^^^^"));
+}
+
+#[test]
+fn order_by_accepts_paths_joins_and_the_documented_exceptions() {
+    let c = container();
+    assert_eq!(accepted(&c, "SELECT VALUE c.n FROM c ORDER BY c.n DESC").first(), Some(&Value::from(11)));
+    accepted(&c, r#"SELECT VALUE c.id FROM c ORDER BY c["a b"], c.id"#);
+    accepted(&c, "SELECT VALUE c.id FROM c ORDER BY c.arr[0]");
+    accepted(&c, "SELECT VALUE t FROM c JOIN t IN c.tags ORDER BY t");
+    accepted(&c, "SELECT VALUE ch.age FROM c.children ch ORDER BY ch.age");
+    accepted(&c, "SELECT VALUE c.id FROM c ORDER BY VectorDistance(c.v, [1, 0])");
+    accepted(&c, "SELECT VALUE c.id FROM c ORDER BY ST_DISTANCE(c.loc, {'type': 'Point', 'coordinates': [0.0, 0.0]})");
+    // A group key and an aggregate order the groups.
+    let groups = accepted(&c, "SELECT c.pk, COUNT(1) AS n FROM c GROUP BY c.pk ORDER BY c.pk DESC");
+    assert_eq!(groups.first().map(|g| g.get("pk").clone()), Some(Value::from("k3")));
+}
+
+#[test]
+fn subqueries_take_no_top_order_by_or_offset_limit() {
+    let c = container();
+    for (sql, code, message) in [
+        (
+            "SELECT VALUE COUNT(1) FROM (SELECT VALUE c.n FROM c OFFSET 2 LIMIT 3) AS r0",
+            "SC2204",
+            "'OFFSET LIMIT' clause is not supported in subqueries.",
+        ),
+        (
+            "SELECT VALUE c.id FROM c WHERE EXISTS(SELECT TOP 1 VALUE t FROM t IN c.tags)",
+            "SC2203",
+            "'TOP' is not supported in subqueries.",
+        ),
+        (
+            "SELECT VALUE ARRAY(SELECT VALUE t FROM t IN c.tags ORDER BY t) FROM c",
+            "SC2202",
+            "'ORDER BY' is not supported in subqueries.",
+        ),
+        (
+            "SELECT VALUE (SELECT VALUE t FROM t IN c.tags ORDER BY t) FROM c",
+            "SC2202",
+            "'ORDER BY' is not supported in subqueries.",
+        ),
+        (
+            "SELECT c.id FROM c JOIN (SELECT VALUE t FROM t IN c.tags OFFSET 0 LIMIT 1) x",
+            "SC2204",
+            "'OFFSET LIMIT' clause is not supported in subqueries.",
+        ),
+        (
+            "SELECT VALUE (SELECT VALUE t FROM t IN c.tags ORDER BY RANK FullTextScore(t, 'u')) FROM c",
+            "SC2228",
+            "The ORDER BY RANK clause is not supported in subqueries.",
+        ),
+    ] {
+        rejected(&c, sql, code, message);
+    }
+    // DISTINCT, GROUP BY, aggregates and nested subqueries are fine in a subquery.
+    accepted(&c, "SELECT VALUE COUNT(1) FROM (SELECT DISTINCT VALUE c.s FROM c) AS x");
+    accepted(&c, "SELECT VALUE ARRAY(SELECT DISTINCT VALUE t FROM t IN c.tags) FROM c");
+}
+
+#[test]
+fn names_functions_and_argument_counts() {
+    let c = container();
+    rejected(&c, "SELECT * FROM Root r WHERE a = 1", "SC2001", "Identifier 'a' could not be resolved.");
+    rejected(
+        &c,
+        "SELECT BADFUNC(r.age) FROM Root r",
+        "SC2005",
+        "'BADFUNC' is not a recognized built-in function name.",
+    );
+    let err = execute(&c, "SELECT BADFUNC(r.age) FROM Root r", &QueryOptions::default()).unwrap_err();
+    assert_eq!(err.span.map(|s| s.range()), Some(7..14), "the name, as the service locates it");
+    rejected(
+        &c,
+        "SELECT * FROM r WHERE STARTSWITH(r.key, 'a', 'b', 'c')",
+        "SC2050",
+        "The STARTSWITH function requires 2 to 3 argument(s).",
+    );
+    let err =
+        execute(&c, "SELECT * FROM r WHERE STARTSWITH(r.key, 'a', 'b', 'c')", &QueryOptions::default()).unwrap_err();
+    assert_eq!(err.span.map(|s| s.range()), Some(22..54), "the whole call");
+    rejected(
+        &c,
+        "SELECT VALUE ARRAY_CONTAINS_ANY(c.tags) FROM c",
+        "SC2050",
+        "The ARRAY_CONTAINS_ANY function requires at least 2 argument(s).",
+    );
+    rejected(&c, "SELECT VALUE upper(c.s, 1) FROM c", "SC2050", "The UPPER function requires 1 argument(s).");
+}
+
+#[test]
+fn aggregates_and_groups() {
+    let c = container();
+    rejected(
+        &c,
+        "SELECT VALUE MAX(MIN(r)) From r",
+        "SC2101",
+        "Cannot perform an aggregate function on an expression containing an aggregate or a subquery.",
+    );
+    rejected(
+        &c,
+        "SELECT VALUE SUM((SELECT VALUE 1)) FROM c",
+        "SC2101",
+        "Cannot perform an aggregate function on an expression containing an aggregate or a subquery.",
+    );
+    rejected(&c, "SELECT * FROM c GROUP BY c.s", "SC2041", "'SELECT *' is not allowed with GROUP BY.");
+    rejected(
+        &c,
+        "SELECT c.id, COUNT(1) AS n FROM c GROUP BY c.s",
+        "SC2102",
+        "Property reference 'c.id' is invalid in the select list because it is not contained in either an aggregate function or the GROUP BY clause.",
+    );
+    rejected(
+        &c,
+        r#"SELECT VALUE root["id"] FROM root GROUP BY root["id"] ORDER BY root["Int"] ASC"#,
+        "SC2103",
+        r#"Property reference 'root["Int"]' is invalid in the ORDER BY clause because it is not contained in either an aggregate function or the GROUP BY clause."#,
+    );
+    // Across partitions, each projected item is an aggregate or a group key...
+    accepted(&c, "SELECT c.s, COUNT(1) AS n, MAKESET(c.pk) AS keys FROM c GROUP BY c.s");
+    for sql in [
+        "SELECT c.s, UPPER(c.s) AS u, COUNT(1) AS n FROM c GROUP BY c.s",
+        "SELECT c.s, COUNT(1) + 1 AS n FROM c GROUP BY c.s",
+        "SELECT VALUE {'n': COUNT(1)} FROM c",
+        "SELECT VALUE [SUM(c.n)] FROM c WHERE c.pk = 'k1'",
+        "SELECT VALUE FLOOR(AVG(c.n)) FROM c",
+    ] {
+        rejected(&c, sql, "", "Compositions of aggregates and other expressions are not allowed.");
+    }
+    // ... while in one logical partition (the request's key), group keys, aggregates and constants
+    // compose freely.
+    let one = QueryOptions { partition_key: Some(cosmoql::PartitionKey::from("k1")), ..QueryOptions::default() };
+    let sql = "SELECT c.s, UPPER(c.s) AS u, COUNT(1) + 1 AS n, 'x' AS k FROM c GROUP BY c.s";
+    assert!(!execute(&c, sql, &one).unwrap().items.is_empty());
+}
+
+#[test]
+fn counts_are_32_bit() {
+    let c = container();
+    rejected(
+        &c,
+        "SELECT TOP 4294967296 * FROM c",
+        "SC2060",
+        "The count value provided for a TOP clause must be an integer.",
+    );
+    rejected(
+        &c,
+        "SELECT * FROM c OFFSET 0 LIMIT 4294967296",
+        "SC2061",
+        "The LIMIT count value exceeds the maximum allowed value.",
+    );
+    rejected(
+        &c,
+        "SELECT * FROM c OFFSET 4294967296 LIMIT 1",
+        "SC2062",
+        "The OFFSET count value exceeds the maximum allowed value.",
+    );
+    let options = QueryOptions::default().parameter("@n", Value::from(1.5));
+    let err = execute(&c, "SELECT TOP @n * FROM c", &options).unwrap_err();
+    assert_eq!(err.code, Some("SC2060"));
+    // The largest counts run (and OFFSET + LIMIT does not wrap around).
+    assert_eq!(accepted(&c, "SELECT VALUE c.n FROM c ORDER BY c.n OFFSET 1 LIMIT 4294967295").len(), 11);
+}
+
+#[test]
+fn member_indexers_must_be_constants() {
+    let c = container();
+    rejected(
+        &c,
+        "SELECT VALUE [1,2,3][c.n] FROM c",
+        "SC2990",
+        "The specified query includes 'member indexer' which is currently not supported.",
+    );
+    let options = QueryOptions::default().parameter("@i", Value::from(0)).parameter("@k", Value::from("s"));
+    let out = execute(&c, "SELECT VALUE [c.arr[@i], c[@k]] FROM c WHERE c.id = '2'", &options).unwrap();
+    assert_eq!(out.items, vec![parse_json(r#"[2, "s2"]"#).unwrap()]);
+}
+
+#[test]
+fn order_by_rank() {
+    let c = container();
+    let only_scores =
+        "The ORDER BY RANK clause must be followed by a VectorDistance and/or a FullTextScore function call.";
+    rejected(&c, "SELECT * FROM c ORDER BY RANK LOWER(c.t)", "SC2221", only_scores);
+    rejected(&c, "SELECT * FROM c ORDER BY RANK RRF(FullTextScore(c.t, 'red'))", "SC2221", only_scores);
+    rejected(
+        &c,
+        "SELECT VALUE t FROM t IN c.tags ORDER BY RANK FullTextScore(t, 'u')",
+        "SC2223",
+        "The FROM clause with the IN operator is not allowed with the ORDER BY RANK clause.",
+    );
+    rejected(
+        &c,
+        "SELECT c.id FROM c JOIN t IN c.tags ORDER BY RANK FullTextScore(c.t, 'red')",
+        "SC2224",
+        "The JOIN operator is not allowed with the ORDER BY RANK clause.",
+    );
+    rejected(
+        &c,
+        "SELECT VALUE x.id FROM (SELECT c.id, c.t FROM c) x ORDER BY RANK FullTextScore(x.t, 'red')",
+        "SC2225",
+        "Subqueries in the FROM clause are not allowed with the ORDER BY RANK clause.",
+    );
+    rejected(
+        &c,
+        "SELECT * FROM c ORDER BY RANK RRF(FullTextScore(c.t, 'red'), FullTextScore(c.t, 'bike'), [1])",
+        "SC2229",
+        "The last parameter of the RRF function is an optional array of weights. When present, it must be a literal array of numbers, one for each of the component scores used for the RRF function. The length of this array must be the same as the number of the component scores.",
+    );
+    rejected(
+        &c,
+        "SELECT FullTextScore(c.t, 'red') FROM c",
+        "SC2240",
+        "The FullTextScore function is only allowed in the ORDER BY RANK clause.",
+    );
+    rejected(&c, "SELECT RRF(c.n) FROM c", "SC2005", "'RRF' is not a recognized built-in function name.");
+    // VectorDistance ranks on its own, and RRF takes its scores in any order.
+    let by_vector = accepted(&c, "SELECT TOP 3 VALUE c.id FROM c ORDER BY RANK VectorDistance(c.v, [1, 0])");
+    assert_eq!(by_vector.len(), 3);
+    let a = accepted(
+        &c,
+        "SELECT VALUE c.id FROM c ORDER BY RANK RRF(VectorDistance(c.v, [1, 0]), FullTextScore(c.t, 'bike'))",
+    );
+    let b = accepted(
+        &c,
+        "SELECT VALUE c.id FROM c ORDER BY RANK RRF(FullTextScore(c.t, 'bike'), VectorDistance(c.v, [1, 0]))",
+    );
+    assert_eq!(a, b, "fusion does not depend on the order of its scores");
+    accepted(
+        &c,
+        "SELECT VALUE c.id FROM c ORDER BY RANK RRF(VectorDistance(c.v, [1, 0]), FullTextScore(c.t, 'red'), [2, 1])",
+    );
+}
+
+#[test]
+fn the_query_engine_limits() {
+    let c = container();
+    let long = format!("SELECT * FROM c WHERE c.s = '{}'", "x".repeat(262_144));
+    rejected(&c, &long, "SC3020", "The SQL query text exceeded the maximum limit of 262144 characters.");
+    let joins: String = (0..11).map(|i| format!(" JOIN j{i} IN c.tags")).collect();
+    rejected(
+        &c,
+        &format!("SELECT c.id FROM c{joins}"),
+        "SC3002",
+        "The SQL query exceeded the maximum number of joins. The allowed limit is 10.",
+    );
+    let ten: String = (0..10).map(|i| format!(" JOIN j{i} IN c.tags")).collect();
+    assert!(accepted(&c, &format!("SELECT VALUE c.id FROM c{ten} WHERE c.id = '0'")).len() > 1);
+    let ands = vec!["c.n >= 0"; 502].join(" AND ");
+    rejected(
+        &c,
+        &format!("SELECT * FROM c WHERE {ands}"),
+        "",
+        "The SQL query exceeded the maximum number of 'AND' operators. The allowed limit is 500.",
+    );
+    let ors = vec!["c.n = -1"; 502].join(" OR ");
+    rejected(
+        &c,
+        &format!("SELECT * FROM c WHERE {ors}"),
+        "",
+        "The SQL query exceeded the maximum number of 'OR' operators. The allowed limit is 500.",
+    );
+    let udfs = ["udf.f(c)"; 11].join(", ");
+    rejected(
+        &c,
+        &format!("SELECT VALUE [{udfs}] FROM c"),
+        "SC3005",
+        "The SQL query exceeded the maximum number of user-defined function calls. The allowed limit is 10.",
+    );
+    let items: Vec<String> = (0..16_001).map(|i| i.to_string()).collect();
+    let err = execute(&c, &format!("SELECT * FROM c WHERE c.n IN ({})", items.join(",")), &QueryOptions::default())
+        .unwrap_err();
+    assert!(err.message.contains("at most 16000 items"), "{}", err.message);
+    let items: Vec<String> = (0..16_000).map(|i| i.to_string()).collect();
+    assert_eq!(
+        accepted(&c, &format!("SELECT VALUE c.n FROM c WHERE c.n IN ({}) AND c.n < 3", items.join(","))).len(),
+        3
+    );
+}
+
+#[test]
+fn the_embedded_api_keeps_the_error_to_match_on() {
+    let client = ContainerClient::from_container(std::sync::Arc::new(container()));
+    let err =
+        client.query_items_blocking::<Value>("SELECT * FROM c ORDER BY c.n + 1", QueryOptions::default()).unwrap_err();
+    assert_eq!((err.status(), err.substatus()), (Some(400), 0));
+    match &err {
+        Error::Query { error, sql } => {
+            assert_eq!(error.kind, QueryErrorKind::Bind);
+            assert_eq!(error.code, Some("2206"));
+            assert_eq!(error.span.map(|s| s.range()), Some(25..32));
+            assert_eq!(sql, "SELECT * FROM c ORDER BY c.n + 1");
+        }
+        other => panic!("not a query error: {other:?}"),
+    }
+    // Display renders it with the caret.
+    assert!(err.to_string().starts_with("line 1, column 26: Unsupported ORDER BY clause."), "{err}");
+    let storage = client.read_item::<Value>(cosmoql::PartitionKey::from("k0"), "nope").unwrap_err();
+    assert_eq!((storage.status(), storage.substatus()), (Some(404), 0));
+}
