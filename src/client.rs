@@ -1,6 +1,7 @@
 //! The in-memory client: databases, containers, typed item operations, transactional batches and
 //! queries returning a stream of pages. Names follow the `azure_data_cosmos` SDK where that fits.
 
+use std::any::Any;
 use std::marker::PhantomData;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -23,8 +24,13 @@ fn to_value<T: Serialize>(item: &T) -> Result<Value, Error> {
     serde_json::to_value(item).map(Value::from).map_err(|e| Error::Serialization(e.to_string()))
 }
 
-fn from_value<T: DeserializeOwned>(value: &Value) -> Result<T, Error> {
-    let json = value.to_serde_json().unwrap_or(serde_json::Value::Null);
+/// A value as `T`; a [`Value`] is moved as it is (the REPL, the CLI and the suites read values).
+fn from_value<T: DeserializeOwned + 'static>(value: Value) -> Result<T, Error> {
+    let mut slot = Some(value);
+    if let Some(same) = (&mut slot as &mut dyn Any).downcast_mut::<Option<T>>().and_then(Option::take) {
+        return Ok(same);
+    }
+    let json = slot.and_then(|v| v.to_serde_json()).unwrap_or(serde_json::Value::Null);
     serde_json::from_value(json).map_err(|e| Error::Serialization(e.to_string()))
 }
 
@@ -247,7 +253,7 @@ impl<T> std::fmt::Debug for QueryPager<T> {
     }
 }
 
-impl<T: DeserializeOwned> QueryPager<T> {
+impl<T: DeserializeOwned + 'static> QueryPager<T> {
     fn error(&self, error: QueryError) -> Error {
         Error::Query { sql: self.sql.clone(), error }
     }
@@ -273,7 +279,7 @@ impl<T: DeserializeOwned> QueryPager<T> {
             Ok(out) => {
                 self.done = out.continuation.is_none();
                 self.options.continuation = out.continuation.clone();
-                out.items.iter().map(from_value).collect::<Result<Vec<T>, _>>().map(|items| FeedPage {
+                out.items.into_iter().map(from_value).collect::<Result<Vec<T>, _>>().map(|items| FeedPage {
                     items,
                     continuation: out.continuation,
                     request_charge: out.metrics.request_charge,
@@ -308,7 +314,7 @@ impl<T: DeserializeOwned> QueryPager<T> {
     }
 }
 
-impl<T: DeserializeOwned> futures::Stream for QueryPager<T> {
+impl<T: DeserializeOwned + 'static> futures::Stream for QueryPager<T> {
     type Item = Result<FeedPage<T>, Error>;
 
     fn poll_next(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
@@ -385,9 +391,9 @@ impl ContainerClient {
         &self.container
     }
 
-    fn response<T: DeserializeOwned>(r: cosmoql_storage::ItemResponse) -> Result<ItemResponse<T>, Error> {
+    fn response<T: DeserializeOwned + 'static>(r: cosmoql_storage::ItemResponse) -> Result<ItemResponse<T>, Error> {
         Ok(ItemResponse {
-            item: from_value(&r.item)?,
+            item: from_value(r.item)?,
             etag: r.etag,
             request_charge: item_charge(r.operation, r.bytes),
             status: r.status,
@@ -395,12 +401,12 @@ impl ContainerClient {
     }
 
     /// Creates an item; its partition key is read from it (a synthetic key is computed).
-    pub fn create_item<T: Serialize + DeserializeOwned>(&self, item: &T) -> Result<ItemResponse<T>, Error> {
+    pub fn create_item<T: Serialize + DeserializeOwned + 'static>(&self, item: &T) -> Result<ItemResponse<T>, Error> {
         Self::response(self.container.create(&to_value(item)?)?)
     }
 
     /// Reads an item by partition key and id (404 if absent).
-    pub fn read_item<T: DeserializeOwned>(
+    pub fn read_item<T: DeserializeOwned + 'static>(
         &self,
         partition_key: PartitionKey,
         id: &str,
@@ -409,12 +415,12 @@ impl ContainerClient {
     }
 
     /// Creates or replaces an item.
-    pub fn upsert_item<T: Serialize + DeserializeOwned>(&self, item: &T) -> Result<ItemResponse<T>, Error> {
+    pub fn upsert_item<T: Serialize + DeserializeOwned + 'static>(&self, item: &T) -> Result<ItemResponse<T>, Error> {
         Self::response(self.container.upsert(&to_value(item)?, &WriteOptions::default())?)
     }
 
     /// Replaces an item; with `if_match`, only if its etag is still that.
-    pub fn replace_item<T: Serialize + DeserializeOwned>(
+    pub fn replace_item<T: Serialize + DeserializeOwned + 'static>(
         &self,
         partition_key: PartitionKey,
         id: &str,
@@ -432,7 +438,7 @@ impl ContainerClient {
     }
 
     /// Applies patch operations atomically.
-    pub fn patch_item<T: DeserializeOwned>(
+    pub fn patch_item<T: DeserializeOwned + 'static>(
         &self,
         partition_key: PartitionKey,
         id: &str,
@@ -457,7 +463,11 @@ impl ContainerClient {
     /// The pages of a query, 100 results a page unless `options.max_item_count` says otherwise
     /// (as the SDKs do). Results deserialize into `T` (use [`Value`] or `serde_json::Value` for
     /// anything).
-    pub fn query_items<T: DeserializeOwned>(&self, query: impl Into<Query>, options: QueryOptions) -> QueryPager<T> {
+    pub fn query_items<T: DeserializeOwned + 'static>(
+        &self,
+        query: impl Into<Query>,
+        options: QueryOptions,
+    ) -> QueryPager<T> {
         let mut options = options;
         if options.max_item_count.is_none() {
             options.max_item_count = Some(100);
@@ -467,7 +477,11 @@ impl ContainerClient {
 
     /// The pages of a query as `options` say: with `max_item_count: None`, one page holds every
     /// result.
-    pub fn query_pages<T: DeserializeOwned>(&self, query: impl Into<Query>, options: QueryOptions) -> QueryPager<T> {
+    pub fn query_pages<T: DeserializeOwned + 'static>(
+        &self,
+        query: impl Into<Query>,
+        options: QueryOptions,
+    ) -> QueryPager<T> {
         let query = query.into();
         let mut options = options;
         for (name, value) in query.parameters {
@@ -513,7 +527,7 @@ impl ContainerClient {
     }
 
     /// Every result of a query, collected (blocking).
-    pub fn query_items_blocking<T: DeserializeOwned>(
+    pub fn query_items_blocking<T: DeserializeOwned + 'static>(
         &self,
         query: impl Into<Query>,
         options: QueryOptions,

@@ -115,14 +115,13 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use cosmoql_executor::{QueryError, QueryErrorKind, QueryOptions, VectorPolicy};
-use cosmoql_storage::{Container, ContainerSettings, ImportOptions, PartitionKey, PartitionKeyDefinition};
+use cosmoql_storage::{
+    Container, ContainerSettings, ImportOptions, PartitionKey, PartitionKeyDefinition, SYSTEM_PROPERTIES,
+};
 use cosmoql_value::{parse_json, to_json_string, to_json_string_pretty, Value};
 
 /// The fixture file of a suite folder.
 pub const FIXTURES_FILE: &str = "fixtures.json";
-
-/// System properties left out of results.
-const SYSTEM_PROPERTIES: [&str; 5] = ["_rid", "_self", "_etag", "_attachments", "_ts"];
 
 /// Results written on one line up to this width.
 const ONE_LINE: usize = 100;

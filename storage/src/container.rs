@@ -18,7 +18,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use cosmoql_value::{Map, Value};
 use parking_lot::RwLock;
 
-use crate::doc::Doc;
+use crate::doc::{Doc, SYSTEM_PROPERTIES};
 use crate::epk::Epk;
 use crate::error::{ErrorKind, Result, StorageError};
 use crate::partition_key::{PartitionKey, PartitionKeyDefinition};
@@ -34,9 +34,6 @@ pub const DEFAULT_LOGICAL_PARTITION_MAX_BYTES: u64 = 20 * 1024 * 1024 * 1024;
 pub const MAX_BATCH_OPERATIONS: usize = 100;
 /// Items per physical partition at creation, for the default initial partition count.
 pub const ITEMS_PER_INITIAL_PARTITION: usize = 10_000;
-
-/// The system properties Cosmos DB adds to every item, in the order it writes them.
-pub const SYSTEM_PROPERTIES: [&str; 5] = ["_rid", "_self", "_etag", "_attachments", "_ts"];
 
 /// Sizing and splitting knobs of a container.
 #[derive(Debug, Clone, PartialEq)]

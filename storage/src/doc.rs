@@ -69,6 +69,10 @@ use std::sync::Arc;
 use cosmoql_value::{format_number, Map, Value, ValueKind};
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 
+/// The system properties Cosmos DB adds to every item, in the order it writes them. A stored
+/// document holds none of them: they are computed from the item's metadata when it is read.
+pub const SYSTEM_PROPERTIES: [&str; 5] = ["_rid", "_self", "_etag", "_attachments", "_ts"];
+
 /// The deepest container nesting the format allows (the root container is depth 1).
 pub const MAX_DEPTH: usize = 128;
 

@@ -19,7 +19,7 @@ pub use container::{
     BatchError, BatchOperation, Container, ContainerSettings, ItemMeta, ItemPosition, ItemResponse, OperationKind,
     PartitionInfo, Scan, StoredItem, WriteOptions,
 };
-pub use doc::{Doc, DocRef};
+pub use doc::{Doc, DocRef, SYSTEM_PROPERTIES};
 pub use epk::{Epk, HashVersion, PartitionKeyComponent, PartitionKeyKind};
 pub use error::{ErrorKind, StorageError};
 pub use import::{ImportError, ImportOptions, ImportSummary};

@@ -2,7 +2,7 @@
 
 use cosmoql_value::Value;
 
-use crate::container::SYSTEM_PROPERTIES;
+use crate::doc::SYSTEM_PROPERTIES;
 use crate::error::{Result, StorageError};
 
 /// Cosmos DB accepts at most 10 operations per patch.

@@ -8,7 +8,7 @@ use std::collections::HashSet;
 
 use cosmoql_value::{and, or, Map, Value};
 
-use super::{Builtin, FunctionContext};
+use super::body::{Builtin, FunctionContext};
 use crate::error::FunctionError;
 
 type Res = Result<Value, FunctionError>;

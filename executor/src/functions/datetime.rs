@@ -21,7 +21,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use cosmoql_value::Value;
 
-use super::{Builtin, FunctionContext};
+use super::body::{Builtin, FunctionContext};
 use crate::error::FunctionError;
 
 type Out = Result<Value, FunctionError>;

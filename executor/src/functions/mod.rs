@@ -1,22 +1,19 @@
-//! The system functions of the Cosmos DB for NoSQL query language.
+//! The bodies of the system functions of the Cosmos DB for NoSQL query language.
 //!
-//! The bodies of the system functions. Their signatures (names, argument counts) are the
-//! planner's (`cosmoql_planner::functions`), which the binder checks calls against; each module
-//! here lists its bodies in a `FUNCTIONS` table by name, and [`body`] maps a [`FunctionId`] to
-//! one. A body takes its evaluated arguments and returns a value; wrong types give `Undefined` as
-//! in Cosmos DB (type checks give `false`), and only a few cases (a bad regular expression, ...)
-//! are errors.
+//! Their signatures (names, argument counts) are the planner's (`cosmoql_planner::functions`),
+//! which the binder checks calls against; each module here lists its bodies in a `FUNCTIONS`
+//! table by name, and [`body`] maps a [`FunctionId`] to one. A body takes its evaluated arguments
+//! and returns a value; wrong types give `Undefined` as in Cosmos DB (type checks give `false`),
+//! and only a few cases (a bad regular expression, ...) are errors.
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use cosmoql_planner::functions::SIGNATURES;
-use cosmoql_planner::{FunctionId, VectorPolicy};
-use cosmoql_value::Value;
-
-use crate::error::FunctionError;
+use cosmoql_planner::FunctionId;
 
 mod array;
+mod body;
 mod datetime;
 mod math;
 mod other;
@@ -25,30 +22,12 @@ mod string;
 mod type_check;
 mod vector;
 
-/// What a function may need besides its arguments.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct FunctionContext<'a> {
-    /// For `VectorDistance`: the container's vector embedding policy entry for the path of its
-    /// first argument, if the container has one (`distanceFunction`, `dataType`, `dimensions`).
-    pub vector_policy: Option<&'a VectorPolicy>,
-    /// When the query started, in ticks (100 ns since 0001-01-01): the one value the `*Static`
-    /// clock functions give for the whole query. `None`: read the clock.
-    pub query_ticks: Option<i64>,
-}
+pub use body::{Body, Builtin, FunctionContext};
+pub use cosmoql_planner::VectorPolicy;
 
 /// The current time in ticks, as the clock functions read it.
 pub fn clock_ticks() -> i64 {
     datetime::now_ticks()
-}
-
-/// A function body: evaluated arguments in (their count checked by the binder), a value out.
-pub type Body = fn(&[Value], &FunctionContext<'_>) -> Result<Value, FunctionError>;
-
-/// A function body with the name of the signature it implements.
-#[derive(Debug)]
-pub struct Builtin {
-    pub name: &'static str,
-    pub eval: Body,
 }
 
 /// The bodies, a table per module.

@@ -12,7 +12,7 @@
 
 use cosmoql_value::Value;
 
-use super::Builtin;
+use super::body::Builtin;
 
 pub(crate) const FUNCTIONS: &[Builtin] = &[
     Builtin {

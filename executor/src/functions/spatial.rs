@@ -20,7 +20,7 @@
 use cosmoql_value::Value;
 use geographiclib_rs::{Geodesic, InverseGeodesic, PolygonArea, Winding};
 
-use super::{Builtin, FunctionContext};
+use super::body::{Builtin, FunctionContext};
 use crate::error::FunctionError;
 
 type Out = Result<Value, FunctionError>;

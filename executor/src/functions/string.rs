@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use cosmoql_value::{and, format_number, or, parse_json, to_json_string, Value};
 use regex::{Regex, RegexBuilder};
 
-use super::{Builtin, FunctionContext};
+use super::body::{Builtin, FunctionContext};
 use crate::error::FunctionError;
 
 type Res = Result<Value, FunctionError>;

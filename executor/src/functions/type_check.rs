@@ -6,7 +6,7 @@
 
 use cosmoql_value::Value;
 
-use super::Builtin;
+use super::body::Builtin;
 
 macro_rules! check {
     ($name:literal, $f:expr) => {

@@ -18,7 +18,7 @@
 
 use cosmoql_value::Value;
 
-use super::{Builtin, FunctionContext};
+use super::body::{Builtin, FunctionContext};
 use crate::error::FunctionError;
 
 pub(crate) const FUNCTIONS: &[Builtin] = &[Builtin { name: "VectorDistance", eval: vector_distance }];
