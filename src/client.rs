@@ -218,6 +218,29 @@ pub struct FeedPage<T> {
     pub partitions: Vec<PartitionMetrics>,
 }
 
+/// What running a query to the end did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QuerySummary {
+    /// The metrics of all pages together (counts and charges add up, peaks take the maximum).
+    pub metrics: QueryMetrics,
+    /// What each physical partition's producer did, page after page.
+    pub partitions: Vec<PartitionMetrics>,
+    /// How many pages it took (1 for a streamed run).
+    pub pages: usize,
+}
+
+impl QuerySummary {
+    fn add(&mut self, metrics: &QueryMetrics, partitions: Vec<PartitionMetrics>) {
+        if self.pages == 0 {
+            self.metrics = *metrics;
+        } else {
+            self.metrics.add_page(metrics);
+        }
+        self.partitions.extend(partitions);
+        self.pages += 1;
+    }
+}
+
 /// Every result of a query, with what fetching them did.
 #[derive(Debug, Clone, PartialEq)]
 pub struct QueryResults<T> {
@@ -290,22 +313,54 @@ impl<T: DeserializeOwned + 'static> QueryPager<T> {
         })
     }
 
-    /// Every remaining result, page after page, with the metrics of all pages.
-    pub fn drain(mut self) -> Result<QueryResults<T>, Error> {
-        let mut all =
-            QueryResults { items: Vec::new(), metrics: QueryMetrics::default(), partitions: Vec::new(), pages: 0 };
+    /// Hands every remaining result to `f` as it comes (`f` returns false to stop), holding none
+    /// of them: with `max_item_count`, page after page; without it, in one run that streams its
+    /// results as they are produced, however many there are.
+    pub fn for_each(mut self, mut f: impl FnMut(T) -> bool) -> Result<QuerySummary, Error> {
+        let mut summary = QuerySummary { metrics: QueryMetrics::default(), partitions: Vec::new(), pages: 0 };
+        if self.options.max_item_count.is_none() && self.options.continuation.is_none() && !self.done {
+            self.done = true;
+            let plan = match self.plan.take() {
+                Some(plan) => plan,
+                None => cosmoql_executor::plan_query(&*self.container, &self.sql, &self.options)
+                    .map_err(|e| self.error(e))?,
+            };
+            let mut failure = None;
+            let mut sink = |v: Value| match from_value::<T>(v) {
+                Ok(item) => f(item),
+                Err(e) => {
+                    failure = Some(e);
+                    false
+                }
+            };
+            let out = cosmoql_executor::execute_plan_streaming(&*self.container, &plan, &self.options, &mut sink)
+                .map_err(|e| self.error(e))?;
+            if let Some(e) = failure {
+                return Err(e);
+            }
+            summary.add(&out.metrics, out.partitions);
+            return Ok(summary);
+        }
         while let Some(page) = self.next_page() {
             let page = page?;
-            all.items.extend(page.items);
-            if all.pages == 0 {
-                all.metrics = page.metrics;
-            } else {
-                all.metrics.add_page(&page.metrics);
+            summary.add(&page.metrics, page.partitions);
+            for item in page.items {
+                if !f(item) {
+                    return Ok(summary);
+                }
             }
-            all.partitions.extend(page.partitions);
-            all.pages += 1;
         }
-        Ok(all)
+        Ok(summary)
+    }
+
+    /// Every remaining result, page after page, with the metrics of all pages.
+    pub fn drain(self) -> Result<QueryResults<T>, Error> {
+        let mut items = Vec::new();
+        let summary = self.for_each(|item| {
+            items.push(item);
+            true
+        })?;
+        Ok(QueryResults { items, metrics: summary.metrics, partitions: summary.partitions, pages: summary.pages })
     }
 
     /// Every remaining result, page after page (the blocking convenience).

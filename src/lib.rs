@@ -47,7 +47,7 @@ pub struct ReadmeDoctests;
 
 pub use client::{
     ContainerClient, ContainerProperties, CosmosClient, DatabaseClient, FeedPage, ItemResponse, Query, QueryPager,
-    QueryResults, TransactionalBatch,
+    QueryResults, QuerySummary, TransactionalBatch,
 };
 
 /// Errors of the embedded API. Each says what the service would answer: [`Error::status`] and

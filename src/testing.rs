@@ -95,7 +95,7 @@
 //! * The expectation is either `-- @expect` followed by a JSON array of results (system properties
 //!   `_rid`, `_self`, `_etag`, `_attachments`, `_ts` are left out of the comparison) up to the next
 //!   `-- @name`, or `-- @error <kind> [text]`: the query fails with an error of that kind (`syntax`,
-//!   `bind`, `eval`, `storage` or `internal`) whose rendered form (`line L, column C: message`, the
+//!   `bind`, `eval`, `storage`, `resource` or `internal`) whose rendered form (`line L, column C: message`, the
 //!   query line and a caret) contains `text`. Put comments before a case's query, not after its
 //!   expectation: blessing replaces the expectation block.
 //!
@@ -116,7 +116,8 @@ use std::sync::{Arc, Mutex};
 
 use cosmoql_executor::{QueryError, QueryErrorKind, QueryOptions, VectorPolicy};
 use cosmoql_storage::{
-    Container, ContainerSettings, ImportOptions, PartitionKey, PartitionKeyDefinition, SYSTEM_PROPERTIES,
+    Container, ContainerSettings, ImportOptions, PartitionKey, PartitionKeyDefinition, MAX_INITIAL_PARTITIONS,
+    SYSTEM_PROPERTIES,
 };
 use cosmoql_value::{parse_json, to_json_string, to_json_string_pretty, Value};
 
@@ -175,6 +176,7 @@ pub fn kind_name(kind: QueryErrorKind) -> &'static str {
         QueryErrorKind::Bind => "bind",
         QueryErrorKind::Eval => "eval",
         QueryErrorKind::Storage => "storage",
+        QueryErrorKind::Resource => "resource",
         QueryErrorKind::Cancelled => "cancelled",
         QueryErrorKind::Internal => "internal",
     }
@@ -186,6 +188,7 @@ fn parse_kind(name: &str) -> Option<QueryErrorKind> {
         "bind" => QueryErrorKind::Bind,
         "eval" => QueryErrorKind::Eval,
         "storage" => QueryErrorKind::Storage,
+        "resource" => QueryErrorKind::Resource,
         "cancelled" => QueryErrorKind::Cancelled,
         "internal" => QueryErrorKind::Internal,
         _ => return None,
@@ -260,8 +263,12 @@ impl Fixture {
             let partitions = match entry.get("partitions") {
                 Value::Undefined | Value::Null => 1,
                 v => match v.as_f64() {
-                    Some(n) if n >= 1.0 && n.fract() == 0.0 => n as usize,
-                    _ => return Err(bad(format!("container \"{id}\": \"partitions\" must be a positive integer"))),
+                    Some(n) if n >= 1.0 && n.fract() == 0.0 && n <= MAX_INITIAL_PARTITIONS as f64 => n as usize,
+                    _ => {
+                        return Err(bad(format!(
+                            "container \"{id}\": \"partitions\" must be an integer from 1 to {MAX_INITIAL_PARTITIONS}"
+                        )))
+                    }
                 },
             };
             let mut sources = Vec::new();
@@ -287,7 +294,8 @@ impl Fixture {
                 id: id.to_string(),
                 partition_key,
                 partitions,
-                vector_policies: VectorPolicy::from_container_properties(entry),
+                vector_policies: VectorPolicy::from_container_properties(entry)
+                    .map_err(|e| bad(format!("container \"{id}\": {e}")))?,
                 sources,
             });
         }
@@ -324,16 +332,17 @@ impl Fixture {
     /// (default: the fixture's). Loaded once and shared by later calls.
     pub fn container(&self, id: Option<&str>, partitions: Option<usize>) -> Result<Arc<Container>, Error> {
         let (index, spec) = self.spec(id)?;
-        let partitions = partitions.unwrap_or(spec.partitions).max(1);
+        let partitions = partitions.unwrap_or(spec.partitions);
         let mut loaded = self.loaded.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(c) = loaded.get(&(index, partitions)) {
             return Ok(Arc::clone(c));
         }
-        let container = Container::new(
-            spec.id.clone(),
-            spec.partition_key.clone(),
-            ContainerSettings { initial_partitions: partitions, ..ContainerSettings::default() },
-        );
+        let settings = ContainerSettings { initial_partitions: partitions, ..ContainerSettings::default() };
+        settings.validate().map_err(|e| Error::Fixture {
+            path: self.dir.join(FIXTURES_FILE),
+            message: format!("container \"{}\": partitions: {}", spec.id, e.message),
+        })?;
+        let container = Container::new(spec.id.clone(), spec.partition_key.clone(), settings);
         for (path, bytes) in &spec.sources {
             container.import(bytes.as_slice(), ImportOptions { fail_fast: true }, |_| {}).map_err(|e| {
                 Error::Fixture { path: path.clone(), message: format!("container \"{}\": {e}", spec.id) }

@@ -139,7 +139,10 @@ fn run_case_with(file: &Path, case: &Value, partitions: usize, page: Option<usiz
         container.create(&doc).map_err(|e| format!("loading document {i}: {e}"))?;
     }
     let mut options = QueryOptions {
-        vector_policies: VectorPolicy::from_container_properties(case.get("container")),
+        vector_policies: match case.get("container") {
+            Value::Undefined => Vec::new(),
+            properties => VectorPolicy::from_container_properties(properties).unwrap_or_else(|e| panic!("{e}")),
+        },
         ..QueryOptions::default()
     };
     for p in case.get("parameters").as_array().unwrap_or(&[]) {

@@ -36,6 +36,11 @@ impl Accumulator {
         Accumulator { kind, count: 0, sum: 0.0, poisoned: false, best: None, values: Vec::new(), seen: HashSet::new() }
     }
 
+    /// Whether the aggregate keeps the values it sees (MAKELIST, MAKESET), so holds memory per row.
+    pub fn keeps_values(&self) -> bool {
+        matches!(self.kind, AggregateKind::MakeList | AggregateKind::MakeSet)
+    }
+
     pub fn add(&mut self, v: Value) {
         if v.is_undefined() {
             return;

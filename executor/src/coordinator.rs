@@ -23,6 +23,7 @@ use cosmoql_value::Value;
 use crate::aggregate::{merge_groups, Groups};
 use crate::continuation::ResumePoint;
 use crate::error::QueryError;
+use crate::memory::value_bytes;
 use crate::merge::{KWayMerge, SortCursor, SortedRow};
 use crate::operators::{Emitter, Flow, RunStats, Runner};
 use crate::row::RowPos;
@@ -101,7 +102,7 @@ pub struct Coordinator<'a> {
     pub max_degree_of_parallelism: i32,
     /// Results produced but not yet returned, at most (plus one page of the partition drained).
     pub max_buffered_item_count: Option<usize>,
-    /// Results a producer sends at once.
+    /// The page size: a producer sends results in batches of a page (at most 1,000).
     pub page_size: usize,
     /// Where the previous page stopped.
     pub resume: Option<ResumePoint>,
@@ -192,17 +193,18 @@ impl Coordinator<'_> {
 
     /// Every target partition's items in EPK order as one input, for the queries that run in one
     /// pass on the client (ORDER BY RANK, FROM subqueries).
-    pub fn one_pass(&self, stats: &mut RunStats, out: &mut Emitter) -> Result<(), QueryError> {
+    pub fn one_pass(&self, stats: &mut RunStats, out: &mut Emitter<'_>) -> Result<(), QueryError> {
         let mut all = self.units.iter().flat_map(|u| unit_input(self.source, u));
         self.runner.run_into(self.query, &mut all, stats, out)
     }
 
     /// No ORDER BY: concatenate the partitions' results in EPK order.
-    pub fn concatenated(&self, stats: &mut RunStats, out: &mut Emitter) -> Result<(), QueryError> {
+    pub fn concatenated(&self, stats: &mut RunStats, out: &mut Emitter<'_>) -> Result<(), QueryError> {
         if self.threads() == 1 {
             return self.concatenated_serially(stats, out);
         }
-        let page = self.page_size.max(1);
+        // Results a producer sends at once: a page, at most 1,000 (a page of usize::MAX is no batch).
+        let page = self.page_size.clamp(1, 1000);
         let bound = i64::try_from(self.max_buffered_item_count.unwrap_or(usize::MAX)).unwrap_or(i64::MAX);
         let (senders, receivers): (Vec<SyncSender<Message>>, Vec<Receiver<Message>>) =
             (0..self.units.len()).map(|_| sync_channel::<Message>(1)).unzip();
@@ -264,9 +266,11 @@ impl Coordinator<'_> {
                 // DISTINCT per partition first: a duplicate never reaches the buffers (the
                 // coordinator's DISTINCT keeps the first in EPK order, as this one does).
                 if let Some(seen) = &mut seen {
-                    if !seen.insert(v.clone()) {
+                    if seen.contains(&v) {
                         return Ok(Flow::Continue);
                     }
+                    self.runner.budget.charge(value_bytes(&v), "DISTINCT")?;
+                    seen.insert(v.clone());
                 }
                 batch.push((pos.clone(), v));
                 produced += 1;
@@ -301,8 +305,13 @@ impl Coordinator<'_> {
                             buffered.fetch_sub(n, AtomicOrdering::SeqCst);
                             pending[i].fetch_sub(n, AtomicOrdering::SeqCst);
                             for (pos, v) in values {
-                                if out.push_row(v, || ResumePoint::Position(pos)) {
-                                    break 'units;
+                                match out.push_row(v, || ResumePoint::Position(pos)) {
+                                    Ok(false) => {}
+                                    Ok(true) => break 'units,
+                                    Err(e) => {
+                                        failure = Some(e);
+                                        break 'units;
+                                    }
                                 }
                             }
                         }
@@ -337,7 +346,7 @@ impl Coordinator<'_> {
 
     /// One producer at a time: the partitions' rows go straight to the caller, in EPK order, on
     /// this thread (nothing is buffered).
-    fn concatenated_serially(&self, stats: &mut RunStats, out: &mut Emitter) -> Result<(), QueryError> {
+    fn concatenated_serially(&self, stats: &mut RunStats, out: &mut Emitter<'_>) -> Result<(), QueryError> {
         let q = self.query;
         let ctx = self.runner.ctx(None);
         for (i, unit) in self.units.iter().enumerate() {
@@ -349,7 +358,7 @@ impl Coordinator<'_> {
                 if self.resume_after().is_some_and(|after| pos <= after) || !self.runner.passes(q, row)? {
                     return Ok(Flow::Continue);
                 }
-                done = out.push_row(self.runner.project(q, &ctx, row)?, || ResumePoint::Position(pos.clone()));
+                done = out.push_row(self.runner.project(q, &ctx, row)?, || ResumePoint::Position(pos.clone()))?;
                 Ok(if done { Flow::Stop } else { Flow::Continue })
             })?;
             unit_stats.nanos = started.elapsed().as_nanos() as u64;
@@ -365,7 +374,7 @@ impl Coordinator<'_> {
     /// ORDER BY: each producer sorts its partition's rows after the page's cursor (keeping what
     /// the page can still return); the coordinator merges them k ways, projecting a row only
     /// when it is returned.
-    pub fn ordered(&self, stats: &mut RunStats, out: &mut Emitter) -> Result<(), QueryError> {
+    pub fn ordered(&self, stats: &mut RunStats, out: &mut Emitter<'_>) -> Result<(), QueryError> {
         let q = self.query;
         let keep = out.rows_wanted();
         let cursor = self.sort_cursor();
@@ -403,7 +412,7 @@ impl Coordinator<'_> {
         stats.peak_buffered = stats.peak_buffered.max(held.min(self.units.len() as u64 * 2));
         let ctx = self.runner.ctx(None);
         for row in KWayMerge::new(&q.order_by, sorted) {
-            if out.push_row(self.runner.project(q, &ctx, &row.row)?, || ResumePoint::Sort(row.cursor())) {
+            if out.push_row(self.runner.project(q, &ctx, &row.row)?, || ResumePoint::Sort(row.cursor()))? {
                 break;
             }
         }
@@ -411,7 +420,7 @@ impl Coordinator<'_> {
     }
 
     /// Aggregates and GROUP BY: partial groups per partition, merged in scan order.
-    pub fn grouped(&self, stats: &mut RunStats, out: &mut Emitter) -> Result<(), QueryError> {
+    pub fn grouped(&self, stats: &mut RunStats, out: &mut Emitter<'_>) -> Result<(), QueryError> {
         let q = self.query;
         let slots: Vec<Outcome<Groups>> = self.units.iter().map(|_| Mutex::new(None)).collect();
         let cancel = AtomicBool::new(false);

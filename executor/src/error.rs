@@ -20,6 +20,8 @@ pub enum QueryErrorKind {
     Eval,
     /// The store refused (bad partition key, cross-partition query not allowed, ...).
     Storage,
+    /// The query needs more memory than its budget (`QueryOptions::memory_budget`).
+    Resource,
     /// The caller cancelled the query (`QueryOptions::cancel`).
     Cancelled,
     /// A bug in cosmoql, never the user's fault.
@@ -46,7 +48,11 @@ impl QueryError {
     /// An error of `kind` with the status that kind answers with.
     pub fn new(kind: QueryErrorKind, message: impl Into<String>, span: Option<Span>) -> Self {
         let status = match kind {
-            QueryErrorKind::Syntax | QueryErrorKind::Bind | QueryErrorKind::Eval | QueryErrorKind::Storage => 400,
+            QueryErrorKind::Syntax
+            | QueryErrorKind::Bind
+            | QueryErrorKind::Eval
+            | QueryErrorKind::Storage
+            | QueryErrorKind::Resource => 400,
             QueryErrorKind::Cancelled => 408,
             QueryErrorKind::Internal => 500,
         };

@@ -15,6 +15,7 @@ use crate::continuation::{self, ResumePoint, Token};
 use crate::coordinator::{producer_threads, Coordinator, PartitionMetrics, Unit};
 use crate::cost;
 use crate::error::{QueryError, QueryErrorKind};
+use crate::memory::DEFAULT_MEMORY_BUDGET;
 use crate::operators::{Emitter, RunStats, Runner};
 use crate::row::RowPos;
 use crate::source::QuerySource;
@@ -43,6 +44,10 @@ pub struct QueryOptions {
     /// Set it (from any thread) to stop the query: it ends with a `Cancelled` error, and every
     /// producer stops at its next item.
     pub cancel: Option<Arc<AtomicBool>>,
+    /// Bytes the operators that hold rows (a sort without a limit, GROUP BY, DISTINCT, ranking)
+    /// may hold at once; `None`: [`DEFAULT_MEMORY_BUDGET`] (1 GiB). Past it, the query fails
+    /// with a `Resource` error.
+    pub memory_budget: Option<u64>,
 }
 
 impl Default for QueryOptions {
@@ -57,6 +62,7 @@ impl Default for QueryOptions {
             max_item_count: None,
             continuation: None,
             cancel: None,
+            memory_budget: None,
         }
     }
 }
@@ -160,6 +166,28 @@ fn units(source: &dyn QuerySource, plan: &Plan) -> Vec<Unit> {
 
 /// Runs one page of `plan` over `source` (all of it without `options.max_item_count`).
 pub fn execute_plan(source: &dyn QuerySource, plan: &Plan, options: &QueryOptions) -> Result<QueryOutput, QueryError> {
+    run(source, plan, options, None)
+}
+
+/// Runs `plan` to the end, handing each result to `sink` as it is produced, so nothing is
+/// collected (a result set larger than memory streams through); `sink` returns false to stop.
+/// Paging options are ignored. The output's `items` is empty; its metrics count the results.
+pub fn execute_plan_streaming(
+    source: &dyn QuerySource,
+    plan: &Plan,
+    options: &QueryOptions,
+    sink: &mut dyn FnMut(Value) -> bool,
+) -> Result<QueryOutput, QueryError> {
+    let options = QueryOptions { max_item_count: None, continuation: None, ..options.clone() };
+    run(source, plan, &options, Some(sink))
+}
+
+fn run(
+    source: &dyn QuerySource,
+    plan: &Plan,
+    options: &QueryOptions,
+    sink: Option<&mut dyn FnMut(Value) -> bool>,
+) -> Result<QueryOutput, QueryError> {
     let fp = continuation::fingerprint(&plan.sql, &options.parameters, options.partition_key.as_ref());
     let token = match &options.continuation {
         Some(text) => continuation::decode(text, fp)?,
@@ -192,8 +220,15 @@ pub fn execute_plan(source: &dyn QuerySource, plan: &Plan, options: &QueryOption
     }
     // One more than the page, to know whether a continuation is needed.
     let take = options.max_item_count.map(|n| (n as u64).saturating_add(1));
-    let mut out = Emitter::page(&plan.query, token.returned, take, options.max_item_count, resume.is_some());
-    let runner = Runner::new(source).with_cancel(options.cancel.clone());
+    let runner = Runner::new(source)
+        .with_cancel(options.cancel.clone())
+        .with_budget(options.memory_budget.unwrap_or(DEFAULT_MEMORY_BUDGET));
+    let mut out = Emitter::page(&plan.query, token.returned, take, options.max_item_count, resume.is_some())
+        .with_budget(&runner.budget);
+    let streaming = sink.is_some();
+    if let Some(sink) = sink {
+        out = out.into_sink(sink);
+    }
     let mut stats = RunStats::default();
     let coordinator = Coordinator {
         source,
@@ -214,6 +249,7 @@ pub fn execute_plan(source: &dyn QuerySource, plan: &Plan, options: &QueryOption
         Strategy::MergeGroups => coordinator.grouped(&mut stats, &mut out)?,
     }
     let mark = out.mark().cloned();
+    let emitted = out.emitted();
     let mut items = out.finish();
     let mut continuation = None;
     if let Some(page) = options.max_item_count {
@@ -224,12 +260,14 @@ pub fn execute_plan(source: &dyn QuerySource, plan: &Plan, options: &QueryOption
             continuation = Some(continuation::encode(fp, &Token { returned, resume }));
         }
     }
+    // Results returned: those of the page, or every one handed to the sink.
+    let output = if streaming { emitted } else { items.len() as u64 };
     let metrics = QueryMetrics {
         partitions_touched: units.len(),
         physical_partitions,
         retrieved_document_count: stats.retrieved,
-        output_document_count: items.len() as u64,
-        request_charge: cost::query_charge(stats.retrieved, items.len() as u64),
+        output_document_count: output,
+        request_charge: cost::query_charge(stats.retrieved, output),
         peak_buffered_items: stats.peak_buffered,
     };
     Ok(QueryOutput { items, metrics, continuation, partitions: coordinator.partition_metrics() })

@@ -12,6 +12,7 @@
 //! | `functions/` | the bodies of the system functions |
 //! | `continuation.rs` | the continuation token format |
 //! | `cost.rs` | request charges, items and queries alike |
+//! | `memory.rs` | the memory budget of the operators that hold rows |
 //! | `source.rs` | [`QuerySource`], what a query reads from storage |
 //! | `row.rs` | rows and scan positions |
 
@@ -23,6 +24,7 @@ pub mod error;
 pub mod eval;
 pub mod execute;
 pub mod functions;
+pub mod memory;
 pub mod merge;
 pub mod operators;
 pub mod rank;
@@ -33,7 +35,8 @@ pub use coordinator::PartitionMetrics;
 pub use cosmoql_planner::VectorPolicy;
 pub use error::{FunctionError, QueryError, QueryErrorKind};
 pub use execute::{
-    execute, execute_plan, explain, explain_plan, plan_query, Analysis, Explain, QueryMetrics, QueryOptions,
-    QueryOutput,
+    execute, execute_plan, execute_plan_streaming, explain, explain_plan, plan_query, Analysis, Explain, QueryMetrics,
+    QueryOptions, QueryOutput,
 };
+pub use memory::DEFAULT_MEMORY_BUDGET;
 pub use source::{PartitionRange, QuerySource};

@@ -115,16 +115,18 @@ impl<'o> SortBuffer<'o> {
         }
     }
 
-    /// Adds a row (dropping the worst kept one when the buffer is full).
-    pub fn push(&mut self, row: SortedRow) {
+    /// Adds a row; when the buffer is full, the worst row kept is dropped and returned.
+    pub fn push(&mut self, row: SortedRow) -> Option<SortedRow> {
         match self.limit {
-            None => self.rows.push(row),
-            Some(0) => {}
+            None => {
+                self.rows.push(row);
+                None
+            }
+            Some(0) => Some(row),
             Some(k) => {
-                if self.heap.len() >= k {
-                    self.heap.pop();
-                }
+                let evicted = if self.heap.len() >= k { self.heap.pop().map(|e| e.row) } else { None };
                 self.heap.push(Entry { row, input: 0, order: self.order });
+                evicted
             }
         }
     }

@@ -18,6 +18,7 @@ use crate::aggregate::{Accumulator, Groups};
 use crate::continuation::ResumePoint;
 use crate::error::QueryError;
 use crate::eval::{read_path, Eval, EvalContext, Subqueries};
+use crate::memory::{row_bytes, value_bytes, MemoryBudget, DEFAULT_MEMORY_BUDGET};
 use crate::merge::{SortBuffer, SortCursor, SortedRow};
 use crate::rank::rank_scores;
 use crate::row::{Binding, Row, RowPos};
@@ -51,6 +52,8 @@ pub struct Runner<'a> {
     pub cancel: Option<Arc<AtomicBool>>,
     /// When the query started (ticks), for the `*Static` clock functions.
     pub query_ticks: i64,
+    /// What the operators that hold rows may hold.
+    pub budget: MemoryBudget,
 }
 
 impl std::fmt::Debug for Runner<'_> {
@@ -69,7 +72,18 @@ impl Subqueries for Runner<'_> {
 
 impl<'a> Runner<'a> {
     pub fn new(source: &'a dyn QuerySource) -> Self {
-        Runner { source, cancel: None, query_ticks: crate::functions::clock_ticks() }
+        Runner {
+            source,
+            cancel: None,
+            query_ticks: crate::functions::clock_ticks(),
+            budget: MemoryBudget::new(DEFAULT_MEMORY_BUDGET),
+        }
+    }
+
+    /// Holds at most `bytes` for sorts, groups and DISTINCT.
+    pub fn with_budget(mut self, bytes: u64) -> Self {
+        self.budget = MemoryBudget::new(bytes);
+        self
     }
 
     /// Stops with a `Cancelled` error once `flag` is set.
@@ -95,7 +109,7 @@ impl<'a> Runner<'a> {
         q: &BoundQuery,
         input: &mut Input<'_>,
         stats: &mut RunStats,
-        out: &mut Emitter,
+        out: &mut Emitter<'_>,
     ) -> Result<(), QueryError> {
         self.run_with(q, input, &Vec::new(), stats, out)
     }
@@ -108,7 +122,7 @@ impl<'a> Runner<'a> {
         input: &mut Input<'_>,
         outer: &Row,
         stats: &mut RunStats,
-        out: &mut Emitter,
+        out: &mut Emitter<'_>,
     ) -> Result<(), QueryError> {
         if q.is_aggregate() {
             let groups = self.collect_groups(q, input, outer, stats)?;
@@ -119,7 +133,7 @@ impl<'a> Runner<'a> {
             let rows = self.sort(q, input, outer, q.rows_needed(), None, stats)?;
             let ctx = self.ctx(None);
             for r in rows {
-                if out.push_row(self.project(q, &ctx, &r.row)?, || ResumePoint::Sort(r.cursor())) {
+                if out.push_row(self.project(q, &ctx, &r.row)?, || ResumePoint::Sort(r.cursor()))? {
                     break;
                 }
             }
@@ -131,7 +145,11 @@ impl<'a> Runner<'a> {
                     return Ok(Flow::Continue);
                 }
                 let value = self.project(q, &ctx, row)?;
-                Ok(if out.push_row(value, || ResumePoint::Position(pos.clone())) { Flow::Stop } else { Flow::Continue })
+                Ok(if out.push_row(value, || ResumePoint::Position(pos.clone()))? {
+                    Flow::Stop
+                } else {
+                    Flow::Continue
+                })
             })
         }
     }
@@ -194,7 +212,11 @@ impl<'a> Runner<'a> {
                     return Ok(Flow::Continue);
                 }
             }
-            buffer.push(SortedRow { keys, pos: pos.clone(), row: row.clone() });
+            let held = SortedRow { keys, pos: pos.clone(), row: row.clone() };
+            self.budget.charge(sorted_bytes(&held), "ORDER BY")?;
+            if let Some(dropped) = buffer.push(held) {
+                self.budget.release(sorted_bytes(&dropped));
+            }
             Ok(Flow::Continue)
         })?;
         stats.peak_buffered = stats.peak_buffered.max(buffer.len() as u64);
@@ -208,12 +230,13 @@ impl<'a> Runner<'a> {
         input: &mut Input<'_>,
         outer: &Row,
         stats: &mut RunStats,
-        out: &mut Emitter,
+        out: &mut Emitter<'_>,
     ) -> Result<(), QueryError> {
         let ctx = self.ctx(None);
         let mut rows = Vec::new();
         self.for_each_row(q, input, outer, stats, &mut |row, _pos| {
             if self.passes(q, row)? {
+                self.budget.charge(row_bytes(row), "ORDER BY RANK")?;
                 rows.push(row.clone());
             }
             Ok(Flow::Continue)
@@ -223,7 +246,7 @@ impl<'a> Runner<'a> {
         let mut order: Vec<usize> = (0..rows.len()).collect();
         order.sort_by(|a, b| scores[*b].total_cmp(&scores[*a]).then(a.cmp(b)));
         for i in order {
-            if out.push(self.project(q, &ctx, &rows[i])?) {
+            if out.push(self.project(q, &ctx, &rows[i])?)? {
                 break;
             }
         }
@@ -253,12 +276,20 @@ impl<'a> Runner<'a> {
                 Some(keys) => keys.iter().map(|k| k.eval(&ctx, row)).collect::<Result<Vec<_>, _>>()?,
                 None => Vec::new(),
             };
+            if !groups.contains_key(&key) {
+                let bytes = key.iter().map(value_bytes).sum::<u64>() + row_bytes(row) + 64 * q.aggregates.len() as u64;
+                self.budget.charge(bytes, "GROUP BY")?;
+            }
             let entry = groups.entry(key).or_insert_with(|| (row.clone(), fresh()));
             if q.group_by.is_none() && entry.0.len() < row.len() {
                 entry.0 = row.clone();
             }
             for (acc, spec) in entry.1.iter_mut().zip(&q.aggregates) {
-                acc.add(spec.arg.eval(&ctx, row)?);
+                let v = spec.arg.eval(&ctx, row)?;
+                if acc.keeps_values() && !v.is_undefined() {
+                    self.budget.charge(value_bytes(&v), spec.kind.name())?;
+                }
+                acc.add(v);
             }
             Ok(Flow::Continue)
         })?;
@@ -267,7 +298,7 @@ impl<'a> Runner<'a> {
     }
 
     /// Projects finished groups (ordered by ORDER BY if any, else by first appearance).
-    pub fn finish_groups(&self, q: &BoundQuery, groups: Groups, out: &mut Emitter) -> Result<(), QueryError> {
+    pub fn finish_groups(&self, q: &BoundQuery, groups: Groups, out: &mut Emitter<'_>) -> Result<(), QueryError> {
         let mut results = Vec::with_capacity(groups.len());
         for (i, (_, (row, accs))) in groups.into_iter().enumerate() {
             let values: Vec<Value> = accs.iter().map(Accumulator::result).collect();
@@ -280,7 +311,7 @@ impl<'a> Runner<'a> {
             results.sort_by(|a, b| compare_sort_keys(&a.0, &b.0, &q.order_by).then(a.1.cmp(&b.1)));
         }
         for (_, _, v) in results {
-            if out.push(v) {
+            if out.push(v)? {
                 break;
             }
         }
@@ -339,13 +370,23 @@ impl<'a> Runner<'a> {
                 }
             }
             SourceKind::Subquery(inner) => {
-                let mut values = Emitter::new(inner);
-                self.run_with(inner, input, &Vec::new(), stats, &mut values)?;
-                for v in values.finish() {
+                // The subquery's results stream into the outer query's rows, one at a time.
+                let mut failure = None;
+                let mut each = |v: Value| -> bool {
                     row[first.slot] = Binding::Value(v);
-                    if let Flow::Stop = self.joins(q, 1, &mut row, &mut pos, sink)? {
-                        break;
+                    match self.joins(q, 1, &mut row, &mut pos, sink) {
+                        Ok(Flow::Continue) => true,
+                        Ok(Flow::Stop) => false,
+                        Err(e) => {
+                            failure = Some(e);
+                            false
+                        }
                     }
+                };
+                let mut values = Emitter::new(inner).into_sink(&mut each);
+                self.run_with(inner, input, &Vec::new(), stats, &mut values)?;
+                if let Some(e) = failure {
+                    return Err(e);
                 }
             }
             SourceKind::Value(_) | SourceKind::Iterate(_) => {
@@ -418,27 +459,52 @@ impl<'a> Runner<'a> {
     }
 }
 
+/// About what a sorted row holds.
+fn sorted_bytes(r: &SortedRow) -> u64 {
+    48 + r.keys.iter().map(value_bytes).sum::<u64>() + row_bytes(&r.row)
+}
+
 /// Applies DISTINCT, OFFSET and LIMIT/TOP to results as they come; undefined results are
-/// dropped. For a page, it also notes where the page's last result came from.
-#[derive(Debug)]
-pub struct Emitter {
+/// dropped. Results are collected, or handed to a sink as they come (streaming: nothing is held).
+/// For a page, it also notes where the page's last result came from.
+pub struct Emitter<'s> {
     distinct: Option<HashSet<Value>>,
     skip: u64,
     limit: Option<u64>,
+    /// Results given out (collected or sunk).
+    emitted: u64,
     out: Vec<Value>,
+    /// Where results go instead of `out`; returns false to stop.
+    sink: Option<&'s mut dyn FnMut(Value) -> bool>,
+    /// Charged for the DISTINCT set.
+    budget: Option<&'s MemoryBudget>,
     /// Note the resume point of the result with this (1-based) number.
-    mark_at: Option<usize>,
+    mark_at: Option<u64>,
     mark: Option<ResumePoint>,
 }
 
-impl Emitter {
+impl std::fmt::Debug for Emitter<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Emitter")
+            .field("skip", &self.skip)
+            .field("limit", &self.limit)
+            .field("emitted", &self.emitted)
+            .field("streaming", &self.sink.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'s> Emitter<'s> {
     /// An emitter for a whole query.
     pub fn new(q: &BoundQuery) -> Self {
         Emitter {
             distinct: q.distinct.then(HashSet::new),
             skip: q.offset,
             limit: q.limit,
+            emitted: 0,
             out: Vec::new(),
+            sink: None,
+            budget: None,
             mark_at: None,
             mark: None,
         }
@@ -455,36 +521,58 @@ impl Emitter {
             (r, t) => r.or(t),
         };
         let skip = if resumed && returned > 0 { 0 } else { q.offset.saturating_add(returned) };
-        Emitter { distinct: q.distinct.then(HashSet::new), skip, limit, out: Vec::new(), mark_at: page, mark: None }
+        Emitter { skip, limit, mark_at: page.map(|p| p as u64), ..Emitter::new(q) }
+    }
+
+    /// Hands results to `sink` as they come instead of collecting them.
+    pub fn into_sink(self, sink: &'s mut dyn FnMut(Value) -> bool) -> Self {
+        Emitter { sink: Some(sink), ..self }
+    }
+
+    /// Charges the DISTINCT set to `budget`.
+    pub fn with_budget(self, budget: &'s MemoryBudget) -> Self {
+        Emitter { budget: Some(budget), ..self }
     }
 
     /// Adds a result; returns true once no more results are wanted.
-    pub fn push(&mut self, v: Value) -> bool {
+    pub fn push(&mut self, v: Value) -> Result<bool, QueryError> {
         self.push_row(v, || ResumePoint::Position(RowPos { item: None, sub: 0 }))
     }
 
     /// Adds a result with where it came from (asked for only when the result is the page's last).
-    pub fn push_row(&mut self, v: Value, resume: impl FnOnce() -> ResumePoint) -> bool {
-        if self.limit.is_some_and(|l| self.out.len() as u64 >= l) {
-            return true;
+    pub fn push_row(&mut self, v: Value, resume: impl FnOnce() -> ResumePoint) -> Result<bool, QueryError> {
+        if self.limit.is_some_and(|l| self.emitted >= l) {
+            return Ok(true);
         }
         if v.is_undefined() {
-            return false;
+            return Ok(false);
         }
         if let Some(seen) = &mut self.distinct {
-            if !seen.insert(v.clone()) {
-                return false;
+            if seen.contains(&v) {
+                return Ok(false);
             }
+            if let Some(budget) = self.budget {
+                budget.charge(value_bytes(&v), "DISTINCT")?;
+            }
+            seen.insert(v.clone());
         }
         if self.skip > 0 {
             self.skip -= 1;
-            return false;
+            return Ok(false);
         }
-        self.out.push(v);
-        if self.mark_at == Some(self.out.len()) {
+        self.emitted += 1;
+        if self.mark_at == Some(self.emitted) {
             self.mark = Some(resume());
         }
-        self.limit.is_some_and(|l| self.out.len() as u64 >= l)
+        match &mut self.sink {
+            Some(sink) => {
+                if !sink(v) {
+                    return Ok(true);
+                }
+            }
+            None => self.out.push(v),
+        }
+        Ok(self.limit.is_some_and(|l| self.emitted >= l))
     }
 
     /// Rows one input must deliver for what this emitter still wants: the results to skip plus
@@ -501,6 +589,12 @@ impl Emitter {
         self.mark.as_ref()
     }
 
+    /// Results given out so far.
+    pub fn emitted(&self) -> u64 {
+        self.emitted
+    }
+
+    /// The collected results (empty when they went to a sink).
     pub fn finish(self) -> Vec<Value> {
         self.out
     }

@@ -213,11 +213,14 @@ fn write_expr(f: &mut Formatter<'_>, e: &Expr, min: Precedence) -> fmt::Result {
                 UnaryOp::BitNot => ("~", Precedence::Unary),
             };
             f.write_str(text)?;
-            // `- -x` must not print as `--x`, which starts a comment.
-            let leading_minus = matches!(
-                &operand.kind,
-                ExprKind::Unary { op: UnaryOp::Negate, .. } | ExprKind::Literal(Literal::Number(_))
-            ) && operand.to_string().starts_with('-');
+            // `- -x` must not print as `--x`, which starts a comment. Whether the operand prints
+            // with a leading `-` is read from its shape (printing it to look would make nested
+            // minus signs exponential).
+            let leading_minus = match &operand.kind {
+                ExprKind::Unary { op: UnaryOp::Negate, .. } => true,
+                ExprKind::Literal(Literal::Number(n)) => n.is_sign_negative() && !n.is_nan(),
+                _ => false,
+            };
             if leading_minus {
                 write!(f, "({operand})")
             } else {

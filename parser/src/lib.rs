@@ -20,7 +20,7 @@ mod span;
 
 pub use ast::*;
 pub use error::{ParseError, ParseErrorKind};
-pub use parser::{parse_expression, parse_query, MAX_EXPRESSION_DEPTH, MAX_NESTING};
+pub use parser::{parse_expression, parse_query, MAX_EXPRESSION_DEPTH, MAX_LOGICAL_OPERATORS, MAX_NESTING};
 pub use span::Span;
 
 /// Parses a query. Same as [`parse_query`].

@@ -8,6 +8,10 @@ use crate::span::Span;
 /// How deeply parentheses, brackets, unary operators, calls and subqueries may nest.
 pub const MAX_NESTING: usize = 128;
 
+/// The service's limit on ANDs and on ORs in one query (`maxLogicalAndPerSqlQuery`,
+/// `maxLogicalOrPerSqlQuery`); a chain deeper than [`MAX_EXPRESSION_DEPTH`] is reported with it.
+pub const MAX_LOGICAL_OPERATORS: usize = 500;
+
 /// How deep one expression tree may grow (long `a OR b OR c ...` chains count one level per operator).
 /// Bounding it keeps every recursive walk over the tree (printing, binding, evaluation) far from the
 /// stack limit.
@@ -433,7 +437,21 @@ impl<'a> Parser<'a> {
                 self.bump();
                 let (rhs, d) = self.expr_bp(p.next(), "an expression after the operator")?;
                 let span = lhs.span.to(rhs.span);
-                depth = self.check_depth(depth.max(d) + 1, span)?;
+                depth = match op {
+                    // A chain of ANDs or ORs this deep is past the service's limit on them.
+                    BinaryOp::And | BinaryOp::Or if depth.max(d) + 1 > MAX_EXPRESSION_DEPTH => {
+                        return Err(ParseError::new(
+                            self.src,
+                            ParseErrorKind::TooDeep,
+                            span,
+                            format!(
+                                "The SQL query exceeded the maximum number of '{}' operators. The allowed limit is {MAX_LOGICAL_OPERATORS}.",
+                                op.as_str()
+                            ),
+                        ));
+                    }
+                    _ => self.check_depth(depth.max(d) + 1, span)?,
+                };
                 lhs = Expr { kind: ExprKind::Binary { op, left: Box::new(lhs), right: Box::new(rhs) }, span };
                 continue;
             }

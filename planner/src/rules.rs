@@ -251,8 +251,8 @@ pub struct Limits {
 pub const LIMITS: Limits = Limits {
     max_query_text: 262_144,
     max_joins: 10,
-    max_and: 500,
-    max_or: 500,
+    max_and: cosmoql_parser::MAX_LOGICAL_OPERATORS,
+    max_or: cosmoql_parser::MAX_LOGICAL_OPERATORS,
     max_udf_references: 10,
     max_in_items: 16_000,
 };

@@ -56,10 +56,11 @@ pub fn run(args: &ImportArgs) -> Result<(), String> {
     let key = definition(&args.partition_key)?;
     let total_bytes: u64 = args.files.iter().filter_map(|f| std::fs::metadata(f).ok()).map(|m| m.len()).sum();
     let settings = match args.partitions {
-        Some(n) => ContainerSettings { initial_partitions: n.max(1), ..ContainerSettings::default() },
+        Some(n) => ContainerSettings { initial_partitions: n, ..ContainerSettings::default() },
         // About 300 bytes an item, as a guess for the initial layout; splits do the rest.
-        None => ContainerSettings::for_expected_items((total_bytes / 300) as usize),
+        None => ContainerSettings::for_expected_items(usize::try_from(total_bytes / 300).unwrap_or(usize::MAX)),
     };
+    settings.validate().map_err(|e| format!("--partitions: {}", e.message))?;
     let container = Container::new("imported", key, settings);
     let started = Instant::now();
     let (mut imported, mut skipped, mut failed) = (0u64, 0u64, 0u64);
@@ -85,7 +86,7 @@ pub fn run(args: &ImportArgs) -> Result<(), String> {
             Err(e) => return Err(format!("{}: {e}", file.display())),
         };
         for problem in &summary.problems {
-            eprintln!("{}: {problem}", file.display());
+            eprintln!("{}: {}", file.display(), crate::render::printable(&problem.to_string()));
         }
         let reported = summary.problems.len() as u64;
         if summary.skipped + summary.failed > reported {
@@ -97,7 +98,7 @@ pub fn run(args: &ImportArgs) -> Result<(), String> {
     }
     let seconds = started.elapsed().as_secs_f64();
     let parts = container.partitions();
-    let mut out = io::stdout().lock();
+    let mut out = crate::output::stdout();
     let _ = writeln!(
         out,
         "imported {imported} items, skipped {skipped}, failed {failed} ({} files, {:.2} s, {:.0} items/s)",
@@ -125,7 +126,7 @@ pub fn run(args: &ImportArgs) -> Result<(), String> {
             target
         };
         let written = if path.as_os_str() == "-" {
-            source.export_ndjson(BufWriter::new(io::stdout().lock()))
+            source.export_ndjson(BufWriter::new(crate::output::stdout()))
         } else {
             let file = File::create(path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
             source.export_ndjson(BufWriter::new(file))

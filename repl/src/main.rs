@@ -8,6 +8,8 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 mod demo;
 mod import_cmd;
+#[macro_use]
+mod output;
 mod query_cmd;
 mod render;
 mod repl;
@@ -45,6 +47,10 @@ struct ReplArgs {
     /// A file of statements to run (`-` for standard input), then exit.
     #[arg(value_name = "FILE.sql")]
     file: Option<PathBuf>,
+    /// Bytes a query's sorts without LIMIT, groups, DISTINCT and ranking may hold at once (also
+    /// `.set budget`); past it the query fails with a clear error. Results are not counted.
+    #[arg(long = "memory-budget", value_name = "BYTES", default_value_t = cosmoql::executor::DEFAULT_MEMORY_BUDGET)]
+    memory_budget: u64,
 }
 
 #[derive(Debug, Subcommand)]
@@ -125,7 +131,18 @@ enum KindArg {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let code = run(Cli::parse());
+    // A failed write to standard output is an error (a closed pipe is the reader's choice).
+    match output::failure() {
+        Some(output::Failure::Failed(message)) => {
+            eprintln!("error: {message}");
+            ExitCode::FAILURE
+        }
+        _ => code,
+    }
+}
+
+fn run(cli: Cli) -> ExitCode {
     let Some(command) = cli.command else { return run_repl(&cli.repl) };
     match command {
         Command::Parse { sql, ast } => parse(&sql, ast),
@@ -137,7 +154,7 @@ fn main() -> ExitCode {
         Command::Test { dir, bless } => {
             match cosmoql::testing::run_suite(&dir, &cosmoql::testing::RunOptions { bless }) {
                 Ok(r) => {
-                    print!("{}", r.render());
+                    out!("{}", r.render());
                     if r.is_ok() {
                         ExitCode::SUCCESS
                     } else {
@@ -159,6 +176,7 @@ fn run_repl(args: &ReplArgs) -> ExitCode {
         Err(msg) => return report(Err(msg)),
     };
     let mut session = session::Session::new(store, db, current, interactive, colored);
+    session.options.memory_budget = Some(args.memory_budget);
     if args.json {
         session.mode = session::Mode::Json;
     } else if !interactive && colored {
@@ -206,7 +224,7 @@ fn report(result: Result<(), String>) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(msg) => {
-            let _ = writeln!(std::io::stderr(), "error: {msg}");
+            let _ = writeln!(std::io::stderr(), "error: {}", render::printable(&msg));
             ExitCode::FAILURE
         }
     }
@@ -232,7 +250,7 @@ fn epk_command(key: &str, version: VersionArg, kind: Option<KindArg>) -> ExitCod
     };
     match epk::effective_partition_key(&components, kind, version) {
         Ok(e) => {
-            let _ = writeln!(std::io::stdout(), "{e}");
+            let _ = writeln!(output::stdout(), "{e}");
             ExitCode::SUCCESS
         }
         Err(err) => {
@@ -314,7 +332,7 @@ fn parse(sql: &str, ast: bool) -> ExitCode {
         Ok(query) => {
             let out = if ast { format!("{query:#?}") } else { query.to_string() };
             // A closed pipe (`cosmoql parse ... | head`) is not an error worth a panic.
-            let _ = writeln!(std::io::stdout(), "{out}");
+            let _ = writeln!(output::stdout(), "{out}");
             ExitCode::SUCCESS
         }
         Err(err) => {

@@ -49,6 +49,10 @@ pub struct LoadArgs {
     /// Refuse a query that would read more than one physical partition.
     #[arg(long = "no-cross-partition")]
     no_cross_partition: bool,
+    /// Bytes a query's sorts without LIMIT, groups, DISTINCT and ranking may hold at once; past
+    /// it the query fails with a clear error. Results are not counted: they stream.
+    #[arg(long = "memory-budget", value_name = "BYTES", default_value_t = cosmoql::executor::DEFAULT_MEMORY_BUDGET)]
+    memory_budget: u64,
 }
 
 /// Options of `cosmoql query`.
@@ -81,7 +85,7 @@ pub fn run_explain(args: &ExplainArgs) -> Result<(), String> {
     let loaded = load(&args.load)?;
     let explained =
         loaded.client.explain(args.sql.as_str(), loaded.options.clone(), args.analyze).map_err(|e| e.to_string())?;
-    println!("{explained}");
+    outln!("{explained}");
     Ok(())
 }
 
@@ -122,10 +126,10 @@ fn load(args: &LoadArgs) -> Result<Loaded, String> {
     };
     let total_bytes: u64 = args.data.iter().filter_map(|f| std::fs::metadata(f).ok()).map(|m| m.len()).sum();
     let settings = match args.partitions {
-        Some(0) => return Err("--partitions must be at least 1".to_string()),
         Some(n) => ContainerSettings { initial_partitions: n, ..ContainerSettings::default() },
-        None => ContainerSettings::for_expected_items((total_bytes / 300) as usize),
+        None => ContainerSettings::for_expected_items(usize::try_from(total_bytes / 300).unwrap_or(usize::MAX)),
     };
+    settings.validate().map_err(|e| format!("--partitions: {}", e.message))?;
     for (flag, value) in [("--max-buffered", args.max_buffered), ("--page-size", args.page_size)] {
         if value == Some(0) {
             return Err(format!("{flag} must be at least 1"));
@@ -146,7 +150,11 @@ fn load(args: &LoadArgs) -> Result<Loaded, String> {
         max_degree_of_parallelism: args.max_dop.unwrap_or(-1),
         max_buffered_item_count: args.max_buffered,
         max_item_count: args.page_size,
-        vector_policies: properties.as_ref().map(VectorPolicy::from_container_properties).unwrap_or_default(),
+        memory_budget: Some(args.memory_budget),
+        vector_policies: match &properties {
+            Some(p) => VectorPolicy::from_container_properties(p).map_err(|e| format!("--container: {e}"))?,
+            None => Vec::new(),
+        },
         ..QueryOptions::default()
     };
     options.parameters = parameters(&args.params)?;
@@ -166,7 +174,9 @@ fn parameters(params: &[String]) -> Result<HashMap<String, Value>, String> {
             return Err(format!("--param `{p}`: the name is empty"));
         }
         let value = parse_json(json).map_err(|e| format!("--param {name}: the value is not JSON: {e}"))?;
-        out.insert(name.to_string(), value);
+        if out.insert(name.to_string(), value).is_some() {
+            return Err(format!("--param @{name} is given twice"));
+        }
     }
     Ok(out)
 }
@@ -176,29 +186,30 @@ fn run_all(loaded: &Loaded, sql: &str) -> Result<QueryResults<Value>, String> {
     loaded.client.query_pages::<Value>(sql, loaded.options.clone()).drain().map_err(|e| e.to_string())
 }
 
-/// `cosmoql query`: results as one JSON array on stdout.
+/// `cosmoql query`: results as one JSON array on stdout, written as they are produced (a page at
+/// a time with `--page-size`), so no result set is held in memory.
 pub fn run_query(args: &QueryArgs) -> Result<(), String> {
     let loaded = load(&args.load)?;
-    let output = run_all(&loaded, &args.sql)?;
-    let pages = output.pages;
-    let mut out = BufWriter::new(io::stdout().lock());
-    let write = |out: &mut BufWriter<io::StdoutLock<'_>>| -> io::Result<()> {
-        out.write_all(b"[")?;
-        let mut first = true;
-        for item in &output.items {
-            if let Some(json) = cosmoql::value::to_json_string(item) {
-                if !first {
-                    out.write_all(b",")?;
-                }
-                first = false;
-                out.write_all(json.as_bytes())?;
-            }
+    let mut out = BufWriter::new(crate::output::stdout());
+    let mut opened = false;
+    let mut write = |item: &Value| -> io::Result<()> {
+        out.write_all(if opened { b"," } else { b"[" })?;
+        opened = true;
+        if let Some(json) = cosmoql::value::to_json_string(item) {
+            out.write_all(json.as_bytes())?;
         }
-        out.write_all(b"]\n")?;
-        out.flush()
+        Ok(())
     };
-    // A closed pipe is the reader's choice, not an error worth reporting.
-    let _ = write(&mut out);
+    // A write that fails stops the query (the failure is reported by `main`).
+    let output = loaded
+        .client
+        .query_pages::<Value>(args.sql.as_str(), loaded.options.clone())
+        .for_each(|item| item.is_undefined() || write(&item).is_ok())
+        .map_err(|e| e.to_string())?;
+    let _ = out.write_all(if opened { b"]\n" } else { b"[]\n" });
+    let _ = out.flush();
+    drop(out);
+    let pages = output.pages;
     if args.metrics {
         let m = &output.metrics;
         let partitions: Vec<String> = output
@@ -261,7 +272,7 @@ pub fn run_bench(args: &BenchArgs) -> Result<(), String> {
     } else {
         (times[times.len() / 2 - 1] + times[times.len() / 2]) / 2.0
     };
-    println!(
+    outln!(
         "{{\"loadSeconds\":{},\"items\":{},\"results\":{},\"minSeconds\":{},\"medianSeconds\":{},\"maxSeconds\":{},\"peakRssBytes\":{}}}",
         loaded.load_seconds,
         loaded.client.container().item_count(),

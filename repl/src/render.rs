@@ -31,7 +31,27 @@ fn truncate(text: &str, max: usize) -> String {
     out
 }
 
-/// A value as a table cell: strings bare, everything else as compact JSON.
+/// `text` safe to print on a terminal: control characters (C0 but line breaks and tabs, DEL,
+/// C1) are written as `\u{1b}`-style escapes, so data can never move the cursor, set the window
+/// title or ring the bell.
+pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
+    let escape = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if !text.chars().any(escape) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if escape(c) {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// A value as a table cell: strings bare, everything else as compact JSON; line breaks and tabs
+/// as spaces, other control characters escaped.
 pub fn cell(v: &Value) -> String {
     let text = match v {
         Value::Undefined => String::new(),
@@ -39,13 +59,13 @@ pub fn cell(v: &Value) -> String {
         Value::Number(n) => format_number(*n),
         other => to_json_string(other).unwrap_or_default(),
     };
-    truncate(&text.replace(['\n', '\r', '\t'], " "), MAX_CELL)
+    truncate(&printable(&text.replace(['\n', '\r', '\t'], " ")), MAX_CELL)
 }
 
-/// Renders `items` as a table with a row count line. Objects give one column per property (in
-/// order of first appearance); other values go to a `value` column. At most `max_rows` rows are
-/// drawn.
-pub fn table(items: &[Value], hide_system: bool, max_rows: usize, colored: bool) -> String {
+/// Renders the first rows of a result of `total` rows (the others were counted, not kept) as a
+/// table with a row count line. Objects give one column per property (in order of first
+/// appearance); other values go to a `value` column. At most `max_rows` rows are drawn.
+pub fn table_of(items: &[Value], total: usize, hide_system: bool, max_rows: usize, colored: bool) -> String {
     let mut columns: Vec<String> = Vec::new();
     let mut has_scalars = false;
     let shown = &items[..items.len().min(max_rows)];
@@ -90,7 +110,9 @@ pub fn table(items: &[Value], hide_system: bool, max_rows: usize, colored: bool)
                 .collect()
         })
         .collect();
-    let widths: Vec<usize> = columns
+    // Headers are property names from the data: escaped like cells.
+    let headers: Vec<String> = columns.iter().map(|c| printable(c).replace(['\n', '\t'], " ")).collect();
+    let widths: Vec<usize> = headers
         .iter()
         .enumerate()
         .map(|(i, c)| rows.iter().map(|r| r[i].0.chars().count()).max().unwrap_or(0).max(c.chars().count()))
@@ -118,7 +140,7 @@ pub fn table(items: &[Value], hide_system: bool, max_rows: usize, colored: bool)
     };
     out.push_str(&line("┌", "┬", "┐"));
     out.push('│');
-    for (c, w) in columns.iter().zip(&widths) {
+    for (c, w) in headers.iter().zip(&widths) {
         if colored {
             out.push_str(&format!(" {}{}{} │", color::BOLD, pad(c, *w, false), color::RESET));
         } else {
@@ -135,7 +157,7 @@ pub fn table(items: &[Value], hide_system: bool, max_rows: usize, colored: bool)
         out.push('\n');
     }
     out.push_str(&line("└", "┴", "┘"));
-    let n = items.len();
+    let n = total.max(items.len());
     out.push_str(&format!("({n} {})", if n == 1 { "row" } else { "rows" }));
     if n > shown.len() {
         out.push_str(&format!(", the first {} shown (.set maxrows N, or .mode json)", shown.len()));
@@ -231,6 +253,16 @@ pub fn bytes(n: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn control_characters_are_escaped_in_tables() {
+        let item = parse_json(r#"{"a\u001b]0;pwned\u0007": "x\u001b[2Jy\u0007", "n": "\u009b1m"}"#).unwrap();
+        let t = table_of(&[item], 1, false, 10, false);
+        assert!(!t.chars().any(|c| c.is_control() && c != '\n'), "{t:?}");
+        assert!(t.contains("x\\u{1b}[2Jy\\u{7}"), "{t}");
+        assert_eq!(printable("line\nnext\tok"), "line\nnext\tok");
+        assert_eq!(printable("\u{7f}"), "\\u{7f}");
+    }
     use cosmoql::value::parse_json;
 
     #[test]
@@ -239,7 +271,7 @@ mod tests {
             parse_json(r#"{"id": "a", "n": 1, "tags": ["x","y"]}"#).unwrap(),
             parse_json(r#"{"id": "b", "deep": {"k": "a very long string that goes on and on and on"}}"#).unwrap(),
         ];
-        let t = table(&items, true, 100, false);
+        let t = table_of(&items, items.len(), true, 100, false);
         assert!(t.contains("│ id │"), "{t}");
         assert!(t.contains(r#"["x","y"]"#), "{t}");
         assert!(t.contains('…'), "{t}");
@@ -249,7 +281,7 @@ mod tests {
     #[test]
     fn scalars_go_to_a_value_column() {
         let items = vec![Value::from(1.0), Value::from("two")];
-        let t = table(&items, true, 1, false);
+        let t = table_of(&items, items.len(), true, 1, false);
         assert!(t.contains("value"), "{t}");
         assert!(t.contains("the first 1 shown"), "{t}");
     }

@@ -165,16 +165,20 @@ impl Hinter for SqlHelper {
     type Hint = String;
 }
 
+/// Lines longer than this are not highlighted: highlighting redraws the whole line at every
+/// keystroke, which made pasting a long line quadratic (50 KB took 42 s).
+pub const HIGHLIGHT_MAX_BYTES: usize = 2048;
+
 impl Highlighter for SqlHelper {
     fn highlight<'l>(&self, line: &'l str, _pos: usize) -> Cow<'l, str> {
-        if !self.colored {
+        if !self.colored || line.len() > HIGHLIGHT_MAX_BYTES {
             return Cow::Borrowed(line);
         }
         Cow::Owned(highlight_sql(line, &self.functions))
     }
 
-    fn highlight_char(&self, _line: &str, _pos: usize, _kind: CmdKind) -> bool {
-        self.colored
+    fn highlight_char(&self, line: &str, _pos: usize, _kind: CmdKind) -> bool {
+        self.colored && line.len() <= HIGHLIGHT_MAX_BYTES
     }
 }
 
@@ -284,12 +288,12 @@ pub fn run(mut session: Session, banner: &str) -> bool {
     }
     let version = env!("CARGO_PKG_VERSION");
     if session.colored {
-        println!("{}cosmoql {version}{}: Cosmos DB for NoSQL queries, in memory", color::BOLD, color::RESET);
+        outln!("{}cosmoql {version}{}: Cosmos DB for NoSQL queries, in memory", color::BOLD, color::RESET);
     } else {
-        println!("cosmoql {version}: Cosmos DB for NoSQL queries, in memory");
+        outln!("cosmoql {version}: Cosmos DB for NoSQL queries, in memory");
     }
-    println!("{banner}");
-    println!("Type .help for commands; end a statement with ; or an empty line; Ctrl-D quits.");
+    outln!("{banner}");
+    outln!("Type .help for commands; end a statement with ; or an empty line; Ctrl-D quits.");
     let mut failed = false;
     loop {
         let prompt = format!("{}> ", session.current().unwrap_or("cosmoql"));
@@ -346,6 +350,17 @@ mod tests {
         assert_eq!(complete("SELECT LE"), vec!["SELECT LENGTH("]);
         assert_eq!(complete("SELECT c.loc"), vec!["SELECT c.location", "SELECT c.location.city"]);
         assert_eq!(complete("SELECT * FROM fam"), vec!["SELECT * FROM families"]);
+    }
+
+    /// Highlighting redraws the line at every keystroke: a pasted 50 KB line took 42 s. Long
+    /// lines are not highlighted, so rustyline echoes their characters as they come.
+    #[test]
+    fn long_lines_are_not_highlighted() {
+        let h = SqlHelper { colored: true, ..helper() };
+        let long = format!("SELECT VALUE '{}'", "x".repeat(HIGHLIGHT_MAX_BYTES));
+        assert!(!h.highlight_char(&long, long.len(), CmdKind::Other));
+        assert!(matches!(h.highlight(&long, 0), Cow::Borrowed(_)));
+        assert!(h.highlight_char("SELECT 1", 8, CmdKind::Other));
     }
 
     #[test]

@@ -16,7 +16,7 @@ use cosmoql::storage::{
     Store, SyntheticKey, SyntheticKind,
 };
 use cosmoql::value::{format_number, parse_json, to_json_string, Value};
-use cosmoql::{ContainerClient, QueryResults};
+use cosmoql::ContainerClient;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::import_cmd::Counting;
@@ -60,7 +60,7 @@ pub struct Session {
     pub colored: bool,
     /// Messages (not results) go to stdout when interactive, to stderr otherwise.
     pub interactive: bool,
-    options: QueryOptions,
+    pub options: QueryOptions,
     page_size: Option<usize>,
     params: BTreeMap<String, Value>,
     max_rows: usize,
@@ -94,7 +94,8 @@ FROM is an alias, as in Cosmos DB). Ctrl-C clears the line or cancels a running 
   .set pagesize N|off               fetch in pages of N through continuation tokens
   .set pk JSON|off                  scope queries to one logical partition, e.g. .set pk \"dev-00042\"
   .set crosspartition on|off        allow queries that read several physical partitions
-  .set maxrows N                    rows a table shows (default 100)
+  .set maxrows N                    rows a table shows (default 100; the others are counted, not kept)
+  .set budget BYTES|off             memory a query's sorts, groups and DISTINCT may hold (default 1 GiB)
   .set                              show the settings
   .param @name JSON                 bind a parameter for later queries, e.g. .param @d \"dev-00001\"
   .param @name                      remove it
@@ -163,14 +164,16 @@ impl Session {
     }
 
     fn say(&self, text: &str) {
+        let text = render::printable(text);
         if self.interactive {
-            let _ = writeln!(io::stdout(), "{text}");
+            let _ = writeln!(crate::output::stdout(), "{text}");
         } else {
             let _ = writeln!(io::stderr(), "{text}");
         }
     }
 
     fn error(&self, text: &str) {
+        let text = render::printable(text);
         let mut err = io::stderr().lock();
         if self.colored {
             let _ = writeln!(err, "{}error:{} {text}", color::RED, color::RESET);
@@ -198,6 +201,13 @@ impl Session {
                 Statement::Sql(sql) => self.sql(&sql),
             };
             outcome.failed |= !ok;
+            // Output that cannot be written ends the run: quietly for a closed pipe, with an
+            // error (reported once, by `main`) otherwise.
+            if let Some(failure) = crate::output::failure() {
+                outcome.failed |= failure != crate::output::Failure::Closed;
+                outcome.quit = true;
+                return outcome;
+            }
         }
         outcome
     }
@@ -231,27 +241,52 @@ impl Session {
             options.max_item_count = page_size;
             client.explain(sql.as_str(), options, analyze).map_err(|e| e.to_string())
         })?;
-        let _ = writeln!(io::stdout().lock(), "{explained}");
+        let _ = writeln!(crate::output::stdout(), "{explained}");
         Ok(())
     }
 
     fn query(&mut self, sql: &str) -> Result<(), String> {
         let container = self.query_container(sql)?;
         let started = Instant::now();
-        let results = self.run(&container, sql, self.query_options())?;
-        let (output, pages) = (&results, results.pages);
+        let client = ContainerClient::from_container(container);
+        let star = cosmoql::parse(sql)
+            .map(|q| matches!(q.select.projection, cosmoql::parser::ast::Projection::Star(_)))
+            .unwrap_or(false);
+        let mut printer = Printer {
+            mode: self.mode,
+            pretty: self.colored || self.interactive,
+            colored: self.colored,
+            star,
+            max_rows: self.max_rows,
+            kept: Vec::new(),
+            total: 0,
+            buf: Vec::new(),
+        };
+        let (sql, page_size) = (sql.to_string(), self.page_size);
+        // Results are printed as they come (a table keeps its first `maxrows` rows and counts the
+        // rest), on the query's thread: no result set is held whole.
+        let (summary, results) = self.on_worker(self.query_options(), move |mut options| {
+            options.max_item_count = page_size;
+            let summary = client
+                .query_pages::<Value>(sql.as_str(), options)
+                .for_each(|item| printer.push(item))
+                .map_err(|e| e.to_string())?;
+            let results = printer.total;
+            printer.finish();
+            Ok((summary, results))
+        })?;
         let elapsed = started.elapsed();
-        self.print_results(sql, &output.items);
+        let pages = summary.pages;
         let mut notes = Vec::new();
         if self.metrics {
-            let m = &output.metrics;
+            let m = &summary.metrics;
             notes.push(format!(
                 "{} RU, {} of {} partitions, {} items retrieved, {} results{}",
                 format_number((m.request_charge * 100.0).round() / 100.0),
                 m.partitions_touched,
                 m.physical_partitions,
                 m.retrieved_document_count,
-                output.items.len(),
+                results,
                 if pages > 1 { format!(", {pages} pages") } else { String::new() }
             ));
         }
@@ -267,48 +302,6 @@ impl Session {
             }
         }
         Ok(())
-    }
-
-    fn print_results(&self, sql: &str, items: &[Value]) {
-        let mut out = BufWriter::new(io::stdout().lock());
-        match self.mode {
-            Mode::Table => {
-                let star = cosmoql::parse(sql)
-                    .map(|q| matches!(q.select.projection, cosmoql::parser::ast::Projection::Star(_)))
-                    .unwrap_or(false);
-                let _ = out.write_all(render::table(items, star, self.max_rows, self.colored).as_bytes());
-            }
-            Mode::Json if self.colored || self.interactive => {
-                let array = Value::from(items.to_vec());
-                let _ = writeln!(out, "{}", render::json_pretty(&array, self.colored));
-            }
-            Mode::Json => {
-                // One compact JSON array a statement, as `cosmoql query` prints it.
-                let _ = out.write_all(b"[");
-                let mut first = true;
-                for item in items {
-                    if let Some(json) = to_json_string(item) {
-                        if !first {
-                            let _ = out.write_all(b",");
-                        }
-                        first = false;
-                        let _ = out.write_all(json.as_bytes());
-                    }
-                }
-                let _ = out.write_all(b"]\n");
-            }
-        }
-        let _ = out.flush();
-    }
-
-    /// Runs the query to the end (page by page with a page size) on a worker thread.
-    fn run(&self, container: &Arc<Container>, sql: &str, options: QueryOptions) -> Result<QueryResults<Value>, String> {
-        let client = ContainerClient::from_container(Arc::clone(container));
-        let (sql, page_size) = (sql.to_string(), self.page_size);
-        self.on_worker(options, move |mut options| {
-            options.max_item_count = page_size;
-            client.query_pages::<Value>(sql.as_str(), options).drain().map_err(|e| e.to_string())
-        })
     }
 
     /// Runs `work` on a worker thread, so Ctrl-C can give the prompt back: the query's cancel flag
@@ -356,7 +349,7 @@ impl Session {
         match name {
             ".quit" | ".exit" | ".q" => return Ok(Flow::Quit),
             ".help" | ".h" | ".?" => {
-                let _ = writeln!(io::stdout(), "{HELP}");
+                let _ = writeln!(crate::output::stdout(), "{HELP}");
             }
             ".containers" | ".tables" => self.containers(),
             ".use" => {
@@ -366,7 +359,11 @@ impl Session {
                 self.refresh_vocabulary();
                 self.say(&format!("using {name}"));
             }
-            ".create" => self.create(&args)?,
+            ".create" => {
+                // A quoted path segment may hold spaces: `.create t /"a b"`.
+                let words = words(rest);
+                self.create(&words.iter().map(String::as_str).collect::<Vec<_>>())?
+            }
             ".drop" => {
                 let [name] = args[..] else { return Err("usage: .drop NAME".into()) };
                 self.db.delete_container(name).map_err(|e| e.to_string())?;
@@ -435,7 +432,7 @@ impl Session {
                     self.say("no parameters (.param @name JSON)");
                 }
                 for (k, v) in &self.params {
-                    let _ = writeln!(io::stdout(), "@{k} = {}", to_json_string(v).unwrap_or_default());
+                    let _ = writeln!(crate::output::stdout(), "@{k} = {}", to_json_string(v).unwrap_or_default());
                 }
             }
             other => return Err(format!("unknown command {other}; .help lists the commands")),
@@ -444,7 +441,7 @@ impl Session {
     }
 
     fn containers(&self) {
-        let mut out = io::stdout().lock();
+        let mut out = crate::output::stdout();
         for id in self.db.container_ids() {
             let Ok(c) = self.db.container(&id) else { continue };
             let mark = if self.current.as_deref() == Some(id.as_str()) { "*" } else { " " };
@@ -521,7 +518,7 @@ impl Session {
         bar.finish_and_clear();
         let summary = result.map_err(|e| format!("{path}: {e}"))?;
         for problem in summary.problems.iter().take(10) {
-            let _ = writeln!(io::stderr(), "{path}: {problem}");
+            let _ = writeln!(io::stderr(), "{path}: {}", render::printable(&problem.to_string()));
         }
         if summary.skipped + summary.failed > 10 {
             let _ = writeln!(io::stderr(), "{path}: ... and {} more problems", summary.skipped + summary.failed - 10);
@@ -552,7 +549,7 @@ impl Session {
         };
         match args {
             [] => {
-                let mut out = io::stdout().lock();
+                let mut out = crate::output::stdout();
                 let _ = writeln!(out, "maxdop          {}", self.options.max_degree_of_parallelism);
                 let _ = writeln!(out, "maxbuffered     {}", opt(self.options.max_buffered_item_count));
                 let _ = writeln!(out, "pagesize        {}", opt(self.page_size));
@@ -564,6 +561,8 @@ impl Session {
                     if self.options.enable_cross_partition { "on" } else { "off" }
                 );
                 let _ = writeln!(out, "maxrows         {}", self.max_rows);
+                let budget = self.options.memory_budget.unwrap_or(cosmoql::executor::DEFAULT_MEMORY_BUDGET);
+                let _ = writeln!(out, "budget          {budget}");
                 let _ = writeln!(out, "mode            {}", if self.mode == Mode::Table { "table" } else { "json" });
                 let _ = writeln!(out, "metrics         {}", if self.metrics { "on" } else { "off" });
                 let _ = writeln!(out, "timing          {}", if self.timing { "on" } else { "off" });
@@ -578,13 +577,17 @@ impl Session {
             ["maxbuffered", n] => self.options.max_buffered_item_count = positive(n, "maxbuffered")?,
             ["pagesize", n] => self.page_size = positive(n, "pagesize")?,
             ["maxrows", n] => self.max_rows = positive(n, "maxrows")?.unwrap_or(usize::MAX),
+            ["budget", n] => self.options.memory_budget = positive(n, "budget")?.map(|b| b as u64),
             ["crosspartition", _] => self.options.enable_cross_partition = on_off(&args[1..], ".set crosspartition")?,
             ["pk", "off"] => self.options.partition_key = None,
             ["pk", ..] => {
                 let json = rest["pk".len()..].trim();
                 self.options.partition_key = Some(PartitionKey::parse_json(json).map_err(|e| format!("pk: {e}"))?);
             }
-            _ => return Err("usage: .set maxdop N | maxbuffered N|off | pagesize N|off | pk JSON|off | crosspartition on|off | maxrows N".into()),
+            _ => return Err(
+                "usage: .set maxdop N | maxbuffered N|off | pagesize N|off | pk JSON|off | crosspartition on|off | maxrows N | budget BYTES|off"
+                    .into(),
+            ),
         }
         Ok(())
     }
@@ -596,7 +599,7 @@ impl Session {
         let total_bytes: u64 = parts.iter().map(|p| p.bytes).sum();
         let max_items = parts.iter().map(|p| p.items).max().unwrap_or(0).max(1);
         let max_bytes = parts.iter().map(|p| p.bytes).max().unwrap_or(0).max(1);
-        let mut out = io::stdout().lock();
+        let mut out = crate::output::stdout();
         let _ = writeln!(
             out,
             "{}: {} items, {} in {} physical partitions ({} splits), key {}",
@@ -669,6 +672,110 @@ impl Session {
         }
         Ok(())
     }
+}
+
+/// Prints a statement's results as they come. Tables keep the first `max_rows` rows (the others
+/// are counted); JSON is written result by result, in bounded chunks.
+struct Printer {
+    mode: Mode,
+    /// Pretty JSON (a terminal, or an interactive session), else one compact array.
+    pretty: bool,
+    colored: bool,
+    /// `SELECT *`: tables leave the system properties out.
+    star: bool,
+    max_rows: usize,
+    kept: Vec<Value>,
+    total: usize,
+    buf: Vec<u8>,
+}
+
+impl Printer {
+    /// Takes one result; false once standard output has failed (the query stops).
+    fn push(&mut self, item: Value) -> bool {
+        self.total += 1;
+        match self.mode {
+            Mode::Table => {
+                if self.kept.len() < self.max_rows {
+                    self.kept.push(item);
+                }
+            }
+            Mode::Json => {
+                self.buf.extend_from_slice(match (self.total, self.pretty) {
+                    (1, true) => b"[\n",
+                    (1, false) => b"[",
+                    (_, true) => b",\n",
+                    (_, false) => b",",
+                });
+                if self.pretty {
+                    for (i, line) in render::json_pretty(&item, self.colored).lines().enumerate() {
+                        if i > 0 {
+                            self.buf.push(b'\n');
+                        }
+                        self.buf.extend_from_slice(b"  ");
+                        self.buf.extend_from_slice(line.as_bytes());
+                    }
+                } else if let Some(json) = to_json_string(&item) {
+                    self.buf.extend_from_slice(json.as_bytes());
+                }
+                if self.buf.len() >= 1 << 16 {
+                    return self.flush();
+                }
+            }
+        }
+        true
+    }
+
+    fn flush(&mut self) -> bool {
+        let ok = crate::output::stdout().write_all(&self.buf).is_ok();
+        self.buf.clear();
+        ok
+    }
+
+    fn finish(mut self) {
+        match self.mode {
+            Mode::Table => {
+                let text = render::table_of(&self.kept, self.total, self.star, self.max_rows, self.colored);
+                self.buf.extend_from_slice(text.as_bytes());
+            }
+            Mode::Json => self.buf.extend_from_slice(match (self.total, self.pretty) {
+                (0, _) => b"[]\n",
+                (_, true) => b"\n]\n",
+                (_, false) => b"]\n",
+            }),
+        }
+        self.flush();
+    }
+}
+
+/// Splits a command's arguments at whitespace outside double quotes; the quotes stay in the words
+/// (a partition key path keeps its quoted segments: `/"a b"/c`).
+fn words(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut word = String::new();
+    let mut quoted = false;
+    let mut escaped = false;
+    for c in text.chars() {
+        if c.is_whitespace() && !quoted {
+            if !word.is_empty() {
+                out.push(std::mem::take(&mut word));
+            }
+            continue;
+        }
+        if quoted && c == '\\' && !escaped {
+            escaped = true;
+            word.push(c);
+            continue;
+        }
+        if c == '"' && !escaped {
+            quoted = !quoted;
+        }
+        escaped = false;
+        word.push(c);
+    }
+    if !word.is_empty() {
+        out.push(word);
+    }
+    out
 }
 
 fn opt(v: Option<usize>) -> String {
@@ -934,6 +1041,12 @@ mod tests {
         assert!(!is_complete("select 1"));
         assert!(!is_complete("select ';"));
         assert!(is_complete("select ';';  "));
+    }
+
+    #[test]
+    fn command_words_keep_quoted_segments() {
+        assert_eq!(words(r#"t /"a b"/c  /d"#), vec![r#"t"#, r#"/"a b"/c"#, "/d"]);
+        assert_eq!(words(r#"t /"a \" b""#), vec!["t", r#"/"a \" b""#]);
     }
 
     #[test]

@@ -59,10 +59,30 @@ impl Default for ContainerSettings {
     }
 }
 
+/// The most physical partitions a container starts with (it may split into more as it grows).
+pub const MAX_INITIAL_PARTITIONS: usize = 10_000;
+
 impl ContainerSettings {
-    /// Settings for a container expected to hold `items` items: 1 physical partition per 10,000.
+    /// Settings for a container expected to hold `items` items: 1 physical partition per 10,000
+    /// (at most [`MAX_INITIAL_PARTITIONS`]).
     pub fn for_expected_items(items: usize) -> Self {
-        ContainerSettings { initial_partitions: (items / ITEMS_PER_INITIAL_PARTITION).max(1), ..Self::default() }
+        let partitions = (items / ITEMS_PER_INITIAL_PARTITION).clamp(1, MAX_INITIAL_PARTITIONS);
+        ContainerSettings { initial_partitions: partitions, ..Self::default() }
+    }
+
+    /// A 400 unless the settings are usable: 1 to [`MAX_INITIAL_PARTITIONS`] initial partitions,
+    /// split thresholds of at least 1.
+    pub fn validate(&self) -> Result<()> {
+        if !(1..=MAX_INITIAL_PARTITIONS).contains(&self.initial_partitions) {
+            return Err(StorageError::bad_request(format!(
+                "a container starts with 1 to {MAX_INITIAL_PARTITIONS} physical partitions, not {}",
+                self.initial_partitions
+            )));
+        }
+        if self.split_max_items == 0 || self.split_max_bytes == 0 {
+            return Err(StorageError::bad_request("split thresholds must be at least 1"));
+        }
+        Ok(())
     }
 }
 
@@ -371,8 +391,9 @@ impl Container {
         database_rid: u32,
         rid: u32,
     ) -> Self {
-        // A container without a key has one logical partition, so one physical partition.
-        let n = if definition.is_none() { 1 } else { settings.initial_partitions.max(1) };
+        // A container without a key has one logical partition, so one physical partition. Settings
+        // out of range are clamped here ([`ContainerSettings::validate`] reports them as errors).
+        let n = if definition.is_none() { 1 } else { settings.initial_partitions.clamp(1, MAX_INITIAL_PARTITIONS) };
         let bounds = crate::epk::split_space(n);
         let partitions = bounds
             .windows(2)

@@ -67,13 +67,21 @@ impl std::fmt::Display for ImportError {
 
 impl std::error::Error for ImportError {}
 
+/// The UTF-8 encoding of U+FEFF, the byte-order mark.
+const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
+
 /// Reads documents one at a time from a JSON array (`[ {...}, {...} ]`) or NDJSON (one object per
 /// line; blank lines are ignored), whichever the input starts with, and hands each to `sink` with
 /// the line it starts on. Only one document is in memory at a time.
 pub fn read_documents<R: BufRead>(mut reader: R, mut sink: impl FnMut(u64, &[u8]) -> bool) -> io::Result<u64> {
-    // Find the first significant byte to pick the format.
     let mut line = 1u64;
     let mut consumed = 0u64;
+    // A UTF-8 byte-order mark (editors on Windows write one) is not part of the data.
+    if reader.fill_buf()?.starts_with(UTF8_BOM) {
+        reader.consume(UTF8_BOM.len());
+        consumed += UTF8_BOM.len() as u64;
+    }
+    // Find the first significant byte to pick the format.
     loop {
         let buf = reader.fill_buf()?;
         if buf.is_empty() {

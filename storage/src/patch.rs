@@ -76,6 +76,20 @@ impl PatchOperation {
 /// Applies `operations` to `item` in order. `protected` lists paths (as segments) that no operation
 /// may touch, nor any of their parents (the id and the partition key paths). On error `item` may be
 /// partly changed: callers patch a copy.
+/// `n += by`, unless the sum is not a finite number (JSON could not hold it).
+fn increment(n: &mut f64, by: f64) -> std::result::Result<(), String> {
+    let sum = *n + by;
+    if !sum.is_finite() {
+        return Err(format!(
+            "incrementing {} by {} overflows",
+            cosmoql_value::format_number(*n),
+            cosmoql_value::format_number(by)
+        ));
+    }
+    *n = sum;
+    Ok(())
+}
+
 pub fn apply_patch(item: &mut Value, operations: &[PatchOperation], protected: &[Vec<String>]) -> Result<()> {
     if operations.is_empty() || operations.len() > MAX_PATCH_OPERATIONS {
         return Err(StorageError::bad_request(format!(
@@ -122,10 +136,7 @@ fn apply_one(parent: &mut Value, last: &str, op: &PatchOperation) -> Result<(), 
                     map.insert(last.to_string(), Value::Number(*by));
                     Ok(())
                 }
-                Some(Value::Number(n)) => {
-                    *n += *by;
-                    Ok(())
-                }
+                Some(Value::Number(n)) => increment(n, *by),
                 Some(other) => Err(format!("it holds {}, not a number", other.kind().name())),
             },
         };
@@ -173,10 +184,7 @@ fn apply_one(parent: &mut Value, last: &str, op: &PatchOperation) -> Result<(), 
             PatchOperation::Increment { by, .. } => {
                 in_range()?;
                 match &mut items[index] {
-                    Value::Number(n) => {
-                        *n += *by;
-                        Ok(())
-                    }
+                    Value::Number(n) => increment(n, *by),
                     other => Err(format!("it holds {}, not a number", other.kind().name())),
                 }
             }

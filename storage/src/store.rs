@@ -87,6 +87,7 @@ impl Database {
         settings: ContainerSettings,
     ) -> Result<Arc<Container>> {
         validate_resource_id(id, "container")?;
+        settings.validate()?;
         let mut containers = self.containers.write();
         if containers.contains_key(id) {
             return Err(StorageError::conflict(format!("container `{id}` exists in database `{}`", self.id)));

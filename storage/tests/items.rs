@@ -662,3 +662,41 @@ fn the_store_is_send_and_sync() {
     shared::<Container>();
     shared::<StoredItem>();
 }
+
+/// NaN and infinities have no JSON form: a write that would store one is a 400 and changes
+/// nothing (it used to succeed, and the property then read as absent).
+#[test]
+fn non_finite_numbers_are_rejected_and_change_nothing() {
+    let c = Container::new("c", PartitionKeyDefinition::hash("/pk").unwrap(), ContainerSettings::default());
+    let key = PartitionKey::from("a");
+    let with = |v: f64| Value::object([("id", Value::from("1")), ("pk", Value::from("a")), ("n", Value::from(v))]);
+    let err = c.create(&with(f64::INFINITY)).unwrap_err();
+    assert_eq!(err.status_code(), 400, "{err}");
+    assert_eq!(c.item_count(), 0);
+    c.create(&with(1e308)).unwrap();
+    let err = c.upsert(&with(f64::NAN), &WriteOptions::default()).unwrap_err();
+    assert_eq!(err.status_code(), 400, "{err}");
+    let set = PatchOperation::Set { path: "/m".into(), value: Value::from(f64::NEG_INFINITY) };
+    assert_eq!(c.patch(&key, "1", &[set], &WriteOptions::default()).unwrap_err().status_code(), 400);
+    let incr = PatchOperation::Increment { path: "/n".into(), by: 1e308 };
+    let err = c.patch(&key, "1", &[incr], &WriteOptions::default()).unwrap_err();
+    assert_eq!(err.status_code(), 400, "{err}");
+    assert!(err.to_string().contains("overflows"), "{err}");
+    assert_eq!(c.read(&key, "1").unwrap().item.get("n"), &Value::from(1e308));
+    assert!(c.read(&key, "1").unwrap().item.get("m").is_undefined());
+}
+
+/// A UTF-8 byte-order mark before a JSON array or NDJSON is not data (it used to make a JSON
+/// array import nothing and NDJSON lose its first line).
+#[test]
+fn a_byte_order_mark_is_skipped() {
+    for text in [
+        "\u{feff}[{\"id\":\"1\",\"pk\":\"a\"},{\"id\":\"2\",\"pk\":\"a\"}]",
+        "\u{feff}{\"id\":\"1\",\"pk\":\"a\"}\n{\"id\":\"2\",\"pk\":\"a\"}\n",
+    ] {
+        let c = Container::new("c", PartitionKeyDefinition::hash("/pk").unwrap(), ContainerSettings::default());
+        let summary = c.import(text.as_bytes(), ImportOptions { fail_fast: true }, |_| {}).unwrap();
+        assert_eq!((summary.imported, summary.skipped, summary.failed), (2, 0, 0), "{text:?}");
+    }
+    assert_eq!(parse_json("\u{feff}{\"a\":1}").unwrap(), parse_json("{\"a\":1}").unwrap());
+}

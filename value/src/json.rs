@@ -98,7 +98,8 @@ impl From<serde_json::Error> for JsonError {
 /// rounded); duplicate keys keep the first key's position and the last value.
 /// Trailing non-whitespace is an error.
 pub fn parse_json(text: &str) -> Result<Value, JsonError> {
-    Ok(serde_json::from_str(text)?)
+    // A leading byte-order mark is not part of the JSON text (RFC 8259 lets parsers ignore it).
+    Ok(serde_json::from_str(text.strip_prefix('\u{feff}').unwrap_or(text))?)
 }
 
 /// Parses one JSON text from a byte slice (must be UTF-8).

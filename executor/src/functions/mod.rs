@@ -103,7 +103,63 @@ pub(crate) mod test_support {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every function, with every combination of up to three arguments from a pool of extreme
+    /// and awkward values, returns (a value or an error) without panicking: no overflow (the
+    /// test profile keeps overflow checks on), no out-of-range index, no huge allocation.
+    #[test]
+    fn every_function_survives_extreme_arguments() {
+        let pool: Vec<Value> = [
+            "0",
+            "-0",
+            "1",
+            "-1",
+            "0.5",
+            "9007199254740993",
+            "-9223372036854775808",
+            "18446744073709551615",
+            "1e308",
+            "-1e308",
+            "4294967296",
+            "\"\"",
+            "\"abc😀\"",
+            "[1, 2, 3]",
+            "{\"a\": 1}",
+            "null",
+            "true",
+        ]
+        .iter()
+        .map(|j| cosmoql_value::parse_json(j).unwrap())
+        .chain([Value::Undefined, Value::from(f64::INFINITY), Value::from(f64::NEG_INFINITY), Value::from(f64::NAN)])
+        .collect();
+        let context = FunctionContext::default();
+        for (i, signature) in SIGNATURES.iter().enumerate() {
+            let Some(body) = body(FunctionId(i as u16)) else { continue };
+            let max = signature.max_args.unwrap_or(signature.min_args + 1).min(3);
+            for n in signature.min_args..=max.max(signature.min_args) {
+                let mut index = vec![0usize; n];
+                loop {
+                    let args: Vec<Value> = index.iter().map(|&k| pool[k].clone()).collect();
+                    let _ = body(&args, &context);
+                    // The next combination, odometer style.
+                    let mut d = 0;
+                    while d < n {
+                        index[d] += 1;
+                        if index[d] < pool.len() {
+                            break;
+                        }
+                        index[d] = 0;
+                        d += 1;
+                    }
+                    if d == n {
+                        break;
+                    }
+                }
+            }
+        }
+    }
     use cosmoql_planner::functions::FunctionKind;
+    use cosmoql_value::Value;
 
     #[test]
     fn every_signature_has_one_body_and_every_body_a_signature() {

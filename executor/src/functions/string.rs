@@ -268,8 +268,8 @@ fn last_index_of(args: &[Value], _: &FunctionContext<'_>) -> Res {
             None => return Ok(Value::Undefined),
         },
     };
-    // Every occurrence must start at or before this UTF-16 offset.
-    let last_start = start + 1 - utf16_len(needle) as i64;
+    // Every occurrence must start at or before this UTF-16 offset (`start` may be i64::MIN).
+    let last_start = start.saturating_add(1).saturating_sub(utf16_len(needle) as i64);
     if start < 0 || last_start < 0 {
         return Ok(Value::from(if needle.is_empty() && len == 0 { 0 } else { -1 }));
     }
@@ -439,14 +439,12 @@ fn compiled(pattern: &str, modifiers: &str) -> Result<Regex, FunctionError> {
             'x' => builder.ignore_whitespace(true),
             _ => {
                 return Err(FunctionError(format!(
-                    "RegexMatch: invalid modifier '{m}' in \"{modifiers}\" (expected any of m, s, i, x)"
+                    "invalid modifier '{m}' in \"{modifiers}\" (expected any of m, s, i, x)"
                 )))
             }
         };
     }
-    let re = builder
-        .build()
-        .map_err(|e| FunctionError(format!("RegexMatch: invalid regular expression \"{pattern}\": {e}")))?;
+    let re = builder.build().map_err(|e| FunctionError(format!("invalid regular expression \"{pattern}\": {e}")))?;
     REGEX_CACHE.with(|c| {
         let mut cache = c.borrow_mut();
         if cache.len() >= REGEX_CACHE_SIZE {

@@ -64,31 +64,37 @@ fn err(message: impl Into<String>) -> FunctionError {
 fn vector_distance(args: &[Value], ctx: &FunctionContext<'_>) -> Result<Value, FunctionError> {
     if let Some(b) = args.get(2) {
         if !b.is_bool() {
-            return Err(err("VectorDistance: the third argument (bruteForce) must be a boolean"));
+            return Err(err("the third argument (bruteForce) must be a boolean"));
         }
     }
     let mut distance = None;
     let mut data_type = None;
     if let Some(options) = args.get(3) {
         let Some(map) = options.as_object() else {
-            return Err(err("VectorDistance: the fourth argument must be an object of options"));
+            return Err(err("the fourth argument must be an object of options"));
         };
         for (key, value) in map {
             match key.as_str() {
                 "distanceFunction" => {
-                    distance = Some(value.as_str().and_then(parse_distance).ok_or_else(|| {
-                        err("VectorDistance: distanceFunction must be 'cosine', 'dotproduct' or 'euclidean'")
-                    })?);
+                    distance = Some(
+                        value
+                            .as_str()
+                            .and_then(parse_distance)
+                            .ok_or_else(|| err("distanceFunction must be 'cosine', 'dotproduct' or 'euclidean'"))?,
+                    );
                 }
                 "dataType" => {
-                    data_type = Some(value.as_str().and_then(parse_data_type).ok_or_else(|| {
-                        err("VectorDistance: dataType must be 'float32', 'float16', 'int8' or 'uint8'")
-                    })?);
+                    data_type = Some(
+                        value
+                            .as_str()
+                            .and_then(parse_data_type)
+                            .ok_or_else(|| err("dataType must be 'float32', 'float16', 'int8' or 'uint8'"))?,
+                    );
                 }
                 "searchListSizeMultiplier" | "quantizedVectorListMultiplier" | "filterPriority"
                     if !value.is_number() =>
                 {
-                    return Err(err(format!("VectorDistance: {key} must be a number")));
+                    return Err(err(format!("{key} must be a number")));
                 }
                 _ => {}
             }
