@@ -640,7 +640,7 @@ impl Session {
             let _ = writeln!(
                 out,
                 "  {:<24} {} {:>7} items {:>9}",
-                truncate(key, 24),
+                truncate(&render::printable(key), 24),
                 render::bar(*items as f64 / top as f64, 24),
                 items,
                 render::bytes(*bytes)
@@ -664,7 +664,7 @@ impl Session {
                 let _ = writeln!(
                     out,
                     "skew: logical partition {} holds {:.1}% of the items (the mean is {:.1} items)",
-                    key,
+                    render::printable(key),
                     *items as f64 * 100.0 / total_items as f64,
                     total_items as f64 / largest.len().max(1) as f64
                 );

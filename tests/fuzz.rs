@@ -1,0 +1,385 @@
+//! Fuzzing on stable Rust: proptest harnesses that mutate a corpus seeded from the repository's
+//! query suites and feed the result to every input surface a user reaches. cargo-fuzz needs a
+//! nightly toolchain; these run everywhere, in CI briefly and for as long as asked otherwise.
+//!
+//! | target | checks |
+//! | --- | --- |
+//! | `parser_and_printer` | any text parses or fails cleanly; what parses prints and parses back to the same tree |
+//! | `queries` | any text plans and runs over a small fixture (random MaxDOP, page size, splits) to an answer or a clean error: no panic, no internal error, pages that end |
+//! | `imports` | any bytes import as a JSON array or NDJSON to counted items and problems |
+//! | `continuation_tokens` | any token is refused cleanly or resumes the query it came from |
+//! | `keys_and_properties` | any JSON as a partition key definition, a partition key, container properties or a vector policy |
+//! | `patches` | any patch operations apply atomically or not at all |
+//!
+//! Cases per target: `COSMOQL_FUZZ_CASES` (default 64, what `.ci/run` runs). A long run:
+//! `COSMOQL_FUZZ_CASES=200000 cargo test --release --test fuzz -- --nocapture` (about an hour on
+//! 2 cores). A failing input is written to `tests/fuzz.proptest-regressions` and replayed on
+//! every later run; keep it, and add a named test for the bug it found.
+
+use std::sync::OnceLock;
+
+use cosmoql::executor::VectorPolicy;
+use cosmoql::storage::{
+    Container, ContainerSettings, ImportOptions, PartitionKey, PartitionKeyDefinition, PatchOperation, WriteOptions,
+};
+use cosmoql::value::{parse_json, to_json_string, Value};
+use cosmoql::{execute, QueryErrorKind, QueryOptions};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, FileFailurePersistence};
+
+fn config() -> Config {
+    let cases = std::env::var("COSMOQL_FUZZ_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(64);
+    Config {
+        cases,
+        max_shrink_iters: 2000,
+        // Failures are kept next to this file (tests/fuzz.proptest-regressions) and replayed first.
+        failure_persistence: Some(Box::new(FileFailurePersistence::WithSource("proptest-regressions"))),
+        ..Config::default()
+    }
+}
+
+/// Queries of the repository's suites (tests/suites, examples/suite) and a few of every clause.
+fn seeds() -> &'static [String] {
+    static SEEDS: OnceLock<Vec<String>> = OnceLock::new();
+    SEEDS.get_or_init(|| {
+        let root = env!("CARGO_MANIFEST_DIR");
+        let mut out: Vec<String> = [
+            "SELECT * FROM c WHERE c.pk = 'a' AND c.id = '1'",
+            "SELECT TOP 3 c.id, c.n FROM c WHERE c.n > 1 ORDER BY c.n DESC",
+            "SELECT VALUE COUNT(1) FROM c JOIN t IN c.tags WHERE t IN ('x', 'y')",
+            "SELECT c.g, SUM(c.n) AS s, MAKESET(c.pk) AS k FROM c GROUP BY c.g",
+            "SELECT DISTINCT VALUE c.g FROM c OFFSET 1 LIMIT 2",
+            "SELECT VALUE {a: c.n ?? 0, b: [c.tags[0], -(-c.n)], c: c.n > 1 ? 'big' : 'small'} FROM c",
+            "SELECT VALUE x FROM (SELECT VALUE c.n FROM c WHERE IS_NUMBER(c.n)) x WHERE x BETWEEN 1 AND 3",
+            "SELECT VALUE ARRAY(SELECT VALUE t FROM t IN c.tags WHERE t LIKE 'x%') FROM c",
+            "SELECT VALUE c.id FROM c WHERE EXISTS(SELECT VALUE t FROM t IN c.tags) ORDER BY c['id']",
+            "SELECT VALUE [UPPER(c.s), SUBSTRING(c.s, 1, 2), ARRAY_SLICE(c.tags, -1), ROUND(c.n * 1.5)] FROM c",
+            "SELECT c.id FROM c ORDER BY RANK RRF(FullTextScore(c.s, 'x'), VectorDistance(c.v, [1, 0]))",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        for dir in ["tests/suites", "examples/suite"] {
+            let Ok(entries) = std::fs::read_dir(format!("{root}/{dir}")) else { continue };
+            for entry in entries.flatten() {
+                let path = entry.path();
+                if path.extension().is_none_or(|e| e != "sql") {
+                    continue;
+                }
+                let text = std::fs::read_to_string(&path).unwrap_or_default();
+                for case in text.split("-- @name").skip(1) {
+                    let query: Vec<&str> = case
+                        .lines()
+                        .skip(1)
+                        .take_while(|l| !l.starts_with("-- @expect") && !l.starts_with("-- @error"))
+                        .filter(|l| !l.starts_with("-- @"))
+                        .collect();
+                    let query = query.join("\n").trim().to_string();
+                    if !query.is_empty() {
+                        out.push(query);
+                    }
+                }
+            }
+        }
+        out
+    })
+}
+
+/// Pieces a mutation inserts: tokens of the language and awkward bytes.
+const PIECES: &[&str] = &[
+    "SELECT",
+    "VALUE",
+    "FROM",
+    "WHERE",
+    "JOIN",
+    "IN",
+    "ORDER BY",
+    "GROUP BY",
+    "TOP",
+    "OFFSET",
+    "LIMIT",
+    "DISTINCT",
+    "RANK",
+    "AND",
+    "OR",
+    "NOT",
+    "EXISTS(",
+    "ARRAY(",
+    "(",
+    ")",
+    "[",
+    "]",
+    "{",
+    "}",
+    ",",
+    ".",
+    "@p",
+    "-",
+    "--",
+    "'",
+    "\"",
+    "\\",
+    "udf.",
+    "c",
+    "c.n",
+    "t",
+    "x",
+    "1e308",
+    "-9223372036854775808",
+    "18446744073709551615",
+    "NaN",
+    "Infinity",
+    "undefined",
+    "null",
+    "?",
+    ":",
+    "??",
+    "||",
+    "COUNT(1)",
+    "MAKELIST(c.n)",
+    "\u{1b}",
+    "\u{feff}",
+    "😀",
+    "\0",
+    "\n",
+];
+
+/// One edit of a text.
+#[derive(Debug, Clone)]
+enum Edit {
+    Insert { at: usize, piece: usize },
+    Delete { at: usize, len: usize },
+    Splice { at: usize, other: usize, from: usize },
+    Byte { at: usize, byte: u8 },
+}
+
+fn edits() -> impl Strategy<Value = Vec<Edit>> {
+    let edit = prop_oneof![
+        (any::<usize>(), 0..PIECES.len()).prop_map(|(at, piece)| Edit::Insert { at, piece }),
+        (any::<usize>(), 1usize..12).prop_map(|(at, len)| Edit::Delete { at, len }),
+        (any::<usize>(), any::<usize>(), any::<usize>()).prop_map(|(at, other, from)| Edit::Splice { at, other, from }),
+        (any::<usize>(), any::<u8>()).prop_map(|(at, byte)| Edit::Byte { at, byte }),
+    ];
+    prop::collection::vec(edit, 0..6)
+}
+
+fn floor(s: &str, at: usize) -> usize {
+    let mut at = at % (s.len() + 1);
+    while !s.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+/// A seed with the edits applied.
+fn mutate(seed: usize, edits: &[Edit]) -> String {
+    let seeds = seeds();
+    let mut text = seeds[seed % seeds.len()].clone();
+    for e in edits {
+        match e {
+            Edit::Insert { at, piece } => {
+                let at = floor(&text, *at);
+                text.insert_str(at, PIECES[*piece]);
+            }
+            Edit::Delete { at, len } => {
+                let start = floor(&text, *at);
+                let end = floor(&text, start + len);
+                if end > start {
+                    text.replace_range(start..end, "");
+                }
+            }
+            Edit::Splice { at, other, from } => {
+                let other = &seeds[other % seeds.len()];
+                let from = floor(other, *from);
+                let at = floor(&text, *at);
+                text.truncate(at);
+                text.push_str(&other[from..]);
+            }
+            Edit::Byte { at, byte } => {
+                let mut bytes = std::mem::take(&mut text).into_bytes();
+                if !bytes.is_empty() {
+                    let at = at % bytes.len();
+                    bytes[at] = *byte;
+                }
+                text = String::from_utf8_lossy(&bytes).into_owned();
+            }
+        }
+    }
+    text
+}
+
+/// The fixture the queries run over: a few items of mixed shapes, small arrays (so JOINs stay
+/// small), over `partitions` physical partitions.
+fn fixture(partitions: usize) -> Container {
+    let c = Container::new(
+        "c",
+        PartitionKeyDefinition::hash("/pk").unwrap(),
+        ContainerSettings { initial_partitions: partitions, ..ContainerSettings::default() },
+    );
+    let docs = [
+        r#"{"id":"1","pk":"a","n":1,"g":"x","s":"xyz","tags":["x","y"],"v":[1,0]}"#,
+        r#"{"id":"2","pk":"a","n":2.5,"g":"y","s":"","tags":[],"v":[0,1]}"#,
+        r#"{"id":"3","pk":"b","n":"3","g":"x","tags":["x"],"nested":{"a":[1,{"b":null}]}}"#,
+        r#"{"id":"4","pk":"c","g":null,"s":"x😀y","tags":["z","x"],"v":[]}"#,
+        r#"{"id":"5","pk":"b","n":-0,"g":true,"s":"abc","tags":"no"}"#,
+    ];
+    for d in docs {
+        c.create(&parse_json(d).unwrap()).unwrap();
+    }
+    c
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn parser_and_printer(seed in any::<usize>(), edits in edits()) {
+        let text = mutate(seed, &edits);
+        if let Ok(query) = cosmoql::parse(&text) {
+            let printed = query.to_string();
+            let again = cosmoql::parse(&printed);
+            prop_assert!(again.is_ok(), "{:?} printed as {:?}, which does not parse: {:?}", text, printed, again.err());
+            prop_assert_eq!(again.unwrap(), query, "{:?} printed as {:?}", text, printed);
+        }
+    }
+
+    #[test]
+    fn queries(
+        seed in any::<usize>(),
+        edits in edits(),
+        partitions in 1usize..5,
+        page in prop::option::of(1usize..4),
+        dop in prop_oneof![Just(1), Just(3), Just(-1)],
+        param in prop_oneof![Just(Value::from(1)), Just(Value::from("x")), Just(Value::Null)],
+    ) {
+        let text = mutate(seed, &edits);
+        let c = fixture(partitions);
+        let mut options = QueryOptions {
+            max_item_count: page,
+            max_degree_of_parallelism: dop,
+            memory_budget: Some(8 << 20),
+            ..QueryOptions::default()
+        }
+        .parameter("@p", param);
+        for pages in 1.. {
+            match execute(&c, &text, &options) {
+                Ok(out) => {
+                    prop_assert!(pages < 1000, "{:?}: a page loop", text);
+                    match out.continuation {
+                        Some(t) => options.continuation = Some(t),
+                        None => break,
+                    }
+                }
+                Err(e) => {
+                    prop_assert!(e.kind != QueryErrorKind::Internal, "{:?}: {}", text, e);
+                    // Errors render against the text without panicking.
+                    let _ = e.render(&text);
+                    break;
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn imports(
+        docs in prop::collection::vec(prop::collection::vec(any::<u8>(), 0..40), 0..8),
+        seed in any::<usize>(),
+        edits in edits(),
+        array in any::<bool>(),
+        bom in any::<bool>(),
+    ) {
+        // Valid-looking documents with mutated text and raw bytes between them.
+        let mut text: Vec<u8> = if bom { b"\xEF\xBB\xBF".to_vec() } else { Vec::new() };
+        let doc = format!(r#"{{"id":"{}","pk":{}}}"#, mutate(seed, &edits).replace('"', "'"), seed % 3);
+        let parts: Vec<Vec<u8>> = docs.into_iter().chain([doc.into_bytes()]).collect();
+        if array {
+            text.push(b'[');
+            text.extend(parts.join(&b","[..]));
+            text.push(b']');
+        } else {
+            text.extend(parts.join(&b"\n"[..]));
+        }
+        let c = Container::new("c", PartitionKeyDefinition::hash("/pk").unwrap(), ContainerSettings::default());
+        match c.import(text.as_slice(), ImportOptions::default(), |_| {}) {
+            Ok(summary) => prop_assert_eq!(summary.imported, c.item_count() as u64),
+            Err(e) => prop_assert!(!e.message.is_empty()),
+        }
+    }
+
+    #[test]
+    fn continuation_tokens(
+        token in prop_oneof![
+            ".*",
+            "cq2\\.[0-9a-f]{0,80}",
+            (any::<usize>(), 0usize..40, any::<u8>()).prop_map(|(cut, at, byte)| (cut, at, byte)).prop_map(|(cut, at, byte)| {
+                // A real token, cut or with one hex digit changed.
+                let c = fixture(2);
+                let options = QueryOptions { max_item_count: Some(2), ..QueryOptions::default() };
+                let t = execute(&c, "SELECT c.id FROM c ORDER BY c.n", &options).unwrap().continuation.unwrap();
+                let mut bytes = t.into_bytes();
+                let at = 4 + at % (bytes.len() - 4);
+                bytes[at] = b"0123456789abcdef"[usize::from(byte) % 16];
+                bytes.truncate(4 + cut % (bytes.len() - 3));
+                String::from_utf8(bytes).unwrap()
+            }),
+        ],
+    ) {
+        let c = fixture(2);
+        let options = QueryOptions { max_item_count: Some(2), continuation: Some(token), ..QueryOptions::default() };
+        for sql in ["SELECT c.id FROM c ORDER BY c.n", "SELECT c.id FROM c", "SELECT VALUE COUNT(1) FROM c"] {
+            if let Err(e) = execute(&c, sql, &options) {
+                prop_assert!(e.kind != QueryErrorKind::Internal, "{}", e);
+            }
+        }
+    }
+
+    #[test]
+    fn keys_and_properties(seed in any::<usize>(), edits in edits(), n in any::<u32>()) {
+        let pieces = [
+            r#"{"paths": ["/a"], "kind": "Hash", "version": 2}"#,
+            r#"{"paths": ["/a", "/b", "/c"], "kind": "MultiHash"}"#,
+            r#"{"paths": ["/\"a b\""], "kind": "Hash", "version": 1}"#,
+            r#"{"id": "c", "vectorEmbeddingPolicy": {"vectorEmbeddings": [{"path": "/v", "dimensions": 3}]}}"#,
+            r#"["a", 1, true, null, {}]"#,
+        ];
+        // A JSON text, mutated: the parts around the mutation stay JSON-shaped more often than not.
+        let mut text = pieces[seed % pieces.len()].to_string();
+        let query = mutate(seed, &edits);
+        let at = floor(&text, n as usize);
+        text.insert_str(at, &query[..floor(&query, (n >> 8) as usize % 6)]);
+        if let Ok(v) = parse_json(&text) {
+            let _ = PartitionKeyDefinition::from_json(&v);
+            let _ = VectorPolicy::from_container_properties(&v);
+            if let Value::Array(parts) = &v {
+                let _ = PartitionKey::from_values(parts);
+            }
+            let _ = PartitionKey::parse_json(&text);
+            let _ = ContainerSettings { initial_partitions: n as usize, ..ContainerSettings::default() }.validate();
+        }
+    }
+
+    #[test]
+    fn patches(ops in prop::collection::vec((0usize..6, 0usize..8, any::<i32>(), any::<bool>()), 1..6)) {
+        let paths = ["/n", "/tags/0", "/tags/-", "/nested/a/1/b", "/id", "/pk", "/new/deep", "/tags/99"];
+        let values = [Value::from(1e308), Value::Null, Value::from("x"), Value::from(vec![Value::from(1)])];
+        let operations: Vec<PatchOperation> = ops
+            .iter()
+            .filter_map(|(op, path, n, flag)| {
+                let value = if *flag { values[n.unsigned_abs() as usize % values.len()].clone() } else { Value::from(*n) };
+                let json = Value::object([
+                    ("op", Value::from(["add", "set", "replace", "remove", "incr", "move"][*op])),
+                    ("path", Value::from(paths[*path])),
+                    ("value", value),
+                ]);
+                PatchOperation::from_json(&json).ok()
+            })
+            .collect();
+        let c = fixture(1);
+        let key = PartitionKey::from("b");
+        let before = to_json_string(&c.read(&key, "3").unwrap().item);
+        if c.patch(&key, "3", &operations, &WriteOptions::default()).is_err() {
+            // All or nothing.
+            prop_assert_eq!(to_json_string(&c.read(&key, "3").unwrap().item), before);
+        }
+    }
+}
