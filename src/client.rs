@@ -587,6 +587,8 @@ impl ContainerClient {
         query: impl Into<Query>,
         options: QueryOptions,
     ) -> Result<Vec<T>, Error> {
-        self.query_items(query, options).collect_all()
+        // Without a page size the results stream in one run (pages of 100 would re-run a sort or
+        // an aggregation per page).
+        self.query_pages(query, options).collect_all()
     }
 }

@@ -113,7 +113,7 @@ fn partition_counts_are_capped() {
 #[test]
 fn a_query_has_a_memory_budget() {
     let c = container(500, 4);
-    let small = QueryOptions { memory_budget: Some(16 * 1024), ..QueryOptions::default() };
+    let small = QueryOptions { memory_budget: Some(4 * 1024), ..QueryOptions::default() };
     for (sql, what) in [
         ("SELECT c.id FROM c ORDER BY c.v", "ORDER BY"),
         ("SELECT c.id, COUNT(1) AS n FROM c GROUP BY c.id", "GROUP BY"),
@@ -122,7 +122,7 @@ fn a_query_has_a_memory_budget() {
     ] {
         let err = execute(&c, sql, &small).unwrap_err();
         assert_eq!((err.kind, err.status), (QueryErrorKind::Resource, 400), "{sql}");
-        assert!(err.message.contains(&format!("memory budget of 16 KiB for {what}")), "{sql}: {}", err.message);
+        assert!(err.message.contains(&format!("memory budget of 4 KiB for {what}")), "{sql}: {}", err.message);
     }
     // A bounded sort holds only what it returns, and results are not charged however many.
     assert_eq!(execute(&c, "SELECT TOP 5 c.id FROM c ORDER BY c.v", &small).unwrap().items.len(), 5);
@@ -203,5 +203,69 @@ proptest! {
                 }
             }
         }
+    }
+}
+
+/// Operators of a subquery that runs once per row hold their groups only while it runs: the
+/// budget is charged for what is held at once, not for what was ever held. MAKESET is charged
+/// for the values it keeps, not for duplicates; DISTINCT in a FROM subquery is charged too.
+#[test]
+fn the_budget_counts_what_is_held_at_once() {
+    let c = container(500, 4);
+    let small = QueryOptions { memory_budget: Some(16 * 1024), ..QueryOptions::default() };
+    for sql in [
+        "SELECT VALUE ARRAY(SELECT t, COUNT(1) AS n FROM t IN c.arr GROUP BY t) FROM c",
+        "SELECT VALUE (SELECT VALUE MAKELIST(t) FROM t IN c.arr) FROM c",
+        "SELECT VALUE MAKESET(c.s) FROM c",
+        "SELECT DISTINCT VALUE c.s FROM c",
+    ] {
+        let out = execute(&c, sql, &small).unwrap_or_else(|e| panic!("{sql}: {e}"));
+        assert!(!out.items.is_empty(), "{sql}");
+    }
+    let tiny = QueryOptions { memory_budget: Some(4 * 1024), ..QueryOptions::default() };
+    let err = execute(&c, "SELECT VALUE COUNT(1) FROM (SELECT DISTINCT VALUE c.id FROM c) s", &tiny).unwrap_err();
+    assert_eq!(err.kind, QueryErrorKind::Resource, "{err}");
+}
+
+/// NaN and infinities have no JSON form: the service answers a query that would return one with
+/// 400 and substatus 4001 (`cosmoql query` printed `[,,]`).
+#[test]
+fn non_finite_results_are_an_error() {
+    let c = container(5, 2);
+    for sql in
+        ["SELECT VALUE c.v / 0 FROM c", "SELECT c.id, [LOG(0)] AS l FROM c", "SELECT VALUE SUM(c.v * 1e308) FROM c"]
+    {
+        let err = execute(&c, sql, &QueryOptions::default()).unwrap_err();
+        assert_eq!((err.kind, err.status, err.substatus), (QueryErrorKind::Eval, 400, 4001), "{sql}: {err}");
+    }
+    // Inside the query they are values like any other.
+    let out = execute(&c, "SELECT VALUE IS_FINITE_NUMBER(c.v / 0) FROM c", &QueryOptions::default()).unwrap();
+    assert_eq!(out.items, vec![Value::Bool(false); 5]);
+}
+
+/// A cancelled query stops where it is, the merge and the output included: nothing more comes
+/// after the flag is set.
+#[test]
+fn cancelling_stops_the_merge_and_the_output() {
+    let c = container(2000, 8);
+    let client = ContainerClient::from_container(Arc::new(c));
+    for sql in [
+        "SELECT c.id FROM c ORDER BY c.v",
+        "SELECT c.id, COUNT(1) AS n FROM c GROUP BY c.id",
+        "SELECT VALUE c.id FROM c",
+    ] {
+        let cancel = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let options = QueryOptions { cancel: Some(Arc::clone(&cancel)), ..QueryOptions::default() };
+        let mut seen = 0;
+        let err = client
+            .query_pages::<Value>(sql, options)
+            .for_each(|_| {
+                seen += 1;
+                cancel.store(true, std::sync::atomic::Ordering::SeqCst);
+                true
+            })
+            .unwrap_err();
+        assert_eq!(err.query_error().map(|e| e.kind), Some(QueryErrorKind::Cancelled), "{sql}: {err}");
+        assert_eq!(seen, 1, "{sql}: results after the cancel");
     }
 }

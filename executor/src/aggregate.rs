@@ -14,6 +14,7 @@ use cosmoql_planner::AggregateKind;
 use cosmoql_value::indexmap::IndexMap;
 use cosmoql_value::Value;
 
+use crate::memory::value_bytes;
 use crate::row::Row;
 
 /// A running aggregate.
@@ -36,14 +37,10 @@ impl Accumulator {
         Accumulator { kind, count: 0, sum: 0.0, poisoned: false, best: None, values: Vec::new(), seen: HashSet::new() }
     }
 
-    /// Whether the aggregate keeps the values it sees (MAKELIST, MAKESET), so holds memory per row.
-    pub fn keeps_values(&self) -> bool {
-        matches!(self.kind, AggregateKind::MakeList | AggregateKind::MakeSet)
-    }
-
-    pub fn add(&mut self, v: Value) {
+    /// Adds a value; returns the bytes it now holds for it (MAKELIST, a new MAKESET value).
+    pub fn add(&mut self, v: Value) -> u64 {
         if v.is_undefined() {
-            return;
+            return 0;
         }
         self.count = self.count.saturating_add(1);
         match self.kind {
@@ -55,17 +52,26 @@ impl Accumulator {
             AggregateKind::Min | AggregateKind::Max => {
                 if matches!(v, Value::Array(_) | Value::Object(_)) {
                     self.poisoned = true;
-                    return;
+                } else {
+                    self.add_best(v);
                 }
-                self.add_best(v);
             }
-            AggregateKind::MakeList => self.values.push(v),
+            AggregateKind::MakeList => {
+                let bytes = value_bytes(&v);
+                self.values.push(v);
+                return bytes;
+            }
             AggregateKind::MakeSet => {
-                if self.seen.insert(v.clone()) {
+                if !self.seen.contains(&v) {
+                    // Held twice: in the list and in the set.
+                    let bytes = 2 * value_bytes(&v);
+                    self.seen.insert(v.clone());
                     self.values.push(v);
+                    return bytes;
                 }
             }
         }
+        0
     }
 
     /// Folds a later partial result of the same aggregate (in scan order) into this one.

@@ -86,11 +86,7 @@ pub fn encode(fp: u64, token: &Token) -> String {
     if let Some(RowPos { item: Some(item), sub }) = pos {
         object.insert(
             "pos".into(),
-            Value::from(vec![
-                Value::from(item.epk.to_hex()),
-                Value::from(item.seq as f64),
-                Value::from(f64::from(*sub)),
-            ]),
+            Value::from(vec![Value::from(item.epk.to_hex()), Value::from(item.seq as f64), Value::from(*sub as f64)]),
         );
     }
     if let Some(keys) = keys {
@@ -154,7 +150,7 @@ pub fn decode(text: &str, fp: u64) -> Result<Token, QueryError> {
         Value::Array(p) if p.len() == 3 => {
             let epk = p[0].as_str().and_then(|e| Epk::from_hex(e).ok()).ok_or_else(not_ours)?;
             let seq = count(&p[1]).ok_or_else(not_ours)?;
-            let sub = count(&p[2]).and_then(|s| u32::try_from(s).ok()).ok_or_else(not_ours)?;
+            let sub = count(&p[2]).ok_or_else(not_ours)?;
             Some(RowPos { item: Some(ItemPosition { epk, seq }), sub })
         }
         _ => return Err(not_ours()),

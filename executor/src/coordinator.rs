@@ -23,7 +23,7 @@ use cosmoql_value::Value;
 use crate::aggregate::{merge_groups, Groups};
 use crate::continuation::ResumePoint;
 use crate::error::QueryError;
-use crate::memory::value_bytes;
+use crate::memory::{value_bytes, Charge};
 use crate::merge::{KWayMerge, SortCursor, SortedRow};
 use crate::operators::{Emitter, Flow, RunStats, Runner};
 use crate::row::RowPos;
@@ -247,6 +247,8 @@ impl Coordinator<'_> {
             let mut batch = Vec::with_capacity(page);
             let mut produced = 0u64;
             let mut seen = q.distinct.then(std::collections::HashSet::new);
+            // This producer's DISTINCT set, given back when it is done.
+            let mut held = Charge::new(&self.runner.budget);
             let ctx = self.runner.ctx(None);
             let mut input = unit_input(self.source, &self.units[i]);
             let result = self.runner.for_each_row(q, &mut input, &Vec::new(), &mut unit_stats, &mut |row, pos| {
@@ -269,7 +271,7 @@ impl Coordinator<'_> {
                     if seen.contains(&v) {
                         return Ok(Flow::Continue);
                     }
-                    self.runner.budget.charge(value_bytes(&v), "DISTINCT")?;
+                    held.add(value_bytes(&v), "DISTINCT")?;
                     seen.insert(v.clone());
                 }
                 batch.push((pos.clone(), v));
@@ -305,6 +307,10 @@ impl Coordinator<'_> {
                             buffered.fetch_sub(n, AtomicOrdering::SeqCst);
                             pending[i].fetch_sub(n, AtomicOrdering::SeqCst);
                             for (pos, v) in values {
+                                if let Err(e) = self.runner.check_cancelled() {
+                                    failure = Some(e);
+                                    break 'units;
+                                }
                                 match out.push_row(v, || ResumePoint::Position(pos)) {
                                     Ok(false) => {}
                                     Ok(true) => break 'units,
@@ -378,16 +384,16 @@ impl Coordinator<'_> {
         let q = self.query;
         let keep = out.rows_wanted();
         let cursor = self.sort_cursor();
-        let slots: Vec<Outcome<Vec<SortedRow>>> = self.units.iter().map(|_| Mutex::new(None)).collect();
+        let slots: Vec<Outcome<(Vec<SortedRow>, Charge<'_>)>> = self.units.iter().map(|_| Mutex::new(None)).collect();
         let cancel = AtomicBool::new(false);
         let work = |i: usize, _cancel: &AtomicBool| {
             let started = std::time::Instant::now();
             let mut unit_stats = RunStats::default();
             let mut input = unit_input(self.source, &self.units[i]);
-            let outcome = self.runner.sort(q, &mut input, &Vec::new(), keep, cursor, &mut unit_stats).map(|rows| {
+            let outcome = self.runner.sort(q, &mut input, &Vec::new(), keep, cursor, &mut unit_stats).map(|sorted| {
                 unit_stats.nanos = started.elapsed().as_nanos() as u64;
                 self.report(i, &unit_stats);
-                (rows, unit_stats)
+                (sorted, unit_stats)
             });
             if let Ok(mut slot) = slots[i].lock() {
                 *slot = Some(outcome);
@@ -395,13 +401,16 @@ impl Coordinator<'_> {
         };
         self.run_producers(&work, &cancel);
         let mut sorted = Vec::with_capacity(self.units.len());
+        // The rows held for the merge, and their charges (given back when the merge is done).
+        let mut charges = Vec::with_capacity(self.units.len());
         let mut held = 0u64;
         for slot in slots {
             match slot.into_inner().map_err(|_| QueryError::internal("a producer panicked"))? {
-                Some(Ok((rows, s))) => {
+                Some(Ok(((rows, charge), s))) => {
                     stats.retrieved += s.retrieved;
                     held += rows.len() as u64;
                     sorted.push(rows.into_iter());
+                    charges.push(charge);
                 }
                 Some(Err(e)) => return Err(e),
                 None => return Err(QueryError::internal("a producer did not report")),
@@ -409,20 +418,22 @@ impl Coordinator<'_> {
         }
         // Rows held for the merge are references to stored items; a result is produced (projected)
         // only when it is returned.
-        stats.peak_buffered = stats.peak_buffered.max(held.min(self.units.len() as u64 * 2));
+        stats.peak_buffered = stats.peak_buffered.max(held);
         let ctx = self.runner.ctx(None);
         for row in KWayMerge::new(&q.order_by, sorted) {
+            self.runner.check_cancelled()?;
             if out.push_row(self.runner.project(q, &ctx, &row.row)?, || ResumePoint::Sort(row.cursor()))? {
                 break;
             }
         }
+        drop(charges);
         Ok(())
     }
 
     /// Aggregates and GROUP BY: partial groups per partition, merged in scan order.
     pub fn grouped(&self, stats: &mut RunStats, out: &mut Emitter<'_>) -> Result<(), QueryError> {
         let q = self.query;
-        let slots: Vec<Outcome<Groups>> = self.units.iter().map(|_| Mutex::new(None)).collect();
+        let slots: Vec<Outcome<(Groups, Charge<'_>)>> = self.units.iter().map(|_| Mutex::new(None)).collect();
         let cancel = AtomicBool::new(false);
         let work = |i: usize, _cancel: &AtomicBool| {
             let started = std::time::Instant::now();
@@ -439,9 +450,11 @@ impl Coordinator<'_> {
         };
         self.run_producers(&work, &cancel);
         let mut merged: Option<Groups> = None;
+        let mut charges = Vec::with_capacity(self.units.len());
         for slot in slots {
             match slot.into_inner().map_err(|_| QueryError::internal("a producer panicked"))? {
-                Some(Ok((groups, s))) => {
+                Some(Ok(((groups, charge), s))) => {
+                    charges.push(charge);
                     stats.retrieved += s.retrieved;
                     stats.peak_buffered = stats.peak_buffered.max(s.peak_buffered);
                     match &mut merged {
@@ -456,7 +469,11 @@ impl Coordinator<'_> {
         let groups = match merged {
             Some(g) => g,
             // No partition to read: aggregates over no rows.
-            None => self.runner.collect_groups(q, &mut std::iter::empty(), &Vec::new(), stats)?,
+            None => {
+                let (groups, charge) = self.runner.collect_groups(q, &mut std::iter::empty(), &Vec::new(), stats)?;
+                charges.push(charge);
+                groups
+            }
         };
         self.runner.finish_groups(q, groups, out)
     }

@@ -60,6 +60,40 @@ impl MemoryBudget {
     }
 }
 
+/// What one operator holds against a budget; it gives it all back when dropped (a subquery that
+/// runs once per row holds its groups only while it runs).
+#[derive(Debug)]
+pub struct Charge<'b> {
+    budget: &'b MemoryBudget,
+    bytes: u64,
+}
+
+impl<'b> Charge<'b> {
+    pub fn new(budget: &'b MemoryBudget) -> Self {
+        Charge { budget, bytes: 0 }
+    }
+
+    /// Takes `bytes` more for `what`; an error past the budget (nothing taken then).
+    pub fn add(&mut self, bytes: u64, what: &str) -> Result<(), QueryError> {
+        self.budget.charge(bytes, what)?;
+        self.bytes = self.bytes.saturating_add(bytes);
+        Ok(())
+    }
+
+    /// Gives `bytes` back early (a row a bounded sort dropped).
+    pub fn release(&mut self, bytes: u64) {
+        let bytes = bytes.min(self.bytes);
+        self.budget.release(bytes);
+        self.bytes -= bytes;
+    }
+}
+
+impl Drop for Charge<'_> {
+    fn drop(&mut self) {
+        self.budget.release(self.bytes);
+    }
+}
+
 /// `1073741824` as `1 GiB`, `5000` as `5000 bytes`.
 pub fn human(bytes: u64) -> String {
     const UNITS: [(&str, u64); 3] = [("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)];
@@ -119,6 +153,15 @@ mod tests {
         b.release(60);
         b.charge(100, "GROUP BY").unwrap();
         assert_eq!(b.peak(), 100);
+        b.release(100);
+        {
+            let mut c = Charge::new(&b);
+            c.add(80, "GROUP BY").unwrap();
+            c.release(30);
+            assert!(c.add(60, "GROUP BY").is_err());
+        }
+        // A dropped charge gives everything back.
+        b.charge(100, "GROUP BY").unwrap();
         assert_eq!(human(DEFAULT_MEMORY_BUDGET), "1 GiB");
         assert!(value_bytes(&cosmoql_value::parse_json(r#"{"a": [1, "xyz"]}"#).unwrap()) > 100);
     }

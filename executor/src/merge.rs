@@ -197,11 +197,11 @@ mod tests {
 
     use super::*;
 
-    fn row(key: f64, sub: u32) -> SortedRow {
+    fn row(key: f64, sub: u64) -> SortedRow {
         SortedRow { keys: vec![Value::from(key)], pos: RowPos { item: None, sub }, row: Vec::new() }
     }
 
-    fn keys(rows: impl IntoIterator<Item = SortedRow>) -> Vec<(f64, u32)> {
+    fn keys(rows: impl IntoIterator<Item = SortedRow>) -> Vec<(f64, u64)> {
         rows.into_iter().map(|r| (r.keys[0].as_f64().unwrap_or(f64::NAN), r.pos.sub)).collect()
     }
 
@@ -211,7 +211,7 @@ mod tests {
         let mut all = SortBuffer::new(&order, None);
         let mut top = SortBuffer::new(&order, Some(3));
         for (i, k) in [5.0, 1.0, 9.0, 5.0, 7.0, 9.0].iter().enumerate() {
-            let r = row(*k, i as u32);
+            let r = row(*k, i as u64);
             all.push(r.clone());
             if top.admits(&r.keys, &r.pos) {
                 top.push(r);

@@ -18,7 +18,7 @@ use crate::aggregate::{Accumulator, Groups};
 use crate::continuation::ResumePoint;
 use crate::error::QueryError;
 use crate::eval::{read_path, Eval, EvalContext, Subqueries};
-use crate::memory::{row_bytes, value_bytes, MemoryBudget, DEFAULT_MEMORY_BUDGET};
+use crate::memory::{row_bytes, value_bytes, Charge, MemoryBudget, DEFAULT_MEMORY_BUDGET};
 use crate::merge::{SortBuffer, SortCursor, SortedRow};
 use crate::rank::rank_scores;
 use crate::row::{Binding, Row, RowPos};
@@ -125,12 +125,13 @@ impl<'a> Runner<'a> {
         out: &mut Emitter<'_>,
     ) -> Result<(), QueryError> {
         if q.is_aggregate() {
-            let groups = self.collect_groups(q, input, outer, stats)?;
+            // The groups (and what they charged) live until they are emitted.
+            let (groups, _held) = self.collect_groups(q, input, outer, stats)?;
             self.finish_groups(q, groups, out)
         } else if let Some(rank) = &q.rank {
             self.run_ranked(q, rank, input, outer, stats, out)
         } else if !q.order_by.is_empty() {
-            let rows = self.sort(q, input, outer, q.rows_needed(), None, stats)?;
+            let (rows, _held) = self.sort(q, input, outer, q.rows_needed(), None, stats)?;
             let ctx = self.ctx(None);
             for r in rows {
                 if out.push_row(self.project(q, &ctx, &r.row)?, || ResumePoint::Sort(r.cursor()))? {
@@ -185,7 +186,8 @@ impl<'a> Runner<'a> {
     }
 
     /// The rows passing WHERE, sorted by ORDER BY then scan position: the first `keep` of them
-    /// (all without), only those after `after` (a resumed page).
+    /// (all without), only those after `after` (a resumed page); with their charge on the budget,
+    /// released when it is dropped.
     pub fn sort(
         &self,
         q: &BoundQuery,
@@ -194,8 +196,9 @@ impl<'a> Runner<'a> {
         keep: Option<u64>,
         after: Option<&SortCursor>,
         stats: &mut RunStats,
-    ) -> Result<Vec<SortedRow>, QueryError> {
+    ) -> Result<(Vec<SortedRow>, Charge<'_>), QueryError> {
         let ctx = self.ctx(None);
+        let mut charge = Charge::new(&self.budget);
         let mut buffer = SortBuffer::new(&q.order_by, keep);
         self.for_each_row(q, input, outer, stats, &mut |row, pos| {
             if !self.passes(q, row)? {
@@ -213,14 +216,14 @@ impl<'a> Runner<'a> {
                 }
             }
             let held = SortedRow { keys, pos: pos.clone(), row: row.clone() };
-            self.budget.charge(sorted_bytes(&held), "ORDER BY")?;
+            charge.add(sorted_bytes(&held), "ORDER BY")?;
             if let Some(dropped) = buffer.push(held) {
-                self.budget.release(sorted_bytes(&dropped));
+                charge.release(sorted_bytes(&dropped));
             }
             Ok(Flow::Continue)
         })?;
         stats.peak_buffered = stats.peak_buffered.max(buffer.len() as u64);
-        Ok(buffer.into_sorted())
+        Ok((buffer.into_sorted(), charge))
     }
 
     fn run_ranked(
@@ -234,9 +237,10 @@ impl<'a> Runner<'a> {
     ) -> Result<(), QueryError> {
         let ctx = self.ctx(None);
         let mut rows = Vec::new();
+        let mut held = Charge::new(&self.budget);
         self.for_each_row(q, input, outer, stats, &mut |row, _pos| {
             if self.passes(q, row)? {
-                self.budget.charge(row_bytes(row), "ORDER BY RANK")?;
+                held.add(row_bytes(row), "ORDER BY RANK")?;
                 rows.push(row.clone());
             }
             Ok(Flow::Continue)
@@ -246,6 +250,7 @@ impl<'a> Runner<'a> {
         let mut order: Vec<usize> = (0..rows.len()).collect();
         order.sort_by(|a, b| scores[*b].total_cmp(&scores[*a]).then(a.cmp(b)));
         for i in order {
+            self.check_cancelled()?;
             if out.push(self.project(q, &ctx, &rows[i])?)? {
                 break;
             }
@@ -254,15 +259,17 @@ impl<'a> Runner<'a> {
     }
 
     /// Groups the rows of `input` and runs the aggregates per group (a partial result: groups of
-    /// several inputs merge with [`crate::aggregate::merge_groups`]).
+    /// several inputs merge with [`crate::aggregate::merge_groups`]); with their charge on the
+    /// budget, released when it is dropped.
     pub fn collect_groups(
         &self,
         q: &BoundQuery,
         input: &mut Input<'_>,
         outer: &Row,
         stats: &mut RunStats,
-    ) -> Result<Groups, QueryError> {
+    ) -> Result<(Groups, Charge<'_>), QueryError> {
         let ctx = self.ctx(None);
+        let mut charge = Charge::new(&self.budget);
         let mut groups: Groups = IndexMap::new();
         let fresh = || q.aggregates.iter().map(|a| Accumulator::new(a.kind)).collect::<Vec<_>>();
         if q.group_by.is_none() {
@@ -278,23 +285,22 @@ impl<'a> Runner<'a> {
             };
             if !groups.contains_key(&key) {
                 let bytes = key.iter().map(value_bytes).sum::<u64>() + row_bytes(row) + 64 * q.aggregates.len() as u64;
-                self.budget.charge(bytes, "GROUP BY")?;
+                charge.add(bytes, "GROUP BY")?;
             }
             let entry = groups.entry(key).or_insert_with(|| (row.clone(), fresh()));
             if q.group_by.is_none() && entry.0.len() < row.len() {
                 entry.0 = row.clone();
             }
             for (acc, spec) in entry.1.iter_mut().zip(&q.aggregates) {
-                let v = spec.arg.eval(&ctx, row)?;
-                if acc.keeps_values() && !v.is_undefined() {
-                    self.budget.charge(value_bytes(&v), spec.kind.name())?;
+                let held = acc.add(spec.arg.eval(&ctx, row)?);
+                if held > 0 {
+                    charge.add(held, spec.kind.name())?;
                 }
-                acc.add(v);
             }
             Ok(Flow::Continue)
         })?;
         stats.peak_buffered = stats.peak_buffered.max(groups.len() as u64);
-        Ok(groups)
+        Ok((groups, charge))
     }
 
     /// Projects finished groups (ordered by ORDER BY if any, else by first appearance).
@@ -311,6 +317,7 @@ impl<'a> Runner<'a> {
             results.sort_by(|a, b| compare_sort_keys(&a.0, &b.0, &q.order_by).then(a.1.cmp(&b.1)));
         }
         for (_, _, v) in results {
+            self.check_cancelled()?;
             if out.push(v)? {
                 break;
             }
@@ -383,8 +390,9 @@ impl<'a> Runner<'a> {
                         }
                     }
                 };
-                let mut values = Emitter::new(inner).into_sink(&mut each);
+                let mut values = Emitter::new(inner).with_budget(&self.budget).into_sink(&mut each);
                 self.run_with(inner, input, &Vec::new(), stats, &mut values)?;
+                drop(values);
                 if let Some(e) = failure {
                     return Err(e);
                 }
@@ -459,6 +467,20 @@ impl<'a> Runner<'a> {
     }
 }
 
+/// Whether a value can be written as JSON: no NaN or infinity at any depth.
+fn is_json(v: &Value) -> bool {
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::Number(n) if !n.is_finite() => return false,
+            Value::Array(a) => stack.extend(a.iter()),
+            Value::Object(m) => stack.extend(m.values()),
+            _ => {}
+        }
+    }
+    true
+}
+
 /// About what a sorted row holds.
 fn sorted_bytes(r: &SortedRow) -> u64 {
     48 + r.keys.iter().map(value_bytes).sum::<u64>() + row_bytes(&r.row)
@@ -476,11 +498,13 @@ pub struct Emitter<'s> {
     out: Vec<Value>,
     /// Where results go instead of `out`; returns false to stop.
     sink: Option<&'s mut dyn FnMut(Value) -> bool>,
-    /// Charged for the DISTINCT set.
-    budget: Option<&'s MemoryBudget>,
+    /// What the DISTINCT set holds, on the query's budget.
+    charge: Option<Charge<'s>>,
     /// Note the resume point of the result with this (1-based) number.
     mark_at: Option<u64>,
     mark: Option<ResumePoint>,
+    /// The query's own results (not a subquery's): they must be JSON.
+    top_level: bool,
 }
 
 impl std::fmt::Debug for Emitter<'_> {
@@ -504,9 +528,10 @@ impl<'s> Emitter<'s> {
             emitted: 0,
             out: Vec::new(),
             sink: None,
-            budget: None,
+            charge: None,
             mark_at: None,
             mark: None,
+            top_level: false,
         }
     }
 
@@ -521,7 +546,7 @@ impl<'s> Emitter<'s> {
             (r, t) => r.or(t),
         };
         let skip = if resumed && returned > 0 { 0 } else { q.offset.saturating_add(returned) };
-        Emitter { skip, limit, mark_at: page.map(|p| p as u64), ..Emitter::new(q) }
+        Emitter { skip, limit, mark_at: page.map(|p| p as u64), top_level: true, ..Emitter::new(q) }
     }
 
     /// Hands results to `sink` as they come instead of collecting them.
@@ -529,9 +554,9 @@ impl<'s> Emitter<'s> {
         Emitter { sink: Some(sink), ..self }
     }
 
-    /// Charges the DISTINCT set to `budget`.
+    /// Charges the DISTINCT set to `budget` (while the emitter lives).
     pub fn with_budget(self, budget: &'s MemoryBudget) -> Self {
-        Emitter { budget: Some(budget), ..self }
+        Emitter { charge: Some(Charge::new(budget)), ..self }
     }
 
     /// Adds a result; returns true once no more results are wanted.
@@ -547,12 +572,23 @@ impl<'s> Emitter<'s> {
         if v.is_undefined() {
             return Ok(false);
         }
+        if self.top_level && !is_json(&v) {
+            // The service cannot write NaN or an infinity in its JSON response: 400, substatus 4001.
+            return Err(QueryError {
+                substatus: 4001,
+                ..QueryError::new(
+                    crate::error::QueryErrorKind::Eval,
+                    "a result holds a numeric value that cannot be represented in JSON (NaN, Infinity or -Infinity)",
+                    None,
+                )
+            });
+        }
         if let Some(seen) = &mut self.distinct {
             if seen.contains(&v) {
                 return Ok(false);
             }
-            if let Some(budget) = self.budget {
-                budget.charge(value_bytes(&v), "DISTINCT")?;
+            if let Some(charge) = &mut self.charge {
+                charge.add(value_bytes(&v), "DISTINCT")?;
             }
             seen.insert(v.clone());
         }

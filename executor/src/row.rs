@@ -20,5 +20,5 @@ pub type Row = Vec<Binding>;
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct RowPos {
     pub item: Option<ItemPosition>,
-    pub sub: u32,
+    pub sub: u64,
 }

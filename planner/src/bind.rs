@@ -70,10 +70,13 @@ impl Scope {
         slot
     }
 
-    /// Whether `e` reads a document path: an alias of a document, or a path below one.
+    /// Whether `e` reads a document path: an alias of a document, or a path below one (constant
+    /// indexes only).
     fn is_document_path(&self, e: &BoundExpr) -> bool {
         match e {
             BoundExpr::Slot(slot) | BoundExpr::Path { slot, .. } => self.documents.get(*slot).copied().unwrap_or(false),
+            BoundExpr::Index(base, index) => matches!(**index, BoundExpr::Const(_)) && self.is_document_path(base),
+            BoundExpr::Property(base, _) => self.is_document_path(base),
             _ => false,
         }
     }
@@ -343,7 +346,9 @@ impl Binder<'_> {
                     BoundExpr::Const(Value::Number(n)) if n >= 0.0 && n.fract() == 0.0 && n < 4_294_967_296.0 => {
                         extend_path(base, Step::Index(n as usize))
                     }
-                    BoundExpr::Const(_) => BoundExpr::Const(Value::Undefined),
+                    // A constant that is no index (`c.a[-1]`, `c.a[@p]` with @p = 0.5) reads
+                    // undefined, but stays a path for ORDER BY.
+                    index @ BoundExpr::Const(_) => BoundExpr::Index(Box::new(base), Box::new(index)),
                     _ => return Err(rules::member_indexer(e.span)),
                 }
             }

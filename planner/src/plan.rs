@@ -162,7 +162,7 @@ fn targets(syntax: &Query, query: &BoundQuery, context: &PlanContext<'_>) -> Res
                 reason: "the request's partition key pins 1 key".into(),
             }
         }
-        None => prune(syntax, query, definition),
+        None => prune(query, syntax.where_clause.as_ref().map(|w| w.to_string()).as_deref(), definition),
     };
     let (ranges, point) = match &pruning.targets {
         Targets::All => (vec![(Epk::min(), Epk::max())], None),

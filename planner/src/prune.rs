@@ -20,7 +20,7 @@
 //! Pruning reads the *bound* query: key paths are `Path` reads of the slot of the first `FROM`
 //! source, which must be the container itself (`FROM c`, `FROM root r`, with or without `JOIN`s),
 //! so `c.a.b`, `c["a b"]` and `c[@name]` with a string parameter are one path, never through an
-//! array index; a JOIN alias that hides `c` is another slot. Parameters are constants already
+//! array index; a JOIN alias that hides `c` binds another slot, which pins nothing. Parameters are constants already
 //! (the binder rejects a missing one), and so are folded expressions (`c.pk = 'a' || 'b'`).
 //!
 //! Hierarchical keys: all levels pinned give keys (the cross product of the value sets), a
@@ -36,7 +36,7 @@
 
 use std::collections::BTreeSet;
 
-use cosmoql_parser::{BinaryOp, Collection, FromSource, PathSegment, Query};
+use cosmoql_parser::BinaryOp;
 use cosmoql_storage::{Epk, PartitionKey, PartitionKeyDefinition, PartitionKeyKind, SyntheticKey, SyntheticKind};
 use cosmoql_value::{format_number, Value};
 
@@ -72,24 +72,25 @@ impl Pruning {
     }
 }
 
-/// Which partitions `query` can touch in a container with this key `definition`. `syntax` is the
-/// query as parsed, for the reason's text.
-pub fn prune(syntax: &Query, query: &BoundQuery, definition: &PartitionKeyDefinition) -> Pruning {
+/// Which partitions `query` can touch in a container with this key `definition`. `filter_text` is
+/// the WHERE clause as the query wrote it, for the reason.
+pub fn prune(query: &BoundQuery, filter_text: Option<&str>, definition: &PartitionKeyDefinition) -> Pruning {
     if definition.is_none() {
         return Pruning::all("the container has no partition key: one partition");
     }
-    if let Err(reason) = item_alias(syntax) {
-        return Pruning::all(reason);
-    }
-    let (Some(item), Some(filter), Some(where_clause)) = (query.item_slot(), &query.filter, &syntax.where_clause)
-    else {
-        return Pruning::all("no WHERE clause: all partitions");
+    let Some(item) = query.item_slot() else {
+        return Pruning::all(if query.sources.is_empty() {
+            "no FROM clause: all partitions"
+        } else {
+            "the first FROM source is not the container's items: all partitions"
+        });
     };
+    let Some(filter) = &query.filter else { return Pruning::all("no WHERE clause: all partitions") };
     let layout = Layout::of(definition);
     let analyzer = Analyzer { item, slots: &layout.slots };
     let unpinned = |what: String| Pruning::all(format!("{what}: all partitions"));
     let Some(facts) = analyzer.facts(filter) else { return unpinned(layout.unpinned.clone()) };
-    let shown = shown(&where_clause.to_string());
+    let shown = shown(filter_text.unwrap_or("the filter"));
     match layout.targets(definition, &facts) {
         Err(why) => unpinned(why),
         Ok(Targets::Keys(keys)) if keys.is_empty() => {
@@ -140,37 +141,6 @@ fn conjuncts<'e>(e: &'e BoundExpr, out: &mut Vec<&'e BoundExpr>) {
             }
             other => out.push(other),
         }
-    }
-}
-
-/// The alias the items have, when the first `FROM` source is the container itself.
-fn item_alias(query: &Query) -> Result<&str, String> {
-    let Some(from) = &query.from else { return Err("no FROM clause: all partitions".to_string()) };
-    let alias = match &from.source {
-        FromSource::Aliased { collection: Collection::Path { root, path, .. }, alias, .. } if path.is_empty() => {
-            alias.as_ref().map_or(root.name.as_str(), |a| a.name.as_str())
-        }
-        _ => return Err("the first FROM source is not the container's items: all partitions".to_string()),
-    };
-    // A JOIN that reuses the alias would make `alias.path` ambiguous: do not guess.
-    let hides = from.joins.iter().any(|join| join_alias(join) == Some(alias));
-    if hides {
-        return Err(format!("a JOIN reuses the alias `{alias}`: all partitions"));
-    }
-    Ok(alias)
-}
-
-/// The alias a `JOIN` source introduces (its last path segment when it has no explicit one).
-fn join_alias(source: &FromSource) -> Option<&str> {
-    match source {
-        FromSource::Iterate { alias, .. } | FromSource::Aliased { alias: Some(alias), .. } => Some(&alias.name),
-        FromSource::Aliased { collection: Collection::Path { root, path, .. }, alias: None, .. } => match path.last() {
-            None => Some(&root.name),
-            Some(PathSegment::Property(p)) => Some(&p.name),
-            Some(PathSegment::Key { name, .. }) => Some(name),
-            Some(PathSegment::Index { .. }) => None,
-        },
-        FromSource::Aliased { collection: Collection::Subquery(_), alias: None, .. } => None,
     }
 }
 

@@ -103,32 +103,68 @@ pub fn not_grouped_in_order_by(expr: &str, span: Span) -> PlanError {
     )
 }
 
-/// A cross-partition aggregate query whose SELECT composes aggregates with other expressions
-/// (`SELECT VALUE [COUNT(1)]`, `SELECT VALUE {'n': COUNT(1)}`, `SUM(c.a) + 1`). The service's query
-/// plan rejects it in its older error form, without a code; with the request's partition key the
+/// A cross-partition aggregate query whose SELECT nests an aggregate inside another expression
+/// (`SELECT VALUE [COUNT(1)]`, `SELECT VALUE {'n': COUNT(1)}`, `FLOOR(AVG(c.n))`, `SUM(c.a) + 1`).
+/// The service's query plan merges aggregates only when each is a whole projected item, and
+/// rejects the rest in its older error form, without a code; with the request's partition key the
 /// query runs on one partition and is accepted.
 pub fn composed_aggregates(span: Span) -> PlanError {
     PlanError::bind("Compositions of aggregates and other expressions are not allowed.", span)
 }
 
-/// Checks the cross-partition aggregate shape: every projected item is an aggregate call or a
-/// GROUP BY expression (`SELECT c.g, COUNT(1) AS n ... GROUP BY c.g`).
+/// Checks the cross-partition aggregate shape: an aggregate is a whole projected item, never
+/// inside another expression. Items without an aggregate (a group key, a function of it, an
+/// object of group keys, a constant) are fine: `SELECT VALUE {"age": c.age} ... GROUP BY c.age`.
 pub fn check_cross_partition_aggregates(query: &Query) -> Result<(), PlanError> {
-    let aggregate = |e: &Expr| {
-        matches!(&e.kind, ExprKind::Call { name, udf: false, .. }
-            if crate::functions::lookup(&name.name)
-                .is_some_and(|f| matches!(f.signature().kind, crate::functions::FunctionKind::Aggregate(_))))
-    };
-    let plain = |e: &Expr| aggregate(e) || query.group_by.iter().any(|k| k == e);
     let items: Vec<&Expr> = match &query.select.projection {
         cosmoql_parser::Projection::Star(_) => vec![],
         cosmoql_parser::Projection::Value(e) => vec![e],
         cosmoql_parser::Projection::List(items) => items.iter().map(|i| &i.expr).collect(),
     };
-    match items.into_iter().find(|e| !plain(e)) {
-        Some(e) => Err(composed_aggregates(e.span)),
-        None => Ok(()),
+    for item in items {
+        if is_aggregate_call(item) {
+            continue;
+        }
+        if let Some(inner) = find_aggregate(item) {
+            return Err(composed_aggregates(inner.span));
+        }
     }
+    Ok(())
+}
+
+fn is_aggregate_call(e: &Expr) -> bool {
+    matches!(&e.kind, ExprKind::Call { name, udf: false, .. }
+        if crate::functions::lookup(&name.name)
+            .is_some_and(|f| matches!(f.signature().kind, crate::functions::FunctionKind::Aggregate(_))))
+}
+
+/// The first aggregate call in `e`, in text order (not looking into subqueries, whose aggregates
+/// are their own).
+fn find_aggregate(e: &Expr) -> Option<&Expr> {
+    let mut stack = vec![e];
+    while let Some(e) = stack.pop() {
+        if is_aggregate_call(e) {
+            return Some(e);
+        }
+        let children: Vec<&Expr> = match &e.kind {
+            ExprKind::Literal(_) | ExprKind::Identifier(_) | ExprKind::Parameter(_) => vec![],
+            ExprKind::Subquery(_) | ExprKind::Exists(_) | ExprKind::ArraySubquery(_) => vec![],
+            ExprKind::Property { base, .. } => vec![base],
+            ExprKind::Index { base, index } => vec![base, index],
+            ExprKind::Array(items) => items.iter().collect(),
+            ExprKind::Object(props) => props.iter().map(|p| &p.value).collect(),
+            ExprKind::Unary { operand, .. } => vec![operand],
+            ExprKind::Binary { left, right, .. } => vec![left, right],
+            ExprKind::Between { expr, low, high, .. } => vec![expr, low, high],
+            ExprKind::In { expr, list, .. } => std::iter::once(&**expr).chain(list).collect(),
+            ExprKind::Like { expr, pattern, .. } => vec![expr, pattern],
+            ExprKind::Conditional { condition, then, otherwise } => vec![condition, then, otherwise],
+            ExprKind::Call { args, .. } => args.iter().collect(),
+        };
+        // Last pushed is first visited: the leftmost child first.
+        stack.extend(children.into_iter().rev());
+    }
+    None
 }
 
 /// `SELECT *` with GROUP BY (the span is the `*`).
@@ -136,9 +172,9 @@ pub fn star_with_group_by(span: Span) -> PlanError {
     PlanError::rejected("SC2041", "'SELECT *' is not allowed with GROUP BY.", Some(span))
 }
 
-/// `SELECT *` with JOINs. (The service's code for it is not public.)
+/// `SELECT *` with JOINs.
 pub fn star_with_joins(span: Span) -> PlanError {
-    PlanError::bind("'SELECT *' is only valid with a single input set.", span)
+    PlanError::rejected("SC2040", "'SELECT *' is only valid with a single input set.", Some(span))
 }
 
 /// `SELECT *` without FROM. (The service's code for it is not public.)

@@ -56,7 +56,7 @@ fn run(definition: &PartitionKeyDefinition, sql: &str, params: &[(&str, &str)]) 
     let parameters: HashMap<String, Value> = params.iter().map(|(k, v)| (k.to_string(), json(v))).collect();
     let bound = bind(&query, BindContext { parameters: &parameters, vector_policies: &[] })
         .unwrap_or_else(|e| panic!("`{sql}` does not bind: {e}"));
-    prune(&query, &bound, definition)
+    prune(&bound, query.where_clause.as_ref().map(|w| w.to_string()).as_deref(), definition)
 }
 
 /// `Targets::Keys` from a JSON array of keys, each a JSON array of components.

@@ -209,7 +209,7 @@ proptest! {
         let bound = bind(&query, BindContext { parameters: &params, vector_policies: &[] })
             .unwrap_or_else(|e| panic!("`{text}` does not bind: {e}"));
         for definition in definitions() {
-            let pruning = prune(&query, &bound, &definition);
+            let pruning = prune(&bound, query.where_clause.as_ref().map(|w| w.to_string()).as_deref(), &definition);
             for (t, u, x) in &items {
                 let Some((doc, key)) = stored(&definition, t, u, x) else { continue };
                 if is_truthy(&eval(&filter, &doc, &params)) {

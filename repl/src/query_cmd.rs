@@ -193,22 +193,26 @@ pub fn run_query(args: &QueryArgs) -> Result<(), String> {
     let mut out = BufWriter::new(crate::output::stdout());
     let mut opened = false;
     let mut write = |item: &Value| -> io::Result<()> {
+        // Results are JSON (the engine refuses NaN and infinities); a value without a JSON form
+        // would be skipped whole, never written as an empty element.
+        let Some(json) = cosmoql::value::to_json_string(item) else { return Ok(()) };
         out.write_all(if opened { b"," } else { b"[" })?;
         opened = true;
-        if let Some(json) = cosmoql::value::to_json_string(item) {
-            out.write_all(json.as_bytes())?;
-        }
-        Ok(())
+        out.write_all(json.as_bytes())
     };
     // A write that fails stops the query (the failure is reported by `main`).
-    let output = loaded
+    let result = loaded
         .client
         .query_pages::<Value>(args.sql.as_str(), loaded.options.clone())
-        .for_each(|item| item.is_undefined() || write(&item).is_ok())
-        .map_err(|e| e.to_string())?;
-    let _ = out.write_all(if opened { b"]\n" } else { b"[]\n" });
+        .for_each(|item| write(&item).is_ok());
+    // The array is closed even when the query fails midway, so standard output stays JSON; the
+    // error goes to standard error and the exit status is 1.
+    if result.is_ok() || opened {
+        let _ = out.write_all(if opened { b"]\n" } else { b"[]\n" });
+    }
     let _ = out.flush();
     drop(out);
+    let output = result.map_err(|e| e.to_string())?;
     let pages = output.pages;
     if args.metrics {
         let m = &output.metrics;

@@ -261,19 +261,26 @@ impl Session {
             kept: Vec::new(),
             total: 0,
             buf: Vec::new(),
+            cancel: None,
         };
         let (sql, page_size) = (sql.to_string(), self.page_size);
         // Results are printed as they come (a table keeps its first `maxrows` rows and counts the
         // rest), on the query's thread: no result set is held whole.
         let (summary, results) = self.on_worker(self.query_options(), move |mut options| {
             options.max_item_count = page_size;
-            let summary = client
-                .query_pages::<Value>(sql.as_str(), options)
-                .for_each(|item| printer.push(item))
-                .map_err(|e| e.to_string())?;
-            let results = printer.total;
-            printer.finish();
-            Ok((summary, results))
+            // After Ctrl-C nothing more is printed, even what the engine had already produced.
+            printer.cancel = options.cancel.clone();
+            match client.query_pages::<Value>(sql.as_str(), options).for_each(|item| printer.push(item)) {
+                Ok(summary) => {
+                    let results = printer.total;
+                    printer.finish();
+                    Ok((summary, results))
+                }
+                Err(e) => {
+                    printer.abort();
+                    Err(e.to_string())
+                }
+            }
         })?;
         let elapsed = started.elapsed();
         let pages = summary.pages;
@@ -687,11 +694,17 @@ struct Printer {
     kept: Vec<Value>,
     total: usize,
     buf: Vec<u8>,
+    /// The query's cancel flag: once set, nothing more is printed.
+    cancel: Option<Arc<AtomicBool>>,
 }
 
 impl Printer {
-    /// Takes one result; false once standard output has failed (the query stops).
+    /// Takes one result; false once standard output has failed or the query was cancelled (the
+    /// query stops).
     fn push(&mut self, item: Value) -> bool {
+        if self.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed)) {
+            return false;
+        }
         self.total += 1;
         match self.mode {
             Mode::Table => {
@@ -700,6 +713,16 @@ impl Printer {
                 }
             }
             Mode::Json => {
+                let text = if self.pretty {
+                    render::json_pretty(&item, self.colored)
+                } else {
+                    to_json_string(&item).unwrap_or_default()
+                };
+                if text.is_empty() {
+                    // No JSON form (the engine refuses such results): never an empty element.
+                    self.total -= 1;
+                    return true;
+                }
                 self.buf.extend_from_slice(match (self.total, self.pretty) {
                     (1, true) => b"[\n",
                     (1, false) => b"[",
@@ -707,15 +730,15 @@ impl Printer {
                     (_, false) => b",",
                 });
                 if self.pretty {
-                    for (i, line) in render::json_pretty(&item, self.colored).lines().enumerate() {
+                    for (i, line) in text.lines().enumerate() {
                         if i > 0 {
                             self.buf.push(b'\n');
                         }
                         self.buf.extend_from_slice(b"  ");
                         self.buf.extend_from_slice(line.as_bytes());
                     }
-                } else if let Some(json) = to_json_string(&item) {
-                    self.buf.extend_from_slice(json.as_bytes());
+                } else {
+                    self.buf.extend_from_slice(text.as_bytes());
                 }
                 if self.buf.len() >= 1 << 16 {
                     return self.flush();
@@ -729,6 +752,18 @@ impl Printer {
         let ok = crate::output::stdout().write_all(&self.buf).is_ok();
         self.buf.clear();
         ok
+    }
+
+    /// The query failed: a JSON array already begun is closed (what was printed stays JSON), a
+    /// table is not drawn.
+    fn abort(mut self) {
+        if self.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed)) {
+            return;
+        }
+        if self.mode == Mode::Json && self.total > 0 {
+            self.buf.extend_from_slice(if self.pretty { b"\n]\n" } else { b"]\n" });
+            self.flush();
+        }
     }
 
     fn finish(mut self) {

@@ -181,3 +181,19 @@ fn the_memory_budget_is_documented_and_enforced() {
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("memory budget of 10000 bytes for ORDER BY"), "{}", text(&out.stderr));
 }
+
+/// A result that is NaN or an infinity made `cosmoql query` print `[,,]`: it is the service's
+/// 400 (substatus 4001) now, and standard output stays JSON (empty, or a closed array of what came
+/// before the error).
+#[test]
+fn non_finite_results_never_make_invalid_json() {
+    let data = temp_file("nonfinite.ndjson", b"{\"id\":\"1\",\"n\":1}\n{\"id\":\"2\",\"n\":0}\n");
+    let out = run(&["query", "--data", &data, "SELECT VALUE c.n / 0 FROM c"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty(), "{}", text(&out.stdout));
+    assert!(text(&out.stderr).contains("cannot be represented in JSON"), "{}", text(&out.stderr));
+    let out = run(&["query", "--data", &data, "--max-dop", "1", "SELECT VALUE 1 / c.n FROM c"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = text(&out.stdout);
+    assert!(stdout.is_empty() || cosmoql::value::parse_json(stdout.trim()).is_ok(), "{stdout}");
+}

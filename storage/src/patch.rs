@@ -73,9 +73,6 @@ impl PatchOperation {
     }
 }
 
-/// Applies `operations` to `item` in order. `protected` lists paths (as segments) that no operation
-/// may touch, nor any of their parents (the id and the partition key paths). On error `item` may be
-/// partly changed: callers patch a copy.
 /// `n += by`, unless the sum is not a finite number (JSON could not hold it).
 fn increment(n: &mut f64, by: f64) -> std::result::Result<(), String> {
     let sum = *n + by;
@@ -90,6 +87,9 @@ fn increment(n: &mut f64, by: f64) -> std::result::Result<(), String> {
     Ok(())
 }
 
+/// Applies `operations` to `item` in order. `protected` lists paths (as segments) that no operation
+/// may touch, nor any of their parents (the id and the partition key paths). On error `item` may be
+/// partly changed: callers patch a copy.
 pub fn apply_patch(item: &mut Value, operations: &[PatchOperation], protected: &[Vec<String>]) -> Result<()> {
     if operations.is_empty() || operations.len() > MAX_PATCH_OPERATIONS {
         return Err(StorageError::bad_request(format!(

@@ -23,7 +23,7 @@ SELECT MIN(c.score) AS lo, MAX(c.score) AS hi FROM c
 
 -- @name compositions of aggregates are rejected across partitions
 SELECT VALUE [MIN(c.score), MAX(c.score)] FROM c
--- @error bind line 1, column 14: Compositions of aggregates and other expressions are not allowed.
+-- @error bind line 1, column 15: Compositions of aggregates and other expressions are not allowed.
 
 -- @name compositions of aggregates run in one logical partition
 -- @pk "Seattle"

@@ -18,12 +18,24 @@ impl LikePattern {
     /// Compiles `%` (any sequence), `_` (any character), `[abc]`, `[a-f]`, `[^...]`, with an
     /// optional escape character that makes the next character literal.
     pub fn compile(pattern: &str, escape: Option<char>) -> LikePattern {
+        let chars: Vec<char> = pattern.chars().collect();
+        // The position of the first `]` at or after each position: finding the end of a set takes
+        // one lookup, so compiling stays linear whatever the pattern (`[[[[...` included).
+        let mut next_close = vec![usize::MAX; chars.len() + 1];
+        for i in (0..chars.len()).rev() {
+            next_close[i] = if chars[i] == ']' { i } else { next_close[i + 1] };
+        }
         let mut tokens = Vec::new();
-        let mut chars = pattern.chars().peekable();
-        while let Some(c) = chars.next() {
+        let mut i = 0;
+        while i < chars.len() {
+            let c = chars[i];
+            i += 1;
             if Some(c) == escape {
-                match chars.next() {
-                    Some(next) => tokens.push(LikeToken::Char(next)),
+                match chars.get(i) {
+                    Some(&next) => {
+                        tokens.push(LikeToken::Char(next));
+                        i += 1;
+                    }
                     None => tokens.push(LikeToken::Char(c)),
                 }
                 continue;
@@ -35,34 +47,27 @@ impl LikePattern {
                     }
                 }
                 '_' => tokens.push(LikeToken::AnyChar),
-                '[' => {
-                    // A set runs to the next `]`; without one, `[` is literal.
-                    let rest: String = chars.clone().collect();
-                    match rest.find(']') {
-                        Some(end) if end > 0 => {
-                            let body: Vec<char> = rest[..end].chars().collect();
-                            for _ in 0..=body.len() {
-                                chars.next();
-                            }
-                            let (negated, body) = match body.split_first() {
-                                Some(('^', tail)) => (true, tail.to_vec()),
-                                _ => (false, body),
-                            };
-                            let mut ranges = Vec::new();
-                            let mut i = 0;
-                            while i < body.len() {
-                                if i + 2 < body.len() && body[i + 1] == '-' {
-                                    ranges.push((body[i], body[i + 2]));
-                                    i += 3;
-                                } else {
-                                    ranges.push((body[i], body[i]));
-                                    i += 1;
-                                }
-                            }
-                            tokens.push(LikeToken::Set { negated, ranges });
+                // A set runs to the next `]`; without one (or empty), `[` is literal.
+                '[' if next_close[i] != usize::MAX && next_close[i] > i => {
+                    let end = next_close[i];
+                    let body = &chars[i..end];
+                    i = end + 1;
+                    let (negated, body) = match body.split_first() {
+                        Some(('^', tail)) => (true, tail),
+                        _ => (false, body),
+                    };
+                    let mut ranges = Vec::new();
+                    let mut k = 0;
+                    while k < body.len() {
+                        if k + 2 < body.len() && body[k + 1] == '-' {
+                            ranges.push((body[k], body[k + 2]));
+                            k += 3;
+                        } else {
+                            ranges.push((body[k], body[k]));
+                            k += 1;
                         }
-                        _ => tokens.push(LikeToken::Char('[')),
                     }
+                    tokens.push(LikeToken::Set { negated, ranges });
                 }
                 c => tokens.push(LikeToken::Char(c)),
             }
@@ -128,5 +133,8 @@ mod tests {
         // Many `%` over a long text stays fast.
         let long = "a".repeat(10_000);
         assert!(!m(&"%a".repeat(50).replace("%a%a", "%a%b"), &long));
+        // Compiling is linear: 200,000 unclosed `[` (each looked for its `]` in the rest).
+        assert!(m(&"[".repeat(200_000), &"[".repeat(200_000)));
+        assert!(m("[]]", "[]]"), "`[]` is no set: a literal `[` and `]`");
     }
 }
