@@ -2,6 +2,7 @@
 //! saves the token; a second process (a fresh start: the container is rebuilt from the same data)
 //! resumes from it and reads the rest. `cargo run --example paging`.
 
+use cosmoql::storage::IndexingPolicy;
 use cosmoql::{Container, ContainerSettings, PartitionKeyDefinition, QueryOptions, Value};
 
 const SQL: &str = "SELECT c.id, c.score FROM c WHERE c.score > 20 ORDER BY c.score DESC, c.id";
@@ -9,6 +10,11 @@ const SQL: &str = "SELECT c.id, c.score FROM c WHERE c.score > 20 ORDER BY c.sco
 fn container() -> Container {
     let settings = ContainerSettings { initial_partitions: 6, ..ContainerSettings::default() };
     let c = Container::new("scores", PartitionKeyDefinition::hash("/team").expect("key"), settings);
+    // ORDER BY on two paths needs a composite index for them, as on the service.
+    let policy = r#"{"compositeIndexes": [[{"path": "/score", "order": "descending"}, {"path": "/id"}]]}"#;
+    c.replace_indexing_policy(
+        IndexingPolicy::from_json(&cosmoql::value::parse_json(policy).expect("JSON")).expect("policy"),
+    );
     for i in 0..60 {
         let doc = format!(r#"{{"id":"p{i:02}","team":"t{}","score":{}}}"#, i % 7, (i * 37) % 50);
         c.create(&cosmoql::value::parse_json(&doc).expect("JSON")).expect("write");

@@ -11,8 +11,8 @@ use cosmoql_executor::cost::item_charge;
 use cosmoql_executor::{Analysis, Explain, PartitionMetrics, QueryError, QueryMetrics, QueryOptions};
 use cosmoql_planner::Plan;
 use cosmoql_storage::{
-    BatchOperation, Container, ContainerSettings, PartitionKey, PartitionKeyDefinition, PatchOperation, Store,
-    WriteOptions,
+    BatchOperation, Container, ContainerSettings, IndexingPolicy, PartitionKey, PartitionKeyDefinition, PatchOperation,
+    Store, WriteOptions,
 };
 use cosmoql_value::Value;
 use serde::de::DeserializeOwned;
@@ -93,6 +93,8 @@ pub struct ContainerProperties {
     pub partition_key: PartitionKeyDefinition,
     /// Physical partitions, split thresholds and the logical partition cap.
     pub settings: ContainerSettings,
+    /// Which paths are indexed (default: every path but `/"_etag"/?`).
+    pub indexing_policy: IndexingPolicy,
 }
 
 impl ContainerProperties {
@@ -102,12 +104,33 @@ impl ContainerProperties {
             id: id.to_string(),
             partition_key: PartitionKeyDefinition::hash(partition_key_path)?,
             settings: ContainerSettings::default(),
+            indexing_policy: IndexingPolicy::default(),
         })
     }
 
     /// A container with any key definition.
     pub fn with_key(id: &str, partition_key: PartitionKeyDefinition) -> Self {
-        ContainerProperties { id: id.to_string(), partition_key, settings: ContainerSettings::default() }
+        ContainerProperties {
+            id: id.to_string(),
+            partition_key,
+            settings: ContainerSettings::default(),
+            indexing_policy: IndexingPolicy::default(),
+        }
+    }
+
+    /// Sets the indexing policy.
+    ///
+    /// ```
+    /// use cosmoql::storage::IndexingPolicy;
+    /// let policy = IndexingPolicy::from_json(&cosmoql::value::parse_json(
+    ///     r#"{"compositeIndexes": [[{"path": "/city"}, {"path": "/age", "order": "descending"}]]}"#,
+    /// ).unwrap())?;
+    /// let props = cosmoql::ContainerProperties::new("people", "/city")?.indexing_policy(policy);
+    /// # Ok::<(), cosmoql::Error>(())
+    /// ```
+    pub fn indexing_policy(mut self, policy: IndexingPolicy) -> Self {
+        self.indexing_policy = policy;
+        self
     }
 
     /// Sets the sizing (for example more physical partitions to start with).
@@ -134,6 +157,7 @@ impl DatabaseClient {
     pub fn create_container(&self, properties: ContainerProperties) -> Result<ContainerClient, Error> {
         let db = self.store.database(&self.id)?;
         let container = db.create_container(&properties.id, properties.partition_key, properties.settings)?;
+        container.replace_indexing_policy(properties.indexing_policy);
         Ok(ContainerClient { container })
     }
 
@@ -444,6 +468,17 @@ impl ContainerClient {
     /// The container itself (partitions, scans, import/export).
     pub fn container(&self) -> &Arc<Container> {
         &self.container
+    }
+
+    /// The container's properties in the service's JSON form (`id`, `indexingPolicy`,
+    /// `partitionKey`, `_rid`).
+    pub fn read_properties(&self) -> Value {
+        self.container.properties()
+    }
+
+    /// Replaces the indexing policy; queries planned afterwards follow it.
+    pub fn replace_indexing_policy(&self, policy: IndexingPolicy) {
+        self.container.replace_indexing_policy(policy);
     }
 
     fn response<T: DeserializeOwned + 'static>(r: cosmoql_storage::ItemResponse) -> Result<ItemResponse<T>, Error> {

@@ -56,6 +56,8 @@
 //! * `partitions` is the number of physical partitions (default 1); a case's `-- @partitions N`
 //!   overrides it.
 //! * `vectorEmbeddingPolicy` (optional) is used by `VectorDistance`.
+//! * `indexingPolicy` (optional, the service's JSON): ORDER BY on several paths needs a composite
+//!   index, as on the service.
 //!
 //! Without `fixtures.json` a suite has one empty container `c` with no partition key.
 //!
@@ -116,8 +118,8 @@ use std::sync::{Arc, Mutex};
 
 use cosmoql_executor::{QueryError, QueryErrorKind, QueryOptions, VectorPolicy};
 use cosmoql_storage::{
-    Container, ContainerSettings, ImportOptions, PartitionKey, PartitionKeyDefinition, MAX_INITIAL_PARTITIONS,
-    SYSTEM_PROPERTIES,
+    Container, ContainerSettings, ImportOptions, IndexingPolicy, PartitionKey, PartitionKeyDefinition,
+    MAX_INITIAL_PARTITIONS, SYSTEM_PROPERTIES,
 };
 use cosmoql_value::{parse_json, to_json_string, to_json_string_pretty, Value};
 
@@ -210,6 +212,8 @@ pub struct ContainerSpec {
     pub partitions: usize,
     /// Its vector embedding policy.
     pub vector_policies: Vec<VectorPolicy>,
+    /// Its indexing policy (`indexingPolicy`, the service's JSON; default when absent).
+    pub indexing_policy: IndexingPolicy,
     /// Its items: JSON array or NDJSON documents, imported as they are.
     sources: Vec<(PathBuf, Arc<Vec<u8>>)>,
 }
@@ -296,6 +300,11 @@ impl Fixture {
                 partitions,
                 vector_policies: VectorPolicy::from_container_properties(entry)
                     .map_err(|e| bad(format!("container \"{id}\": {e}")))?,
+                indexing_policy: match entry.get("indexingPolicy") {
+                    Value::Undefined | Value::Null => IndexingPolicy::default(),
+                    p => IndexingPolicy::from_json(p)
+                        .map_err(|e| bad(format!("container \"{id}\": indexingPolicy: {}", e.message)))?,
+                },
                 sources,
             });
         }
@@ -343,6 +352,7 @@ impl Fixture {
             message: format!("container \"{}\": partitions: {}", spec.id, e.message),
         })?;
         let container = Container::new(spec.id.clone(), spec.partition_key.clone(), settings);
+        container.replace_indexing_policy(spec.indexing_policy.clone());
         for (path, bytes) in &spec.sources {
             container.import(bytes.as_slice(), ImportOptions { fail_fast: true }, |_| {}).map_err(|e| {
                 Error::Fixture { path: path.clone(), message: format!("container \"{}\": {e}", spec.id) }

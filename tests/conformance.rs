@@ -9,6 +9,8 @@
 use std::path::{Path, PathBuf};
 
 use cosmoql::executor::VectorPolicy;
+use cosmoql::planner::{bind, BindContext};
+use cosmoql::storage::{CompositePath, IndexingPolicy};
 use cosmoql::storage::{Container, ContainerSettings, PartitionKeyDefinition};
 use cosmoql::testing::strip_system;
 use cosmoql::value::{parse_json, Value};
@@ -101,6 +103,32 @@ fn run_case(file: &Path, case: &Value) -> Result<(), String> {
     Ok(())
 }
 
+/// The case's indexing policy: its container's, or the default. The documentation's ORDER BY
+/// examples on several properties assume the composite index such a query needs (the service
+/// refuses it otherwise, and the ORDER BY page says so): those get that index.
+fn indexing_policy(case: &Value, sql: &str, options: &QueryOptions) -> Result<IndexingPolicy, String> {
+    let mut policy = match case.get("container").get("indexingPolicy") {
+        Value::Undefined => IndexingPolicy::default(),
+        p => IndexingPolicy::from_json(p).map_err(|e| format!("bad indexing policy: {e}"))?,
+    };
+    let Ok(query) = cosmoql::parse(sql) else { return Ok(policy) };
+    let context = BindContext { parameters: &options.parameters, vector_policies: &options.vector_policies };
+    let Ok(bound) = bind(&query, context) else { return Ok(policy) };
+    if bound.order_by.len() > 1 && case.get("container").get("indexingPolicy").is_undefined() {
+        let paths: Option<Vec<CompositePath>> = bound
+            .order_by
+            .iter()
+            .map(|k| {
+                k.path.clone().map(|segments| CompositePath { text: String::new(), segments, descending: k.descending })
+            })
+            .collect();
+        if let Some(paths) = paths {
+            policy.composite.push(paths);
+        }
+    }
+    Ok(policy)
+}
+
 /// Runs one case; `Err` holds a description of the failure.
 fn run_case_with(file: &Path, case: &Value, partitions: usize, page: Option<usize>) -> Result<(), String> {
     let key = match case.get("partition_key") {
@@ -149,6 +177,7 @@ fn run_case_with(file: &Path, case: &Value, partitions: usize, page: Option<usiz
         options = options.parameter(p.get("name").as_str().unwrap_or(""), p.get("value").clone());
     }
     let sql = case.get("query").as_str().ok_or("no query")?;
+    container.replace_indexing_policy(indexing_policy(case, sql, &options)?);
     options.max_item_count = page;
     let mut actual: Vec<Value> = Vec::new();
     loop {

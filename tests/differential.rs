@@ -4,7 +4,7 @@
 //! through continuation tokens with splits forced between pages, equal the results of the same
 //! query over a single-partition container.
 
-use cosmoql::storage::{Container, ContainerSettings, Epk, PartitionKeyDefinition};
+use cosmoql::storage::{Container, ContainerSettings, Epk, IndexingPolicy, PartitionKeyDefinition};
 use cosmoql::value::{parse_json, Value};
 use cosmoql::{execute, QueryOptions};
 use proptest::prelude::*;
@@ -64,8 +64,16 @@ fn item() -> impl Strategy<Value = String> {
     })
 }
 
+/// The composite indexes the queries' multi-path ORDER BY clauses need (the service refuses them
+/// without one).
+const POLICY: &str = r#"{"compositeIndexes": [
+    [{"path": "/b", "order": "descending"}, {"path": "/a"}],
+    [{"path": "/b", "order": "descending"}, {"path": "/id"}],
+    [{"path": "/tags/[]"}, {"path": "/id"}]]}"#;
+
 fn load(items: &[String], settings: ContainerSettings) -> Container {
     let c = Container::new("c", PartitionKeyDefinition::hash("/pk").unwrap(), settings);
+    c.replace_indexing_policy(IndexingPolicy::from_json(&parse_json(POLICY).unwrap()).unwrap());
     for (i, fields) in items.iter().enumerate() {
         c.create(&parse_json(&format!("{{\"id\":\"i{i:03}\",{fields}}}")).unwrap()).unwrap();
     }

@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 use cosmoql::executor::{execute_plan, explain, plan_query, PartitionRange, QuerySource};
 use cosmoql::planner::{Paging, Strategy};
 use cosmoql::storage::{
-    Container, ContainerSettings, Doc, Epk, ItemMeta, ItemPosition, PartitionKey, PartitionKeyDefinition, StoredItem,
+    Container, ContainerSettings, Doc, Epk, IndexingPolicy, ItemMeta, ItemPosition, PartitionKey,
+    PartitionKeyDefinition, StoredItem,
 };
 use cosmoql::value::{parse_json, Value};
 use cosmoql::{execute, QueryOptions};
@@ -22,12 +23,19 @@ fn doc(i: usize) -> Value {
     .unwrap()
 }
 
+/// The composite index `ORDER BY c.n DESC, c.id` needs.
+fn policy() -> IndexingPolicy {
+    let json = r#"{"compositeIndexes": [[{"path": "/n", "order": "descending"}, {"path": "/id"}]]}"#;
+    IndexingPolicy::from_json(&parse_json(json).unwrap()).unwrap()
+}
+
 fn container(n: usize, partitions: usize) -> Container {
     let c = Container::new(
         "c",
         PartitionKeyDefinition::hash("/pk").unwrap(),
         ContainerSettings { initial_partitions: partitions, ..ContainerSettings::default() },
     );
+    c.replace_indexing_policy(policy());
     for i in 0..n {
         c.create(&doc(i)).unwrap();
     }
@@ -134,6 +142,10 @@ impl Memory {
 impl QuerySource for Memory {
     fn partition_key(&self) -> &PartitionKeyDefinition {
         &self.definition
+    }
+
+    fn indexing_policy(&self) -> std::sync::Arc<IndexingPolicy> {
+        std::sync::Arc::new(policy())
     }
 
     fn partition_count(&self) -> usize {

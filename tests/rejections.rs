@@ -12,6 +12,8 @@ fn container() -> Container {
         PartitionKeyDefinition::hash("/pk").unwrap(),
         ContainerSettings { initial_partitions: 3, ..ContainerSettings::default() },
     );
+    let policy = r#"{"compositeIndexes": [[{"path": "/\"a b\""}, {"path": "/id"}]]}"#;
+    c.replace_indexing_policy(cosmoql::storage::IndexingPolicy::from_json(&parse_json(policy).unwrap()).unwrap());
     for i in 0..12 {
         let doc = format!(
             r#"{{"id":"{i}","pk":"k{}","n":{i},"s":"s{}","a b":{},"tags":["t{}","u"],"arr":[{i},1],

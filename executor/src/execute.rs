@@ -119,12 +119,14 @@ impl QueryMetrics {
 
 /// Plans `sql` for `source` with the request's options.
 pub fn plan_query(source: &dyn QuerySource, sql: &str, options: &QueryOptions) -> Result<Plan, QueryError> {
+    let policy = source.indexing_policy();
     let context = PlanContext {
         parameters: &options.parameters,
         vector_policies: &options.vector_policies,
         partition_key: source.partition_key(),
         request_partition_key: options.partition_key.as_ref(),
         limits: &LIMITS,
+        indexing_policy: &policy,
     };
     Ok(cosmoql_planner::plan(sql, &context)?)
 }

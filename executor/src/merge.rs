@@ -207,7 +207,8 @@ mod tests {
 
     #[test]
     fn a_bounded_buffer_keeps_the_first_k_in_order_ties_by_position() {
-        let order = [SortKey { expr: BoundExpr::Const(Value::Null), descending: true }];
+        let order =
+            [SortKey { expr: BoundExpr::Const(Value::Null), descending: true, path: None, span: Default::default() }];
         let mut all = SortBuffer::new(&order, None);
         let mut top = SortBuffer::new(&order, Some(3));
         for (i, k) in [5.0, 1.0, 9.0, 5.0, 7.0, 9.0].iter().enumerate() {
@@ -224,7 +225,8 @@ mod tests {
 
     #[test]
     fn the_merge_interleaves_sorted_inputs_and_a_cursor_resumes_after_a_row() {
-        let order = [SortKey { expr: BoundExpr::Const(Value::Null), descending: false }];
+        let order =
+            [SortKey { expr: BoundExpr::Const(Value::Null), descending: false, path: None, span: Default::default() }];
         let a = vec![row(1.0, 0), row(3.0, 2), row(3.0, 5)];
         let b = vec![row(2.0, 1), row(3.0, 3)];
         let merged: Vec<SortedRow> = KWayMerge::new(&order, vec![a.into_iter(), b.into_iter()]).collect();

@@ -1,7 +1,9 @@
 //! What a query may read from storage, as one trait: the executor runs over any [`QuerySource`].
 //! [`Container`] is the store's; tests run the executor over others.
 
-use cosmoql_storage::{Container, Epk, ItemPosition, PartitionKey, PartitionKeyDefinition, StoredItem};
+use std::sync::Arc;
+
+use cosmoql_storage::{Container, Epk, IndexingPolicy, ItemPosition, PartitionKey, PartitionKeyDefinition, StoredItem};
 use cosmoql_value::Value;
 
 /// Items with their positions, in scan order.
@@ -23,6 +25,11 @@ pub struct PartitionRange {
 pub trait QuerySource: Sync {
     /// The partition key definition.
     fn partition_key(&self) -> &PartitionKeyDefinition;
+
+    /// The indexing policy (the default one unless the source has its own).
+    fn indexing_policy(&self) -> Arc<IndexingPolicy> {
+        Arc::new(IndexingPolicy::default())
+    }
 
     /// How many physical partitions there are now.
     fn partition_count(&self) -> usize;
@@ -51,6 +58,10 @@ impl QuerySource for Container {
 
     fn partition_count(&self) -> usize {
         Container::partition_count(self)
+    }
+
+    fn indexing_policy(&self) -> Arc<IndexingPolicy> {
+        Container::indexing_policy(self)
     }
 
     fn partitions_overlapping(&self, ranges: &[(Epk, Epk)]) -> Vec<PartitionRange> {

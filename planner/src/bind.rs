@@ -23,6 +23,8 @@ use cosmoql_value::{LikePattern, Map, Value};
 use crate::bound::{
     AggregateSpec, BoundExpr, BoundProjection, BoundQuery, RankFn, SortKey, Source, SourceKind, Step, SubqueryKind,
 };
+use cosmoql_storage::IndexStep;
+
 use crate::error::PlanError;
 use crate::functions::{lookup, FunctionKind};
 use crate::ops::{binary, unary};
@@ -44,12 +46,13 @@ pub fn bind(query: &Query, context: BindContext<'_>) -> Result<BoundQuery, PlanE
     Binder { context }.query(query, &scope, true)
 }
 
-/// The aliases in scope, and for each slot whether it holds a document path's value (an item,
-/// a path into one, an element of an array in one), which is what ORDER BY can sort by.
+/// The aliases in scope, and for each slot the document path its value is at, when it is one
+/// (an item, a path into one, an element of an array in one): what ORDER BY can sort by, and what
+/// the indexing policy speaks of.
 #[derive(Debug, Clone, Default)]
 struct Scope {
     names: Vec<(String, usize)>,
-    documents: Vec<bool>,
+    documents: Vec<Option<Vec<IndexStep>>>,
 }
 
 impl Scope {
@@ -61,7 +64,7 @@ impl Scope {
         self.documents.len()
     }
 
-    fn new_slot(&mut self, name: Option<&str>, document: bool) -> usize {
+    fn new_slot(&mut self, name: Option<&str>, document: Option<Vec<IndexStep>>) -> usize {
         let slot = self.documents.len();
         self.documents.push(document);
         if let Some(n) = name {
@@ -70,16 +73,45 @@ impl Scope {
         slot
     }
 
-    /// Whether `e` reads a document path: an alias of a document, or a path below one (constant
-    /// indexes only).
-    fn is_document_path(&self, e: &BoundExpr) -> bool {
+    /// The document path `e` reads, if it reads one: an alias of a document, or a path below one
+    /// (constant indexes only; an array position is one of the array's elements, `/[]`).
+    fn document_path(&self, e: &BoundExpr) -> Option<Vec<IndexStep>> {
         match e {
-            BoundExpr::Slot(slot) | BoundExpr::Path { slot, .. } => self.documents.get(*slot).copied().unwrap_or(false),
-            BoundExpr::Index(base, index) => matches!(**index, BoundExpr::Const(_)) && self.is_document_path(base),
-            BoundExpr::Property(base, _) => self.is_document_path(base),
-            _ => false,
+            BoundExpr::Slot(slot) => self.documents.get(*slot).cloned().flatten(),
+            BoundExpr::Path { slot, steps } => {
+                let mut path = self.documents.get(*slot).cloned().flatten()?;
+                path.extend(steps.iter().map(step_of));
+                Some(path)
+            }
+            BoundExpr::Index(base, index) if matches!(**index, BoundExpr::Const(_)) => {
+                let mut path = self.document_path(base)?;
+                path.push(IndexStep::Element);
+                Some(path)
+            }
+            BoundExpr::Property(base, name) => {
+                let mut path = self.document_path(base)?;
+                path.push(IndexStep::Key(name.clone()));
+                Some(path)
+            }
+            _ => None,
         }
     }
+}
+
+/// A bound path step as the indexing policy names it.
+fn step_of(step: &Step) -> IndexStep {
+    match step {
+        Step::Key(k) => IndexStep::Key(k.clone()),
+        Step::Index(_) => IndexStep::Element,
+    }
+}
+
+/// `path` with every element of the array it names.
+fn elements_of(path: Option<Vec<IndexStep>>) -> Option<Vec<IndexStep>> {
+    path.map(|mut p| {
+        p.push(IndexStep::Element);
+        p
+    })
 }
 
 struct Binder<'a> {
@@ -167,7 +199,8 @@ impl Binder<'_> {
             let expr = self.expr(&item.expr, &scope, Some(&mut aggregates))?;
             let exempt = q.order_by.len() == 1
                 && matches!(&expr, BoundExpr::Call { function, .. } if rules::may_order_by(function.name()));
-            if !exempt && !matches!(expr, BoundExpr::Aggregate(_)) && !scope.is_document_path(&expr) {
+            let path = scope.document_path(&expr);
+            if !exempt && !matches!(expr, BoundExpr::Aggregate(_)) && path.is_none() {
                 return Err(rules::order_by_not_a_path(item.expr.span));
             }
             let mut descending = item.direction == Some(SortDirection::Desc);
@@ -176,7 +209,7 @@ impl Binder<'_> {
             if vector_similarity(&expr) {
                 descending = !descending;
             }
-            order_by.push(SortKey { expr, descending });
+            order_by.push(SortKey { expr, descending, path, span: item.expr.span });
         }
         if group_by.is_some() || !aggregates.is_empty() {
             rules_for_groups(q)?;
@@ -244,7 +277,7 @@ impl Binder<'_> {
             FromSource::Aliased { collection: Collection::Subquery(q), alias, .. } => {
                 let inner = self.query(q, &Scope::default(), false)?;
                 // A subquery's results are computed values, not document paths.
-                let slot = scope.new_slot(alias.as_ref().map(|a| a.name.as_str()), false);
+                let slot = scope.new_slot(alias.as_ref().map(|a| a.name.as_str()), None);
                 let reads = inner.reads_items;
                 Ok((Source { slot, kind: SourceKind::Subquery(Box::new(inner)) }, reads))
             }
@@ -253,18 +286,18 @@ impl Binder<'_> {
                 let alias_name =
                     alias.as_ref().map(|a| a.name.clone()).unwrap_or_else(|| default_alias(&root.name, path));
                 if let Some(outer) = scope.resolve(&root.name).filter(|_| !top_level) {
-                    let document = scope.documents[outer];
                     let value =
                         if steps.is_empty() { BoundExpr::Slot(outer) } else { BoundExpr::Path { slot: outer, steps } };
+                    let document = scope.document_path(&value);
                     let slot = scope.new_slot(Some(&alias_name), document);
                     return Ok((Source { slot, kind: SourceKind::Value(value) }, false));
                 }
                 if steps.is_empty() {
-                    let slot = scope.new_slot(Some(&alias_name), true);
+                    let slot = scope.new_slot(Some(&alias_name), Some(Vec::new()));
                     return Ok((Source { slot, kind: SourceKind::Items }, true));
                 }
-                let root_slot = scope.new_slot(None, true);
-                let slot = scope.new_slot(Some(&alias_name), true);
+                let root_slot = scope.new_slot(None, Some(Vec::new()));
+                let slot = scope.new_slot(Some(&alias_name), Some(steps.iter().map(step_of).collect()));
                 Ok((Source { slot, kind: SourceKind::ItemPath { root: root_slot, steps } }, true))
             }
             FromSource::Iterate { alias, array, .. } => {
@@ -272,18 +305,18 @@ impl Binder<'_> {
                 let outer = root_name.and_then(|n| scope.resolve(n)).filter(|_| !top_level);
                 if outer.is_some() {
                     let array = self.expr(array, scope, None)?;
-                    let document = scope.is_document_path(&array);
+                    let document = elements_of(scope.document_path(&array));
                     let slot = scope.new_slot(Some(&alias.name), document);
                     return Ok((Source { slot, kind: SourceKind::Iterate(array) }, false));
                 }
                 // The root identifier, whatever its name, is the container's item.
-                let root_slot = scope.new_slot(None, true);
+                let root_slot = scope.new_slot(None, Some(Vec::new()));
                 let mut inner = scope.clone();
                 if let Some(n) = root_name {
                     inner.names.push((n.to_string(), root_slot));
                 }
                 let array = self.expr(array, &inner, None)?;
-                let document = inner.is_document_path(&array);
+                let document = elements_of(inner.document_path(&array));
                 let slot = scope.new_slot(Some(&alias.name), document);
                 Ok((Source { slot, kind: SourceKind::ItemIterate { root: root_slot, array } }, true))
             }
@@ -294,22 +327,22 @@ impl Binder<'_> {
         match source {
             FromSource::Aliased { collection: Collection::Subquery(q), alias, .. } => {
                 let inner = self.query(q, scope, false)?;
-                let slot = scope.new_slot(alias.as_ref().map(|a| a.name.as_str()), false);
+                let slot = scope.new_slot(alias.as_ref().map(|a| a.name.as_str()), None);
                 Ok(Source { slot, kind: SourceKind::Subquery(Box::new(inner)) })
             }
             FromSource::Aliased { collection: Collection::Path { root, path, span }, alias, .. } => {
                 let outer = scope.resolve(&root.name).ok_or_else(|| rules::unresolved_identifier(&root.name, *span))?;
                 let steps = path_steps(path);
-                let document = scope.documents[outer];
                 let value =
                     if steps.is_empty() { BoundExpr::Slot(outer) } else { BoundExpr::Path { slot: outer, steps } };
+                let document = scope.document_path(&value);
                 let name = alias.as_ref().map(|a| a.name.clone()).unwrap_or_else(|| default_alias(&root.name, path));
                 let slot = scope.new_slot(Some(&name), document);
                 Ok(Source { slot, kind: SourceKind::Value(value) })
             }
             FromSource::Iterate { alias, array, .. } => {
                 let array = self.expr(array, scope, None)?;
-                let document = scope.is_document_path(&array);
+                let document = elements_of(scope.document_path(&array));
                 let slot = scope.new_slot(Some(&alias.name), document);
                 Ok(Source { slot, kind: SourceKind::Iterate(array) })
             }

@@ -8,6 +8,8 @@ use std::cmp::Ordering;
 use cosmoql_parser::{BinaryOp, Span, UnaryOp};
 use cosmoql_value::{LikePattern, Value};
 
+use cosmoql_storage::IndexStep;
+
 use crate::functions::{AggregateKind, FunctionId};
 use crate::policy::VectorPolicy;
 
@@ -94,6 +96,11 @@ pub struct SortKey {
     /// Descending. ORDER BY VectorDistance with a similarity (cosine, dot product) is descending
     /// when written ascending: the most similar first.
     pub descending: bool,
+    /// The document path it sorts by (`/a/b`, `/tags/[]`), when it is one: what the indexing
+    /// policy must index.
+    pub path: Option<Vec<IndexStep>>,
+    /// Where the query wrote it.
+    pub span: Span,
 }
 
 /// Compares ORDER BY key values: the total order of values (undefined lowest), per direction.

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::fmt;
 
 use cosmoql_parser::{Query, SortDirection};
-use cosmoql_storage::{Epk, PartitionKey, PartitionKeyDefinition, StorageError};
+use cosmoql_storage::{Epk, IndexingPolicy, PartitionKey, PartitionKeyDefinition, StorageError};
 use cosmoql_value::Value;
 
 use crate::bind::{bind, BindContext};
@@ -32,12 +32,25 @@ pub struct PlanContext<'a> {
     pub request_partition_key: Option<&'a PartitionKey>,
     /// The query engine limits to enforce.
     pub limits: &'a Limits,
+    /// The container's indexing policy (ORDER BY needs the index).
+    pub indexing_policy: &'a IndexingPolicy,
 }
 
 impl<'a> PlanContext<'a> {
     /// A context with the service's default limits.
-    pub fn new(parameters: &'a HashMap<String, Value>, partition_key: &'a PartitionKeyDefinition) -> Self {
-        PlanContext { parameters, vector_policies: &[], partition_key, request_partition_key: None, limits: &LIMITS }
+    pub fn new(
+        parameters: &'a HashMap<String, Value>,
+        partition_key: &'a PartitionKeyDefinition,
+        indexing_policy: &'a IndexingPolicy,
+    ) -> Self {
+        PlanContext {
+            parameters,
+            vector_policies: &[],
+            partition_key,
+            request_partition_key: None,
+            limits: &LIMITS,
+            indexing_policy,
+        }
     }
 }
 
@@ -137,6 +150,9 @@ pub fn plan(sql: &str, context: &PlanContext<'_>) -> Result<Plan, PlanError> {
     } else {
         Strategy::Concatenate
     };
+    if strategy == Strategy::MergeSorted {
+        rules::check_order_by_indexes(&query.order_by, context.indexing_policy)?;
+    }
     if strategy == Strategy::MergeGroups && context.request_partition_key.is_none() {
         rules::check_cross_partition_aggregates(&syntax)?;
     }

@@ -7,6 +7,9 @@
 
 use cosmoql_parser::{Expr, ExprKind, FromSource, Query, Span};
 
+use cosmoql_storage::{IndexStep, IndexingPolicy};
+
+use crate::bound::SortKey;
 use crate::error::PlanError;
 use crate::functions::Signature;
 
@@ -165,6 +168,44 @@ fn find_aggregate(e: &Expr) -> Option<&Expr> {
         stack.extend(children.into_iter().rev());
     }
     None
+}
+
+/// ORDER BY on two or more paths without a composite index for them (same paths in the same
+/// order, directions all equal to the index's or all inverted).
+pub fn no_composite_index(span: Span) -> PlanError {
+    PlanError {
+        code: None,
+        ..PlanError::bind(
+            "The order by query does not have a corresponding composite index that it can be served from.",
+            span,
+        )
+    }
+}
+
+/// ORDER BY on one path that the indexing policy does not index.
+pub fn order_by_path_excluded(span: Span) -> PlanError {
+    PlanError::bind("The index path corresponding to the specified order-by item is excluded.", span)
+}
+
+/// ORDER BY needs the index: one path needs a range index on it, several need a composite index
+/// that serves them. (VectorDistance and ST_DISTANCE, alone, need none.)
+pub fn check_order_by_indexes(order_by: &[SortKey], policy: &IndexingPolicy) -> Result<(), PlanError> {
+    let span = match (order_by.first(), order_by.last()) {
+        (Some(first), Some(last)) => first.span.to(last.span),
+        _ => return Ok(()),
+    };
+    if order_by.len() == 1 {
+        return match &order_by[0].path {
+            Some(path) if !policy.is_indexed(path) => Err(order_by_path_excluded(order_by[0].span)),
+            _ => Ok(()),
+        };
+    }
+    let items: Option<Vec<(Vec<IndexStep>, bool)>> =
+        order_by.iter().map(|k| k.path.clone().map(|p| (p, k.descending))).collect();
+    match items {
+        Some(items) if policy.has_composite(&items) => Ok(()),
+        _ => Err(no_composite_index(span)),
+    }
 }
 
 /// `SELECT *` with GROUP BY (the span is the `*`).

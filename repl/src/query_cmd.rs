@@ -9,7 +9,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use cosmoql::executor::VectorPolicy;
-use cosmoql::storage::{Container, ContainerSettings, ImportOptions, PartitionKey, PartitionKeyDefinition};
+use cosmoql::storage::{
+    Container, ContainerSettings, ImportOptions, IndexingPolicy, PartitionKey, PartitionKeyDefinition,
+};
 use cosmoql::value::{parse_json, Value};
 use cosmoql::{ContainerClient, QueryOptions, QueryResults};
 
@@ -22,8 +24,8 @@ pub struct LoadArgs {
     /// The container's partition key path (repeat for a hierarchical key; none: no key).
     #[arg(long = "partition-key", value_name = "PATH")]
     partition_key: Vec<String>,
-    /// Container properties in Cosmos DB's JSON form (`id`, `partitionKey`, `vectorEmbeddingPolicy`,
-    /// ...); `--partition-key` overrides its key.
+    /// Container properties in Cosmos DB's JSON form (`id`, `partitionKey`, `indexingPolicy`,
+    /// `vectorEmbeddingPolicy`, ...); `--partition-key` overrides its key.
     #[arg(long, value_name = "FILE")]
     container: Option<PathBuf>,
     /// Physical partitions to start with (default: 1 per 10,000 items, estimated from file sizes).
@@ -139,6 +141,11 @@ fn load(args: &LoadArgs) -> Result<Loaded, String> {
         return Err("--max-dop must be -1, 0 or a positive number".to_string());
     }
     let container = Container::new("c", key, settings);
+    if let Some(policy) = properties.as_ref().map(|p| p.get("indexingPolicy")).filter(|p| !p.is_undefined()) {
+        let policy =
+            IndexingPolicy::from_json(policy).map_err(|e| format!("--container: indexingPolicy: {}", e.message))?;
+        container.replace_indexing_policy(policy);
+    }
     for path in &args.data {
         let file = File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
         container

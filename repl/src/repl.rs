@@ -56,8 +56,9 @@ pub const KEYWORDS: [&str; 34] = [
 ];
 
 /// REPL commands offered by completion.
-pub const COMMANDS: [&str; 21] = [
+pub const COMMANDS: [&str; 22] = [
     ".help",
+    ".policy",
     ".containers",
     ".use",
     ".create",

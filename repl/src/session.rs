@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 
 use cosmoql::executor::QueryOptions;
 use cosmoql::storage::{
-    Container, ContainerSettings, Database, ImportOptions, PartitionKey, PartitionKeyDefinition, PartitionKeyPath,
-    Store, SyntheticKey, SyntheticKind,
+    Container, ContainerSettings, Database, ImportOptions, IndexingPolicy, PartitionKey, PartitionKeyDefinition,
+    PartitionKeyPath, Store, SyntheticKey, SyntheticKind,
 };
 use cosmoql::value::{format_number, parse_json, to_json_string, Value};
 use cosmoql::ContainerClient;
@@ -86,6 +86,8 @@ FROM is an alias, as in Cosmos DB). Ctrl-C clears the line or cancels a running 
   .drop NAME                        delete a container
   .import FILE                      load a JSON array or NDJSON file into the current container
   .export FILE                      write the current container as NDJSON
+  .policy [JSON]                    show or replace the current container's indexing policy
+                                    (ORDER BY on several paths needs a composite index)
   .stats                            items and bytes per physical partition, largest logical
                                     partitions, and the skew
   .mode table|json                  result format
@@ -407,6 +409,18 @@ impl Session {
                 self.explain(sql, analyze)?;
             }
             ".stats" => self.stats()?,
+            ".policy" => {
+                let container = self.container()?;
+                if rest.is_empty() {
+                    let text = to_json_string(&container.indexing_policy().to_json()).unwrap_or_default();
+                    let _ = writeln!(crate::output::stdout(), "{}", render::printable(&text));
+                } else {
+                    let json = parse_json(rest).map_err(|e| format!("the policy is not JSON: {e}"))?;
+                    let policy = IndexingPolicy::from_json(&json).map_err(|e| e.to_string())?;
+                    container.replace_indexing_policy(policy);
+                    self.say("indexing policy replaced");
+                }
+            }
             ".mode" => match args[..] {
                 ["table"] => self.mode = Mode::Table,
                 ["json"] => self.mode = Mode::Json,

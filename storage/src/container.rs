@@ -21,6 +21,7 @@ use parking_lot::RwLock;
 use crate::doc::{Doc, SYSTEM_PROPERTIES};
 use crate::epk::Epk;
 use crate::error::{ErrorKind, Result, StorageError};
+use crate::indexing::IndexingPolicy;
 use crate::partition_key::{PartitionKey, PartitionKeyDefinition};
 use crate::patch::{apply_patch, PatchOperation};
 
@@ -376,6 +377,8 @@ pub struct Container {
     splits: AtomicU64,
     /// `dbs/<db rid>/colls/<container rid>/docs/`, the prefix of every item's `_self`.
     self_prefix: String,
+    /// Which paths are indexed (replaceable while the container is in use).
+    indexing_policy: RwLock<Arc<IndexingPolicy>>,
 }
 
 impl Container {
@@ -423,6 +426,7 @@ impl Container {
                 base64(&database_rid.to_le_bytes()),
                 base64(&rid_bytes(database_rid, rid))
             ),
+            indexing_policy: RwLock::new(Arc::new(IndexingPolicy::default())),
         }
     }
 
@@ -447,9 +451,20 @@ impl Container {
     pub fn properties(&self) -> Value {
         let mut m = Map::new();
         m.insert("id".into(), Value::from(self.id.as_str()));
+        m.insert("indexingPolicy".into(), self.indexing_policy().to_json());
         m.insert("partitionKey".into(), self.definition.to_json());
         m.insert("_rid".into(), Value::from(self.rid_text()));
         Value::from(m)
+    }
+
+    /// The indexing policy now.
+    pub fn indexing_policy(&self) -> Arc<IndexingPolicy> {
+        Arc::clone(&self.indexing_policy.read())
+    }
+
+    /// Replaces the indexing policy; queries planned afterwards follow the new one.
+    pub fn replace_indexing_policy(&self, policy: IndexingPolicy) {
+        *self.indexing_policy.write() = Arc::new(policy);
     }
 
     fn rid_text(&self) -> String {

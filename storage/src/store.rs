@@ -9,6 +9,7 @@ use parking_lot::RwLock;
 
 use crate::container::{Container, ContainerSettings};
 use crate::error::{Result, StorageError};
+use crate::indexing::IndexingPolicy;
 use crate::partition_key::PartitionKeyDefinition;
 
 /// The whole store: databases by id. `Send + Sync`; share it with an `Arc`.
@@ -109,7 +110,13 @@ impl Database {
             .as_str()
             .ok_or_else(|| StorageError::bad_request("container properties need a string `id`"))?;
         let key = PartitionKeyDefinition::from_json(properties.get("partitionKey"))?;
-        self.create_container(id, key, settings)
+        let policy = match properties.get("indexingPolicy") {
+            Value::Undefined | Value::Null => IndexingPolicy::default(),
+            p => IndexingPolicy::from_json(p)?,
+        };
+        let container = self.create_container(id, key, settings)?;
+        container.replace_indexing_policy(policy);
+        Ok(container)
     }
 
     /// The container; 404 if there is none.

@@ -21,6 +21,24 @@ SELECT VALUE c.name FROM c ORDER BY c.city, c.name DESC
 -- @expect
 ["Fay", "Ed", "Di", "Cy", "Bo", "Ana"]
 
+-- @name several keys, all directions inverted: the same composite index serves them
+SELECT VALUE c.name FROM c ORDER BY c.city DESC, c.name
+-- @expect
+["Ana", "Bo", "Cy", "Di", "Ed", "Fay"]
+
+-- @name several keys need a composite index with the same paths and directions
+SELECT VALUE c.name FROM c ORDER BY c.city, c.name
+-- @error bind line 1, column 37: The order by query does not have a corresponding composite index that it can be served from.
+
+-- @name one key needs its path indexed
+SELECT VALUE c.name FROM c ORDER BY c.nick
+-- @error bind line 1, column 37: The index path corresponding to the specified order-by item is excluded.
+
+-- @name a filter on an excluded path still answers (by scanning)
+SELECT VALUE c.name FROM c WHERE c.nick = "D"
+-- @expect
+["Di"]
+
 -- @name TOP with ORDER BY
 SELECT TOP 2 VALUE c.name FROM c ORDER BY c.name DESC
 -- @expect
