@@ -21,7 +21,8 @@ use parking_lot::RwLock;
 use crate::doc::{Doc, SYSTEM_PROPERTIES};
 use crate::epk::Epk;
 use crate::error::{ErrorKind, Result, StorageError};
-use crate::indexing::IndexingPolicy;
+use crate::index::{IndexKey, IndexProbe, IndexStats, IndexWork, PartitionIndex};
+use crate::indexing::{IndexStep, IndexingPolicy};
 use crate::partition_key::{PartitionKey, PartitionKeyDefinition};
 use crate::patch::{apply_patch, PatchOperation};
 
@@ -212,13 +213,43 @@ pub struct PhysicalPartition {
     data: RwLock<PartitionData>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct PartitionData {
     /// Set when a split moved this partition's data away; holders look the partition up again.
     retired: bool,
     logical: BTreeMap<Epk, LogicalPartition>,
     items: usize,
     bytes: u64,
+    /// The indexes of the items, updated with every write under the same lock.
+    index: PartitionIndex,
+    /// Writes so far (an index transformation checks that none happened while it built).
+    writes: u64,
+}
+
+impl PartitionData {
+    fn new(policy: Arc<IndexingPolicy>) -> Self {
+        PartitionData {
+            retired: false,
+            logical: BTreeMap::new(),
+            items: 0,
+            bytes: 0,
+            index: PartitionIndex::new(policy),
+            writes: 0,
+        }
+    }
+
+    /// A fresh index of the items for `policy`.
+    fn build_index(&self, policy: Arc<IndexingPolicy>) -> PartitionIndex {
+        PartitionIndex::build(
+            policy,
+            self.logical.iter().flat_map(|(epk, lp)| lp.iter_from(0).map(move |item| (epk, item))),
+        )
+    }
+
+    /// Whether the index must be (re)built for `policy`.
+    fn index_is_stale(&self, policy: &Arc<IndexingPolicy>) -> bool {
+        !self.index.is_live() || !Arc::ptr_eq(self.index.policy(), policy)
+    }
 }
 
 /// A slot of a logical partition's item list.
@@ -265,6 +296,15 @@ impl LogicalPartition {
 
     fn get(&self, id: &str) -> Option<&StoredItem> {
         match self.slots.get(*self.ids.get(id)? as usize)? {
+            Slot::Live(item) => Some(item),
+            Slot::Dead(_) => None,
+        }
+    }
+
+    /// The live item with this sequence number (items are in sequence order).
+    fn get_seq(&self, seq: u64) -> Option<&StoredItem> {
+        let at = self.slots.binary_search_by(|s| s.seq().cmp(&seq)).ok()?;
+        match &self.slots[at] {
             Slot::Live(item) => Some(item),
             Slot::Dead(_) => None,
         }
@@ -398,6 +438,7 @@ impl Container {
         // out of range are clamped here ([`ContainerSettings::validate`] reports them as errors).
         let n = if definition.is_none() { 1 } else { settings.initial_partitions.clamp(1, MAX_INITIAL_PARTITIONS) };
         let bounds = crate::epk::split_space(n);
+        let policy = Arc::new(IndexingPolicy::default());
         let partitions = bounds
             .windows(2)
             .enumerate()
@@ -406,7 +447,7 @@ impl Container {
                     id: i as u32,
                     min: w[0].clone(),
                     max: w[1].clone(),
-                    data: RwLock::new(PartitionData::default()),
+                    data: RwLock::new(PartitionData::new(Arc::clone(&policy))),
                 })
             })
             .collect::<Vec<_>>();
@@ -426,7 +467,7 @@ impl Container {
                 base64(&database_rid.to_le_bytes()),
                 base64(&rid_bytes(database_rid, rid))
             ),
-            indexing_policy: RwLock::new(Arc::new(IndexingPolicy::default())),
+            indexing_policy: RwLock::new(policy),
         }
     }
 
@@ -462,9 +503,156 @@ impl Container {
         Arc::clone(&self.indexing_policy.read())
     }
 
-    /// Replaces the indexing policy; queries planned afterwards follow the new one.
+    /// Replaces the indexing policy. Queries planned afterwards follow it at once for what they
+    /// may do (ORDER BY's index rules) and for paths it no longer indexes; paths it adds serve
+    /// queries only once the index transformation ([`Container::transform_indexes`]) has rebuilt
+    /// each partition's index. Until then those partitions answer by scanning: results stay
+    /// exact. An empty container is transformed at once.
     pub fn replace_indexing_policy(&self, policy: IndexingPolicy) {
         *self.indexing_policy.write() = Arc::new(policy);
+        if self.item_count() == 0 {
+            self.transform_indexes(usize::MAX);
+        }
+    }
+
+    /// Index transformation: rebuilds the indexes of up to `max_partitions` physical partitions
+    /// still built for an older policy, and returns the progress in percent (100: every
+    /// partition's index follows the current policy).
+    ///
+    /// Each index is built from a snapshot of the partition's items without holding its lock,
+    /// then swapped in if no write happened meanwhile (after a few tries, it is built under the
+    /// write lock), so reads and writes go on during a transformation.
+    pub fn transform_indexes(&self, max_partitions: usize) -> u8 {
+        let mut left = max_partitions;
+        while left > 0 {
+            let policy = self.indexing_policy();
+            let stale: Vec<Arc<PhysicalPartition>> = self
+                .partitions
+                .read()
+                .iter()
+                .filter(|p| p.data.read().index_is_stale(&policy))
+                .take(left)
+                .cloned()
+                .collect();
+            if stale.is_empty() {
+                break;
+            }
+            left -= stale.len();
+            // Partitions are independent: build several at once.
+            let next = std::sync::atomic::AtomicUsize::new(0);
+            let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(stale.len());
+            std::thread::scope(|scope| {
+                for _ in 0..workers {
+                    scope.spawn(|| {
+                        while let Some(p) = stale.get(next.fetch_add(1, Ordering::Relaxed)) {
+                            self.transform_partition(p, &policy);
+                        }
+                    });
+                }
+            });
+        }
+        self.index_transformation_progress()
+    }
+
+    /// Stops maintaining the indexes (a bulk import): queries scan until
+    /// [`Container::transform_indexes`] rebuilds them, in bulk, which is faster than entering
+    /// items one by one.
+    pub fn suspend_indexes(&self) {
+        for p in self.partitions.read().iter() {
+            let mut data = p.data.write();
+            let policy = Arc::clone(data.index.policy());
+            data.index = PartitionIndex::suspended(policy);
+        }
+    }
+
+    fn transform_partition(&self, p: &PhysicalPartition, policy: &Arc<IndexingPolicy>) {
+        for _ in 0..3 {
+            let (snapshot, writes) = {
+                let data = p.data.read();
+                if data.retired {
+                    return;
+                }
+                let items: Vec<(Epk, StoredItem)> = data
+                    .logical
+                    .iter()
+                    .flat_map(|(epk, lp)| lp.iter_from(0).map(move |item| (epk.clone(), item.clone())))
+                    .collect();
+                (items, data.writes)
+            };
+            let index = PartitionIndex::build(Arc::clone(policy), snapshot.iter().map(|(epk, item)| (epk, item)));
+            let mut data = p.data.write();
+            if data.retired {
+                return;
+            }
+            if data.writes == writes {
+                data.index = index;
+                return;
+            }
+        }
+        let mut data = p.data.write();
+        if !data.retired {
+            data.index = data.build_index(Arc::clone(policy));
+        }
+    }
+
+    /// How far the index transformation is, in percent of the physical partitions whose index
+    /// follows the current policy.
+    pub fn index_transformation_progress(&self) -> u8 {
+        let policy = self.indexing_policy();
+        let map = self.partitions.read();
+        let current = map.iter().filter(|p| !p.data.read().index_is_stale(&policy)).count();
+        (current * 100 / map.len().max(1)) as u8
+    }
+
+    /// The sizes of the indexes, summed over the partitions.
+    pub fn index_stats(&self) -> IndexStats {
+        let mut stats = IndexStats::default();
+        for p in self.partitions.read().iter() {
+            stats += p.data.read().index.stats();
+        }
+        stats
+    }
+
+    /// Checks that every partition's index equals one rebuilt from its items (for tests and
+    /// tools, like a database's integrity check); the error names the first difference.
+    pub fn check_indexes(&self) -> std::result::Result<(), String> {
+        for p in self.partitions.read().iter() {
+            let data = p.data.read();
+            if !data.index.is_live() {
+                continue;
+            }
+            let mut rebuilt = PartitionIndex::new(Arc::clone(data.index.policy()));
+            for (epk, lp) in &data.logical {
+                for item in lp.iter_from(0) {
+                    rebuilt.insert(epk, item);
+                }
+            }
+            let bulk = data.build_index(Arc::clone(data.index.policy()));
+            if bulk.dump() != rebuilt.dump() {
+                return Err(format!("partition {}: a bulk build differs from entering the items one by one", p.id));
+            }
+            let (have, want) = (data.index.dump(), rebuilt.dump());
+            if have != want {
+                let first = have.iter().zip(&want).position(|(a, b)| a != b).unwrap_or(have.len().min(want.len()));
+                return Err(format!(
+                    "partition {}: index has {} entries, a rebuild {}; first difference at {first}: {:?} vs {:?}",
+                    p.id,
+                    have.len(),
+                    want.len(),
+                    have.get(first),
+                    want.get(first)
+                ));
+            }
+            if data.index.items() != data.items {
+                return Err(format!(
+                    "partition {}: index locates {} items of {}",
+                    p.id,
+                    data.index.items(),
+                    data.items
+                ));
+            }
+        }
+        Ok(())
     }
 
     fn rid_text(&self) -> String {
@@ -536,6 +724,7 @@ impl Container {
             let map = self.partitions.read();
             let p = &map[Self::index_for(&map, epk)];
             let mut data = p.data.write();
+            data.writes += 1;
             let result = f(&mut data)?;
             let split = self.over_threshold(&data) && data.logical.len() > 1;
             (result, split.then(|| Arc::clone(p)))
@@ -596,25 +785,28 @@ impl Container {
                 None => return false,
             },
         };
-        let Some(index) = map.iter().position(|q| Arc::ptr_eq(q, p)) else { return false };
+        let Some(at) = map.iter().position(|q| Arc::ptr_eq(q, p)) else { return false };
         let upper = data.logical.split_off(&boundary);
         let lower = std::mem::take(&mut data.logical);
-        let make = |min: Epk, max: Epk, logical: BTreeMap<Epk, LogicalPartition>| {
+        let policy = Arc::clone(data.index.policy());
+        let index = std::mem::replace(&mut data.index, PartitionIndex::new(policy));
+        let (lower_index, upper_index) = index.split(&boundary);
+        let make = |min: Epk, max: Epk, logical: BTreeMap<Epk, LogicalPartition>, index: PartitionIndex| {
             let items = logical.values().map(LogicalPartition::len).sum();
             let bytes = logical.values().map(|lp| lp.bytes).sum();
             Arc::new(PhysicalPartition {
                 id: self.next_partition_id.fetch_add(1, Ordering::Relaxed) as u32,
                 min,
                 max,
-                data: RwLock::new(PartitionData { retired: false, logical, items, bytes }),
+                data: RwLock::new(PartitionData { retired: false, logical, items, bytes, index, writes: 0 }),
             })
         };
-        let left = make(p.min.clone(), boundary.clone(), lower);
-        let right = make(boundary, p.max.clone(), upper);
+        let left = make(p.min.clone(), boundary.clone(), lower, lower_index);
+        let right = make(boundary, p.max.clone(), upper, upper_index);
         data.retired = true;
         data.items = 0;
         data.bytes = 0;
-        map.splice(index..=index, [left, right]);
+        map.splice(at..=at, [left, right]);
         self.splits.fetch_add(1, Ordering::Relaxed);
         true
     }
@@ -882,6 +1074,7 @@ impl Container {
             }
             return Err(err);
         }
+        data.index.insert(&prep.epk, &stored);
         lp.push(Arc::clone(&prep.id), stored);
         data.items += 1;
         data.bytes += size;
@@ -900,7 +1093,10 @@ impl Container {
         if new_size > old_size && lp.bytes - old_size + new_size > cap {
             return Err(partition_full(&prep.key, lp.bytes - old_size, new_size, cap));
         }
-        let old = lp.replace(&prep.id, stored).ok_or_else(|| StorageError::internal("replace of a missing item"))?;
+        let old =
+            lp.replace(&prep.id, stored.clone()).ok_or_else(|| StorageError::internal("replace of a missing item"))?;
+        data.index.remove(&old);
+        data.index.insert(&prep.epk, &stored);
         data.bytes = data.bytes - old_size + new_size;
         Ok(Undo::Replaced { epk: prep.epk.clone(), id: Arc::clone(&prep.id), old })
     }
@@ -936,6 +1132,7 @@ impl Container {
     fn apply_delete(&self, data: &mut PartitionData, epk: &Epk, id: &str) -> Option<Undo> {
         let lp = data.logical.get_mut(epk)?;
         let (id, old) = lp.remove(id)?;
+        data.index.remove(&old);
         data.items -= 1;
         data.bytes -= old.doc.len() as u64;
         let key = lp.key.clone();
@@ -988,13 +1185,16 @@ impl Container {
             Undo::Replaced { epk, id, old } => {
                 if let Some(lp) = data.logical.get_mut(&epk) {
                     let size = old.doc.len() as u64;
-                    if let Some(newer) = lp.replace(&id, old) {
+                    if let Some(newer) = lp.replace(&id, old.clone()) {
+                        data.index.remove(&newer);
+                        data.index.insert(&epk, &old);
                         data.bytes = data.bytes - newer.doc.len() as u64 + size;
                     }
                 }
             }
             Undo::Deleted { epk, key, id, old } => {
                 let size = old.doc.len() as u64;
+                data.index.insert(&epk, &old);
                 data.logical.entry(epk).or_insert_with(|| LogicalPartition::new(key)).restore(id, old);
                 data.items += 1;
                 data.bytes += size;
@@ -1182,6 +1382,168 @@ impl Container {
     }
 }
 
+impl Container {
+    // ---- index access --------------------------------------------------------------------------
+
+    /// Whether the current policy lets queries use the range index at `path` (a partition whose
+    /// index is still being transformed may not have it yet).
+    fn policy_serves(&self, path: &[IndexStep]) -> bool {
+        self.indexing_policy().is_indexed(path)
+    }
+
+    /// The positions of the items in `ranges` (sorted, disjoint `[min, max)`; at or after `from`) that a probe matches, in
+    /// scan order, with the index work done; `None` when a partition of the range cannot serve a
+    /// path of the probe (not indexed, or not yet transformed): the caller scans instead.
+    pub fn index_probe(
+        &self,
+        ranges: &[(Epk, Epk)],
+        probe: &IndexProbe,
+        from: Option<&ItemPosition>,
+    ) -> Option<(Vec<ItemPosition>, IndexWork)> {
+        if !probe.paths().iter().all(|p| self.policy_serves(p)) {
+            return None;
+        }
+        let mut work = IndexWork::default();
+        let mut out = Vec::new();
+        let map = self.partitions.read();
+        for p in Self::covering(&map, ranges) {
+            let data = p.data.read();
+            for seq in data.index.probe(probe, &mut work)? {
+                let Some(epk) = data.index.location(seq) else { continue };
+                if in_ranges(ranges, epk) {
+                    let pos = ItemPosition { epk: epk.clone(), seq };
+                    if from.is_none_or(|f| pos >= *f) {
+                        out.push(pos);
+                    }
+                }
+            }
+        }
+        out.sort_unstable();
+        Some((out, work))
+    }
+
+    /// The physical partitions overlapping sorted, disjoint EPK ranges, each once, in EPK order.
+    fn covering<'m>(map: &'m [Arc<PhysicalPartition>], ranges: &[(Epk, Epk)]) -> Vec<&'m Arc<PhysicalPartition>> {
+        let mut out: Vec<&Arc<PhysicalPartition>> = Vec::new();
+        for (min, max) in ranges {
+            for p in map[Self::index_for(map, min)..].iter().take_while(|p| p.min < *max) {
+                if out.last().is_none_or(|last| !Arc::ptr_eq(last, p)) && !out.iter().any(|q| Arc::ptr_eq(q, p)) {
+                    out.push(p);
+                }
+            }
+        }
+        out
+    }
+
+    /// How many items `ranges` hold, and how many the physical partitions holding them hold (an
+    /// index covers a whole physical partition: for a few logical partitions of a big one, a scan
+    /// of them reads less than an index does).
+    pub fn items_in(&self, ranges: &[(Epk, Epk)]) -> (u64, u64) {
+        let map = self.partitions.read();
+        let (mut inside, mut whole) = (0u64, 0u64);
+        for p in Self::covering(&map, ranges) {
+            let data = p.data.read();
+            whole += data.items as u64;
+            for (min, max) in ranges {
+                if *max <= p.min || *min >= p.max {
+                    continue;
+                }
+                let range = (Bound::Included(min), Bound::Excluded(max));
+                inside += data.logical.range::<Epk, _>(range).map(|(_, lp)| lp.len() as u64).sum::<u64>();
+            }
+        }
+        (inside, whole)
+    }
+
+    /// The items at these positions (sorted), skipping those deleted meanwhile.
+    pub fn fetch(&self, positions: &[ItemPosition]) -> Vec<(ItemPosition, StoredItem)> {
+        let map = self.partitions.read();
+        let mut out = Vec::with_capacity(positions.len());
+        let mut rest = positions;
+        while let Some(first) = rest.first() {
+            let p = &map[Self::index_for(&map, &first.epk)];
+            let n = rest.iter().take_while(|pos| pos.epk < p.max).count().max(1);
+            let data = p.data.read();
+            for pos in &rest[..n] {
+                if let Some(item) = data.logical.get(&pos.epk).and_then(|lp| lp.get_seq(pos.seq)) {
+                    out.push((pos.clone(), item.clone()));
+                }
+            }
+            rest = &rest[n..];
+        }
+        out
+    }
+
+    /// Up to `limit` items of `ranges` in the order of the range index at `path` (keys
+    /// descending if `descending`, then sequence numbers ascending), after `after`, with their
+    /// keys. `None` when a partition of the range cannot serve the path, or when some item there
+    /// has no scalar at the path (an undefined, array or object value has no index entry): the
+    /// caller sorts instead.
+    pub fn index_ordered(
+        &self,
+        ranges: &[(Epk, Epk)],
+        path: &[IndexStep],
+        descending: bool,
+        after: Option<&(IndexKey, u64)>,
+        limit: usize,
+        work: &mut IndexWork,
+    ) -> Option<Vec<(IndexKey, ItemPosition, StoredItem)>> {
+        // An item has one value at a path without `[]`; with one, it has many.
+        if path.contains(&IndexStep::Element) || !self.policy_serves(path) {
+            return None;
+        }
+        let keep = |epk: &Epk| in_ranges(ranges, epk);
+        let map = self.partitions.read();
+        let mut runs = Vec::new();
+        for p in Self::covering(&map, ranges) {
+            let data = p.data.read();
+            if data.index.items_with_scalar(path) != data.index.items() {
+                return None;
+            }
+            let entries = data.index.ordered(path, descending, after, limit, &keep, work)?;
+            let mut run = Vec::with_capacity(entries.len());
+            for (key, seq) in entries {
+                let Some(epk) = data.index.location(seq) else { continue };
+                let Some(item) = data.logical.get(epk).and_then(|lp| lp.get_seq(seq)) else { continue };
+                run.push((key, ItemPosition { epk: epk.clone(), seq }, item.clone()));
+            }
+            runs.push(run);
+        }
+        let mut all: Vec<_> = runs.into_iter().flatten().collect();
+        all.sort_by(|a, b| {
+            let keys = if descending { b.0.cmp(&a.0) } else { a.0.cmp(&b.0) };
+            keys.then(a.1.seq.cmp(&b.1.seq))
+        });
+        all.truncate(limit);
+        Some(all)
+    }
+
+    /// The distinct scalars at `path` among the items of `ranges`, in key order, and whether
+    /// every item there has one; `None` when a partition cannot serve the path.
+    pub fn index_keys(
+        &self,
+        ranges: &[(Epk, Epk)],
+        path: &[IndexStep],
+        work: &mut IndexWork,
+    ) -> Option<(Vec<IndexKey>, bool)> {
+        if !self.policy_serves(path) {
+            return None;
+        }
+        let keep = |epk: &Epk| in_ranges(ranges, epk);
+        let map = self.partitions.read();
+        let mut keys = Vec::new();
+        let mut complete = true;
+        for p in Self::covering(&map, ranges) {
+            let data = p.data.read();
+            complete &= data.index.items_with_scalar(path) == data.index.items();
+            keys.extend(data.index.keys(path, &keep, work)?);
+        }
+        keys.sort();
+        keys.dedup();
+        Some((keys, complete))
+    }
+}
+
 /// Where an item is in scan order: its logical partition's EPK, then its creation sequence.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ItemPosition {
@@ -1239,6 +1601,12 @@ impl Iterator for Scan<'_> {
             self.buffer = items.into_iter();
         }
     }
+}
+
+/// Whether `epk` is in one of the sorted, disjoint `[min, max)` ranges.
+fn in_ranges(ranges: &[(Epk, Epk)], epk: &Epk) -> bool {
+    let i = ranges.partition_point(|(min, _)| min <= epk);
+    i > 0 && *epk < ranges[i - 1].1
 }
 
 fn existing(data: &PartitionData, epk: &Epk, id: &str) -> Option<StoredItem> {

@@ -898,6 +898,11 @@ impl Doc {
         &self.0
     }
 
+    /// The shared bytes (indexes point into them instead of copying strings).
+    pub(crate) fn shared(&self) -> &Arc<[u8]> {
+        &self.0
+    }
+
     /// Size of the encoding in bytes.
     pub fn len(&self) -> usize {
         self.0.len()

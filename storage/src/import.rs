@@ -233,6 +233,16 @@ impl Container {
         options: ImportOptions,
         mut progress: impl FnMut(&ImportSummary),
     ) -> Result<ImportSummary, ImportError> {
+        // Indexes are suspended while items stream in and rebuilt in bulk at the end (queries
+        // meanwhile scan), whatever way the import ends.
+        struct Rebuild<'c>(&'c Container);
+        impl Drop for Rebuild<'_> {
+            fn drop(&mut self) {
+                self.0.transform_indexes(usize::MAX);
+            }
+        }
+        self.suspend_indexes();
+        let _rebuild = Rebuild(self);
         let mut summary = ImportSummary::default();
         let mut stop: Option<String> = None;
         let cancelled = AtomicBool::new(false);

@@ -1,0 +1,1118 @@
+//! The indexes of one physical partition, kept in step with its items.
+//!
+//! Every write to a partition updates its [`PartitionIndex`] under the same write lock, so an index
+//! never disagrees with the items. What is indexed follows the [`IndexingPolicy`] the index was
+//! built for:
+//!
+//! - **Range entries**: for every indexed path, the scalars found there (`null`, booleans, numbers,
+//!   strings), each mapped to the creation sequence numbers of the items holding it. Paths are kept
+//!   in a trie of [`IndexStep`]s; every element of an array is entered under the array's `[]`
+//!   step, so `/tags/[]/?` finds items by one of their tags. `id` always, and `_ts` from the item's
+//!   metadata, as the service does.
+//! - **Composite entries**: for every composite index, the tuple of its paths' scalars.
+//!
+//! Keys sort in the engine's one order of values (null < false < true < numbers < strings; numbers
+//! numerically with `-0 = 0`; strings by their UTF-8 bytes), so a range of keys is a range of
+//! values and the index yields items in ORDER BY order. A string key does not copy the string: it
+//! shares the item's encoded bytes.
+//!
+//! Sequence numbers (unique in the container, kept by replaces) name items; `locations` maps each
+//! to its logical partition. Within one key, items are in sequence order, which is also how the
+//! engine breaks ORDER BY ties, so an index walk and a sort give the same order.
+
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, HashMap};
+use std::ops::Bound;
+use std::sync::Arc;
+
+use cosmoql_value::Value;
+
+use crate::container::StoredItem;
+use crate::doc::DocRef;
+use crate::epk::Epk;
+use crate::indexing::{IndexStep, IndexingMode, IndexingPolicy};
+
+/// A scalar as an index key (see the module docs for the order).
+#[derive(Clone)]
+pub enum IndexKey {
+    Null,
+    Bool(bool),
+    /// Finite, with `-0` stored as `0`.
+    Number(f64),
+    /// A string of up to [`SHORT`] bytes, held in the key (comparisons touch no other memory).
+    Short(ShortStr),
+    /// A longer string, inside shared bytes.
+    Long(SharedStr),
+}
+
+/// The longest string held inside a key.
+const SHORT: usize = 38;
+
+/// A short string's bytes.
+#[derive(Debug, Clone, Copy)]
+pub struct ShortStr {
+    len: u8,
+    bytes: [u8; SHORT],
+}
+
+/// A string inside shared bytes: an item's encoding, or a query's own copy.
+#[derive(Clone)]
+pub struct SharedStr {
+    bytes: Arc<[u8]>,
+    start: u32,
+    len: u32,
+}
+
+impl std::fmt::Debug for SharedStr {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}", self.as_str())
+    }
+}
+
+impl SharedStr {
+    fn new(s: &str) -> Self {
+        SharedStr { bytes: Arc::from(s.as_bytes()), start: 0, len: s.len() as u32 }
+    }
+
+    /// The UTF-8 bytes.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes[self.start as usize..(self.start + self.len) as usize]
+    }
+
+    /// The string (the bytes are UTF-8: they come from a `str`).
+    pub fn as_str(&self) -> &str {
+        std::str::from_utf8(self.as_bytes()).unwrap_or_default()
+    }
+}
+
+impl IndexKey {
+    /// The key of a scalar value; `None` for undefined, arrays, objects and non-finite numbers.
+    pub fn from_value(v: &Value) -> Option<IndexKey> {
+        match v {
+            Value::Null => Some(IndexKey::Null),
+            Value::Bool(b) => Some(IndexKey::Bool(*b)),
+            Value::Number(n) => IndexKey::number(*n),
+            Value::String(s) => Some(IndexKey::string(s)),
+            _ => None,
+        }
+    }
+
+    /// A number key (`None` for NaN and infinities, which no item holds).
+    pub fn number(n: f64) -> Option<IndexKey> {
+        n.is_finite().then_some(IndexKey::Number(if n == 0.0 { 0.0 } else { n }))
+    }
+
+    /// A string key.
+    pub fn string(s: &str) -> IndexKey {
+        IndexKey::short(s).unwrap_or_else(|| IndexKey::Long(SharedStr::new(s)))
+    }
+
+    fn short(s: &str) -> Option<IndexKey> {
+        (s.len() <= SHORT).then(|| {
+            let mut bytes = [0; SHORT];
+            bytes[..s.len()].copy_from_slice(s.as_bytes());
+            IndexKey::Short(ShortStr { len: s.len() as u8, bytes })
+        })
+    }
+
+    /// A string key's UTF-8 bytes.
+    pub fn str_bytes(&self) -> Option<&[u8]> {
+        match self {
+            IndexKey::Short(s) => Some(&s.bytes[..usize::from(s.len)]),
+            IndexKey::Long(s) => Some(s.as_bytes()),
+            _ => None,
+        }
+    }
+
+    /// The key of a scalar inside an item's bytes, sharing them for strings.
+    fn from_doc(v: &DocRef<'_>, shared: &Arc<[u8]>) -> Option<IndexKey> {
+        if v.is_null() {
+            Some(IndexKey::Null)
+        } else if let Some(b) = v.as_bool() {
+            Some(IndexKey::Bool(b))
+        } else if let Some(n) = v.as_f64() {
+            IndexKey::number(n)
+        } else if let Some(s) = v.as_str() {
+            if let Some(key) = IndexKey::short(s) {
+                return Some(key);
+            }
+            let start = (s.as_ptr() as usize).wrapping_sub(shared.as_ptr() as usize);
+            if start <= shared.len() && s.len() <= shared.len() - start {
+                Some(IndexKey::Long(SharedStr { bytes: Arc::clone(shared), start: start as u32, len: s.len() as u32 }))
+            } else {
+                Some(IndexKey::string(s))
+            }
+        } else {
+            None
+        }
+    }
+
+    /// The value this key stands for.
+    pub fn to_value(&self) -> Value {
+        match self {
+            IndexKey::Null => Value::Null,
+            IndexKey::Bool(b) => Value::Bool(*b),
+            IndexKey::Number(n) => Value::Number(*n),
+            IndexKey::Short(_) | IndexKey::Long(_) => {
+                Value::from(std::str::from_utf8(self.str_bytes().unwrap_or_default()).unwrap_or_default())
+            }
+        }
+    }
+
+    fn rank(&self) -> u8 {
+        match self {
+            IndexKey::Null => 0,
+            IndexKey::Bool(false) => 1,
+            IndexKey::Bool(true) => 2,
+            IndexKey::Number(_) => 3,
+            IndexKey::Short(_) | IndexKey::Long(_) => 4,
+        }
+    }
+}
+
+impl Ord for IndexKey {
+    fn cmp(&self, other: &Self) -> Ordering {
+        match (self, other) {
+            (IndexKey::Number(a), IndexKey::Number(b)) => a.total_cmp(b),
+            (IndexKey::Short(a), IndexKey::Short(b)) => {
+                a.bytes[..usize::from(a.len)].cmp(&b.bytes[..usize::from(b.len)])
+            }
+            _ => match (self.str_bytes(), other.str_bytes()) {
+                (Some(a), Some(b)) => a.cmp(b),
+                _ => self.rank().cmp(&other.rank()),
+            },
+        }
+    }
+}
+
+impl PartialOrd for IndexKey {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for IndexKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for IndexKey {}
+
+impl std::fmt::Debug for IndexKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:?}", self.to_value())
+    }
+}
+
+/// The items holding one key: sorted, distinct sequence numbers (one inline).
+#[derive(Debug, Clone, PartialEq)]
+enum Postings {
+    One(u64),
+    Many(Vec<u64>),
+}
+
+impl Postings {
+    /// Adds `seq`; false if it was there.
+    fn insert(&mut self, seq: u64) -> bool {
+        match self {
+            Postings::One(s) if *s == seq => false,
+            Postings::One(s) => {
+                let s = *s;
+                *self = Postings::Many(if s < seq { vec![s, seq] } else { vec![seq, s] });
+                true
+            }
+            Postings::Many(v) => match v.last() {
+                Some(last) if *last < seq => {
+                    v.push(seq);
+                    true
+                }
+                _ => match v.binary_search(&seq) {
+                    Ok(_) => false,
+                    Err(at) => {
+                        v.insert(at, seq);
+                        true
+                    }
+                },
+            },
+        }
+    }
+
+    /// Removes `seq`; returns (whether it was there, whether none is left).
+    fn remove(&mut self, seq: u64) -> (bool, bool) {
+        match self {
+            Postings::One(s) => (*s == seq, *s == seq),
+            Postings::Many(v) => match v.binary_search(&seq) {
+                Ok(at) => {
+                    v.remove(at);
+                    if v.len() == 1 {
+                        *self = Postings::One(v[0]);
+                    }
+                    (true, false)
+                }
+                Err(_) => (false, false),
+            },
+        }
+    }
+
+    /// Postings of sorted, distinct sequence numbers; `None` for none.
+    fn from_vec(mut v: Vec<u64>) -> Option<Postings> {
+        match v.len() {
+            0 => None,
+            1 => Some(Postings::One(v[0])),
+            _ => {
+                v.shrink_to_fit();
+                Some(Postings::Many(v))
+            }
+        }
+    }
+
+    fn as_slice(&self) -> &[u64] {
+        match self {
+            Postings::One(s) => std::slice::from_ref(s),
+            Postings::Many(v) => v,
+        }
+    }
+
+    fn heap_bytes(&self) -> usize {
+        match self {
+            Postings::One(_) => 0,
+            Postings::Many(v) => v.capacity() * 8,
+        }
+    }
+}
+
+/// The index of one document path and the paths below it.
+#[derive(Debug, Default)]
+struct PathNode {
+    /// Whether the policy indexes the scalars at this path.
+    indexed: bool,
+    keys: HashMap<Box<str>, PathNode, foldhash::fast::RandomState>,
+    element: Option<Box<PathNode>>,
+    values: BTreeMap<IndexKey, Postings>,
+    /// Number of (key, item) entries in `values`.
+    entries: usize,
+    /// Entries collected by a bulk build, not yet in `values`.
+    pending: Vec<(IndexKey, u64)>,
+}
+
+/// A step of the path being walked, borrowed from the item.
+#[derive(Clone, Copy)]
+enum Step<'a> {
+    Key(&'a str),
+    Element,
+}
+
+fn owned_path(steps: &[Step<'_>]) -> Vec<IndexStep> {
+    steps
+        .iter()
+        .map(|s| match s {
+            Step::Key(k) => IndexStep::Key((*k).to_string()),
+            Step::Element => IndexStep::Element,
+        })
+        .collect()
+}
+
+/// Insert, remove, or collect for a bulk build.
+#[derive(Clone, Copy, PartialEq)]
+enum Change {
+    Add,
+    Remove,
+    Collect,
+}
+
+impl PathNode {
+    fn child<'n>(&'n mut self, step: Step<'_>, path: &[Step<'_>], policy: &IndexingPolicy) -> &'n mut PathNode {
+        let make = || PathNode { indexed: policy.is_indexed(&owned_path(path)), ..PathNode::default() };
+        match step {
+            Step::Key(k) => {
+                if !self.keys.contains_key(k) {
+                    self.keys.insert(k.into(), make());
+                }
+                self.keys.get_mut(k).expect("inserted above")
+            }
+            Step::Element => self.element.get_or_insert_with(|| Box::new(make())),
+        }
+    }
+
+    fn change(&mut self, key: IndexKey, seq: u64, change: Change) {
+        match change {
+            Change::Collect => self.pending.push((key, seq)),
+            Change::Add => match self.values.get_mut(&key) {
+                Some(p) => self.entries += usize::from(p.insert(seq)),
+                None => {
+                    self.values.insert(key, Postings::One(seq));
+                    self.entries += 1;
+                }
+            },
+            Change::Remove => {
+                if let Some(p) = self.values.get_mut(&key) {
+                    let (removed, empty) = p.remove(seq);
+                    self.entries -= usize::from(removed);
+                    if empty {
+                        self.values.remove(&key);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Enters (or removes) every scalar below `v`, which sits at `path`.
+    fn walk<'a>(
+        &mut self,
+        v: DocRef<'a>,
+        path: &mut Vec<Step<'a>>,
+        shared: &Arc<[u8]>,
+        seq: u64,
+        change: Change,
+        policy: &IndexingPolicy,
+    ) {
+        if v.is_object() {
+            for (k, child) in v.entries() {
+                path.push(Step::Key(k));
+                self.child(Step::Key(k), path, policy).walk(child, path, shared, seq, change, policy);
+                path.pop();
+            }
+        } else if v.is_array() {
+            path.push(Step::Element);
+            let node = self.child(Step::Element, path, policy);
+            for element in v.elements() {
+                node.walk(element, path, shared, seq, change, policy);
+            }
+            path.pop();
+        } else if self.indexed {
+            if let Some(key) = IndexKey::from_doc(&v, shared) {
+                self.change(key, seq, change);
+            }
+        }
+    }
+
+    /// Sorts the collected entries into `values` (a bulk load: full nodes, no searches).
+    fn finish_build(&mut self) {
+        let pending = std::mem::take(&mut self.pending);
+        let (values, entries) = group_sorted(pending);
+        self.values = values;
+        self.entries = entries;
+        for child in self.keys.values_mut() {
+            child.finish_build();
+        }
+        if let Some(e) = &mut self.element {
+            e.finish_build();
+        }
+    }
+
+    fn split(self, goes_left: &dyn Fn(&u64) -> bool) -> (PathNode, PathNode) {
+        let (left_values, right_values) = split_values(self.values, goes_left);
+        let mut left = PathNode {
+            indexed: self.indexed,
+            entries: count(&left_values),
+            values: left_values,
+            ..PathNode::default()
+        };
+        let mut right = PathNode {
+            indexed: self.indexed,
+            entries: count(&right_values),
+            values: right_values,
+            ..PathNode::default()
+        };
+        for (k, child) in self.keys {
+            let (l, r) = child.split(goes_left);
+            left.keys.insert(k.clone(), l);
+            right.keys.insert(k, r);
+        }
+        if let Some(e) = self.element {
+            let (l, r) = e.split(goes_left);
+            left.element = Some(Box::new(l));
+            right.element = Some(Box::new(r));
+        }
+        (left, right)
+    }
+
+    fn find(&self, path: &[IndexStep]) -> Option<&PathNode> {
+        let mut node = self;
+        for step in path {
+            node = match step {
+                IndexStep::Key(k) => node.keys.get(k.as_str())?,
+                IndexStep::Element => node.element.as_deref()?,
+            };
+        }
+        Some(node)
+    }
+
+    fn visit<'s>(&'s self, path: &mut Vec<IndexStep>, f: &mut dyn FnMut(&[IndexStep], &'s PathNode)) {
+        f(path, self);
+        let mut keys: Vec<_> = self.keys.iter().collect();
+        keys.sort_by(|a, b| a.0.cmp(b.0));
+        for (k, child) in keys {
+            path.push(IndexStep::Key(k.to_string()));
+            child.visit(path, f);
+            path.pop();
+        }
+        if let Some(e) = &self.element {
+            path.push(IndexStep::Element);
+            e.visit(path, f);
+            path.pop();
+        }
+    }
+}
+
+/// One composite index: tuples of its paths' scalars.
+#[derive(Debug)]
+struct CompositeIndex {
+    paths: Vec<Vec<IndexStep>>,
+    values: BTreeMap<Box<[IndexKey]>, Postings>,
+    entries: usize,
+    pending: Vec<(Box<[IndexKey]>, u64)>,
+}
+
+/// Groups (key, sequence number) entries into a key map, sorting them first.
+fn group_sorted<K: Ord>(mut entries: Vec<(K, u64)>) -> (BTreeMap<K, Postings>, usize) {
+    entries.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
+    entries.dedup_by(|a, b| a.1 == b.1 && a.0 == b.0);
+    let count = entries.len();
+    let mut grouped: Vec<(K, Postings)> = Vec::new();
+    for (key, seq) in entries {
+        match grouped.last_mut() {
+            Some((last, postings)) if *last == key => {
+                postings.insert(seq);
+            }
+            _ => grouped.push((key, Postings::One(seq))),
+        }
+    }
+    (grouped.into_iter().collect(), count)
+}
+
+impl CompositeIndex {
+    fn tuple(&self, item: &StoredItem, shared: &Arc<[u8]>) -> Option<Box<[IndexKey]>> {
+        self.paths.iter().map(|path| IndexKey::from_doc(&scalar_at(item, path)?, shared)).collect()
+    }
+}
+
+/// The value at a path of `Key` steps (composite paths have no `[]`).
+fn scalar_at<'a>(item: &'a StoredItem, path: &[IndexStep]) -> Option<DocRef<'a>> {
+    let mut v = item.doc.root();
+    for step in path {
+        match step {
+            IndexStep::Key(k) => v = v.get(k)?,
+            IndexStep::Element => return None,
+        }
+    }
+    Some(v)
+}
+
+/// The indexes of one physical partition.
+#[derive(Debug)]
+pub struct PartitionIndex {
+    policy: Arc<IndexingPolicy>,
+    root: PathNode,
+    composites: Vec<CompositeIndex>,
+    /// Whether writes maintain the index. A suspended index (during a bulk import) is empty,
+    /// serves nothing, and is rebuilt by the index transformation.
+    live: bool,
+    /// Each indexed item's logical partition, by sequence number (the EPKs shared: one per
+    /// logical partition in `epks`).
+    locations: HashMap<u64, Arc<Epk>, foldhash::fast::RandomState>,
+    epks: HashMap<Epk, Arc<Epk>, foldhash::fast::RandomState>,
+}
+
+/// Sizes of a partition's indexes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct IndexStats {
+    /// (key, item) entries in range and composite indexes.
+    pub entries: u64,
+    /// Distinct keys.
+    pub keys: u64,
+    /// Estimated bytes held by the indexes (entries, postings, trie and item locations; the
+    /// strings are the items' own bytes).
+    pub bytes: u64,
+}
+
+impl std::ops::AddAssign for IndexStats {
+    fn add_assign(&mut self, o: IndexStats) {
+        self.entries += o.entries;
+        self.keys += o.keys;
+        self.bytes += o.bytes;
+    }
+}
+
+/// What a query asks of a range index.
+#[derive(Debug, Clone)]
+pub enum IndexProbe {
+    /// Items with a key in the range at the path.
+    Range { path: Vec<IndexStep>, lower: Bound<IndexKey>, upper: Bound<IndexKey> },
+    /// Items with a string key starting with the prefix.
+    Prefix { path: Vec<IndexStep>, prefix: String },
+    /// Items matching all of them.
+    And(Vec<IndexProbe>),
+    /// Items matching any of them.
+    Or(Vec<IndexProbe>),
+}
+
+impl IndexProbe {
+    /// Items whose key at `path` equals `key`.
+    pub fn equals(path: Vec<IndexStep>, key: IndexKey) -> IndexProbe {
+        IndexProbe::Range { path, lower: Bound::Included(key.clone()), upper: Bound::Included(key) }
+    }
+
+    /// The paths the probe reads.
+    pub fn paths(&self) -> Vec<&[IndexStep]> {
+        match self {
+            IndexProbe::Range { path, .. } | IndexProbe::Prefix { path, .. } => vec![path.as_slice()],
+            IndexProbe::And(list) | IndexProbe::Or(list) => list.iter().flat_map(IndexProbe::paths).collect(),
+        }
+    }
+}
+
+/// Counts of what an index walk did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct IndexWork {
+    /// (key, item) entries read.
+    pub entries: u64,
+}
+
+impl PartitionIndex {
+    /// An empty index for `policy`.
+    pub fn new(policy: Arc<IndexingPolicy>) -> Self {
+        let composites = policy
+            .composite
+            .iter()
+            .map(|c| CompositeIndex {
+                paths: c.iter().map(|p| p.segments.clone()).collect(),
+                values: BTreeMap::new(),
+                entries: 0,
+                pending: Vec::new(),
+            })
+            .collect();
+        PartitionIndex {
+            policy,
+            root: PathNode::default(),
+            composites,
+            live: true,
+            locations: HashMap::default(),
+            epks: HashMap::default(),
+        }
+    }
+
+    /// A suspended index (see [`PartitionIndex::is_live`]).
+    pub fn suspended(policy: Arc<IndexingPolicy>) -> Self {
+        PartitionIndex { live: false, ..PartitionIndex::new(policy) }
+    }
+
+    /// Whether writes maintain this index and it serves queries.
+    pub fn is_live(&self) -> bool {
+        self.live
+    }
+
+    /// Builds the index of many items at once: their entries are collected, sorted, and loaded
+    /// into full nodes (several times faster than entering the items one by one, and smaller).
+    pub fn build<'a>(policy: Arc<IndexingPolicy>, items: impl IntoIterator<Item = (&'a Epk, &'a StoredItem)>) -> Self {
+        let mut index = PartitionIndex::new(policy);
+        for (epk, item) in items {
+            index.locate(epk, item.meta.seq);
+            index.apply(item, Change::Collect);
+        }
+        index.root.finish_build();
+        for c in &mut index.composites {
+            let (values, entries) = group_sorted(std::mem::take(&mut c.pending));
+            c.values = values;
+            c.entries = entries;
+        }
+        index
+    }
+
+    fn locate(&mut self, epk: &Epk, seq: u64) {
+        let shared = match self.epks.get(epk) {
+            Some(shared) => Arc::clone(shared),
+            None => {
+                let shared = Arc::new(epk.clone());
+                self.epks.insert(epk.clone(), Arc::clone(&shared));
+                shared
+            }
+        };
+        self.locations.insert(seq, shared);
+    }
+
+    /// The policy the index follows.
+    pub fn policy(&self) -> &Arc<IndexingPolicy> {
+        &self.policy
+    }
+
+    /// Enters an item.
+    pub fn insert(&mut self, epk: &Epk, item: &StoredItem) {
+        if !self.live {
+            return;
+        }
+        self.locate(epk, item.meta.seq);
+        self.apply(item, Change::Add);
+    }
+
+    /// Removes an item entered earlier (the same bytes and metadata).
+    pub fn remove(&mut self, item: &StoredItem) {
+        if !self.live {
+            return;
+        }
+        if let Some(epk) = self.locations.remove(&item.meta.seq) {
+            // The map's copy and `epk`: the logical partition has no other item.
+            if Arc::strong_count(&epk) == 2 {
+                self.epks.remove(&*epk);
+            }
+        }
+        self.apply(item, Change::Remove);
+    }
+
+    fn apply(&mut self, item: &StoredItem, change: Change) {
+        if self.policy.mode == IndexingMode::None {
+            return;
+        }
+        let seq = item.meta.seq;
+        let shared = item.doc.shared();
+        let policy = Arc::clone(&self.policy);
+        let mut path = Vec::new();
+        self.root.walk(item.doc.root(), &mut path, shared, seq, change, &policy);
+        // `_ts` lives in the metadata, not in the document.
+        let ts = self.root.child(Step::Key("_ts"), &[Step::Key("_ts")], &policy);
+        if let Some(key) = IndexKey::number(item.meta.ts as f64) {
+            ts.change(key, seq, change);
+        }
+        for c in &mut self.composites {
+            if let Some(tuple) = c.tuple(item, shared) {
+                match change {
+                    Change::Collect => c.pending.push((tuple, seq)),
+                    Change::Add => match c.values.get_mut(&tuple) {
+                        Some(p) => c.entries += usize::from(p.insert(seq)),
+                        None => {
+                            c.values.insert(tuple, Postings::One(seq));
+                            c.entries += 1;
+                        }
+                    },
+                    Change::Remove => {
+                        if let Some(p) = c.values.get_mut(&tuple) {
+                            let (removed, empty) = p.remove(seq);
+                            c.entries -= usize::from(removed);
+                            if empty {
+                                c.values.remove(&tuple);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Divides the index at a logical partition boundary: entries of items whose EPK is below
+    /// `boundary` go left, the others right. Entries are moved, not rebuilt from the items.
+    pub fn split(self, boundary: &Epk) -> (PartitionIndex, PartitionIndex) {
+        let goes_left = |seq: &u64| self.locations.get(seq).is_some_and(|e| **e < *boundary);
+        let (left_root, right_root) = self.root.split(&goes_left);
+        let mut left_composites = Vec::new();
+        let mut right_composites = Vec::new();
+        for c in self.composites {
+            let (l, r) = split_values(c.values, &goes_left);
+            left_composites.push(CompositeIndex {
+                paths: c.paths.clone(),
+                entries: count(&l),
+                values: l,
+                pending: Vec::new(),
+            });
+            right_composites.push(CompositeIndex {
+                paths: c.paths,
+                entries: count(&r),
+                values: r,
+                pending: Vec::new(),
+            });
+        }
+        let mut left = PartitionIndex {
+            policy: Arc::clone(&self.policy),
+            root: left_root,
+            composites: left_composites,
+            live: self.live,
+            locations: HashMap::default(),
+            epks: HashMap::default(),
+        };
+        let mut right = PartitionIndex {
+            policy: self.policy,
+            root: right_root,
+            composites: right_composites,
+            live: self.live,
+            locations: HashMap::default(),
+            epks: HashMap::default(),
+        };
+        for (epk, shared) in self.epks {
+            if epk < *boundary {
+                left.epks.insert(epk, shared);
+            } else {
+                right.epks.insert(epk, shared);
+            }
+        }
+        for (seq, epk) in self.locations {
+            let side = if *epk < *boundary { &mut left } else { &mut right };
+            side.locations.insert(seq, epk);
+        }
+        (left, right)
+    }
+
+    /// Number of items entered.
+    pub fn items(&self) -> usize {
+        self.locations.len()
+    }
+
+    /// The logical partition of an entered item.
+    pub fn location(&self, seq: u64) -> Option<&Epk> {
+        self.locations.get(&seq).map(|e| &**e)
+    }
+
+    /// Whether the range index at `path` is served: the policy indexes it (and the index was
+    /// built for it).
+    pub fn serves(&self, path: &[IndexStep]) -> bool {
+        self.live && self.policy.is_indexed(path)
+    }
+
+    /// How many items have a scalar at `path` (for a path without `[]`, at most one each): when it
+    /// equals [`PartitionIndex::items`], the index orders every item.
+    pub fn items_with_scalar(&self, path: &[IndexStep]) -> usize {
+        self.root.find(path).map_or(0, |n| n.entries)
+    }
+
+    /// Sequence numbers of the items a probe matches, sorted and distinct; `None` when a path
+    /// it reads is not indexed here.
+    pub fn probe(&self, probe: &IndexProbe, work: &mut IndexWork) -> Option<Vec<u64>> {
+        match probe {
+            IndexProbe::Range { path, lower, upper } => {
+                let Some(node) = self.indexed_node(path)? else { return Some(Vec::new()) };
+                if range_is_empty(lower, upper) {
+                    return Some(Vec::new());
+                }
+                let mut out = Vec::new();
+                for postings in node.values.range((lower.clone(), upper.clone())).map(|(_, p)| p) {
+                    out.extend_from_slice(postings.as_slice());
+                }
+                work.entries += out.len() as u64;
+                Some(sorted_distinct(out))
+            }
+            IndexProbe::Prefix { path, prefix } => {
+                let Some(node) = self.indexed_node(path)? else { return Some(Vec::new()) };
+                let mut out = Vec::new();
+                let from = IndexKey::string(prefix);
+                for (key, postings) in node.values.range(from..) {
+                    match key {
+                        k if k.str_bytes().is_some_and(|s| s.starts_with(prefix.as_bytes())) => {
+                            out.extend_from_slice(postings.as_slice())
+                        }
+                        _ => break,
+                    }
+                }
+                work.entries += out.len() as u64;
+                Some(sorted_distinct(out))
+            }
+            IndexProbe::And(list) => {
+                let mut acc: Option<Vec<u64>> = None;
+                for p in list {
+                    let next = self.probe(p, work)?;
+                    acc = Some(match acc {
+                        None => next,
+                        Some(prev) => intersect(&prev, &next),
+                    });
+                }
+                Some(acc.unwrap_or_default())
+            }
+            IndexProbe::Or(list) => {
+                let mut all = Vec::new();
+                for p in list {
+                    all.extend(self.probe(p, work)?);
+                }
+                Some(sorted_distinct(all))
+            }
+        }
+    }
+
+    /// `None` when the path is not indexed; `Some(None)` when it is but holds nothing.
+    fn indexed_node(&self, path: &[IndexStep]) -> Option<Option<&PathNode>> {
+        self.serves(path).then(|| self.root.find(path))
+    }
+
+    /// The (key, sequence number) entries at `path` after `after` (or from the start), in key
+    /// order (descending if `descending`; sequence numbers ascending within a key), at most
+    /// `limit` of them whose location satisfies `keep`. `None` when the path is not indexed.
+    pub fn ordered(
+        &self,
+        path: &[IndexStep],
+        descending: bool,
+        after: Option<&(IndexKey, u64)>,
+        limit: usize,
+        keep: &dyn Fn(&Epk) -> bool,
+        work: &mut IndexWork,
+    ) -> Option<Vec<(IndexKey, u64)>> {
+        let Some(node) = self.indexed_node(path)? else { return Some(Vec::new()) };
+        let mut out = Vec::new();
+        let mut take = |key: &IndexKey, postings: &Postings, min_seq: Option<u64>| -> bool {
+            for &seq in postings.as_slice() {
+                if min_seq.is_some_and(|m| seq <= m) {
+                    continue;
+                }
+                work.entries += 1;
+                if self.locations.get(&seq).is_some_and(|epk| keep(epk)) {
+                    out.push((key.clone(), seq));
+                    if out.len() >= limit {
+                        return false;
+                    }
+                }
+            }
+            true
+        };
+        let range = match after {
+            None => (Bound::Unbounded, Bound::Unbounded),
+            Some((k, _)) if descending => (Bound::Unbounded, Bound::Included(k.clone())),
+            Some((k, _)) => (Bound::Included(k.clone()), Bound::Unbounded),
+        };
+        let entries = node.values.range(range);
+        let mut go = |(key, postings): (&IndexKey, &Postings)| {
+            let min_seq = after.filter(|(k, _)| k == key).map(|(_, s)| *s);
+            take(key, postings, min_seq)
+        };
+        if descending {
+            for e in entries.rev() {
+                if !go(e) {
+                    break;
+                }
+            }
+        } else {
+            for e in entries {
+                if !go(e) {
+                    break;
+                }
+            }
+        }
+        Some(out)
+    }
+
+    /// Distinct keys at `path` whose items satisfy `keep` (for `DISTINCT VALUE`, `MIN`, `MAX`);
+    /// `None` when the path is not indexed.
+    pub fn keys(&self, path: &[IndexStep], keep: &dyn Fn(&Epk) -> bool, work: &mut IndexWork) -> Option<Vec<IndexKey>> {
+        let Some(node) = self.indexed_node(path)? else { return Some(Vec::new()) };
+        let mut out = Vec::new();
+        for (key, postings) in &node.values {
+            for seq in postings.as_slice() {
+                work.entries += 1;
+                if self.locations.get(seq).is_some_and(|e| keep(e)) {
+                    out.push(key.clone());
+                    break;
+                }
+            }
+        }
+        Some(out)
+    }
+
+    /// Sizes.
+    pub fn stats(&self) -> IndexStats {
+        let mut stats = IndexStats::default();
+        // A BTreeMap entry costs its key and value plus about a third for node slack and edges.
+        let entry = |k: usize, v: usize| ((k + v) * 4 / 3) as u64;
+        self.root.visit(&mut Vec::new(), &mut |_, node| {
+            stats.entries += node.entries as u64;
+            stats.keys += node.values.len() as u64;
+            stats.bytes += size_of::<PathNode>() as u64;
+            for p in node.values.values() {
+                stats.bytes += entry(size_of::<IndexKey>(), size_of::<Postings>());
+                stats.bytes += p.heap_bytes() as u64;
+            }
+        });
+        for c in &self.composites {
+            stats.entries += c.entries as u64;
+            stats.keys += c.values.len() as u64;
+            for (k, p) in &c.values {
+                stats.bytes += entry(16 + k.len() * size_of::<IndexKey>(), size_of::<Postings>());
+                stats.bytes += p.heap_bytes() as u64;
+            }
+        }
+        // A hash map entry (sequence number and EPK) plus its control byte, at 7/8 load.
+        let location = (8 + size_of::<Arc<Epk>>() + 1) * 8 / 7;
+        stats.bytes += (self.locations.capacity() * location) as u64;
+        stats.bytes += (self.epks.len() * (2 * size_of::<Epk>() + 16 + 16)) as u64;
+        stats
+    }
+
+    /// Every entry, as (path or composite paths, key values, sequence numbers), in a canonical
+    /// order: two indexes of the same items under the same policy dump equal.
+    pub fn dump(&self) -> Vec<(String, Vec<Value>, Vec<u64>)> {
+        let mut out = Vec::new();
+        self.root.visit(&mut Vec::new(), &mut |path, node| {
+            let name = path_text(path);
+            for (k, p) in &node.values {
+                out.push((name.clone(), vec![k.to_value()], p.as_slice().to_vec()));
+            }
+        });
+        for c in &self.composites {
+            let name = c.paths.iter().map(|p| path_text(p)).collect::<Vec<_>>().join(",");
+            for (k, p) in &c.values {
+                out.push((name.clone(), k.iter().map(IndexKey::to_value).collect(), p.as_slice().to_vec()));
+            }
+        }
+        let mut locations: Vec<_> = self.locations.iter().map(|(s, e)| (*s, e.to_hex())).collect();
+        locations.sort();
+        for (seq, epk) in locations {
+            out.push(("<location>".into(), vec![Value::from(epk)], vec![seq]));
+        }
+        out
+    }
+}
+
+/// Splits a key map's postings in two; keys left without postings are dropped. The maps are
+/// built from sorted entries (a bulk load).
+fn split_values<K: Ord + Clone>(
+    values: BTreeMap<K, Postings>,
+    goes_left: &dyn Fn(&u64) -> bool,
+) -> (BTreeMap<K, Postings>, BTreeMap<K, Postings>) {
+    let mut left = Vec::new();
+    let mut right = Vec::new();
+    for (key, postings) in values {
+        let (l, r): (Vec<u64>, Vec<u64>) = postings.as_slice().iter().partition(|s| goes_left(s));
+        match (Postings::from_vec(l), Postings::from_vec(r)) {
+            (Some(l), Some(r)) => {
+                left.push((key.clone(), l));
+                right.push((key, r));
+            }
+            (Some(l), None) => left.push((key, l)),
+            (None, Some(r)) => right.push((key, r)),
+            (None, None) => {}
+        }
+    }
+    (left.into_iter().collect(), right.into_iter().collect())
+}
+
+fn count<K>(values: &BTreeMap<K, Postings>) -> usize {
+    values.values().map(|p| p.as_slice().len()).sum()
+}
+
+fn path_text(path: &[IndexStep]) -> String {
+    let mut s = String::new();
+    for step in path {
+        match step {
+            IndexStep::Key(k) => {
+                s.push('/');
+                s.push_str(k);
+            }
+            IndexStep::Element => s.push_str("/[]"),
+        }
+    }
+    s
+}
+
+fn range_is_empty(lower: &Bound<IndexKey>, upper: &Bound<IndexKey>) -> bool {
+    match (lower, upper) {
+        (Bound::Included(a), Bound::Included(b)) => a > b,
+        (Bound::Included(a), Bound::Excluded(b))
+        | (Bound::Excluded(a), Bound::Included(b))
+        | (Bound::Excluded(a), Bound::Excluded(b)) => a >= b,
+        _ => false,
+    }
+}
+
+fn sorted_distinct(mut v: Vec<u64>) -> Vec<u64> {
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+fn intersect(a: &[u64], b: &[u64]) -> Vec<u64> {
+    let (small, large) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    small.iter().copied().filter(|s| large.binary_search(s).is_ok()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::container::ItemMeta;
+    use crate::doc::Doc;
+
+    fn item(seq: u64, json: &str) -> StoredItem {
+        StoredItem { doc: Doc::from_json_str(json).unwrap(), meta: ItemMeta { seq, lsn: seq, ts: 7 } }
+    }
+
+    fn key(path: &str) -> Vec<IndexStep> {
+        path.split('/')
+            .filter(|s| !s.is_empty())
+            .map(|s| if s == "[]" { IndexStep::Element } else { IndexStep::Key(s.into()) })
+            .collect()
+    }
+
+    #[test]
+    fn keys_sort_in_the_engine_order_of_values() {
+        let keys = [
+            IndexKey::Null,
+            IndexKey::Bool(false),
+            IndexKey::Bool(true),
+            IndexKey::number(-1.5).unwrap(),
+            IndexKey::number(-0.0).unwrap(),
+            IndexKey::number(2.0).unwrap(),
+            IndexKey::string(""),
+            IndexKey::string("a"),
+            IndexKey::string("ab"),
+            IndexKey::string(&"b".repeat(38)),
+            IndexKey::string(&"b".repeat(39)),
+            IndexKey::string(&format!("{}c", "b".repeat(37))),
+            IndexKey::string("é"),
+        ];
+        for w in keys.windows(2) {
+            assert!(w[0] < w[1], "{:?} < {:?}", w[0], w[1]);
+            assert!(w[0].to_value() < w[1].to_value());
+        }
+        assert_eq!(IndexKey::number(-0.0), IndexKey::number(0.0));
+        assert!(IndexKey::number(f64::NAN).is_none() && IndexKey::number(f64::INFINITY).is_none());
+    }
+
+    #[test]
+    fn entries_cover_scalars_array_elements_ts_and_composites_and_leave_with_the_item() {
+        let policy = IndexingPolicy {
+            composite: vec![vec![
+                crate::indexing::CompositePath { text: "/a".into(), segments: key("/a"), descending: false },
+                crate::indexing::CompositePath { text: "/b".into(), segments: key("/b"), descending: true },
+            ]],
+            ..IndexingPolicy::default()
+        };
+        let mut index = PartitionIndex::new(Arc::new(policy));
+        let epk = Epk::min();
+        let one = item(1, r#"{"id":"x","a":1,"b":"s","tags":["t","t",{"n":2}],"o":{"p":null}}"#);
+        let two = item(2, r#"{"id":"y","a":1,"b":true}"#);
+        index.insert(&epk, &one);
+        index.insert(&epk, &two);
+        let mut work = IndexWork::default();
+        let eq = |p: &str, k: IndexKey| IndexProbe::equals(key(p), k);
+        assert_eq!(index.probe(&eq("/a", IndexKey::number(1.0).unwrap()), &mut work), Some(vec![1, 2]));
+        assert_eq!(index.probe(&eq("/tags/[]", IndexKey::string("t")), &mut work), Some(vec![1]));
+        assert_eq!(index.probe(&eq("/tags/[]/n", IndexKey::number(2.0).unwrap()), &mut work), Some(vec![1]));
+        assert_eq!(index.probe(&eq("/o/p", IndexKey::Null), &mut work), Some(vec![1]));
+        assert_eq!(index.probe(&eq("/_ts", IndexKey::number(7.0).unwrap()), &mut work), Some(vec![1, 2]));
+        assert_eq!(index.probe(&eq("/id", IndexKey::string("y")), &mut work), Some(vec![2]));
+        assert_eq!(index.items_with_scalar(&key("/b")), 2);
+        let composite: Vec<_> = index.dump().into_iter().filter(|(p, _, _)| p == "/a,/b").collect();
+        assert_eq!(composite.len(), 2);
+        index.remove(&one);
+        index.remove(&two);
+        assert!(index.dump().is_empty(), "{:?}", index.dump());
+        assert_eq!(index.stats().entries, 0);
+    }
+
+    #[test]
+    fn an_excluded_path_is_not_served_and_ordered_walks_resume_after_a_cursor() {
+        let policy = IndexingPolicy::from_json(
+            &cosmoql_value::parse_json(r#"{"includedPaths":[{"path":"/*"}],"excludedPaths":[{"path":"/secret/?"}]}"#)
+                .unwrap(),
+        )
+        .unwrap();
+        let mut index = PartitionIndex::new(Arc::new(policy));
+        for (seq, v) in [(1, 3.0), (2, 1.0), (3, 3.0), (4, 2.0)] {
+            index.insert(&Epk::min(), &item(seq, &format!(r#"{{"id":"{seq}","v":{v},"secret":1}}"#)));
+        }
+        let mut work = IndexWork::default();
+        assert!(index.probe(&IndexProbe::equals(key("/secret"), IndexKey::Null), &mut work).is_none());
+        let all = |_: &Epk| true;
+        let walk = index.ordered(&key("/v"), true, None, 10, &all, &mut work).unwrap();
+        let seqs: Vec<u64> = walk.iter().map(|(_, s)| *s).collect();
+        assert_eq!(seqs, [1, 3, 4, 2]);
+        let after = walk[0].clone();
+        let rest = index.ordered(&key("/v"), true, Some(&after), 2, &all, &mut work).unwrap();
+        assert_eq!(rest.iter().map(|(_, s)| *s).collect::<Vec<_>>(), [3, 4]);
+        let asc = index.ordered(&key("/v"), false, Some(&(IndexKey::number(1.0).unwrap(), 2)), 9, &all, &mut work);
+        assert_eq!(asc.unwrap().iter().map(|(_, s)| *s).collect::<Vec<_>>(), [4, 1, 3]);
+    }
+}
