@@ -79,7 +79,7 @@ fn explain_prints_the_plan_that_runs() {
     let plan = plan_query(&c, "SELECT c.id FROM c ORDER BY c.n DESC", &options).unwrap();
     assert_eq!((plan.strategy, plan.paging), (Strategy::MergeSorted, Paging::BySortKeys));
     let text = plan.to_string();
-    assert!(text.contains("  sort      c.n DESC (keep all rows"), "{text}");
+    assert!(text.contains("  order     c.n DESC from the index on /n/? (stop after all rows"), "{text}");
     assert!(text.contains("k-way merge on c.n DESC"), "{text}");
     assert!(text.contains("pages       resume after the sort keys and scan position"), "{text}");
     let plan = plan_query(&c, "SELECT * FROM c WHERE c.pk = 'k2' AND c.id = '9'", &options).unwrap();

@@ -16,8 +16,8 @@ use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering as AtomicOr
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::Mutex;
 
-use cosmoql_planner::{BoundQuery, PointRead};
-use cosmoql_storage::{Epk, ItemPosition};
+use cosmoql_planner::{Access, BoundQuery, PointRead};
+use cosmoql_storage::{Epk, IndexProbe, ItemPosition, StoredItem};
 use cosmoql_value::Value;
 
 use crate::aggregate::{merge_groups, Groups};
@@ -41,8 +41,20 @@ pub struct Unit {
     pub point: Option<PointRead>,
 }
 
-/// The items of a unit, in scan order.
-pub fn unit_input<'c>(source: &'c dyn QuerySource, unit: &Unit) -> Box<Input<'c>> {
+/// The items of a unit, in scan order: every item, or those the index filter finds (the entries
+/// it reads are counted in `stats`).
+pub fn unit_input<'c>(
+    source: &'c dyn QuerySource,
+    unit: &Unit,
+    filter: Option<&IndexProbe>,
+    stats: &mut RunStats,
+) -> Box<Input<'c>> {
+    if let (None, Some(probe)) = (&unit.point, filter.filter(|_| !scan_is_smaller(source, unit))) {
+        if let Some((positions, work)) = source.index_probe(&unit.ranges, probe, unit.start.as_ref()) {
+            stats.index_entries += work.entries;
+            return Box::new(Fetch { source, positions, next: 0, buffer: Vec::new().into_iter() });
+        }
+    }
     if let Some(point) = &unit.point {
         let found = source.read_item(&point.key, &point.id);
         let epk = unit.ranges.first().map(|r| r.0.clone()).unwrap_or_else(Epk::min);
@@ -61,11 +73,50 @@ pub fn unit_input<'c>(source: &'c dyn QuerySource, unit: &Unit) -> Box<Input<'c>
     }))
 }
 
+/// Whether the unit's key ranges hold so small a part of their physical partitions (fewer than
+/// one item in 8) that scanning them reads less than the partitions' indexes would.
+fn scan_is_smaller(source: &dyn QuerySource, unit: &Unit) -> bool {
+    let (inside, whole) = source.items_in(&unit.ranges);
+    inside.saturating_mul(8) < whole
+}
+
+/// An ORDER BY query whose index seek finds at most this many items in a partition sorts them
+/// instead of walking the ORDER BY index.
+pub const SEEK_THEN_SORT: usize = 10_000;
+
+/// The items at known positions, read a chunk at a time.
+struct Fetch<'c> {
+    source: &'c dyn QuerySource,
+    positions: Vec<ItemPosition>,
+    next: usize,
+    buffer: std::vec::IntoIter<(ItemPosition, StoredItem)>,
+}
+
+impl Iterator for Fetch<'_> {
+    type Item = (ItemPosition, StoredItem);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some(entry) = self.buffer.next() {
+                return Some(entry);
+            }
+            if self.next >= self.positions.len() {
+                return None;
+            }
+            let end = (self.next + 256).min(self.positions.len());
+            self.buffer = self.source.fetch(&self.positions[self.next..end]).into_iter();
+            self.next = end;
+        }
+    }
+}
+
 /// Metrics of one physical partition's producer.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PartitionMetrics {
     pub partition: u32,
     pub retrieved_document_count: u64,
+    /// Index entries read.
+    pub index_entries: u64,
     pub time_ms: f64,
 }
 
@@ -96,6 +147,8 @@ type Outcome<T> = Mutex<Option<Result<(T, RunStats), QueryError>>>;
 pub struct Coordinator<'a> {
     pub source: &'a dyn QuerySource,
     pub query: &'a BoundQuery,
+    /// What the indexes do for the query.
+    pub access: &'a Access,
     pub units: &'a [Unit],
     pub runner: &'a Runner<'a>,
     /// Producer threads at most (MaxDegreeOfParallelism).
@@ -141,6 +194,7 @@ impl Coordinator<'_> {
             list.push(PartitionMetrics {
                 partition: self.units[unit].partition,
                 retrieved_document_count: stats.retrieved,
+                index_entries: stats.index_entries,
                 time_ms: stats.nanos as f64 / 1e6,
             });
         }
@@ -194,7 +248,11 @@ impl Coordinator<'_> {
     /// Every target partition's items in EPK order as one input, for the queries that run in one
     /// pass on the client (ORDER BY RANK, FROM subqueries).
     pub fn one_pass(&self, stats: &mut RunStats, out: &mut Emitter<'_>) -> Result<(), QueryError> {
-        let mut all = self.units.iter().flat_map(|u| unit_input(self.source, u));
+        let mut inputs = Vec::with_capacity(self.units.len());
+        for u in self.units {
+            inputs.push(unit_input(self.source, u, self.access.filter.as_ref(), stats));
+        }
+        let mut all = inputs.into_iter().flatten();
         self.runner.run_into(self.query, &mut all, stats, out)
     }
 
@@ -250,7 +308,7 @@ impl Coordinator<'_> {
             // This producer's DISTINCT set, given back when it is done.
             let mut held = Charge::new(&self.runner.budget);
             let ctx = self.runner.ctx(None);
-            let mut input = unit_input(self.source, &self.units[i]);
+            let mut input = unit_input(self.source, &self.units[i], self.access.filter.as_ref(), &mut unit_stats);
             let result = self.runner.for_each_row(q, &mut input, &Vec::new(), &mut unit_stats, &mut |row, pos| {
                 if cancel.load(AtomicOrdering::Relaxed) {
                     return Ok(Flow::Stop);
@@ -322,7 +380,7 @@ impl Coordinator<'_> {
                             }
                         }
                         Message::Done(s) => {
-                            stats.retrieved += s.retrieved;
+                            stats.add(&RunStats { peak_buffered: 0, ..s });
                             break;
                         }
                         Message::Failed(e) => {
@@ -337,7 +395,7 @@ impl Coordinator<'_> {
             for rx in &receivers {
                 while let Ok(m) = rx.try_recv() {
                     if let Message::Done(s) = m {
-                        stats.retrieved += s.retrieved;
+                        stats.add(&RunStats { peak_buffered: 0, ..s });
                     }
                 }
             }
@@ -358,7 +416,7 @@ impl Coordinator<'_> {
         for (i, unit) in self.units.iter().enumerate() {
             let started = std::time::Instant::now();
             let mut unit_stats = RunStats::default();
-            let mut input = unit_input(self.source, unit);
+            let mut input = unit_input(self.source, unit, self.access.filter.as_ref(), &mut unit_stats);
             let mut done = false;
             self.runner.for_each_row(q, &mut input, &Vec::new(), &mut unit_stats, &mut |row, pos| {
                 if self.resume_after().is_some_and(|after| pos <= after) || !self.runner.passes(q, row)? {
@@ -369,7 +427,7 @@ impl Coordinator<'_> {
             })?;
             unit_stats.nanos = started.elapsed().as_nanos() as u64;
             self.report(i, &unit_stats);
-            stats.retrieved += unit_stats.retrieved;
+            stats.add(&RunStats { peak_buffered: 0, ..unit_stats });
             if done {
                 break;
             }
@@ -389,8 +447,38 @@ impl Coordinator<'_> {
         let work = |i: usize, _cancel: &AtomicBool| {
             let started = std::time::Instant::now();
             let mut unit_stats = RunStats::default();
-            let mut input = unit_input(self.source, &self.units[i]);
-            let outcome = self.runner.sort(q, &mut input, &Vec::new(), keep, cursor, &mut unit_stats).map(|sorted| {
+            let unit = &self.units[i];
+            // An index seek that finds few items: sort those. Otherwise walk the ORDER BY index.
+            let scan = unit.point.is_some() || scan_is_smaller(self.source, unit);
+            let sought = match (&self.access.order, scan) {
+                (Some(_), false) if self.access.has_seek() => self.access.filter.as_ref().and_then(|probe| {
+                    self.source
+                        .index_probe(&unit.ranges, probe, None)
+                        .filter(|(positions, _)| positions.len() <= SEEK_THEN_SORT)
+                }),
+                _ => None,
+            };
+            let indexed = match (&self.access.order, scan, sought) {
+                (_, _, Some((positions, work))) => {
+                    unit_stats.index_entries += work.entries;
+                    let mut input: Box<Input<'_>> =
+                        Box::new(Fetch { source: self.source, positions, next: 0, buffer: Vec::new().into_iter() });
+                    self.runner.sort(q, &mut input, &Vec::new(), keep, cursor, &mut unit_stats).map(Some)
+                }
+                (Some(order), false, None) => {
+                    self.runner.sort_indexed(q, &unit.ranges, order, keep, cursor, &mut unit_stats)
+                }
+                _ => Ok(None),
+            };
+            let outcome = match indexed {
+                Ok(Some(sorted)) => Ok(sorted),
+                Err(e) => Err(e),
+                Ok(None) => {
+                    let mut input = unit_input(self.source, unit, self.access.filter.as_ref(), &mut unit_stats);
+                    self.runner.sort(q, &mut input, &Vec::new(), keep, cursor, &mut unit_stats)
+                }
+            }
+            .map(|sorted| {
                 unit_stats.nanos = started.elapsed().as_nanos() as u64;
                 self.report(i, &unit_stats);
                 (sorted, unit_stats)
@@ -407,7 +495,7 @@ impl Coordinator<'_> {
         for slot in slots {
             match slot.into_inner().map_err(|_| QueryError::internal("a producer panicked"))? {
                 Some(Ok(((rows, charge), s))) => {
-                    stats.retrieved += s.retrieved;
+                    stats.add(&RunStats { peak_buffered: 0, ..s });
                     held += rows.len() as u64;
                     sorted.push(rows.into_iter());
                     charges.push(charge);
@@ -438,7 +526,7 @@ impl Coordinator<'_> {
         let work = |i: usize, _cancel: &AtomicBool| {
             let started = std::time::Instant::now();
             let mut unit_stats = RunStats::default();
-            let mut input = unit_input(self.source, &self.units[i]);
+            let mut input = unit_input(self.source, &self.units[i], self.access.filter.as_ref(), &mut unit_stats);
             let outcome = self.runner.collect_groups(q, &mut input, &Vec::new(), &mut unit_stats).map(|g| {
                 unit_stats.nanos = started.elapsed().as_nanos() as u64;
                 self.report(i, &unit_stats);
@@ -455,8 +543,7 @@ impl Coordinator<'_> {
             match slot.into_inner().map_err(|_| QueryError::internal("a producer panicked"))? {
                 Some(Ok(((groups, charge), s))) => {
                     charges.push(charge);
-                    stats.retrieved += s.retrieved;
-                    stats.peak_buffered = stats.peak_buffered.max(s.peak_buffered);
+                    stats.add(&s);
                     match &mut merged {
                         Some(m) => merge_groups(m, groups),
                         None => merged = Some(groups),

@@ -96,6 +96,8 @@ pub struct QueryMetrics {
     pub physical_partitions: usize,
     /// Items read from storage.
     pub retrieved_document_count: u64,
+    /// Index entries read (probes and ordered walks).
+    pub index_entries_read: u64,
     /// Results returned.
     pub output_document_count: u64,
     /// Request units (see [`crate::cost`]).
@@ -109,6 +111,7 @@ impl QueryMetrics {
     /// Adds a later page's metrics to these (counts and charges add up, peaks take the maximum).
     pub fn add_page(&mut self, page: &QueryMetrics) {
         self.retrieved_document_count = self.retrieved_document_count.saturating_add(page.retrieved_document_count);
+        self.index_entries_read = self.index_entries_read.saturating_add(page.index_entries_read);
         self.output_document_count = self.output_document_count.saturating_add(page.output_document_count);
         self.request_charge += page.request_charge;
         self.peak_buffered_items = self.peak_buffered_items.max(page.peak_buffered_items);
@@ -235,6 +238,7 @@ fn run(
     let coordinator = Coordinator {
         source,
         query: &plan.query,
+        access: &plan.access,
         units: &units,
         runner: &runner,
         max_degree_of_parallelism: options.max_degree_of_parallelism,
@@ -268,6 +272,7 @@ fn run(
         partitions_touched: units.len(),
         physical_partitions,
         retrieved_document_count: stats.retrieved,
+        index_entries_read: stats.index_entries,
         output_document_count: output,
         request_charge: cost::query_charge(stats.retrieved, output),
         peak_buffered_items: stats.peak_buffered,
@@ -334,14 +339,14 @@ impl fmt::Display for Explain {
             write!(f, "\n  partitions touched {} of {}", m.partitions_touched, m.physical_partitions)?;
             write!(
                 f,
-                "\n  retrieved {} items, returned {} results in {} page(s)",
-                m.retrieved_document_count, m.output_document_count, a.pages
+                "\n  read {} index entries, retrieved {} items, returned {} results in {} page(s)",
+                m.index_entries_read, m.retrieved_document_count, m.output_document_count, a.pages
             )?;
             write!(
                 f,
                 "\n  peak buffered {} items, request charge {} RU",
                 m.peak_buffered_items,
-                format_number(m.request_charge)
+                format_number((m.request_charge * 100.0).round() / 100.0)
             )?;
         }
         Ok(())

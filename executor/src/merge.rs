@@ -1,9 +1,12 @@
 //! ORDER BY: sorting rows with a bounded top-k, and the streaming k-way merge of sorted inputs.
 //!
 //! Rows sort by their ORDER BY key values (the total order of values, per direction), then by
-//! their scan position. Positions do not depend on how the EPK space is cut into partitions, so
-//! every partitioning and every degree of parallelism gives the order of a serial run, and a page
-//! can resume after the last row it returned ([`SortCursor`]). The same [`SortBuffer`] sorts a
+//! their item's creation sequence number (unique in a container, so ties come in the order items
+//! were created, which is also the order of a range index's entries for one key), then by their
+//! place among the rows of one item. None of it depends on how the EPK space is cut into
+//! partitions, so every partitioning, every degree of parallelism and every access path (sort or
+//! index walk) gives the same order, and a page can resume after the last row it returned
+//! ([`SortCursor`]). The same [`SortBuffer`] sorts a
 //! subquery's rows, one partition's rows, and a one-pass query's rows.
 
 use std::cmp::{Ordering, Reverse};
@@ -30,9 +33,12 @@ impl SortedRow {
     }
 }
 
-/// Compares (keys, scan position).
+/// Compares (keys, creation sequence, position).
 fn compare(keys: &[Value], pos: &RowPos, other_keys: &[Value], other_pos: &RowPos, order: &[SortKey]) -> Ordering {
-    compare_sort_keys(keys, other_keys, order).then_with(|| pos.cmp(other_pos))
+    let seq = |p: &RowPos| p.item.as_ref().map(|i| i.seq);
+    compare_sort_keys(keys, other_keys, order)
+        .then_with(|| seq(pos).cmp(&seq(other_pos)))
+        .then_with(|| pos.cmp(other_pos))
 }
 
 /// Where the last page of an ORDER BY query stopped: the sort keys and scan position of the last

@@ -10,7 +10,8 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 use std::sync::Arc;
 
-use cosmoql_planner::{compare_sort_keys, BoundProjection, BoundQuery, RankFn, SourceKind};
+use cosmoql_planner::{compare_sort_keys, BoundProjection, BoundQuery, IndexOrder, RankFn, SourceKind};
+use cosmoql_storage::{Epk, IndexKey, IndexWork, ItemPosition, StoredItem};
 use cosmoql_value::indexmap::IndexMap;
 use cosmoql_value::{Map, Value};
 
@@ -24,6 +25,87 @@ use crate::rank::rank_scores;
 use crate::row::{Binding, Row, RowPos};
 use crate::source::{Input, QuerySource};
 
+/// Items in the order of a range index, read a chunk at a time (small first: a TOP 10 reads
+/// little).
+struct IndexWalk<'s> {
+    source: &'s dyn QuerySource,
+    ranges: &'s [(Epk, Epk)],
+    order: &'s IndexOrder,
+    after: Option<(IndexKey, u64)>,
+    chunk: usize,
+    buffer: std::vec::IntoIter<(IndexKey, ItemPosition, StoredItem)>,
+    done: bool,
+    /// The source stopped answering from the index.
+    broken: bool,
+    work: IndexWork,
+}
+
+impl<'s> IndexWalk<'s> {
+    fn new(
+        source: &'s dyn QuerySource,
+        ranges: &'s [(Epk, Epk)],
+        order: &'s IndexOrder,
+        after: Option<(IndexKey, u64)>,
+        keep: Option<usize>,
+    ) -> Self {
+        let chunk = keep.map_or(1024, |k| k.saturating_add(1).clamp(16, 1024));
+        IndexWalk {
+            source,
+            ranges,
+            order,
+            after,
+            chunk,
+            buffer: Vec::new().into_iter(),
+            done: false,
+            broken: false,
+            work: IndexWork::default(),
+        }
+    }
+
+    /// Reads the next chunk; false if the index cannot serve.
+    fn fill(&mut self) -> bool {
+        let got = self.source.index_ordered(
+            self.ranges,
+            &self.order.path,
+            self.order.descending,
+            self.after.as_ref(),
+            self.chunk,
+            &mut self.work,
+        );
+        match got {
+            None => {
+                self.broken = true;
+                self.done = true;
+                false
+            }
+            Some(entries) => {
+                self.done = entries.len() < self.chunk;
+                if let Some((key, pos, _)) = entries.last() {
+                    self.after = Some((key.clone(), pos.seq));
+                }
+                self.chunk = (self.chunk * 2).min(4096);
+                self.buffer = entries.into_iter();
+                true
+            }
+        }
+    }
+}
+
+impl Iterator for IndexWalk<'_> {
+    type Item = (ItemPosition, StoredItem);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some((_, pos, item)) = self.buffer.next() {
+                return Some((pos, item));
+            }
+            if self.done || !self.fill() {
+                return None;
+            }
+        }
+    }
+}
+
 /// Counters of one run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RunStats {
@@ -33,6 +115,17 @@ pub struct RunStats {
     pub peak_buffered: u64,
     /// Time spent, in nanoseconds (set by the cross-partition producers).
     pub nanos: u64,
+    /// Index entries read (probes and ordered walks).
+    pub index_entries: u64,
+}
+
+impl RunStats {
+    /// Adds the counts of another run (peaks take the maximum).
+    pub fn add(&mut self, other: &RunStats) {
+        self.retrieved = self.retrieved.saturating_add(other.retrieved);
+        self.index_entries = self.index_entries.saturating_add(other.index_entries);
+        self.peak_buffered = self.peak_buffered.max(other.peak_buffered);
+    }
 }
 
 /// Whether a row consumer wants more rows.
@@ -224,6 +317,62 @@ impl<'a> Runner<'a> {
         })?;
         stats.peak_buffered = stats.peak_buffered.max(buffer.len() as u64);
         Ok((buffer.into_sorted(), charge))
+    }
+
+    /// ORDER BY from a range index: the rows of `ranges` in index order, after `after`, the first
+    /// `keep` of them (all without), read lazily so that only what the page needs is read.
+    /// `None` when the index cannot order every item there (the caller sorts instead).
+    pub fn sort_indexed(
+        &self,
+        q: &BoundQuery,
+        ranges: &[(Epk, Epk)],
+        order: &IndexOrder,
+        keep: Option<u64>,
+        after: Option<&SortCursor>,
+        stats: &mut RunStats,
+    ) -> Result<Option<(Vec<SortedRow>, Charge<'_>)>, QueryError> {
+        let ctx = self.ctx(None);
+        let mut charge = Charge::new(&self.budget);
+        let keep = keep.map(|k| usize::try_from(k).unwrap_or(usize::MAX));
+        let start = match after {
+            None => None,
+            Some(c) => match (c.keys.first().and_then(IndexKey::from_value), &c.pos.item) {
+                (Some(key), Some(at)) => Some((key, at.seq)),
+                _ => return Ok(None),
+            },
+        };
+        let mut walk = IndexWalk::new(self.source, ranges, order, start, keep);
+        if !walk.fill() {
+            return Ok(None);
+        }
+        let mut rows = Vec::new();
+        if keep != Some(0) {
+            self.for_each_row(q, &mut walk, &Vec::new(), stats, &mut |row, pos| {
+                if !self.passes(q, row)? {
+                    return Ok(Flow::Continue);
+                }
+                let keys = q.order_by.iter().map(|k| k.expr.eval(&ctx, row)).collect::<Result<Vec<_>, _>>()?;
+                if after.is_some_and(|c| !c.is_before(&keys, pos, &q.order_by)) {
+                    return Ok(Flow::Continue);
+                }
+                if let BoundProjection::Value(e) = &q.projection {
+                    if e.eval(&ctx, row)?.is_undefined() {
+                        return Ok(Flow::Continue);
+                    }
+                }
+                let held = SortedRow { keys, pos: pos.clone(), row: row.clone() };
+                charge.add(sorted_bytes(&held), "ORDER BY")?;
+                rows.push(held);
+                Ok(if keep.is_some_and(|k| rows.len() >= k) { Flow::Stop } else { Flow::Continue })
+            })?;
+        }
+        stats.index_entries += walk.work.entries;
+        if walk.broken {
+            // The index stopped serving mid-walk (its policy was replaced): sort instead.
+            return Ok(None);
+        }
+        stats.peak_buffered = stats.peak_buffered.max(rows.len() as u64);
+        Ok(Some((rows, charge)))
     }
 
     fn run_ranked(

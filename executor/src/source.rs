@@ -3,7 +3,10 @@
 
 use std::sync::Arc;
 
-use cosmoql_storage::{Container, Epk, IndexingPolicy, ItemPosition, PartitionKey, PartitionKeyDefinition, StoredItem};
+use cosmoql_storage::{
+    Container, Epk, IndexKey, IndexProbe, IndexStep, IndexWork, IndexingPolicy, ItemPosition, PartitionKey,
+    PartitionKeyDefinition, StoredItem,
+};
 use cosmoql_value::Value;
 
 /// Items with their positions, in scan order.
@@ -47,6 +50,43 @@ pub trait QuerySource: Sync {
     /// The whole item with its system properties.
     fn materialize(&self, item: &StoredItem) -> Value;
 
+    /// The positions of the items of `ranges` (at or after `from`) a probe of the indexes finds,
+    /// in scan order; `None` when the indexes cannot answer it (the caller scans). A source
+    /// without indexes answers `None`.
+    fn index_probe(
+        &self,
+        _ranges: &[(Epk, Epk)],
+        _probe: &IndexProbe,
+        _from: Option<&ItemPosition>,
+    ) -> Option<(Vec<ItemPosition>, IndexWork)> {
+        None
+    }
+
+    /// The items at these positions (sorted), skipping those no longer there.
+    fn fetch(&self, _positions: &[ItemPosition]) -> Vec<(ItemPosition, StoredItem)> {
+        Vec::new()
+    }
+
+    /// How many items `ranges` hold, and how many the physical partitions holding them hold
+    /// (`(0, 0)` when unknown).
+    fn items_in(&self, _ranges: &[(Epk, Epk)]) -> (u64, u64) {
+        (0, 0)
+    }
+
+    /// Up to `limit` items of `ranges` in the order of the range index at `path`, after `after`;
+    /// `None` when the index cannot give every item of the ranges in order (the caller sorts).
+    fn index_ordered(
+        &self,
+        _ranges: &[(Epk, Epk)],
+        _path: &[IndexStep],
+        _descending: bool,
+        _after: Option<&(IndexKey, u64)>,
+        _limit: usize,
+        _work: &mut IndexWork,
+    ) -> Option<Vec<(IndexKey, ItemPosition, StoredItem)>> {
+        None
+    }
+
     /// One system property of an item (`_rid`, `_ts`, ...); `Undefined` for other names.
     fn system_property(&self, item: &StoredItem, name: &str) -> Value;
 }
@@ -85,5 +125,34 @@ impl QuerySource for Container {
 
     fn system_property(&self, item: &StoredItem, name: &str) -> Value {
         Container::system_property(self, item, name)
+    }
+
+    fn index_probe(
+        &self,
+        ranges: &[(Epk, Epk)],
+        probe: &IndexProbe,
+        from: Option<&ItemPosition>,
+    ) -> Option<(Vec<ItemPosition>, IndexWork)> {
+        Container::index_probe(self, ranges, probe, from)
+    }
+
+    fn fetch(&self, positions: &[ItemPosition]) -> Vec<(ItemPosition, StoredItem)> {
+        Container::fetch(self, positions)
+    }
+
+    fn items_in(&self, ranges: &[(Epk, Epk)]) -> (u64, u64) {
+        Container::items_in(self, ranges)
+    }
+
+    fn index_ordered(
+        &self,
+        ranges: &[(Epk, Epk)],
+        path: &[IndexStep],
+        descending: bool,
+        after: Option<&(IndexKey, u64)>,
+        limit: usize,
+        work: &mut IndexWork,
+    ) -> Option<Vec<(IndexKey, ItemPosition, StoredItem)>> {
+        Container::index_ordered(self, ranges, path, descending, after, limit, work)
     }
 }

@@ -15,6 +15,7 @@
 //!
 //! The executor runs plans; see `docs/ARCHITECTURE.md` for the whole path of a query.
 
+pub mod access;
 pub mod bind;
 pub mod bound;
 pub mod error;
@@ -25,6 +26,7 @@ pub mod policy;
 pub mod prune;
 pub mod rules;
 
+pub use access::{Access, IndexOrder, PredicateAccess, PredicateStrategy};
 pub use bind::{bind, BindContext};
 pub use bound::{
     compare_sort_keys, AggregateSpec, BoundExpr, BoundProjection, BoundQuery, RankFn, SortKey, Source, SourceKind,

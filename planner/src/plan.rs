@@ -9,9 +9,10 @@ use std::collections::HashMap;
 use std::fmt;
 
 use cosmoql_parser::{Query, SortDirection};
-use cosmoql_storage::{Epk, IndexingPolicy, PartitionKey, PartitionKeyDefinition, StorageError};
+use cosmoql_storage::{Epk, IndexStep, IndexingPolicy, PartitionKey, PartitionKeyDefinition, StorageError};
 use cosmoql_value::Value;
 
+use crate::access::{self, Access};
 use crate::bind::{bind, BindContext};
 use crate::bound::BoundQuery;
 use crate::error::PlanError;
@@ -84,8 +85,9 @@ pub enum Strategy {
     /// Each partition filters and projects (DISTINCT within the partition first); the client
     /// concatenates partitions in EPK order.
     Concatenate,
-    /// Each partition sorts its rows (keeping OFFSET + LIMIT when there is a limit); the client
-    /// merges them k ways, ties broken by scan position.
+    /// Each partition sorts its rows, or reads them in the order of a range index (keeping
+    /// OFFSET and LIMIT rows when there is a limit); the client merges them k ways, ties broken by
+    /// the items' creation order.
     MergeSorted,
     /// Each partition computes partial groups and aggregates; the client merges them in scan
     /// order and finishes them.
@@ -128,6 +130,8 @@ pub struct Plan {
     pub targets: PartitionTargets,
     pub strategy: Strategy,
     pub paging: Paging,
+    /// What the indexes do for it: per predicate, the items to read, ORDER BY.
+    pub access: Access,
 }
 
 /// Parses, checks, binds and plans `sql`.
@@ -163,7 +167,21 @@ pub fn plan(sql: &str, context: &PlanContext<'_>) -> Result<Plan, PlanError> {
     };
     let targets = targets(&syntax, &query, context)
         .map_err(|e| PlanError::partition_key(e.message.clone(), e.status_code(), e.kind.substatus().unwrap_or(0)))?;
-    Ok(Plan { sql: sql.to_string(), syntax, query, targets, strategy, paging })
+    let pinned: Vec<Vec<IndexStep>> = match targets.pruning.targets {
+        Targets::Keys(_) => context
+            .partition_key
+            .paths()
+            .iter()
+            .map(|p| p.segments().iter().map(|s| IndexStep::Key(s.clone())).collect())
+            .collect(),
+        _ => Vec::new(),
+    };
+    let access = match strategy {
+        Strategy::NoItems | Strategy::OnePass(OnePassReason::FromSubquery) => Access::default(),
+        Strategy::MergeSorted => access::choose(&query, context.indexing_policy, &pinned),
+        _ => Access { order: None, ..access::choose(&query, context.indexing_policy, &pinned) },
+    };
+    Ok(Plan { sql: sql.to_string(), syntax, query, targets, strategy, paging, access })
 }
 
 /// The request's partition key, or what the WHERE clause pins, as EPK ranges; with one key and an
@@ -224,6 +242,22 @@ impl Plan {
     }
 }
 
+/// The conjuncts of a WHERE clause as written.
+fn syntax_conjuncts(e: &cosmoql_parser::Expr) -> Vec<&cosmoql_parser::Expr> {
+    let mut out = Vec::new();
+    let mut stack = vec![e];
+    while let Some(e) = stack.pop() {
+        match &e.kind {
+            cosmoql_parser::ExprKind::Binary { op: cosmoql_parser::BinaryOp::And, left, right } => {
+                stack.push(right);
+                stack.push(left);
+            }
+            _ => out.push(e),
+        }
+    }
+    out
+}
+
 /// EXPLAIN: the query, the targets and why, what each partition runs, the merge on the client
 /// and how pages resume.
 impl fmt::Display for Plan {
@@ -240,12 +274,46 @@ impl fmt::Display for Plan {
         let mut merge: Vec<String> = Vec::new();
         if self.reads_items() {
             writeln!(f, "per partition")?;
-            match &self.targets.point {
-                Some(p) => writeln!(f, "  read      point read of id {:?} in logical partition {}", p.id, p.key)?,
-                None => writeln!(f, "  scan      {} EPK range(s)", self.targets.ranges.len())?,
+            let ranges = self.targets.ranges.len();
+            match (&self.targets.point, &self.access.filter, &self.access.order) {
+                (Some(p), _, _) => {
+                    writeln!(f, "  read      point read of id {:?} in logical partition {}", p.id, p.key)?
+                }
+                (None, Some(_), None) => {
+                    writeln!(f, "  read      the items the indexes find in {ranges} EPK range(s), in scan order")?
+                }
+                (None, Some(_), Some(_)) if self.access.has_seek() => {
+                    writeln!(f, "  read      the items the indexes find in {ranges} EPK range(s), in scan order")?
+                }
+                (None, _, Some(o)) => writeln!(
+                    f,
+                    "  read      {ranges} EPK range(s) in the order of the range index on {}",
+                    access::policy_path(&o.path)
+                )?,
+                (None, None, None) => writeln!(f, "  scan      {ranges} EPK range(s)")?,
+            }
+            if !self.access.is_scan()
+                && self.targets.point.is_none()
+                && !self.targets.ranges.is_empty()
+                && !matches!(self.targets.pruning.targets, Targets::All)
+            {
+                writeln!(
+                    f,
+                    "  or scan   the targeted logical partitions when they hold fewer than 1 in 8 of their \
+                     physical partition's items (its indexes cover all of them)"
+                )?;
             }
             if self.strategy != Strategy::OnePass(OnePassReason::FromSubquery) {
                 if let Some(w) = &syntax.where_clause {
+                    let texts = syntax_conjuncts(w);
+                    let same = texts.len() == self.access.predicates.len();
+                    for (i, p) in self.access.predicates.iter().enumerate() {
+                        let text = if same { texts[i].to_string() } else { format!("predicate {}", i + 1) };
+                        match &p.path {
+                            Some(path) => writeln!(f, "  index     {text}: {} on {path}", p.strategy)?,
+                            None => writeln!(f, "  index     {text}: {}", p.strategy)?,
+                        }
+                    }
                     writeln!(f, "  filter    {w}")?;
                 }
             }
@@ -275,8 +343,22 @@ impl fmt::Display for Plan {
             }
             Strategy::MergeSorted => {
                 let keep = q.rows_needed().map_or("all rows".to_string(), |n| format!("the first {n} rows"));
-                writeln!(f, "  sort      {order} (keep {keep}, as references to stored items)")?;
-                merge.push(format!("k-way merge on {order}, ties by scan position; project each row returned"));
+                match &self.access.order {
+                    Some(o) if self.access.has_seek() => writeln!(
+                        f,
+                        "  order     sort what the index seek finds when it finds at most 10000 items, else \
+                         {order} from the index on {} (stop after {keep})",
+                        access::policy_path(&o.path)
+                    )?,
+                    Some(o) => writeln!(
+                        f,
+                        "  order     {order} from the index on {} (stop after {keep}; a partition with an item \
+                         the index does not order sorts instead)",
+                        access::policy_path(&o.path)
+                    )?,
+                    None => writeln!(f, "  sort      {order} (keep {keep}, as references to stored items)")?,
+                }
+                merge.push(format!("k-way merge on {order}, ties by creation order; project each row returned"));
             }
             Strategy::Concatenate => {
                 let keep = q.rows_needed().map_or(String::new(), |n| format!(" (stop after {n} results)"));

@@ -228,18 +228,20 @@ pub fn run_query(args: &QueryArgs) -> Result<(), String> {
             .iter()
             .map(|p| {
                 format!(
-                    "{{\"id\":{},\"retrievedDocumentCount\":{},\"timeMs\":{}}}",
+                    "{{\"id\":{},\"retrievedDocumentCount\":{},\"indexEntriesRead\":{},\"timeMs\":{}}}",
                     p.partition,
                     p.retrieved_document_count,
+                    p.index_entries,
                     cosmoql::value::format_number((p.time_ms * 1000.0).round() / 1000.0)
                 )
             })
             .collect();
         eprintln!(
-            "{{\"partitionsTouched\":{},\"physicalPartitions\":{},\"retrievedDocumentCount\":{},\"outputDocumentCount\":{},\"requestCharge\":{},\"peakBufferedItems\":{},\"pages\":{},\"partitions\":[{}]}}",
+            "{{\"partitionsTouched\":{},\"physicalPartitions\":{},\"retrievedDocumentCount\":{},\"indexEntriesRead\":{},\"outputDocumentCount\":{},\"requestCharge\":{},\"peakBufferedItems\":{},\"pages\":{},\"partitions\":[{}]}}",
             m.partitions_touched,
             m.physical_partitions,
             m.retrieved_document_count,
+            m.index_entries_read,
             m.output_document_count,
             cosmoql::value::format_number(m.request_charge),
             m.peak_buffered_items,

@@ -290,10 +290,11 @@ impl Session {
         if self.metrics {
             let m = &summary.metrics;
             notes.push(format!(
-                "{} RU, {} of {} partitions, {} items retrieved, {} results{}",
+                "{} RU, {} of {} partitions, {} index entries read, {} items retrieved, {} results{}",
                 format_number((m.request_charge * 100.0).round() / 100.0),
                 m.partitions_touched,
                 m.physical_partitions,
+                m.index_entries_read,
                 m.retrieved_document_count,
                 results,
                 if pages > 1 { format!(", {pages} pages") } else { String::new() }

@@ -1,0 +1,343 @@
+//! Access paths: what the indexes can do for a query, chosen on the bound query.
+//!
+//! Each conjunct of the WHERE clause is classified, as the service documents its strategies:
+//!
+//! | predicate on an indexed path of the item | what runs |
+//! |---|---|
+//! | `=`, `IN`, `ARRAY_CONTAINS(path, scalar)` | **index seek**: the items holding the key(s) |
+//! | `<`, `<=`, `>`, `>=`, `BETWEEN`, case-sensitive `STARTSWITH` | **index range scan** over keys of the constant's type |
+//! | `OR` of the above | the union of their items |
+//! | anything else (functions of the path, `NOT`, `!=`, an excluded path, case-insensitive matches) | read and filtered |
+//!
+//! The items the index finds (the intersection over the conjuncts it serves) are then read and the
+//! whole WHERE clause runs on them, so an index only ever narrows what is read: results are those
+//! of a scan. Comparisons follow the query language: `c.n > 5` holds only for numbers, so its
+//! range stops where strings begin.
+//!
+//! ORDER BY on one path of the item, with its range index, walks the index in order: each
+//! partition yields its rows sorted and stops once it has the rows the page can return.
+
+use std::fmt;
+use std::ops::Bound;
+
+use cosmoql_parser::BinaryOp;
+use cosmoql_storage::{IndexKey, IndexProbe, IndexStep, IndexingMode, IndexingPolicy};
+use cosmoql_value::Value;
+
+use crate::bound::{BoundExpr, BoundQuery, Step};
+
+/// What a predicate gets from the indexes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PredicateStrategy {
+    /// Equality or `IN`: the items holding given keys.
+    IndexSeek,
+    /// A range of keys (comparisons, `BETWEEN`, `STARTSWITH`).
+    IndexRangeScan,
+    /// The union of the items the parts of an `OR` find.
+    IndexUnion,
+    /// On the partition key, which already limits the query to the logical partitions it pins.
+    PartitionKey,
+    /// Evaluated on each item read; why the index does not help.
+    Filter(String),
+}
+
+/// One conjunct of the WHERE clause and its strategy.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PredicateAccess {
+    /// The index path it uses (`/metricValue/?`), if any.
+    pub path: Option<String>,
+    pub strategy: PredicateStrategy,
+}
+
+/// ORDER BY served by a range index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexOrder {
+    pub path: Vec<IndexStep>,
+    pub descending: bool,
+}
+
+/// The access path of a query.
+#[derive(Debug, Clone, Default)]
+pub struct Access {
+    /// One entry per conjunct of the WHERE clause, in order.
+    pub predicates: Vec<PredicateAccess>,
+    /// The items to read: what the indexes find for the conjuncts they serve.
+    pub filter: Option<IndexProbe>,
+    /// ORDER BY from the index.
+    pub order: Option<IndexOrder>,
+}
+
+impl Access {
+    /// Whether the query reads every item of its partitions in scan order.
+    pub fn is_scan(&self) -> bool {
+        self.filter.is_none() && self.order.is_none()
+    }
+
+    /// Whether a predicate is an index seek (few items are likely: with ORDER BY, the executor
+    /// sorts what the seek finds when it finds few, rather than walking the ORDER BY index).
+    pub fn has_seek(&self) -> bool {
+        self.filter.is_some() && self.predicates.iter().any(|p| p.strategy == PredicateStrategy::IndexSeek)
+    }
+}
+
+/// Chooses the access path of a query under a policy. `pinned_key_paths`: the partition key's
+/// paths when the query reads only the logical partitions its filter pins (a seek on them would
+/// find what the targets already are).
+pub fn choose(query: &BoundQuery, policy: &IndexingPolicy, pinned_key_paths: &[Vec<IndexStep>]) -> Access {
+    let Some(item) = query.item_slot() else { return Access::default() };
+    let chooser = Chooser { item, policy };
+    let mut access = Access::default();
+    let mut probes = Vec::new();
+    if let Some(filter) = &query.filter {
+        for conjunct in conjuncts(filter) {
+            let (probe, mut predicate) = chooser.predicate(conjunct);
+            let on_key = probe.as_ref().is_some_and(|p| {
+                predicate.strategy == PredicateStrategy::IndexSeek
+                    && p.paths().iter().all(|path| pinned_key_paths.iter().any(|k| k == path))
+            });
+            if on_key {
+                predicate.strategy = PredicateStrategy::PartitionKey;
+            } else {
+                probes.extend(probe);
+            }
+            access.predicates.push(predicate);
+        }
+    }
+    access.filter = match probes.len() {
+        0 => None,
+        1 => probes.pop(),
+        _ => Some(IndexProbe::And(probes)),
+    };
+    access.order = chooser.order(query);
+    access
+}
+
+/// The conjuncts of `a AND b AND ...`.
+pub fn conjuncts(e: &BoundExpr) -> Vec<&BoundExpr> {
+    let mut out = Vec::new();
+    let mut stack = vec![e];
+    while let Some(e) = stack.pop() {
+        match e {
+            BoundExpr::Binary(BinaryOp::And, l, r) => {
+                stack.push(r);
+                stack.push(l);
+            }
+            _ => out.push(e),
+        }
+    }
+    out
+}
+
+struct Chooser<'a> {
+    item: usize,
+    policy: &'a IndexingPolicy,
+}
+
+impl Chooser<'_> {
+    /// The item path `e` reads, when it is one (`c.a.b`; array positions are not).
+    fn path(&self, e: &BoundExpr) -> Option<Vec<IndexStep>> {
+        match e {
+            BoundExpr::Path { slot, steps } if *slot == self.item => steps
+                .iter()
+                .map(|s| match s {
+                    Step::Key(k) => Some(IndexStep::Key(k.clone())),
+                    Step::Index(_) => None,
+                })
+                .collect(),
+            _ => None,
+        }
+    }
+
+    fn order(&self, q: &BoundQuery) -> Option<IndexOrder> {
+        if q.order_by.len() != 1 || q.sources.len() != 1 || q.rank.is_some() || q.is_aggregate() {
+            return None;
+        }
+        let key = &q.order_by[0];
+        let path = self.path(&key.expr)?;
+        (self.policy.mode == IndexingMode::Consistent && self.policy.is_indexed(&path))
+            .then_some(IndexOrder { path, descending: key.descending })
+    }
+
+    /// The probe of one conjunct and how it is served.
+    fn predicate(&self, e: &BoundExpr) -> (Option<IndexProbe>, PredicateAccess) {
+        match self.probe(e) {
+            Ok((probe, strategy)) => {
+                let path = probe.paths().first().map(|p| policy_path(p));
+                (Some(probe), PredicateAccess { path, strategy })
+            }
+            Err(why) => (None, PredicateAccess { path: None, strategy: PredicateStrategy::Filter(why) }),
+        }
+    }
+
+    /// The probe for an indexed path, or why there is none.
+    fn indexed(&self, path: Vec<IndexStep>) -> Result<Vec<IndexStep>, String> {
+        if self.policy.mode == IndexingMode::None {
+            Err("the indexing mode is none".into())
+        } else if !self.policy.is_indexed(&path) {
+            Err(format!("{} is not indexed", policy_path(&path)))
+        } else {
+            Ok(path)
+        }
+    }
+
+    fn probe(&self, e: &BoundExpr) -> Result<(IndexProbe, PredicateStrategy), String> {
+        use PredicateStrategy::*;
+        match e {
+            BoundExpr::Binary(
+                op @ (BinaryOp::Eq | BinaryOp::Lt | BinaryOp::LtEq | BinaryOp::Gt | BinaryOp::GtEq),
+                l,
+                r,
+            ) => {
+                let (path, key, op) = match (self.path(l), self.path(r), constant_key(l), constant_key(r)) {
+                    (Some(p), _, _, Some(k)) => (p, k, *op),
+                    (_, Some(p), Some(k), _) => (p, k, flip(*op)),
+                    _ => return Err("not an item path compared with a scalar constant".into()),
+                };
+                let path = self.indexed(path)?;
+                if op == BinaryOp::Eq {
+                    return Ok((IndexProbe::equals(path, key), IndexSeek));
+                }
+                let (low, high) = type_range(&key);
+                let (lower, upper) = match op {
+                    BinaryOp::Lt => (low, Bound::Excluded(key)),
+                    BinaryOp::LtEq => (low, Bound::Included(key)),
+                    BinaryOp::Gt => (Bound::Excluded(key), high),
+                    _ => (Bound::Included(key), high),
+                };
+                Ok((IndexProbe::Range { path, lower, upper }, IndexRangeScan))
+            }
+            BoundExpr::Between { expr, low, high, negated: false } => {
+                let path = self.path(expr).ok_or("BETWEEN on something other than an item path")?;
+                let (Some(lo), Some(hi)) = (constant_key(low), constant_key(high)) else {
+                    return Err("BETWEEN without scalar constant bounds".into());
+                };
+                if type_range(&lo) != type_range(&hi) {
+                    return Err("BETWEEN bounds of two types".into());
+                }
+                let path = self.indexed(path)?;
+                Ok((IndexProbe::Range { path, lower: Bound::Included(lo), upper: Bound::Included(hi) }, IndexRangeScan))
+            }
+            BoundExpr::In { expr, list, negated: false } => {
+                let path = self.path(expr).ok_or("IN on something other than an item path")?;
+                let keys: Option<Vec<IndexKey>> = list.iter().map(constant_key).collect();
+                let keys = keys.ok_or("IN with a value that is not a scalar constant")?;
+                let path = self.indexed(path)?;
+                let probes = keys.into_iter().map(|k| IndexProbe::equals(path.clone(), k)).collect();
+                Ok((IndexProbe::Or(probes), IndexSeek))
+            }
+            BoundExpr::Call { function, args, .. } => {
+                let exact = args.get(2).is_none_or(|a| matches!(a, BoundExpr::Const(Value::Bool(false))));
+                match function.name() {
+                    "ARRAY_CONTAINS" if exact => {
+                        let path = self.path(&args[0]).ok_or("ARRAY_CONTAINS of something other than an item path")?;
+                        let key =
+                            constant_key(&args[1]).ok_or("ARRAY_CONTAINS of a value that is not a scalar constant")?;
+                        let mut path = path;
+                        path.push(IndexStep::Element);
+                        let path = self.indexed(path)?;
+                        Ok((IndexProbe::equals(path, key), IndexSeek))
+                    }
+                    "STARTSWITH" if exact => {
+                        let path = self.path(&args[0]).ok_or("STARTSWITH of something other than an item path")?;
+                        let Some(BoundExpr::Const(Value::String(prefix))) = args.get(1) else {
+                            return Err("STARTSWITH with a prefix that is not a string constant".into());
+                        };
+                        let path = self.indexed(path)?;
+                        Ok((IndexProbe::Prefix { path, prefix: prefix.to_string() }, IndexRangeScan))
+                    }
+                    "ARRAY_CONTAINS" | "STARTSWITH" => {
+                        Err(format!("{} ignoring case or matching partially", function.name()))
+                    }
+                    name => Err(format!("{name} of the value: the index cannot answer it")),
+                }
+            }
+            BoundExpr::Binary(BinaryOp::Or, _, _) => {
+                let mut parts = Vec::new();
+                let mut stack = vec![e];
+                while let Some(e) = stack.pop() {
+                    match e {
+                        BoundExpr::Binary(BinaryOp::Or, l, r) => {
+                            stack.push(r);
+                            stack.push(l);
+                        }
+                        _ => parts.push(self.probe(e).map_err(|why| format!("a part of the OR is read: {why}"))?.0),
+                    }
+                }
+                Ok((IndexProbe::Or(parts), IndexUnion))
+            }
+            BoundExpr::Binary(BinaryOp::And, _, _) => {
+                let probes: Vec<IndexProbe> =
+                    conjuncts(e).into_iter().filter_map(|c| self.probe(c).ok()).map(|p| p.0).collect();
+                if probes.is_empty() {
+                    Err("no part of the AND uses an index".into())
+                } else {
+                    Ok((IndexProbe::And(probes), IndexSeek))
+                }
+            }
+            BoundExpr::Const(Value::Bool(true)) => Err("always true".into()),
+            _ => Err("not a comparison of an item path with a constant".into()),
+        }
+    }
+}
+
+/// A scalar constant as an index key (non-finite numbers have none: no item holds them).
+fn constant_key(e: &BoundExpr) -> Option<IndexKey> {
+    match e {
+        BoundExpr::Const(v) => IndexKey::from_value(v),
+        _ => None,
+    }
+}
+
+/// `a op b` as `b op' a`.
+fn flip(op: BinaryOp) -> BinaryOp {
+    match op {
+        BinaryOp::Lt => BinaryOp::Gt,
+        BinaryOp::LtEq => BinaryOp::GtEq,
+        BinaryOp::Gt => BinaryOp::Lt,
+        BinaryOp::GtEq => BinaryOp::LtEq,
+        other => other,
+    }
+}
+
+/// The keys of the constant's type: comparisons hold only between values of one type.
+fn type_range(key: &IndexKey) -> (Bound<IndexKey>, Bound<IndexKey>) {
+    match key {
+        IndexKey::Null => (Bound::Included(IndexKey::Null), Bound::Included(IndexKey::Null)),
+        IndexKey::Bool(_) => (Bound::Included(IndexKey::Bool(false)), Bound::Included(IndexKey::Bool(true))),
+        IndexKey::Number(_) => (Bound::Excluded(IndexKey::Bool(true)), Bound::Excluded(IndexKey::string(""))),
+        IndexKey::Short(_) | IndexKey::Long(_) => (Bound::Included(IndexKey::string("")), Bound::Unbounded),
+    }
+}
+
+/// A path as a policy writes its scalar: `/a/b/?`, `/tags/[]/?`.
+pub fn policy_path(path: &[IndexStep]) -> String {
+    let mut s = String::new();
+    for step in path {
+        match step {
+            IndexStep::Key(k) if k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && !k.is_empty() => {
+                s.push('/');
+                s.push_str(k);
+            }
+            IndexStep::Key(k) => {
+                s.push_str("/\"");
+                s.push_str(&k.replace('"', "\\\""));
+                s.push('"');
+            }
+            IndexStep::Element => s.push_str("/[]"),
+        }
+    }
+    s.push_str("/?");
+    s
+}
+
+impl fmt::Display for PredicateStrategy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PredicateStrategy::IndexSeek => write!(f, "index seek"),
+            PredicateStrategy::IndexRangeScan => write!(f, "index range scan"),
+            PredicateStrategy::IndexUnion => write!(f, "union of index lookups"),
+            PredicateStrategy::PartitionKey => write!(f, "the partition key (the targets are its logical partitions)"),
+            PredicateStrategy::Filter(why) => write!(f, "filter on the items read ({why})"),
+        }
+    }
+}

@@ -1,0 +1,215 @@
+//! Index access paths against scans: for random items (mixed types, missing properties, arrays,
+//! nested objects), random indexing policies (modes, included and excluded paths), splits and a
+//! policy replacement part-way through its transformation, every query returns exactly what the
+//! same plan returns when every partition is scanned, or fails the same way (ORDER BY on a path
+//! the policy does not index is refused, as the service refuses it).
+
+use std::sync::Arc;
+
+use cosmoql::executor::source::{Input, PartitionRange, QuerySource};
+use cosmoql::storage::{
+    Container, ContainerSettings, Epk, IndexingPolicy, ItemPosition, PartitionKey, PartitionKeyDefinition, StoredItem,
+};
+use cosmoql::value::{parse_json, Value};
+use cosmoql::{execute, QueryOptions};
+use proptest::prelude::*;
+
+/// A container seen without its indexes: the executor scans every partition.
+struct Scanned<'a>(&'a Container);
+
+impl QuerySource for Scanned<'_> {
+    fn partition_key(&self) -> &PartitionKeyDefinition {
+        self.0.partition_key()
+    }
+    fn indexing_policy(&self) -> Arc<IndexingPolicy> {
+        self.0.indexing_policy()
+    }
+    fn partition_count(&self) -> usize {
+        self.0.partition_count()
+    }
+    fn partitions_overlapping(&self, ranges: &[(Epk, Epk)]) -> Vec<PartitionRange> {
+        QuerySource::partitions_overlapping(self.0, ranges)
+    }
+    fn read_item(&self, key: &PartitionKey, id: &str) -> Option<StoredItem> {
+        QuerySource::read_item(self.0, key, id)
+    }
+    fn scan(&self, from: ItemPosition, end: Epk) -> Box<Input<'_>> {
+        QuerySource::scan(self.0, from, end)
+    }
+    fn materialize(&self, item: &StoredItem) -> Value {
+        self.0.materialize(item)
+    }
+    fn system_property(&self, item: &StoredItem, name: &str) -> Value {
+        self.0.system_property(item, name)
+    }
+}
+
+const QUERIES: &[&str] = &[
+    "SELECT VALUE c.id FROM c WHERE c.a = 3",
+    "SELECT VALUE c.id FROM c WHERE c.a = null OR c.a = true",
+    "SELECT VALUE c.id FROM c WHERE c.a > 2",
+    "SELECT VALUE c.id FROM c WHERE c.a <= 'm'",
+    "SELECT VALUE c.id FROM c WHERE 4 > c.a",
+    "SELECT VALUE c.id FROM c WHERE c.a >= false",
+    "SELECT VALUE c.id FROM c WHERE c.a > null",
+    "SELECT VALUE c.id FROM c WHERE c.a BETWEEN 1 AND 5",
+    "SELECT VALUE c.id FROM c WHERE c.a BETWEEN 'a' AND 'n'",
+    "SELECT VALUE c.id FROM c WHERE c.a IN (1, 'b', null, -0)",
+    "SELECT VALUE c.id FROM c WHERE c.a IN ([1], 2)",
+    "SELECT VALUE c.id FROM c WHERE STARTSWITH(c.s, 'ab')",
+    "SELECT VALUE c.id FROM c WHERE STARTSWITH(c.s, 'AB', true)",
+    "SELECT VALUE c.id FROM c WHERE ARRAY_CONTAINS(c.tags, 'y')",
+    "SELECT VALUE c.id FROM c WHERE ARRAY_CONTAINS(c.tags, 2)",
+    "SELECT VALUE c.id FROM c WHERE ARRAY_CONTAINS(c.tags, {k: 1}, true)",
+    "SELECT VALUE c.id FROM c WHERE c.o.k = 1 AND c.a > 0",
+    "SELECT VALUE c.id FROM c WHERE c.a = 3 OR c.s = 'b'",
+    "SELECT VALUE c.id FROM c WHERE c.a = 3 OR UPPER(c.s) = 'B'",
+    "SELECT VALUE c.id FROM c WHERE NOT (c.a = 3) AND c.pk = 'k1'",
+    "SELECT VALUE c.id FROM c WHERE c.pk = 'k0' AND c.a != 2",
+    "SELECT VALUE c.id FROM c WHERE c.pk IN ('k1', 'k2') AND c.s >= 'b'",
+    "SELECT VALUE c.id FROM c WHERE c.id = 'i003'",
+    "SELECT VALUE c.id FROM c WHERE c._ts > 0 AND c.a < 5",
+    "SELECT c.id, t FROM c JOIN t IN c.tags WHERE c.a > 1 AND t = 'x'",
+    "SELECT VALUE c.id FROM c ORDER BY c.a",
+    "SELECT VALUE c.id FROM c ORDER BY c.a DESC",
+    "SELECT TOP 3 c.id, c.a FROM c ORDER BY c.a DESC",
+    "SELECT VALUE c.a FROM c WHERE c.a > 1 ORDER BY c.a OFFSET 2 LIMIT 3",
+    "SELECT TOP 4 VALUE c.id FROM c WHERE c.pk = 'k0' ORDER BY c.s",
+    "SELECT TOP 2 VALUE c.id FROM c WHERE c.a = 3 ORDER BY c.s DESC",
+    "SELECT VALUE c.s FROM c WHERE STARTSWITH(c.s, 'a') ORDER BY c.s",
+    "SELECT VALUE c.id FROM c ORDER BY c.o.k",
+    "SELECT VALUE COUNT(1) FROM c WHERE c.a > 2",
+    "SELECT c.pk, COUNT(1) AS n FROM c WHERE ARRAY_CONTAINS(c.tags, 'x') GROUP BY c.pk",
+    "SELECT DISTINCT VALUE c.a FROM c WHERE c.a >= 0",
+];
+
+fn item() -> impl Strategy<Value = String> {
+    let pk = prop_oneof![3 => Just("k0".to_string()), 1 => (0..4u8).prop_map(|k| format!("k{k}"))];
+    let scalar = prop_oneof![
+        4 => (-2..8i32).prop_map(|n| n.to_string()),
+        1 => Just("-0".to_string()),
+        1 => Just("2.5".to_string()),
+        2 => "[a-c]{0,2}".prop_map(|s| format!("\"{s}\"")),
+        1 => Just("null".to_string()),
+        1 => prop::bool::ANY.prop_map(|b| b.to_string()),
+        1 => Just("[1]".to_string()),
+        1 => Just("{\"k\":1}".to_string()),
+    ];
+    let a = prop::option::of(scalar);
+    let s = prop::option::of(prop_oneof![
+        "(ab|AB|a|b|abc)[a-c]{0,2}".prop_map(|s| format!("\"{s}\"")),
+        Just("3".to_string())
+    ]);
+    let tags = prop::collection::vec(
+        prop_oneof![Just("\"x\""), Just("\"y\""), Just("2"), Just("{\"k\":1}"), Just("[\"y\"]")],
+        0..4,
+    );
+    let o = prop::option::of(prop_oneof![(0..3i32).prop_map(|n| n.to_string()), Just("\"k\"".to_string())]);
+    (pk, a, s, tags, o).prop_map(|(pk, a, s, tags, o)| {
+        let mut fields = vec![format!("\"pk\":\"{pk}\"")];
+        if let Some(a) = a {
+            fields.push(format!("\"a\":{a}"));
+        }
+        if let Some(s) = s {
+            fields.push(format!("\"s\":{s}"));
+        }
+        fields.push(format!("\"tags\":[{}]", tags.join(",")));
+        if let Some(o) = o {
+            fields.push(format!("\"o\":{{\"k\":{o}}}"));
+        }
+        fields.join(",")
+    })
+}
+
+/// A random policy: mode, root included or excluded, some paths the other way.
+fn policy() -> impl Strategy<Value = IndexingPolicy> {
+    let paths = prop::sample::subsequence(vec!["/a/?", "/s/?", "/tags/[]/?", "/tags/*", "/o/*", "/pk/?", "/a/*"], 0..4);
+    (0..8u8, paths).prop_map(|(mode, paths)| {
+        let listed: Vec<String> = paths.iter().map(|p| format!("{{\"path\":\"{p}\"}}")).collect();
+        let json = match mode {
+            0 => r#"{"indexingMode":"none","automatic":false}"#.to_string(),
+            1..=4 => format!(r#"{{"includedPaths":[{{"path":"/*"}}],"excludedPaths":[{}]}}"#, listed.join(",")),
+            _ => format!(r#"{{"includedPaths":[{}],"excludedPaths":[{{"path":"/*"}}]}}"#, listed.join(",")),
+        };
+        IndexingPolicy::from_json(&parse_json(&json).unwrap()).unwrap()
+    })
+}
+
+fn load(items: &[String], partitions: usize, policy: &IndexingPolicy) -> Container {
+    let settings =
+        ContainerSettings { initial_partitions: partitions, split_max_items: 6, ..ContainerSettings::default() };
+    let c = Container::new("c", PartitionKeyDefinition::hash("/pk").unwrap(), settings);
+    c.replace_indexing_policy(policy.clone());
+    for (i, fields) in items.iter().enumerate() {
+        c.create(&parse_json(&format!("{{\"id\":\"i{i:03}\",{fields}}}")).unwrap()).unwrap();
+    }
+    c
+}
+
+/// The results (or the error) of a query, without system properties, page by page.
+fn run(source: &dyn QuerySource, sql: &str, page: usize) -> Result<Vec<Value>, String> {
+    let mut out = Vec::new();
+    let mut token = None;
+    loop {
+        let options =
+            QueryOptions { max_item_count: Some(page), continuation: token.clone(), ..QueryOptions::default() };
+        let result = execute(source, sql, &options).map_err(|e| format!("{} {}", e.status, e.message))?;
+        out.extend(result.items);
+        match result.continuation {
+            Some(t) => token = Some(t),
+            None => return Ok(out),
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn index_access_paths_give_what_scans_give(
+        items in prop::collection::vec(item(), 0..40),
+        partitions in prop_oneof![Just(1usize), 2usize..6],
+        first in policy(),
+        second in policy(),
+        transformed in 0usize..4,
+        page in prop::sample::select(vec![2usize, 5, 1000]),
+    ) {
+        let c = load(&items, partitions, &first);
+        for round in 0..2 {
+            if round == 1 {
+                // Replace the policy and transform only part of the container.
+                c.replace_indexing_policy(second.clone());
+                c.transform_indexes(transformed);
+            }
+            for sql in QUERIES {
+                let indexed = run(&c, sql, page);
+                let scanned = run(&Scanned(&c), sql, page);
+                prop_assert_eq!(&indexed, &scanned, "{} (round {}, policy {})", sql, round, c.indexing_policy());
+            }
+        }
+    }
+}
+
+#[test]
+fn index_reads_are_what_the_plan_says() {
+    let items: Vec<String> =
+        (0..300).map(|i| format!("\"pk\":\"k{}\",\"a\":{},\"tags\":[\"t{}\"]", i % 7, i, i % 3)).collect();
+    let c = load(&items, 4, &IndexingPolicy::default());
+    let options = QueryOptions::default();
+    // A TOP over an index reads a handful of items per partition, not all of them.
+    let top = execute(&c, "SELECT TOP 5 VALUE c.a FROM c ORDER BY c.a DESC", &options).unwrap();
+    assert_eq!(top.items, (295..300).rev().map(|n| Value::from(n as f64)).collect::<Vec<_>>());
+    let partitions = top.metrics.partitions_touched as u64;
+    assert!(top.metrics.retrieved_document_count <= 16 * partitions, "{:?}", top.metrics);
+    // A range reads the items in it.
+    let range = execute(&c, "SELECT VALUE c.a FROM c WHERE c.a >= 290", &options).unwrap();
+    assert_eq!((range.items.len(), range.metrics.retrieved_document_count), (10, 10));
+    assert_eq!(range.metrics.index_entries_read, 10);
+    let tags = execute(&c, "SELECT VALUE COUNT(1) FROM c WHERE ARRAY_CONTAINS(c.tags, 't1')", &options).unwrap();
+    assert_eq!((tags.items[0].clone(), tags.metrics.retrieved_document_count), (Value::from(100.0), 100));
+    // Mode none reads everything.
+    let none = IndexingPolicy::from_json(&parse_json(r#"{"indexingMode":"none","automatic":false}"#).unwrap()).unwrap();
+    c.replace_indexing_policy(none);
+    let scanned = execute(&c, "SELECT VALUE c.a FROM c WHERE c.a >= 290", &options).unwrap();
+    assert_eq!((scanned.items, scanned.metrics.retrieved_document_count), (range.items, 300));
+}
