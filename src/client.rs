@@ -453,6 +453,29 @@ impl TransactionalBatch {
     }
 }
 
+/// What a container holds in memory: its items' encoded bytes and its indexes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemoryReport {
+    /// Items in the container.
+    pub items: u64,
+    /// The items' encoded bytes.
+    pub data_bytes: u64,
+    /// The indexes: entries, keys and estimated bytes.
+    pub index: cosmoql_storage::IndexStats,
+}
+
+impl MemoryReport {
+    /// Data bytes per item.
+    pub fn data_bytes_per_item(&self) -> u64 {
+        self.data_bytes.checked_div(self.items).unwrap_or(0)
+    }
+
+    /// Index bytes per item.
+    pub fn index_bytes_per_item(&self) -> u64 {
+        self.index.bytes.checked_div(self.items).unwrap_or(0)
+    }
+}
+
 /// A client for one container.
 #[derive(Debug, Clone)]
 pub struct ContainerClient {
@@ -476,9 +499,29 @@ impl ContainerClient {
         self.container.properties()
     }
 
-    /// Replaces the indexing policy; queries planned afterwards follow it.
+    /// Replaces the indexing policy. Queries follow it at once for what it allows and for the
+    /// paths it no longer indexes; the paths it adds serve queries once the index transformation,
+    /// started here on a background thread, has rebuilt each partition's index
+    /// ([`ContainerClient::index_transformation_progress`]). Results are exact throughout.
     pub fn replace_indexing_policy(&self, policy: IndexingPolicy) {
         self.container.replace_indexing_policy(policy);
+        let container = Arc::clone(&self.container);
+        std::thread::spawn(move || container.transform_indexes(usize::MAX));
+    }
+
+    /// How far the index transformation is, in percent (100 when no transformation is running).
+    pub fn index_transformation_progress(&self) -> u8 {
+        self.container.index_transformation_progress()
+    }
+
+    /// The sizes of the container's data and indexes.
+    pub fn memory(&self) -> MemoryReport {
+        let parts = self.container.partitions();
+        MemoryReport {
+            items: parts.iter().map(|p| p.items as u64).sum(),
+            data_bytes: parts.iter().map(|p| p.bytes).sum(),
+            index: self.container.index_stats(),
+        }
     }
 
     fn response<T: DeserializeOwned + 'static>(r: cosmoql_storage::ItemResponse) -> Result<ItemResponse<T>, Error> {

@@ -46,8 +46,8 @@ pub mod testing;
 pub struct ReadmeDoctests;
 
 pub use client::{
-    ContainerClient, ContainerProperties, CosmosClient, DatabaseClient, FeedPage, ItemResponse, Query, QueryPager,
-    QueryResults, QuerySummary, TransactionalBatch,
+    ContainerClient, ContainerProperties, CosmosClient, DatabaseClient, FeedPage, ItemResponse, MemoryReport, Query,
+    QueryPager, QueryResults, QuerySummary, TransactionalBatch,
 };
 
 /// Errors of the embedded API. Each says what the service would answer: [`Error::status`] and

@@ -81,3 +81,22 @@ fn errors_render_with_line_and_column() {
     let err = execute(&c, "SELECT FROM c", &QueryOptions::default()).unwrap_err();
     assert!(err.render("SELECT FROM c").starts_with("line 1, column 8: expected"), "{}", err.render("SELECT FROM c"));
 }
+
+#[test]
+fn the_client_reports_memory_and_the_transformation_of_a_replaced_policy() {
+    let client = cosmoql::ContainerClient::from_container(std::sync::Arc::new(container()));
+    let memory = client.memory();
+    assert_eq!(memory.items, 200);
+    assert!(memory.data_bytes_per_item() > 0 && memory.index_bytes_per_item() > 0, "{memory:?}");
+    // id, pk, n and _ts of every item.
+    assert!(memory.index.entries >= 800, "{memory:?}");
+    let excluded = r#"{"includedPaths":[{"path":"/*"}],"excludedPaths":[{"path":"/n/?"}]}"#;
+    client.replace_indexing_policy(IndexingPolicy::from_json(&parse_json(excluded).unwrap()).unwrap());
+    // The transformation runs in the background; it ends, and /n leaves the indexes.
+    let started = std::time::Instant::now();
+    while client.index_transformation_progress() < 100 {
+        assert!(started.elapsed() < std::time::Duration::from_secs(60), "the transformation does not end");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert_eq!(client.memory().index.entries, memory.index.entries - 200);
+}

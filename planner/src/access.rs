@@ -191,7 +191,14 @@ impl Chooser<'_> {
                 let (path, key, op) = match (self.path(l), self.path(r), constant_key(l), constant_key(r)) {
                     (Some(p), _, _, Some(k)) => (p, k, *op),
                     (_, Some(p), Some(k), _) => (p, k, flip(*op)),
-                    _ => return Err("not an item path compared with a scalar constant".into()),
+                    _ => {
+                        return Err(match (&**l, &**r) {
+                            (BoundExpr::Call { function, .. }, _) | (_, BoundExpr::Call { function, .. }) => {
+                                format!("{} of the value: the index cannot answer it", function.name())
+                            }
+                            _ => "not an item path compared with a scalar constant".into(),
+                        })
+                    }
                 };
                 let path = self.indexed(path)?;
                 if op == BinaryOp::Eq {

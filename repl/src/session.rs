@@ -87,9 +87,10 @@ FROM is an alias, as in Cosmos DB). Ctrl-C clears the line or cancels a running 
   .import FILE                      load a JSON array or NDJSON file into the current container
   .export FILE                      write the current container as NDJSON
   .policy [JSON]                    show or replace the current container's indexing policy
-                                    (ORDER BY on several paths needs a composite index)
-  .stats                            items and bytes per physical partition, largest logical
-                                    partitions, and the skew
+                                    (ORDER BY on several paths needs a composite index); a
+                                    replacement rebuilds the indexes in the background
+  .stats                            data and index memory per item, items and bytes per physical
+                                    partition, largest logical partitions, and the skew
   .mode table|json                  result format
   .set maxdop N                     producers at once (-1 one per core, 0/1 serial)
   .set maxbuffered N|off            bound on results buffered by the cross-partition merge
@@ -415,11 +416,22 @@ impl Session {
                 if rest.is_empty() {
                     let text = to_json_string(&container.indexing_policy().to_json()).unwrap_or_default();
                     let _ = writeln!(crate::output::stdout(), "{}", render::printable(&text));
+                    let progress = container.index_transformation_progress();
+                    if progress < 100 {
+                        self.say(&format!(
+                            "index transformation {progress}% (partitions not yet transformed answer by scanning)"
+                        ));
+                    }
                 } else {
                     let json = parse_json(rest).map_err(|e| format!("the policy is not JSON: {e}"))?;
                     let policy = IndexingPolicy::from_json(&json).map_err(|e| e.to_string())?;
                     container.replace_indexing_policy(policy);
-                    self.say("indexing policy replaced");
+                    // The transformation runs in the background; `.policy` shows how far it is.
+                    let background = Arc::clone(&container);
+                    std::thread::spawn(move || background.transform_indexes(usize::MAX));
+                    self.say(
+                        "indexing policy replaced; indexes are rebuilt in the background (.policy shows progress)",
+                    );
                 }
             }
             ".mode" => match args[..] {
@@ -631,6 +643,22 @@ impl Session {
             parts.len(),
             container.split_count(),
             describe_key(container.partition_key())
+        );
+        let index = container.index_stats();
+        let per_item = |bytes: u64| if total_items == 0 { 0 } else { bytes / total_items as u64 };
+        let _ = writeln!(
+            out,
+            "memory: data {} ({} B per item), indexes {} ({} B per item, {} entries, {} keys){}",
+            render::bytes(total_bytes),
+            per_item(total_bytes),
+            render::bytes(index.bytes),
+            per_item(index.bytes),
+            index.entries,
+            index.keys,
+            match container.index_transformation_progress() {
+                100 => String::new(),
+                p => format!(", index transformation {p}%"),
+            }
         );
         let _ = writeln!(out, "\n  {:<19} {:<32}  bytes", "physical partition", "items");
         for p in &parts {

@@ -69,6 +69,9 @@ fn dash_c_runs_on_the_demo_database() {
     assert_eq!(lines.next(), Some(r#"["SmithFamily","SmithFamily2"]"#));
     assert!(stdout.contains("pins 1 key"), "{stdout}");
     assert!(stdout.contains("largest logical partitions"), "{stdout}");
+    // The demo data is indexed: .stats reports data and index memory per item.
+    assert!(stdout.contains("memory: data ") && stdout.contains(" B per item, "), "{stdout}");
+    assert!(!stdout.contains("indexes 0 B"), "{stdout}");
     assert!(stdout.contains("[\"Smith\"]") || stdout.contains("Smith"), "{stdout}");
     assert!(stdout.contains('█'), "{stdout}");
 }
