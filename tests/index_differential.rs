@@ -79,6 +79,14 @@ const QUERIES: &[&str] = &[
     "SELECT VALUE c.s FROM c WHERE STARTSWITH(c.s, 'a') ORDER BY c.s",
     "SELECT VALUE c.id FROM c ORDER BY c.o.k",
     "SELECT VALUE COUNT(1) FROM c WHERE c.a > 2",
+    "SELECT VALUE COUNT(1) FROM c",
+    "SELECT COUNT(1) AS n, COUNT('x') AS m FROM c WHERE c.a IN (1, 2) OR STARTSWITH(c.s, 'a')",
+    "SELECT VALUE COUNT(1) FROM c WHERE c.pk = 'k1' AND ARRAY_CONTAINS(c.tags, 'y')",
+    "SELECT VALUE COUNT(1) FROM c WHERE c.a > 1 AND UPPER(c.s) = 'AB'",
+    "SELECT VALUE COUNT(1) FROM c WHERE (c.a > 1 AND UPPER(c.s) = 'AB') OR c.a = 0",
+    "SELECT c.id FROM c ORDER BY c.id OFFSET 5 LIMIT 3",
+    "SELECT * FROM c ORDER BY c.id DESC OFFSET 2 LIMIT 20",
+    "SELECT * FROM c ORDER BY c.a OFFSET 3 LIMIT 4",
     "SELECT c.pk, COUNT(1) AS n FROM c WHERE ARRAY_CONTAINS(c.tags, 'x') GROUP BY c.pk",
     "SELECT DISTINCT VALUE c.a FROM c WHERE c.a >= 0",
 ];
@@ -206,7 +214,17 @@ fn index_reads_are_what_the_plan_says() {
     assert_eq!((range.items.len(), range.metrics.retrieved_document_count), (10, 10));
     assert_eq!(range.metrics.index_entries_read, 10);
     let tags = execute(&c, "SELECT VALUE COUNT(1) FROM c WHERE ARRAY_CONTAINS(c.tags, 't1')", &options).unwrap();
-    assert_eq!((tags.items[0].clone(), tags.metrics.retrieved_document_count), (Value::from(100.0), 100));
+    // A COUNT the indexes answer exactly reads no item.
+    assert_eq!((tags.items[0].clone(), tags.metrics.retrieved_document_count), (Value::from(100.0), 0));
+    assert_eq!(tags.metrics.index_entries_read, 100);
+    // OFFSET skips index keys: only the rows returned are read, at most LIMIT per partition.
+    let offset = execute(&c, "SELECT c.a FROM c ORDER BY c.a OFFSET 200 LIMIT 3", &options).unwrap();
+    let expected: Vec<Value> = (200..203).map(|n| parse_json(&format!(r#"{{"a":{n}}}"#)).unwrap()).collect();
+    assert_eq!(offset.items, expected);
+    assert!(offset.metrics.retrieved_document_count <= 3 * partitions, "{:?}", offset.metrics);
+    // COUNT with a filter the indexes answer exactly reads no item.
+    let count = execute(&c, "SELECT VALUE COUNT(1) FROM c WHERE c.a >= 100 AND c.a < 150", &options).unwrap();
+    assert_eq!((count.items[0].clone(), count.metrics.retrieved_document_count), (Value::from(50.0), 0));
     // Mode none reads everything.
     let none = IndexingPolicy::from_json(&parse_json(r#"{"indexingMode":"none","automatic":false}"#).unwrap()).unwrap();
     c.replace_indexing_policy(none);

@@ -37,6 +37,11 @@ impl Accumulator {
         Accumulator { kind, count: 0, sum: 0.0, poisoned: false, best: None, values: Vec::new(), seen: HashSet::new() }
     }
 
+    /// A COUNT that has counted `n` rows (counted from index entries).
+    pub fn counted(n: u64) -> Self {
+        Accumulator { count: n, ..Accumulator::new(AggregateKind::Count) }
+    }
+
     /// Adds a value; returns the bytes it now holds for it (MAKELIST, a new MAKESET value).
     pub fn add(&mut self, v: Value) -> u64 {
         if v.is_undefined() {

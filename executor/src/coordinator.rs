@@ -16,16 +16,19 @@ use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering as AtomicOr
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::Mutex;
 
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
 use cosmoql_planner::{Access, BoundQuery, PointRead};
-use cosmoql_storage::{Epk, IndexProbe, ItemPosition, StoredItem};
+use cosmoql_storage::{Epk, IndexKey, IndexProbe, ItemPosition, StoredItem};
 use cosmoql_value::Value;
 
-use crate::aggregate::{merge_groups, Groups};
+use crate::aggregate::{merge_groups, Accumulator, Groups};
 use crate::continuation::ResumePoint;
 use crate::error::QueryError;
 use crate::memory::{value_bytes, Charge};
 use crate::merge::{KWayMerge, SortCursor, SortedRow};
-use crate::operators::{Emitter, Flow, RunStats, Runner};
+use crate::operators::{Emitter, Flow, IndexWalk, RunStats, Runner};
 use crate::row::RowPos;
 use crate::source::{Input, QuerySource};
 
@@ -76,8 +79,7 @@ pub fn unit_input<'c>(
 /// Whether the unit's key ranges hold so small a part of their physical partitions (fewer than
 /// one item in 8) that scanning them reads less than the partitions' indexes would.
 fn scan_is_smaller(source: &dyn QuerySource, unit: &Unit) -> bool {
-    let (inside, whole) = source.items_in(&unit.ranges);
-    inside.saturating_mul(8) < whole
+    source.items_in(&unit.ranges).is_some_and(|(inside, whole)| inside.saturating_mul(8) < whole)
 }
 
 /// An ORDER BY query whose index seek finds at most this many items in a partition sorts them
@@ -109,6 +111,36 @@ impl Iterator for Fetch<'_> {
         }
     }
 }
+
+/// The next index entry of one partition, in ORDER BY order (keys per direction, then creation
+/// sequence).
+struct KeyHead {
+    key: IndexKey,
+    pos: ItemPosition,
+    unit: usize,
+    descending: bool,
+}
+
+impl Ord for KeyHead {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        let keys = if self.descending { other.key.cmp(&self.key) } else { self.key.cmp(&other.key) };
+        keys.then(self.pos.seq.cmp(&other.pos.seq))
+    }
+}
+
+impl PartialOrd for KeyHead {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for KeyHead {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == std::cmp::Ordering::Equal
+    }
+}
+
+impl Eq for KeyHead {}
 
 /// Metrics of one physical partition's producer.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -440,8 +472,17 @@ impl Coordinator<'_> {
     /// when it is returned.
     pub fn ordered(&self, stats: &mut RunStats, out: &mut Emitter<'_>) -> Result<(), QueryError> {
         let q = self.query;
+        // OFFSET on index keys: find the last row it skips without reading any item, then read
+        // only what follows.
+        let mut skipped_to = None;
+        if self.access.skip_on_keys && out.pending_skip() > 0 {
+            if let Some((cursor, n)) = self.skip_on_index(out.pending_skip(), stats)? {
+                out.skipped_before(n);
+                skipped_to = Some(cursor);
+            }
+        }
         let keep = out.rows_wanted();
-        let cursor = self.sort_cursor();
+        let cursor = skipped_to.as_ref().or(self.sort_cursor());
         let slots: Vec<Outcome<(Vec<SortedRow>, Charge<'_>)>> = self.units.iter().map(|_| Mutex::new(None)).collect();
         let cancel = AtomicBool::new(false);
         let work = |i: usize, _cancel: &AtomicBool| {
@@ -518,9 +559,89 @@ impl Coordinator<'_> {
         Ok(())
     }
 
+    /// Skips up to `n` rows in ORDER BY order by merging the partitions' index keys, without
+    /// reading items; returns the cursor after the last row skipped and how many were skipped, or
+    /// `None` when some partition's index cannot order its rows.
+    fn skip_on_index(&self, n: u64, stats: &mut RunStats) -> Result<Option<(SortCursor, u64)>, QueryError> {
+        let Some(order) = &self.access.order else { return Ok(None) };
+        if self.units.iter().any(|u| u.point.is_some()) || self.units.is_empty() {
+            return Ok(None);
+        }
+        let start = match self.sort_cursor() {
+            None => None,
+            Some(c) => match (c.keys.first().and_then(IndexKey::from_value), &c.pos.item) {
+                (Some(key), Some(at)) => Some((key, at.seq)),
+                _ => return Ok(None),
+            },
+        };
+        let share = usize::try_from(n / self.units.len() as u64).unwrap_or(usize::MAX).saturating_add(16);
+        let mut walks: Vec<IndexWalk<'_>> = self
+            .units
+            .iter()
+            .map(|u| IndexWalk::new(self.source, &u.ranges, order, (start.clone(), Some(share)), false))
+            .collect();
+        let mut heads = BinaryHeap::new();
+        for (i, walk) in walks.iter_mut().enumerate() {
+            if let Some((key, pos, _)) = walk.next_entry() {
+                heads.push(Reverse(KeyHead { key, pos, unit: i, descending: order.descending }));
+            }
+        }
+        let mut last = None;
+        let mut skipped = 0u64;
+        while skipped < n {
+            let Some(Reverse(head)) = heads.pop() else { break };
+            if skipped % 1024 == 0 {
+                self.runner.check_cancelled()?;
+            }
+            if let Some((key, pos, _)) = walks[head.unit].next_entry() {
+                heads.push(Reverse(KeyHead { key, pos, unit: head.unit, descending: order.descending }));
+            }
+            skipped += 1;
+            last = Some(head);
+        }
+        for walk in &walks {
+            stats.index_entries += walk.work.entries;
+        }
+        if walks.iter().any(|w| w.broken) {
+            return Ok(None);
+        }
+        Ok(last.map(|head| {
+            let cursor = SortCursor { keys: vec![head.key.to_value()], pos: RowPos { item: Some(head.pos), sub: 0 } };
+            (cursor, skipped)
+        }))
+    }
+
+    /// COUNT from index entries: how many items each unit's probe finds (or its ranges hold,
+    /// without a WHERE clause); `None` when a unit cannot be counted so.
+    fn count_from_index(&self, stats: &mut RunStats) -> Option<u64> {
+        let mut total = 0u64;
+        for unit in self.units {
+            if unit.point.is_some() {
+                return None;
+            }
+            let n = match &self.access.filter {
+                Some(probe) => {
+                    let (positions, work) = self.source.index_probe(&unit.ranges, probe, None)?;
+                    stats.index_entries += work.entries;
+                    positions.len() as u64
+                }
+                None => self.source.items_in(&unit.ranges)?.0,
+            };
+            total = total.saturating_add(n);
+        }
+        Some(total)
+    }
+
     /// Aggregates and GROUP BY: partial groups per partition, merged in scan order.
     pub fn grouped(&self, stats: &mut RunStats, out: &mut Emitter<'_>) -> Result<(), QueryError> {
         let q = self.query;
+        if self.access.count_only && self.resume_after().is_none() {
+            if let Some(n) = self.count_from_index(stats) {
+                let mut groups: Groups = Groups::new();
+                groups.insert(Vec::new(), (Vec::new(), q.aggregates.iter().map(|_| Accumulator::counted(n)).collect()));
+                return self.runner.finish_groups(q, groups, out);
+            }
+        }
         let slots: Vec<Outcome<(Groups, Charge<'_>)>> = self.units.iter().map(|_| Mutex::new(None)).collect();
         let cancel = AtomicBool::new(false);
         let work = |i: usize, _cancel: &AtomicBool| {

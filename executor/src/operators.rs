@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 use std::sync::Arc;
 
 use cosmoql_planner::{compare_sort_keys, BoundProjection, BoundQuery, IndexOrder, RankFn, SourceKind};
-use cosmoql_storage::{Epk, IndexKey, IndexWork, ItemPosition, StoredItem};
+use cosmoql_storage::{Epk, IndexKey, IndexWork, ItemPosition, OrderedWalk, StoredItem};
 use cosmoql_value::indexmap::IndexMap;
 use cosmoql_value::{Map, Value};
 
@@ -25,34 +25,43 @@ use crate::rank::rank_scores;
 use crate::row::{Binding, Row, RowPos};
 use crate::source::{Input, QuerySource};
 
-/// Items in the order of a range index, read a chunk at a time (small first: a TOP 10 reads
-/// little).
-struct IndexWalk<'s> {
+/// Entries of a range index in order, read a chunk at a time (small first: a TOP 10 reads
+/// little), with their items or without.
+pub struct IndexWalk<'s> {
     source: &'s dyn QuerySource,
     ranges: &'s [(Epk, Epk)],
     order: &'s IndexOrder,
+    items: bool,
     after: Option<(IndexKey, u64)>,
     chunk: usize,
-    buffer: std::vec::IntoIter<(IndexKey, ItemPosition, StoredItem)>,
+    buffer: std::vec::IntoIter<(IndexKey, ItemPosition, Option<StoredItem>)>,
     done: bool,
     /// The source stopped answering from the index.
-    broken: bool,
-    work: IndexWork,
+    pub broken: bool,
+    pub work: IndexWork,
+}
+
+impl std::fmt::Debug for IndexWalk<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IndexWalk").field("order", &self.order).field("after", &self.after).finish_non_exhaustive()
+    }
 }
 
 impl<'s> IndexWalk<'s> {
-    fn new(
+    /// A walk after `after`, reading chunks sized for `keep` rows first.
+    pub fn new(
         source: &'s dyn QuerySource,
         ranges: &'s [(Epk, Epk)],
         order: &'s IndexOrder,
-        after: Option<(IndexKey, u64)>,
-        keep: Option<usize>,
+        (after, keep): (Option<(IndexKey, u64)>, Option<usize>),
+        items: bool,
     ) -> Self {
         let chunk = keep.map_or(1024, |k| k.saturating_add(1).clamp(16, 1024));
         IndexWalk {
             source,
             ranges,
             order,
+            items,
             after,
             chunk,
             buffer: Vec::new().into_iter(),
@@ -63,16 +72,15 @@ impl<'s> IndexWalk<'s> {
     }
 
     /// Reads the next chunk; false if the index cannot serve.
-    fn fill(&mut self) -> bool {
-        let got = self.source.index_ordered(
-            self.ranges,
-            &self.order.path,
-            self.order.descending,
-            self.after.as_ref(),
-            self.chunk,
-            &mut self.work,
-        );
-        match got {
+    pub fn fill(&mut self) -> bool {
+        let walk = OrderedWalk {
+            path: &self.order.path,
+            descending: self.order.descending,
+            after: self.after.as_ref(),
+            limit: self.chunk,
+            items: self.items,
+        };
+        match self.source.index_ordered(self.ranges, &walk, &mut self.work) {
             None => {
                 self.broken = true;
                 self.done = true;
@@ -89,6 +97,18 @@ impl<'s> IndexWalk<'s> {
             }
         }
     }
+
+    /// The next entry: its key, position and (if asked for) item.
+    pub fn next_entry(&mut self) -> Option<(IndexKey, ItemPosition, Option<StoredItem>)> {
+        loop {
+            if let Some(entry) = self.buffer.next() {
+                return Some(entry);
+            }
+            if self.done || !self.fill() {
+                return None;
+            }
+        }
+    }
 }
 
 impl Iterator for IndexWalk<'_> {
@@ -96,11 +116,9 @@ impl Iterator for IndexWalk<'_> {
 
     fn next(&mut self) -> Option<Self::Item> {
         loop {
-            if let Some((_, pos, item)) = self.buffer.next() {
+            let (_, pos, item) = self.next_entry()?;
+            if let Some(item) = item {
                 return Some((pos, item));
-            }
-            if self.done || !self.fill() {
-                return None;
             }
         }
     }
@@ -341,7 +359,7 @@ impl<'a> Runner<'a> {
                 _ => return Ok(None),
             },
         };
-        let mut walk = IndexWalk::new(self.source, ranges, order, start, keep);
+        let mut walk = IndexWalk::new(self.source, ranges, order, (start, keep), true);
         if !walk.fill() {
             return Ok(None);
         }
@@ -762,6 +780,17 @@ impl<'s> Emitter<'s> {
 
     /// Rows one input must deliver for what this emitter still wants: the results to skip plus
     /// the limit; `None` without a limit or with DISTINCT (duplicates are known only at the end).
+    /// Results OFFSET still has to skip.
+    pub fn pending_skip(&self) -> u64 {
+        self.skip
+    }
+
+    /// Notes that `n` results of the OFFSET were skipped before reaching the emitter (on index
+    /// keys, without reading their items).
+    pub fn skipped_before(&mut self, n: u64) {
+        self.skip = self.skip.saturating_sub(n);
+    }
+
     pub fn rows_wanted(&self) -> Option<u64> {
         if self.distinct.is_some() {
             return None;

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use cosmoql_storage::{
-    Container, Epk, IndexKey, IndexProbe, IndexStep, IndexWork, IndexingPolicy, ItemPosition, PartitionKey,
+    Container, Epk, IndexKey, IndexProbe, IndexWork, IndexingPolicy, ItemPosition, OrderedWalk, PartitionKey,
     PartitionKeyDefinition, StoredItem,
 };
 use cosmoql_value::Value;
@@ -68,22 +68,20 @@ pub trait QuerySource: Sync {
     }
 
     /// How many items `ranges` hold, and how many the physical partitions holding them hold
-    /// (`(0, 0)` when unknown).
-    fn items_in(&self, _ranges: &[(Epk, Epk)]) -> (u64, u64) {
-        (0, 0)
+    /// (`None` when the source does not know).
+    fn items_in(&self, _ranges: &[(Epk, Epk)]) -> Option<(u64, u64)> {
+        None
     }
 
-    /// Up to `limit` items of `ranges` in the order of the range index at `path`, after `after`;
-    /// `None` when the index cannot give every item of the ranges in order (the caller sorts).
+    /// Up to `walk.limit` entries of `ranges` in the order of a range index (with their items
+    /// if `walk.items`); `None` when the index cannot give every item of the ranges in order (the
+    /// caller sorts).
     fn index_ordered(
         &self,
         _ranges: &[(Epk, Epk)],
-        _path: &[IndexStep],
-        _descending: bool,
-        _after: Option<&(IndexKey, u64)>,
-        _limit: usize,
+        _walk: &OrderedWalk<'_>,
         _work: &mut IndexWork,
-    ) -> Option<Vec<(IndexKey, ItemPosition, StoredItem)>> {
+    ) -> Option<Vec<(IndexKey, ItemPosition, Option<StoredItem>)>> {
         None
     }
 
@@ -140,19 +138,16 @@ impl QuerySource for Container {
         Container::fetch(self, positions)
     }
 
-    fn items_in(&self, ranges: &[(Epk, Epk)]) -> (u64, u64) {
-        Container::items_in(self, ranges)
+    fn items_in(&self, ranges: &[(Epk, Epk)]) -> Option<(u64, u64)> {
+        Some(Container::items_in(self, ranges))
     }
 
     fn index_ordered(
         &self,
         ranges: &[(Epk, Epk)],
-        path: &[IndexStep],
-        descending: bool,
-        after: Option<&(IndexKey, u64)>,
-        limit: usize,
+        walk: &OrderedWalk<'_>,
         work: &mut IndexWork,
-    ) -> Option<Vec<(IndexKey, ItemPosition, StoredItem)>> {
-        Container::index_ordered(self, ranges, path, descending, after, limit, work)
+    ) -> Option<Vec<(IndexKey, ItemPosition, Option<StoredItem>)>> {
+        Container::index_ordered(self, ranges, walk, work)
     }
 }

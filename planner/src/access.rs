@@ -24,7 +24,8 @@ use cosmoql_parser::BinaryOp;
 use cosmoql_storage::{IndexKey, IndexProbe, IndexStep, IndexingMode, IndexingPolicy};
 use cosmoql_value::Value;
 
-use crate::bound::{BoundExpr, BoundQuery, Step};
+use crate::bound::{BoundExpr, BoundProjection, BoundQuery, Step};
+use crate::functions::AggregateKind;
 
 /// What a predicate gets from the indexes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,6 +48,8 @@ pub struct PredicateAccess {
     /// The index path it uses (`/metricValue/?`), if any.
     pub path: Option<String>,
     pub strategy: PredicateStrategy,
+    /// The items the indexes find for it are exactly those for which it holds.
+    pub exact: bool,
 }
 
 /// ORDER BY served by a range index.
@@ -65,6 +68,13 @@ pub struct Access {
     pub filter: Option<IndexProbe>,
     /// ORDER BY from the index.
     pub order: Option<IndexOrder>,
+    /// OFFSET can skip index entries without reading their items: every item is a row (no WHERE,
+    /// no JOIN) and every row a result (a projection that is never undefined).
+    pub skip_on_keys: bool,
+    /// The query only counts rows (`COUNT` of constants, no GROUP BY) and the indexes find
+    /// exactly the items its WHERE clause keeps (or there is none): the counts come from index
+    /// entries, without reading items.
+    pub count_only: bool,
 }
 
 impl Access {
@@ -96,7 +106,9 @@ pub fn choose(query: &BoundQuery, policy: &IndexingPolicy, pinned_key_paths: &[V
                     && p.paths().iter().all(|path| pinned_key_paths.iter().any(|k| k == path))
             });
             if on_key {
+                // The targets are exactly the logical partitions holding those keys.
                 predicate.strategy = PredicateStrategy::PartitionKey;
+                predicate.exact = true;
             } else {
                 probes.extend(probe);
             }
@@ -109,6 +121,19 @@ pub fn choose(query: &BoundQuery, policy: &IndexingPolicy, pinned_key_paths: &[V
         _ => Some(IndexProbe::And(probes)),
     };
     access.order = chooser.order(query);
+    access.skip_on_keys = access.order.is_some()
+        && query.filter.is_none()
+        && !query.distinct
+        && query.offset > 0
+        && matches!(query.projection, BoundProjection::Star(_) | BoundProjection::List(_));
+    access.count_only = query.group_by.is_none()
+        && query.sources.len() == 1
+        && !query.aggregates.is_empty()
+        && query
+            .aggregates
+            .iter()
+            .all(|a| a.kind == AggregateKind::Count && matches!(&a.arg, BoundExpr::Const(v) if !v.is_undefined()))
+        && access.predicates.iter().all(|p| p.exact);
     access
 }
 
@@ -163,9 +188,20 @@ impl Chooser<'_> {
         match self.probe(e) {
             Ok((probe, strategy)) => {
                 let path = probe.paths().first().map(|p| policy_path(p));
-                (Some(probe), PredicateAccess { path, strategy })
+                (Some(probe), PredicateAccess { path, strategy, exact: self.exact(e) })
             }
-            Err(why) => (None, PredicateAccess { path: None, strategy: PredicateStrategy::Filter(why) }),
+            Err(why) => (None, PredicateAccess { path: None, strategy: PredicateStrategy::Filter(why), exact: false }),
+        }
+    }
+
+    /// Whether the probe of `e` finds exactly the items for which `e` holds: every part of it is
+    /// served (an AND whose parts are not all served finds more).
+    fn exact(&self, e: &BoundExpr) -> bool {
+        match e {
+            BoundExpr::Binary(BinaryOp::And, l, r) | BoundExpr::Binary(BinaryOp::Or, l, r) => {
+                self.exact(l) && self.exact(r)
+            }
+            _ => self.probe(e).is_ok(),
         }
     }
 

@@ -335,7 +335,14 @@ impl fmt::Display for Plan {
                 } else {
                     syntax.group_by.iter().map(|e| e.to_string()).collect::<Vec<_>>().join(", ")
                 };
-                writeln!(f, "  group     by {by}: partial aggregates (AVG as sum and count)")?;
+                if self.access.count_only {
+                    writeln!(
+                        f,
+                        "  count     index entries, reading no item (the indexes find exactly the items the filter keeps)"
+                    )?;
+                } else {
+                    writeln!(f, "  group     by {by}: partial aggregates (AVG as sum and count)")?;
+                }
                 merge.push("merge partial groups in scan order and finish the aggregates".to_string());
                 if !order.is_empty() {
                     merge.push(format!("order groups by {order}"));
@@ -375,7 +382,14 @@ impl fmt::Display for Plan {
             merge.push("DISTINCT".to_string());
         }
         if let Some(ol) = &syntax.offset_limit {
-            merge.push(format!("OFFSET {} (skipped rows are not kept) LIMIT {}", ol.offset, ol.limit));
+            if self.access.skip_on_keys {
+                merge.push(format!(
+                    "OFFSET {} skipped by merging the partitions' index keys, reading no item; LIMIT {}",
+                    ol.offset, ol.limit
+                ));
+            } else {
+                merge.push(format!("OFFSET {} (skipped rows are not kept) LIMIT {}", ol.offset, ol.limit));
+            }
         }
         if let Some(top) = &syntax.select.top {
             merge.push(format!("TOP {top}"));

@@ -1382,6 +1382,18 @@ impl Container {
     }
 }
 
+/// A walk of a range index in key order (see [`Container::index_ordered`]).
+#[derive(Debug, Clone, Copy)]
+pub struct OrderedWalk<'a> {
+    pub path: &'a [IndexStep],
+    pub descending: bool,
+    /// Resume after this (key, sequence number).
+    pub after: Option<&'a (IndexKey, u64)>,
+    pub limit: usize,
+    /// Read the items too (otherwise keys and positions only).
+    pub items: bool,
+}
+
 impl Container {
     // ---- index access --------------------------------------------------------------------------
 
@@ -1474,7 +1486,7 @@ impl Container {
         out
     }
 
-    /// Up to `limit` items of `ranges` in the order of the range index at `path` (keys
+    /// Up to `walk.limit` entries of `ranges` in the order of the range index at `path` (keys
     /// descending if `descending`, then sequence numbers ascending), after `after`, with their
     /// keys. `None` when a partition of the range cannot serve the path, or when some item there
     /// has no scalar at the path (an undefined, array or object value has no index entry): the
@@ -1482,12 +1494,10 @@ impl Container {
     pub fn index_ordered(
         &self,
         ranges: &[(Epk, Epk)],
-        path: &[IndexStep],
-        descending: bool,
-        after: Option<&(IndexKey, u64)>,
-        limit: usize,
+        walk: &OrderedWalk<'_>,
         work: &mut IndexWork,
-    ) -> Option<Vec<(IndexKey, ItemPosition, StoredItem)>> {
+    ) -> Option<Vec<(IndexKey, ItemPosition, Option<StoredItem>)>> {
+        let path = walk.path;
         // An item has one value at a path without `[]`; with one, it has many.
         if path.contains(&IndexStep::Element) || !self.policy_serves(path) {
             return None;
@@ -1500,21 +1510,26 @@ impl Container {
             if data.index.items_with_scalar(path) != data.index.items() {
                 return None;
             }
-            let entries = data.index.ordered(path, descending, after, limit, &keep, work)?;
+            let entries = data.index.ordered(path, walk.descending, walk.after, walk.limit, &keep, work)?;
             let mut run = Vec::with_capacity(entries.len());
             for (key, seq) in entries {
                 let Some(epk) = data.index.location(seq) else { continue };
-                let Some(item) = data.logical.get(epk).and_then(|lp| lp.get_seq(seq)) else { continue };
-                run.push((key, ItemPosition { epk: epk.clone(), seq }, item.clone()));
+                let item = if walk.items {
+                    let Some(item) = data.logical.get(epk).and_then(|lp| lp.get_seq(seq)) else { continue };
+                    Some(item.clone())
+                } else {
+                    None
+                };
+                run.push((key, ItemPosition { epk: epk.clone(), seq }, item));
             }
             runs.push(run);
         }
         let mut all: Vec<_> = runs.into_iter().flatten().collect();
         all.sort_by(|a, b| {
-            let keys = if descending { b.0.cmp(&a.0) } else { a.0.cmp(&b.0) };
+            let keys = if walk.descending { b.0.cmp(&a.0) } else { a.0.cmp(&b.0) };
             keys.then(a.1.seq.cmp(&b.1.seq))
         });
-        all.truncate(limit);
+        all.truncate(walk.limit);
         Some(all)
     }
 

@@ -19,7 +19,7 @@ pub mod store;
 
 pub use container::{
     BatchError, BatchOperation, Container, ContainerSettings, ItemMeta, ItemPosition, ItemResponse, OperationKind,
-    PartitionInfo, Scan, StoredItem, WriteOptions, MAX_INITIAL_PARTITIONS,
+    OrderedWalk, PartitionInfo, Scan, StoredItem, WriteOptions, MAX_INITIAL_PARTITIONS,
 };
 pub use doc::{Doc, DocRef, SYSTEM_PROPERTIES};
 pub use epk::{Epk, HashVersion, PartitionKeyComponent, PartitionKeyKind};
