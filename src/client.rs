@@ -289,7 +289,7 @@ pub struct QueryPager<T> {
     container: Arc<Container>,
     sql: String,
     options: QueryOptions,
-    plan: Option<Plan>,
+    plan: Option<Arc<Plan>>,
     done: bool,
     marker: PhantomData<fn() -> T>,
 }
@@ -312,7 +312,7 @@ impl<T: DeserializeOwned + 'static> QueryPager<T> {
         }
         let result = match &self.plan {
             Some(plan) => cosmoql_executor::execute_plan(&*self.container, plan, &self.options),
-            None => cosmoql_executor::plan_query(&*self.container, &self.sql, &self.options).and_then(|plan| {
+            None => cosmoql_executor::cached_plan(&*self.container, &self.sql, &self.options).and_then(|plan| {
                 let out = cosmoql_executor::execute_plan(&*self.container, &plan, &self.options);
                 self.plan = Some(plan);
                 out
@@ -346,7 +346,7 @@ impl<T: DeserializeOwned + 'static> QueryPager<T> {
             self.done = true;
             let plan = match self.plan.take() {
                 Some(plan) => plan,
-                None => cosmoql_executor::plan_query(&*self.container, &self.sql, &self.options)
+                None => cosmoql_executor::cached_plan(&*self.container, &self.sql, &self.options)
                     .map_err(|e| self.error(e))?,
             };
             let mut failure = None;
@@ -648,7 +648,7 @@ impl ContainerClient {
                 container: Arc::clone(&self.container),
                 sql: sql.clone(),
                 options,
-                plan: Some(plan),
+                plan: Some(Arc::new(plan)),
                 done: false,
                 marker: PhantomData,
             };

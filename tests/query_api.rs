@@ -100,3 +100,22 @@ fn the_client_reports_memory_and_the_transformation_of_a_replaced_policy() {
     }
     assert_eq!(client.memory().index.entries, memory.index.entries - 200);
 }
+
+#[test]
+fn cached_plans_follow_parameters_and_the_indexing_policy() {
+    let c = container();
+    let q = "SELECT VALUE c.n FROM c WHERE c.n = @n ORDER BY c.n";
+    for n in [3.0, 4.0, 3.0] {
+        let out = execute(&c, q, &QueryOptions::default().parameter("n", Value::from(n))).unwrap();
+        assert_eq!(out.items, vec![Value::from(n)]);
+    }
+    // A plan made under the old policy is not reused under the new one.
+    let excluded = r#"{"includedPaths":[{"path":"/*"}],"excludedPaths":[{"path":"/n/?"}]}"#;
+    c.replace_indexing_policy(IndexingPolicy::from_json(&parse_json(excluded).unwrap()).unwrap());
+    let err = execute(&c, q, &QueryOptions::default().parameter("n", Value::from(3.0))).unwrap_err();
+    assert_eq!(err.status, 400, "{}", err.message);
+    assert!(err.message.contains("excluded"), "{}", err.message);
+    // Another container with the same text plans on its own.
+    let other = container();
+    assert_eq!(execute(&other, q, &QueryOptions::default().parameter("n", Value::from(3.0))).unwrap().items.len(), 1);
+}

@@ -136,7 +136,7 @@ pub fn plan_query(source: &dyn QuerySource, sql: &str, options: &QueryOptions) -
 
 /// Plans and runs `sql` over `source`: one page when `options.max_item_count` is set.
 pub fn execute(source: &dyn QuerySource, sql: &str, options: &QueryOptions) -> Result<QueryOutput, QueryError> {
-    let plan = plan_query(source, sql, options)?;
+    let plan = crate::plan_cache::cached_plan(source, sql, options)?;
     execute_plan(source, &plan, options)
 }
 

@@ -27,6 +27,7 @@ pub mod functions;
 pub mod memory;
 pub mod merge;
 pub mod operators;
+pub mod plan_cache;
 pub mod rank;
 pub mod row;
 pub mod source;
@@ -39,4 +40,5 @@ pub use execute::{
     QueryOptions, QueryOutput,
 };
 pub use memory::DEFAULT_MEMORY_BUDGET;
+pub use plan_cache::cached_plan;
 pub use source::{PartitionRange, QuerySource};

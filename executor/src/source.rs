@@ -37,6 +37,12 @@ pub trait QuerySource: Sync {
     /// How many physical partitions there are now.
     fn partition_count(&self) -> usize;
 
+    /// A number that changes whenever what planning reads from the source changes (its indexing
+    /// policy), unique among sources: plans are cached under it. `None`: do not cache.
+    fn plan_epoch(&self) -> Option<u64> {
+        None
+    }
+
     /// The physical partitions overlapping any of `ranges` (sorted, disjoint), in EPK order.
     fn partitions_overlapping(&self, ranges: &[(Epk, Epk)]) -> Vec<PartitionRange>;
 
@@ -96,6 +102,10 @@ impl QuerySource for Container {
 
     fn partition_count(&self) -> usize {
         Container::partition_count(self)
+    }
+
+    fn plan_epoch(&self) -> Option<u64> {
+        Some(Container::plan_epoch(self))
     }
 
     fn indexing_policy(&self) -> Arc<IndexingPolicy> {

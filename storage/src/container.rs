@@ -419,7 +419,12 @@ pub struct Container {
     self_prefix: String,
     /// Which paths are indexed (replaceable while the container is in use).
     indexing_policy: RwLock<Arc<IndexingPolicy>>,
+    /// Changes with the indexing policy; unique among containers (see [`Container::plan_epoch`]).
+    plan_epoch: AtomicU64,
 }
+
+/// The next plan epoch, shared by every container of the process.
+static NEXT_PLAN_EPOCH: AtomicU64 = AtomicU64::new(1);
 
 impl Container {
     /// A new, empty container.
@@ -468,6 +473,7 @@ impl Container {
                 base64(&rid_bytes(database_rid, rid))
             ),
             indexing_policy: RwLock::new(policy),
+            plan_epoch: AtomicU64::new(NEXT_PLAN_EPOCH.fetch_add(1, Ordering::Relaxed)),
         }
     }
 
@@ -498,6 +504,13 @@ impl Container {
         Value::from(m)
     }
 
+    /// A number unique among the containers of the process that changes whenever the container's
+    /// indexing policy does: what a query's plan depends on besides the query (the partition key
+    /// definition never changes), so plans are cached under it.
+    pub fn plan_epoch(&self) -> u64 {
+        self.plan_epoch.load(Ordering::Relaxed)
+    }
+
     /// The indexing policy now.
     pub fn indexing_policy(&self) -> Arc<IndexingPolicy> {
         Arc::clone(&self.indexing_policy.read())
@@ -510,6 +523,7 @@ impl Container {
     /// exact. An empty container is transformed at once.
     pub fn replace_indexing_policy(&self, policy: IndexingPolicy) {
         *self.indexing_policy.write() = Arc::new(policy);
+        self.plan_epoch.store(NEXT_PLAN_EPOCH.fetch_add(1, Ordering::Relaxed), Ordering::Relaxed);
         if self.item_count() == 0 {
             self.transform_indexes(usize::MAX);
         }

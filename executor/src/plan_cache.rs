@@ -1,0 +1,132 @@
+//! The plan cache: a repeated query costs what a prepared statement costs.
+//!
+//! Plans are kept by everything planning reads: the query text, the parameters (their exact
+//! values: binding folds them into the plan), the request's partition key, the vector policies,
+//! and the source's plan epoch, which changes whenever what planning reads from the source does
+//! (a container's indexing policy). At most [`CAPACITY`] plans are kept; the least recently used
+//! goes first. Errors are not cached.
+
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use cosmoql_planner::Plan;
+use cosmoql_value::Value;
+
+use crate::error::QueryError;
+use crate::execute::{plan_query, QueryOptions};
+use crate::source::QuerySource;
+
+/// Plans kept at most.
+pub const CAPACITY: usize = 512;
+
+struct Cache {
+    plans: HashMap<String, (Arc<Plan>, u64)>,
+    tick: u64,
+}
+
+fn cache() -> &'static Mutex<Cache> {
+    static CACHE: OnceLock<Mutex<Cache>> = OnceLock::new();
+    CACHE.get_or_init(|| Mutex::new(Cache { plans: HashMap::new(), tick: 0 }))
+}
+
+/// The plan of `sql` for `source` with these options: from the cache, or planned and kept.
+pub fn cached_plan(source: &dyn QuerySource, sql: &str, options: &QueryOptions) -> Result<Arc<Plan>, QueryError> {
+    let Some(epoch) = source.plan_epoch() else { return plan_query(source, sql, options).map(Arc::new) };
+    let key = cache_key(epoch, sql, options);
+    if let Ok(mut cache) = cache().lock() {
+        cache.tick += 1;
+        let tick = cache.tick;
+        if let Some((plan, used)) = cache.plans.get_mut(&key) {
+            *used = tick;
+            return Ok(Arc::clone(plan));
+        }
+    }
+    let plan = Arc::new(plan_query(source, sql, options)?);
+    if let Ok(mut cache) = cache().lock() {
+        if cache.plans.len() >= CAPACITY {
+            let oldest = cache.plans.iter().min_by_key(|(_, (_, used))| *used).map(|(k, _)| k.clone());
+            if let Some(oldest) = oldest {
+                cache.plans.remove(&oldest);
+            }
+        }
+        let tick = cache.tick;
+        cache.plans.insert(key, (Arc::clone(&plan), tick));
+    }
+    Ok(plan)
+}
+
+/// Plans in the cache now.
+pub fn cached_plans() -> usize {
+    cache().lock().map_or(0, |c| c.plans.len())
+}
+
+fn cache_key(epoch: u64, sql: &str, options: &QueryOptions) -> String {
+    let mut key = String::with_capacity(sql.len() + 64);
+    let _ = write!(key, "{epoch}\u{0}{}\u{0}{sql}\u{0}", sql.len());
+    let mut names: Vec<&String> = options.parameters.keys().collect();
+    names.sort();
+    for name in names {
+        let _ = write!(key, "{}:{name}=", name.len());
+        exact(&mut key, &options.parameters[name]);
+    }
+    if let Some(pk) = &options.partition_key {
+        let _ = write!(key, "\u{0}pk {pk:?}");
+    }
+    if !options.vector_policies.is_empty() {
+        let _ = write!(key, "\u{0}vectors {:?}", options.vector_policies);
+    }
+    key
+}
+
+/// A value written so that two values have the same text only if binding gives them the same
+/// plan: numbers by their bits (`-0` is not `0`), strings with their length, keys in order.
+fn exact(out: &mut String, v: &Value) {
+    match v {
+        Value::Undefined => out.push('u'),
+        Value::Null => out.push('n'),
+        Value::Bool(b) => out.push(if *b { 't' } else { 'f' }),
+        Value::Number(n) => {
+            let _ = write!(out, "#{:016x}", n.to_bits());
+        }
+        Value::String(s) => {
+            let _ = write!(out, "s{}:{s}", s.len());
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for item in items.iter() {
+                exact(out, item);
+                out.push(',');
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            out.push('{');
+            for (k, item) in map.iter() {
+                let _ = write!(out, "{}:{k}=", k.len());
+                exact(out, item);
+                out.push(',');
+            }
+            out.push('}');
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_binding_tells_apart_have_different_keys() {
+        let key = |v: Value| {
+            let options = QueryOptions::default().parameter("x", v);
+            cache_key(1, "SELECT VALUE @x", &options)
+        };
+        assert_ne!(key(Value::from(0.0)), key(Value::from(-0.0)));
+        assert_ne!(key(Value::from("1")), key(Value::from(1.0)));
+        assert_ne!(key(Value::from("a,b")), key(Value::Array(Arc::new(vec![Value::from("a"), Value::from("b")]))));
+        assert_eq!(key(Value::from(2.0)), key(Value::from(2.0)));
+        let other_epoch = cache_key(2, "SELECT VALUE @x", &QueryOptions::default().parameter("x", Value::from(2.0)));
+        assert_ne!(key(Value::from(2.0)), other_epoch);
+    }
+}
