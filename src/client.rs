@@ -240,6 +240,8 @@ pub struct FeedPage<T> {
     pub metrics: QueryMetrics,
     /// What each physical partition's producer did for this page, in partition order.
     pub partitions: Vec<PartitionMetrics>,
+    /// With `QueryOptions::populate_index_metrics`: the index metrics, in the service's JSON.
+    pub index_metrics: Option<Value>,
 }
 
 /// What running a query to the end did.
@@ -251,10 +253,15 @@ pub struct QuerySummary {
     pub partitions: Vec<PartitionMetrics>,
     /// How many pages it took (1 for a streamed run).
     pub pages: usize,
+    /// With `QueryOptions::populate_index_metrics`: the index metrics, in the service's JSON.
+    pub index_metrics: Option<Value>,
 }
 
 impl QuerySummary {
-    fn add(&mut self, metrics: &QueryMetrics, partitions: Vec<PartitionMetrics>) {
+    fn add(&mut self, metrics: &QueryMetrics, partitions: Vec<PartitionMetrics>, index_metrics: Option<Value>) {
+        if self.index_metrics.is_none() {
+            self.index_metrics = index_metrics;
+        }
         if self.pages == 0 {
             self.metrics = *metrics;
         } else {
@@ -332,6 +339,7 @@ impl<T: DeserializeOwned + 'static> QueryPager<T> {
                     request_charge: out.metrics.request_charge,
                     metrics: out.metrics,
                     partitions: out.partitions,
+                    index_metrics: out.index_metrics,
                 })
             }
         })
@@ -341,7 +349,8 @@ impl<T: DeserializeOwned + 'static> QueryPager<T> {
     /// of them: with `max_item_count`, page after page; without it, in one run that streams its
     /// results as they are produced, however many there are.
     pub fn for_each(mut self, mut f: impl FnMut(T) -> bool) -> Result<QuerySummary, Error> {
-        let mut summary = QuerySummary { metrics: QueryMetrics::default(), partitions: Vec::new(), pages: 0 };
+        let mut summary =
+            QuerySummary { metrics: QueryMetrics::default(), partitions: Vec::new(), pages: 0, index_metrics: None };
         if self.options.max_item_count.is_none() && self.options.continuation.is_none() && !self.done {
             self.done = true;
             let plan = match self.plan.take() {
@@ -362,12 +371,12 @@ impl<T: DeserializeOwned + 'static> QueryPager<T> {
             if let Some(e) = failure {
                 return Err(e);
             }
-            summary.add(&out.metrics, out.partitions);
+            summary.add(&out.metrics, out.partitions, out.index_metrics);
             return Ok(summary);
         }
         while let Some(page) = self.next_page() {
             let page = page?;
-            summary.add(&page.metrics, page.partitions);
+            summary.add(&page.metrics, page.partitions, page.index_metrics);
             for item in page.items {
                 if !f(item) {
                     return Ok(summary);

@@ -48,6 +48,9 @@ pub struct QueryOptions {
     /// may hold at once; `None`: [`DEFAULT_MEMORY_BUDGET`] (1 GiB). Past it, the query fails
     /// with a `Resource` error.
     pub memory_budget: Option<u64>,
+    /// Return the index metrics (the service's PopulateIndexMetrics): which indexes the query
+    /// used and which would serve it better.
+    pub populate_index_metrics: bool,
 }
 
 impl Default for QueryOptions {
@@ -63,6 +66,7 @@ impl Default for QueryOptions {
             continuation: None,
             cancel: None,
             memory_budget: None,
+            populate_index_metrics: false,
         }
     }
 }
@@ -85,6 +89,10 @@ pub struct QueryOutput {
     /// What each physical partition's producer did, in partition order (empty when the query ran
     /// in one pass: no items, ORDER BY RANK, FROM subqueries).
     pub partitions: Vec<PartitionMetrics>,
+    /// With `populate_index_metrics`: the index metrics in the service's JSON (V2):
+    /// `{"UtilizedIndexes": {"SingleIndexes": [...], "CompositeIndexes": [...]},
+    /// "PotentialIndexes": {...}}`.
+    pub index_metrics: Option<Value>,
 }
 
 /// Execution metrics, named as Cosmos DB's query metrics.
@@ -277,7 +285,8 @@ fn run(
         request_charge: cost::query_charge(stats.retrieved, output),
         peak_buffered_items: stats.peak_buffered,
     };
-    Ok(QueryOutput { items, metrics, continuation, partitions: coordinator.partition_metrics() })
+    let index_metrics = options.populate_index_metrics.then(|| cosmoql_planner::access::index_metrics(&plan.access));
+    Ok(QueryOutput { items, metrics, continuation, partitions: coordinator.partition_metrics(), index_metrics })
 }
 
 /// A plan as EXPLAIN prints it: the plan itself (its `Display`), where it runs now, and with

@@ -19,6 +19,7 @@
 
 use std::fmt;
 use std::ops::Bound;
+use std::sync::Arc;
 
 use cosmoql_parser::BinaryOp;
 use cosmoql_storage::{IndexKey, IndexProbe, IndexStep, IndexingMode, IndexingPolicy};
@@ -50,6 +51,8 @@ pub struct PredicateAccess {
     pub strategy: PredicateStrategy,
     /// The items the indexes find for it are exactly those for which it holds.
     pub exact: bool,
+    /// For a predicate an index would serve if the policy indexed its path: that path.
+    pub potential: Option<String>,
 }
 
 /// ORDER BY served by a range index.
@@ -68,6 +71,9 @@ pub struct Access {
     pub filter: Option<IndexProbe>,
     /// ORDER BY from the index.
     pub order: Option<IndexOrder>,
+    /// Composite indexes the policy lacks that would serve the query better (equality filters
+    /// then one range or the ORDER BY path), as index metrics report them: `"/path ASC"`.
+    pub potential_composites: Vec<Vec<String>>,
     /// OFFSET can skip index entries without reading their items: every item is a row (no WHERE,
     /// no JOIN) and every row a result (a projection that is never undefined).
     pub skip_on_keys: bool,
@@ -108,6 +114,7 @@ pub fn choose(query: &BoundQuery, policy: &IndexingPolicy, pinned_key_paths: &[V
             if on_key {
                 // The targets are exactly the logical partitions holding those keys.
                 predicate.strategy = PredicateStrategy::PartitionKey;
+                predicate.path = probe.as_ref().and_then(|p| p.paths().first().map(|p| policy_path(p)));
                 predicate.exact = true;
             } else {
                 probes.extend(probe);
@@ -121,6 +128,7 @@ pub fn choose(query: &BoundQuery, policy: &IndexingPolicy, pinned_key_paths: &[V
         _ => Some(IndexProbe::And(probes)),
     };
     access.order = chooser.order(query);
+    access.potential_composites = potential_composites(query, &access, policy);
     access.skip_on_keys = access.order.is_some()
         && query.filter.is_none()
         && !query.distinct
@@ -135,6 +143,132 @@ pub fn choose(query: &BoundQuery, policy: &IndexingPolicy, pinned_key_paths: &[V
             .all(|a| a.kind == AggregateKind::Count && matches!(&a.arg, BoundExpr::Const(v) if !v.is_undefined()))
         && access.predicates.iter().all(|p| p.exact);
     access
+}
+
+/// Equality filters on some paths and a range on one more, or an ORDER BY on one more: the
+/// composite index (equalities first) a policy could add, unless it has it.
+fn potential_composites(query: &BoundQuery, access: &Access, policy: &IndexingPolicy) -> Vec<Vec<String>> {
+    if policy.mode != IndexingMode::Consistent {
+        return Vec::new();
+    }
+    let bare = |p: &str| p.trim_end_matches("/?").to_string();
+    let single = |p: &PredicateAccess| p.path.as_deref().filter(|path| !path.contains("/[]")).map(bare);
+    let mut equal: Vec<String> = Vec::new();
+    let mut ranges: Vec<String> = Vec::new();
+    for p in &access.predicates {
+        match (&p.strategy, single(p)) {
+            (PredicateStrategy::IndexSeek | PredicateStrategy::PartitionKey, Some(path)) if !equal.contains(&path) => {
+                equal.push(path)
+            }
+            (PredicateStrategy::IndexRangeScan, Some(path)) => ranges.push(path),
+            _ => {}
+        }
+    }
+    if equal.is_empty() {
+        return Vec::new();
+    }
+    let last = match (ranges.as_slice(), &access.order, query.order_by.first()) {
+        ([range], _, _) if !equal.contains(range) => format!("{range} ASC"),
+        ([], Some(order), Some(key)) => {
+            let path = bare(&policy_path(&order.path));
+            if equal.contains(&path) {
+                return Vec::new();
+            }
+            format!("{path} {}", if key.descending { "DESC" } else { "ASC" })
+        }
+        _ => return Vec::new(),
+    };
+    let mut specs: Vec<String> = equal.iter().map(|p| format!("{p} ASC")).collect();
+    specs.push(last);
+    let has = policy.composite.iter().any(|c| {
+        c.len() == specs.len()
+            && c.iter().zip(&specs).all(|(cp, spec)| {
+                let (path, dir) = spec.rsplit_once(' ').unwrap_or((spec, "ASC"));
+                bare(&policy_path(&cp.segments)) == path && cp.descending == (dir == "DESC")
+            })
+    });
+    if has {
+        Vec::new()
+    } else {
+        vec![specs]
+    }
+}
+
+/// The index metrics of a query, in the service's PopulateIndexMetrics (V2) JSON: the single
+/// indexes the filters and ORDER BY use, the single indexes excluded paths would need, and the
+/// composite indexes that would serve the query better.
+pub fn index_metrics(access: &Access) -> Value {
+    let spec = |path: &str| Value::object([("IndexSpec".to_string(), Value::from(path))]);
+    // The service lists them last predicate first; an equality on the ORDER BY path makes the
+    // order trivial and is not listed (the emulator's recorded outputs, .NET SDK baseline
+    // `IndexMetricsParserBaselineTest`).
+    let order_path = access.order.as_ref().map(|o| policy_path(&o.path));
+    let mut utilized: Vec<String> = Vec::new();
+    for p in access.predicates.iter().rev() {
+        let trivial = p.strategy == PredicateStrategy::IndexSeek && p.path == order_path;
+        if !matches!(p.strategy, PredicateStrategy::Filter(_)) && !trivial {
+            if let Some(path) = &p.path {
+                if !utilized.contains(path) {
+                    utilized.push(path.clone());
+                }
+            }
+        }
+    }
+    let trivial_order = access
+        .predicates
+        .iter()
+        .any(|p| p.strategy == PredicateStrategy::IndexSeek && p.path.is_some() && p.path == order_path);
+    if let Some(path) = order_path.filter(|_| !trivial_order) {
+        if !utilized.contains(&path) {
+            utilized.push(path);
+        }
+    }
+    let mut potential: Vec<String> = Vec::new();
+    for p in &access.predicates {
+        if let Some(path) = &p.potential {
+            if !potential.contains(path) {
+                potential.push(path.clone());
+            }
+        }
+    }
+    let scored = |v: Value| match v {
+        Value::Object(m) => {
+            let mut m = (*m).clone();
+            m.insert("IndexImpactScore".into(), Value::from("High"));
+            Value::from(m)
+        }
+        other => other,
+    };
+    let composites: Vec<Value> = access
+        .potential_composites
+        .iter()
+        .map(|specs| {
+            Value::object([
+                (
+                    "IndexSpecs".to_string(),
+                    Value::Array(Arc::new(specs.iter().map(|s| Value::from(s.as_str())).collect())),
+                ),
+                ("IndexImpactScore".to_string(), Value::from("High")),
+            ])
+        })
+        .collect();
+    let list = |items: Vec<Value>| Value::Array(Arc::new(items));
+    Value::object([
+        (
+            "UtilizedIndexes".to_string(),
+            Value::object([
+                ("SingleIndexes".to_string(), list(utilized.iter().map(|p| spec(p)).collect())),
+                ("CompositeIndexes".to_string(), list(Vec::new())),
+            ]),
+        ),
+        (
+            "PotentialIndexes".to_string(),
+            Value::object([
+                ("SingleIndexes".to_string(), list(potential.iter().map(|p| scored(spec(p))).collect())),
+                ("CompositeIndexes".to_string(), list(composites)),
+            ]),
+        ),
+    ])
 }
 
 /// The conjuncts of `a AND b AND ...`.
@@ -188,9 +322,20 @@ impl Chooser<'_> {
         match self.probe(e) {
             Ok((probe, strategy)) => {
                 let path = probe.paths().first().map(|p| policy_path(p));
-                (Some(probe), PredicateAccess { path, strategy, exact: self.exact(e) })
+                (Some(probe), PredicateAccess { path, strategy, exact: self.exact(e), potential: None })
             }
-            Err(why) => (None, PredicateAccess { path: None, strategy: PredicateStrategy::Filter(why), exact: false }),
+            Err(why) => {
+                // What the predicate would use under a policy indexing every path.
+                let everything = IndexingPolicy::default();
+                let potential = (self.policy.mode == IndexingMode::Consistent)
+                    .then(|| Chooser { item: self.item, policy: &everything }.probe(e).ok())
+                    .flatten()
+                    .and_then(|(probe, _)| probe.paths().first().map(|p| policy_path(p)));
+                (
+                    None,
+                    PredicateAccess { path: None, strategy: PredicateStrategy::Filter(why), exact: false, potential },
+                )
+            }
         }
     }
 

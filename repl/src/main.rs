@@ -63,8 +63,9 @@ enum Command {
     /// standard output (exit 0), or the rendered error on standard error (exit 1).
     ///
     /// With `--metrics`, the last line of standard error is one JSON object with
-    /// partitionsTouched, physicalPartitions, retrievedDocumentCount, outputDocumentCount,
-    /// requestCharge and peakBufferedItems.
+    /// partitionsTouched, physicalPartitions, retrievedDocumentCount, indexEntriesRead,
+    /// outputDocumentCount, requestCharge, peakBufferedItems, pages, partitions and indexMetrics
+    /// (the service's PopulateIndexMetrics JSON: indexes used, indexes that would help).
     Query(query_cmd::QueryArgs),
     /// Load the data once, run the query once to warm up and then `--repeat` times, and print one
     /// JSON line: loadSeconds, items, results, minSeconds, medianSeconds, maxSeconds, peakRssBytes.

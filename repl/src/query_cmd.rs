@@ -208,10 +208,8 @@ pub fn run_query(args: &QueryArgs) -> Result<(), String> {
         out.write_all(json.as_bytes())
     };
     // A write that fails stops the query (the failure is reported by `main`).
-    let result = loaded
-        .client
-        .query_pages::<Value>(args.sql.as_str(), loaded.options.clone())
-        .for_each(|item| write(&item).is_ok());
+    let options = QueryOptions { populate_index_metrics: args.metrics, ..loaded.options.clone() };
+    let result = loaded.client.query_pages::<Value>(args.sql.as_str(), options).for_each(|item| write(&item).is_ok());
     // The array is closed even when the query fails midway, so standard output stays JSON; the
     // error goes to standard error and the exit status is 1.
     if result.is_ok() || opened {
@@ -237,16 +235,17 @@ pub fn run_query(args: &QueryArgs) -> Result<(), String> {
             })
             .collect();
         eprintln!(
-            "{{\"partitionsTouched\":{},\"physicalPartitions\":{},\"retrievedDocumentCount\":{},\"indexEntriesRead\":{},\"outputDocumentCount\":{},\"requestCharge\":{},\"peakBufferedItems\":{},\"pages\":{},\"partitions\":[{}]}}",
+            "{{\"partitionsTouched\":{},\"physicalPartitions\":{},\"retrievedDocumentCount\":{},\"indexEntriesRead\":{},\"outputDocumentCount\":{},\"requestCharge\":{},\"peakBufferedItems\":{},\"pages\":{},\"partitions\":[{}],\"indexMetrics\":{}}}",
             m.partitions_touched,
             m.physical_partitions,
             m.retrieved_document_count,
             m.index_entries_read,
             m.output_document_count,
-            cosmoql::value::format_number(m.request_charge),
+            cosmoql::value::format_number((m.request_charge * 100.0).round() / 100.0),
             m.peak_buffered_items,
             pages,
-            partitions.join(",")
+            partitions.join(","),
+            output.index_metrics.as_ref().and_then(cosmoql::value::to_json_string).unwrap_or_else(|| "null".into())
         );
     }
     Ok(())

@@ -217,6 +217,7 @@ impl Session {
 
     fn query_options(&self) -> QueryOptions {
         let mut options = self.options.clone();
+        options.populate_index_metrics = self.metrics;
         options.parameters = self.params.iter().map(|(k, v)| (k.clone(), v.clone())).collect::<HashMap<_, _>>();
         options
     }
@@ -303,6 +304,9 @@ impl Session {
         }
         if self.timing || self.metrics {
             notes.push(format!("{:.1} ms", elapsed.as_secs_f64() * 1000.0));
+        }
+        if let Some(index) = summary.index_metrics.as_ref().filter(|_| self.metrics) {
+            notes.push(format!("index metrics {}", to_json_string(index).unwrap_or_default()));
         }
         if !notes.is_empty() {
             let text = notes.join(", ");
