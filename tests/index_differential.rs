@@ -89,6 +89,16 @@ const QUERIES: &[&str] = &[
     "SELECT * FROM c ORDER BY c.a OFFSET 3 LIMIT 4",
     "SELECT c.pk, COUNT(1) AS n FROM c WHERE ARRAY_CONTAINS(c.tags, 'x') GROUP BY c.pk",
     "SELECT DISTINCT VALUE c.a FROM c WHERE c.a >= 0",
+    "SELECT DISTINCT VALUE c.a FROM c",
+    "SELECT DISTINCT VALUE c.pk FROM c",
+    "SELECT DISTINCT VALUE c.tags FROM c",
+    "SELECT DISTINCT VALUE c.o.k FROM c WHERE c.pk = 'k0'",
+    "SELECT DISTINCT VALUE c.s FROM c OFFSET 1 LIMIT 2",
+    "SELECT VALUE MAX(c.a) FROM c",
+    "SELECT VALUE MAX(c.id) FROM c",
+    "SELECT MIN(c.pk) AS lo, MAX(c.pk) AS hi FROM c",
+    "SELECT MIN(c.s) AS lo, MAX(c.s) AS hi FROM c WHERE c.pk IN ('k1', 'k2')",
+    "SELECT VALUE MIN(c.o.k) FROM c",
 ];
 
 fn item() -> impl Strategy<Value = String> {
@@ -225,6 +235,13 @@ fn index_reads_are_what_the_plan_says() {
     // COUNT with a filter the indexes answer exactly reads no item.
     let count = execute(&c, "SELECT VALUE COUNT(1) FROM c WHERE c.a >= 100 AND c.a < 150", &options).unwrap();
     assert_eq!((count.items[0].clone(), count.metrics.retrieved_document_count), (Value::from(50.0), 0));
+    // MIN, MAX and DISTINCT VALUE of a path every item has read index keys, not items.
+    let bounds = execute(&c, "SELECT MIN(c.a) AS lo, MAX(c.a) AS hi FROM c", &options).unwrap();
+    assert_eq!(bounds.items, vec![parse_json(r#"{"lo":0,"hi":299}"#).unwrap()]);
+    assert_eq!(bounds.metrics.retrieved_document_count, 0);
+    let distinct = execute(&c, "SELECT DISTINCT VALUE c.pk FROM c", &options).unwrap();
+    let keys: Vec<Value> = (0..7).map(|k| Value::from(format!("k{k}"))).collect();
+    assert_eq!((distinct.items, distinct.metrics.retrieved_document_count), (keys, 0));
     // Mode none reads everything.
     let none = IndexingPolicy::from_json(&parse_json(r#"{"indexingMode":"none","automatic":false}"#).unwrap()).unwrap();
     c.replace_indexing_policy(none);

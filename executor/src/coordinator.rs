@@ -19,8 +19,8 @@ use std::sync::Mutex;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use cosmoql_planner::{Access, BoundQuery, PointRead};
-use cosmoql_storage::{Epk, IndexKey, IndexProbe, ItemPosition, StoredItem};
+use cosmoql_planner::{Access, AggregateKind, BoundQuery, PointRead};
+use cosmoql_storage::{Epk, IndexKey, IndexProbe, IndexStep, IndexWork, ItemPosition, StoredItem};
 use cosmoql_value::Value;
 
 use crate::aggregate::{merge_groups, Accumulator, Groups};
@@ -290,6 +290,35 @@ impl Coordinator<'_> {
 
     /// No ORDER BY: concatenate the partitions' results in EPK order.
     pub fn concatenated(&self, stats: &mut RunStats, out: &mut Emitter<'_>) -> Result<(), QueryError> {
+        if self.access.distinct_keys.is_some() {
+            return self.distinct_values(stats, out);
+        }
+        self.concatenated_rows(stats, out)
+    }
+
+    /// `DISTINCT VALUE` of an indexed path: the values in ascending order, from the index's keys
+    /// when it has them all, else from the items (sorted, so that the results, and the pages,
+    /// are the same whichever way they were found).
+    fn distinct_values(&self, stats: &mut RunStats, out: &mut Emitter<'_>) -> Result<(), QueryError> {
+        let values = match self.distinct_from_index(stats) {
+            Some(values) => values,
+            None => {
+                let mut all = Emitter::unlimited(self.query).with_budget(&self.runner.budget);
+                self.concatenated_rows(stats, &mut all)?;
+                let mut values = all.finish();
+                values.sort_unstable();
+                values
+            }
+        };
+        for v in values {
+            if out.push(v)? {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn concatenated_rows(&self, stats: &mut RunStats, out: &mut Emitter<'_>) -> Result<(), QueryError> {
         if self.threads() == 1 {
             return self.concatenated_serially(stats, out);
         }
@@ -611,6 +640,55 @@ impl Coordinator<'_> {
         }))
     }
 
+    /// `DISTINCT VALUE` of a path from the index's keys, in key order; `None` when some
+    /// partition's index cannot give them all (an item without a scalar there).
+    fn distinct_from_index(&self, stats: &mut RunStats) -> Option<Vec<Value>> {
+        let path = self.access.distinct_keys.as_ref()?;
+        if self.units.iter().any(|u| u.point.is_some()) {
+            return None;
+        }
+        let mut work = IndexWork::default();
+        let mut keys = Vec::new();
+        for unit in self.units {
+            match self.source.index_keys(&unit.ranges, path, &mut work) {
+                Some((found, true)) => keys.extend(found),
+                _ => return None,
+            }
+        }
+        stats.index_entries += work.entries;
+        keys.sort_unstable();
+        keys.dedup();
+        Some(keys.into_iter().map(|k| k.to_value()).collect())
+    }
+
+    /// MIN and MAX of a path from the least and greatest index keys of each unit; `None` when
+    /// some partition's index cannot give them (an item without a scalar there).
+    fn bounds_from_index(&self, path: &[IndexStep], stats: &mut RunStats) -> Option<(Option<Value>, Option<Value>)> {
+        if self.units.iter().any(|u| u.point.is_some()) {
+            return None;
+        }
+        let mut work = IndexWork::default();
+        let (mut least, mut greatest): (Option<IndexKey>, Option<IndexKey>) = (None, None);
+        for unit in self.units {
+            let bounds = self.source.index_bounds(&unit.ranges, path, &mut work)?;
+            if !bounds.complete {
+                return None;
+            }
+            if let Some(k) = bounds.least {
+                if least.as_ref().is_none_or(|l| k < *l) {
+                    least = Some(k);
+                }
+            }
+            if let Some(k) = bounds.greatest {
+                if greatest.as_ref().is_none_or(|g| k > *g) {
+                    greatest = Some(k);
+                }
+            }
+        }
+        stats.index_entries += work.entries;
+        Some((least.map(|k| k.to_value()), greatest.map(|k| k.to_value())))
+    }
+
     /// COUNT from index entries: how many items each unit's probe finds (or its ranges hold,
     /// without a WHERE clause); `None` when a unit cannot be counted so.
     fn count_from_index(&self, stats: &mut RunStats) -> Option<u64> {
@@ -639,6 +717,25 @@ impl Coordinator<'_> {
             if let Some(n) = self.count_from_index(stats) {
                 let mut groups: Groups = Groups::new();
                 groups.insert(Vec::new(), (Vec::new(), q.aggregates.iter().map(|_| Accumulator::counted(n)).collect()));
+                return self.runner.finish_groups(q, groups, out);
+            }
+        }
+        if let (Some(path), None) = (&self.access.min_max, self.resume_after()) {
+            if let Some((least, greatest)) = self.bounds_from_index(path, stats) {
+                let accumulators = q
+                    .aggregates
+                    .iter()
+                    .map(|a| {
+                        let mut acc = Accumulator::new(a.kind);
+                        let best = if a.kind == AggregateKind::Min { &least } else { &greatest };
+                        if let Some(v) = best {
+                            acc.add(v.clone());
+                        }
+                        acc
+                    })
+                    .collect();
+                let mut groups: Groups = Groups::new();
+                groups.insert(Vec::new(), (Vec::new(), accumulators));
                 return self.runner.finish_groups(q, groups, out);
             }
         }

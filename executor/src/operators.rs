@@ -702,6 +702,11 @@ impl<'s> Emitter<'s> {
         }
     }
 
+    /// An emitter that applies the query's DISTINCT but neither its OFFSET nor its limit.
+    pub fn unlimited(q: &BoundQuery) -> Self {
+        Emitter { skip: 0, limit: None, ..Emitter::new(q) }
+    }
+
     /// An emitter for one page: `returned` results were given out by earlier pages, at most
     /// `take` more are wanted now, and the resume point of the `page`-th result is noted.
     /// `resumed`: the page starts after the last result returned (OFFSET was spent, nothing is

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use cosmoql_storage::{
-    Container, Epk, IndexKey, IndexProbe, IndexWork, IndexingPolicy, ItemPosition, OrderedWalk, PartitionKey,
-    PartitionKeyDefinition, StoredItem,
+    Container, Epk, IndexBounds, IndexKey, IndexProbe, IndexStep, IndexWork, IndexingPolicy, ItemPosition, OrderedWalk,
+    PartitionKey, PartitionKeyDefinition, StoredItem,
 };
 use cosmoql_value::Value;
 
@@ -91,6 +91,23 @@ pub trait QuerySource: Sync {
         None
     }
 
+    /// The distinct scalars at `path` among the items of `ranges`, in key order, and whether
+    /// every item there has one; `None` when the index cannot tell.
+    fn index_keys(
+        &self,
+        _ranges: &[(Epk, Epk)],
+        _path: &[IndexStep],
+        _work: &mut IndexWork,
+    ) -> Option<(Vec<IndexKey>, bool)> {
+        None
+    }
+
+    /// The least and greatest scalars at `path` among the items of `ranges`; `None` when the
+    /// index cannot tell.
+    fn index_bounds(&self, _ranges: &[(Epk, Epk)], _path: &[IndexStep], _work: &mut IndexWork) -> Option<IndexBounds> {
+        None
+    }
+
     /// One system property of an item (`_rid`, `_ts`, ...); `Undefined` for other names.
     fn system_property(&self, item: &StoredItem, name: &str) -> Value;
 }
@@ -159,5 +176,18 @@ impl QuerySource for Container {
         work: &mut IndexWork,
     ) -> Option<Vec<(IndexKey, ItemPosition, Option<StoredItem>)>> {
         Container::index_ordered(self, ranges, walk, work)
+    }
+
+    fn index_keys(
+        &self,
+        ranges: &[(Epk, Epk)],
+        path: &[IndexStep],
+        work: &mut IndexWork,
+    ) -> Option<(Vec<IndexKey>, bool)> {
+        Container::index_keys(self, ranges, path, work)
+    }
+
+    fn index_bounds(&self, ranges: &[(Epk, Epk)], path: &[IndexStep], work: &mut IndexWork) -> Option<IndexBounds> {
+        Container::index_bounds(self, ranges, path, work)
     }
 }

@@ -81,6 +81,16 @@ pub struct Access {
     /// exactly the items its WHERE clause keeps (or there is none): the counts come from index
     /// entries, without reading items.
     pub count_only: bool,
+    /// `SELECT DISTINCT VALUE` of a path of the item, with no filter but the partition key: the
+    /// results come in ascending order, from the index's keys at the path when it is indexed and
+    /// every item has a scalar there, else from the items.
+    pub distinct_keys: Option<Vec<IndexStep>>,
+    /// Every aggregate is `MIN` or `MAX` of this indexed path of the item, with no GROUP BY and no
+    /// filter but the partition key: the index's first and last keys answer them when every item
+    /// has a scalar there.
+    pub min_max: Option<Vec<IndexStep>>,
+    /// The policy indexes the `distinct_keys` path.
+    pub distinct_indexed: bool,
 }
 
 impl Access {
@@ -142,6 +152,29 @@ pub fn choose(query: &BoundQuery, policy: &IndexingPolicy, pinned_key_paths: &[V
             .iter()
             .all(|a| a.kind == AggregateKind::Count && matches!(&a.arg, BoundExpr::Const(v) if !v.is_undefined()))
         && access.predicates.iter().all(|p| p.exact);
+    // Only the partition key filters: the targets hold exactly the rows.
+    let unfiltered = access.filter.is_none() && access.predicates.iter().all(|p| p.exact);
+    let simple = unfiltered && query.sources.len() == 1 && query.rank.is_none() && query.group_by.is_none();
+    let indexed = |path: Vec<IndexStep>| {
+        (policy.mode == IndexingMode::Consistent && !path.contains(&IndexStep::Element) && policy.is_indexed(&path))
+            .then_some(path)
+    };
+    if simple && query.distinct && query.order_by.is_empty() && query.aggregates.is_empty() {
+        if let BoundProjection::Value(e) = &query.projection {
+            access.distinct_keys = chooser.path(e);
+            access.distinct_indexed = access.distinct_keys.clone().and_then(indexed).is_some();
+        }
+    }
+    if simple && !query.aggregates.is_empty() {
+        let mut paths = query.aggregates.iter().map(|a| match a.kind {
+            AggregateKind::Min | AggregateKind::Max => chooser.path(&a.arg),
+            _ => None,
+        });
+        let first = paths.next().flatten();
+        if paths.all(|p| p.is_some() && p == first) {
+            access.min_max = first.and_then(indexed);
+        }
+    }
     access
 }
 
@@ -219,6 +252,13 @@ pub fn index_metrics(access: &Access) -> Value {
         .iter()
         .any(|p| p.strategy == PredicateStrategy::IndexSeek && p.path.is_some() && p.path == order_path);
     if let Some(path) = order_path.filter(|_| !trivial_order) {
+        if !utilized.contains(&path) {
+            utilized.push(path);
+        }
+    }
+    let distinct = access.distinct_keys.as_ref().filter(|_| access.distinct_indexed);
+    for path in distinct.into_iter().chain(&access.min_max) {
+        let path = policy_path(path);
         if !utilized.contains(&path) {
             utilized.push(path);
         }

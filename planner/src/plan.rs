@@ -340,6 +340,13 @@ impl fmt::Display for Plan {
                         f,
                         "  count     index entries, reading no item (the indexes find exactly the items the filter keeps)"
                     )?;
+                } else if let Some(path) = &self.access.min_max {
+                    writeln!(
+                        f,
+                        "  min/max   the first and last keys of the index on {}, reading no item (when every \
+                         item has a scalar there; else aggregate the items)",
+                        access::policy_path(path)
+                    )?;
                 } else {
                     writeln!(f, "  group     by {by}: partial aggregates (AVG as sum and count)")?;
                 }
@@ -369,6 +376,20 @@ impl fmt::Display for Plan {
             }
             Strategy::Concatenate => {
                 let keep = q.rows_needed().map_or(String::new(), |n| format!(" (stop after {n} results)"));
+                if let (Some(path), false) = (&self.access.distinct_keys, self.access.distinct_indexed) {
+                    writeln!(
+                        f,
+                        "  distinct  read the items; the distinct values of {} in ascending order",
+                        access::policy_path(path).trim_end_matches("/?")
+                    )?;
+                } else if let Some(path) = &self.access.distinct_keys {
+                    writeln!(
+                        f,
+                        "  distinct  the keys of the index on {}, in ascending order, reading no item (when every \
+                         item has a scalar there; else read the items and sort the distinct values)",
+                        access::policy_path(path)
+                    )?;
+                }
                 writeln!(f, "  project   {}{keep}", syntax.select.projection_text())?;
                 if q.distinct {
                     writeln!(f, "  distinct  within the partition")?;

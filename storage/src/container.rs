@@ -1571,6 +1571,42 @@ impl Container {
         keys.dedup();
         Some((keys, complete))
     }
+
+    /// The least and the greatest scalar at `path` among the items of `ranges` (for `MIN` and
+    /// `MAX`), and whether every item there has one; `None` when a partition cannot serve the path.
+    pub fn index_bounds(&self, ranges: &[(Epk, Epk)], path: &[IndexStep], work: &mut IndexWork) -> Option<IndexBounds> {
+        if !self.policy_serves(path) {
+            return None;
+        }
+        let keep = |epk: &Epk| in_ranges(ranges, epk);
+        let map = self.partitions.read();
+        let mut bounds = IndexBounds { least: None, greatest: None, complete: true };
+        for p in Self::covering(&map, ranges) {
+            let data = p.data.read();
+            bounds.complete &= data.index.items_with_scalar(path) == data.index.items();
+            if let Some(k) = data.index.first_key(path, false, &keep, work)? {
+                if bounds.least.as_ref().is_none_or(|l| k < *l) {
+                    bounds.least = Some(k);
+                }
+            }
+            if let Some(k) = data.index.first_key(path, true, &keep, work)? {
+                if bounds.greatest.as_ref().is_none_or(|g| k > *g) {
+                    bounds.greatest = Some(k);
+                }
+            }
+        }
+        Some(bounds)
+    }
+}
+
+/// The least and greatest index keys at a path (see [`Container::index_bounds`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct IndexBounds {
+    pub least: Option<IndexKey>,
+    pub greatest: Option<IndexKey>,
+    /// Every item of the ranges has a scalar at the path (none is undefined, an array or an
+    /// object there).
+    pub complete: bool,
 }
 
 /// Where an item is in scan order: its logical partition's EPK, then its creation sequence.

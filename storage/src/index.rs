@@ -902,6 +902,31 @@ impl PartitionIndex {
         Some(out)
     }
 
+    /// The first key at `path` in key order (the last if `descending`) held by an item that
+    /// satisfies `keep` (for `MIN` and `MAX`); `Some(None)` when there is none, `None` when the
+    /// path is not indexed.
+    pub fn first_key(
+        &self,
+        path: &[IndexStep],
+        descending: bool,
+        keep: &dyn Fn(&Epk) -> bool,
+        work: &mut IndexWork,
+    ) -> Option<Option<IndexKey>> {
+        let Some(node) = self.indexed_node(path)? else { return Some(None) };
+        let mut holds = |postings: &Postings| {
+            postings.as_slice().iter().any(|seq| {
+                work.entries += 1;
+                self.locations.get(seq).is_some_and(|e| keep(e))
+            })
+        };
+        let found = if descending {
+            node.values.iter().rev().find(|(_, p)| holds(p))
+        } else {
+            node.values.iter().find(|(_, p)| holds(p))
+        };
+        Some(found.map(|(k, _)| k.clone()))
+    }
+
     /// Sizes.
     pub fn stats(&self) -> IndexStats {
         let mut stats = IndexStats::default();
