@@ -99,6 +99,16 @@ const QUERIES: &[&str] = &[
     "SELECT MIN(c.pk) AS lo, MAX(c.pk) AS hi FROM c",
     "SELECT MIN(c.s) AS lo, MAX(c.s) AS hi FROM c WHERE c.pk IN ('k1', 'k2')",
     "SELECT VALUE MIN(c.o.k) FROM c",
+    "SELECT c.id, t FROM c JOIN t IN c.tags WHERE t = 'y'",
+    "SELECT c.id FROM c JOIN t IN c.tags WHERE t.k = 1 OR t > 1",
+    "SELECT VALUE t FROM t IN c.tags WHERE t > 1",
+    "SELECT VALUE COUNT(1) FROM c JOIN t IN c.tags WHERE t = 'y'",
+    "SELECT VALUE COUNT(1) FROM t IN c.tags WHERE t = 'x'",
+    "SELECT DISTINCT VALUE t FROM t IN c.tags",
+    "SELECT VALUE MAX(t) FROM t IN c.tags",
+    "SELECT VALUE x.k FROM c.o x WHERE x.k = 1",
+    "SELECT TOP 2 VALUE t FROM t IN c.tags ORDER BY t",
+    "SELECT c.id, u FROM c JOIN t IN c.tags JOIN u IN t WHERE u = 'y'",
 ];
 
 fn item() -> impl Strategy<Value = String> {
@@ -235,6 +245,9 @@ fn index_reads_are_what_the_plan_says() {
     // COUNT with a filter the indexes answer exactly reads no item.
     let count = execute(&c, "SELECT VALUE COUNT(1) FROM c WHERE c.a >= 100 AND c.a < 150", &options).unwrap();
     assert_eq!((count.items[0].clone(), count.metrics.retrieved_document_count), (Value::from(50.0), 0));
+    // A JOIN's filter on the elements seeks their `[]` entries: only the items holding them are read.
+    let join = execute(&c, "SELECT VALUE c.a FROM c JOIN t IN c.tags WHERE t = 't1'", &options).unwrap();
+    assert_eq!((join.items.len(), join.metrics.retrieved_document_count), (100, 100));
     // MIN, MAX and DISTINCT VALUE of a path every item has read index keys, not items.
     let bounds = execute(&c, "SELECT MIN(c.a) AS lo, MAX(c.a) AS hi FROM c", &options).unwrap();
     assert_eq!(bounds.items, vec![parse_json(r#"{"lo":0,"hi":299}"#).unwrap()]);

@@ -9,6 +9,10 @@
 //! | `OR` of the above | the union of their items |
 //! | anything else (functions of the path, `NOT`, `!=`, an excluded path, case-insensitive matches) | read and filtered |
 //!
+//! A path may go through an alias: `t.name` for `JOIN t IN c.tags` (or `FROM t IN c.tags`) is
+//! `/tags/[]/name`, whose entries find the items holding such an element; the rows are then made
+//! and filtered from those items alone.
+//!
 //! The items the index finds (the intersection over the conjuncts it serves) are then read and the
 //! whole WHERE clause runs on them, so an index only ever narrows what is read: results are those
 //! of a scan. Comparisons follow the query language: `c.n > 5` holds only for numbers, so its
@@ -25,7 +29,7 @@ use cosmoql_parser::BinaryOp;
 use cosmoql_storage::{IndexKey, IndexProbe, IndexStep, IndexingMode, IndexingPolicy};
 use cosmoql_value::Value;
 
-use crate::bound::{BoundExpr, BoundProjection, BoundQuery, Step};
+use crate::bound::{BoundExpr, BoundProjection, BoundQuery, Source, SourceKind, Step};
 use crate::functions::AggregateKind;
 
 /// What a predicate gets from the indexes.
@@ -110,8 +114,8 @@ impl Access {
 /// paths when the query reads only the logical partitions its filter pins (a seek on them would
 /// find what the targets already are).
 pub fn choose(query: &BoundQuery, policy: &IndexingPolicy, pinned_key_paths: &[Vec<IndexStep>]) -> Access {
-    let Some(item) = query.item_slot() else { return Access::default() };
-    let chooser = Chooser { item, policy };
+    let Some(bases) = source_paths(query) else { return Access::default() };
+    let chooser = Chooser { bases, policy };
     let mut access = Access::default();
     let mut probes = Vec::new();
     if let Some(filter) = &query.filter {
@@ -137,7 +141,9 @@ pub fn choose(query: &BoundQuery, policy: &IndexingPolicy, pinned_key_paths: &[V
         1 => probes.pop(),
         _ => Some(IndexProbe::And(probes)),
     };
-    access.order = chooser.order(query);
+    // The query reads each item once (`FROM c`, no JOIN): its rows are the items.
+    let plain = matches!(query.sources.as_slice(), [Source { kind: SourceKind::Items, .. }]);
+    access.order = chooser.order(query).filter(|_| plain);
     access.potential_composites = potential_composites(query, &access, policy);
     access.skip_on_keys = access.order.is_some()
         && query.filter.is_none()
@@ -145,7 +151,7 @@ pub fn choose(query: &BoundQuery, policy: &IndexingPolicy, pinned_key_paths: &[V
         && query.offset > 0
         && matches!(query.projection, BoundProjection::Star(_) | BoundProjection::List(_));
     access.count_only = query.group_by.is_none()
-        && query.sources.len() == 1
+        && plain
         && !query.aggregates.is_empty()
         && query
             .aggregates
@@ -154,7 +160,7 @@ pub fn choose(query: &BoundQuery, policy: &IndexingPolicy, pinned_key_paths: &[V
         && access.predicates.iter().all(|p| p.exact);
     // Only the partition key filters: the targets hold exactly the rows.
     let unfiltered = access.filter.is_none() && access.predicates.iter().all(|p| p.exact);
-    let simple = unfiltered && query.sources.len() == 1 && query.rank.is_none() && query.group_by.is_none();
+    let simple = unfiltered && plain && query.rank.is_none() && query.group_by.is_none();
     let indexed = |path: Vec<IndexStep>| {
         (policy.mode == IndexingMode::Consistent && !path.contains(&IndexStep::Element) && policy.is_indexed(&path))
             .then_some(path)
@@ -327,24 +333,80 @@ pub fn conjuncts(e: &BoundExpr) -> Vec<&BoundExpr> {
     out
 }
 
+/// The document path each source's alias stands for, by slot: the item's root for `FROM c`,
+/// `/tags/[]` for `JOIN t IN c.tags` (its elements) or `FROM t IN c.tags`, `/a` for `FROM c.a`;
+/// `None` when the query does not read the container's items.
+fn source_paths(query: &BoundQuery) -> Option<Vec<Option<Vec<IndexStep>>>> {
+    if !query.reads_items || query.sources.is_empty() {
+        return None;
+    }
+    let mut bases: Vec<Option<Vec<IndexStep>>> = Vec::new();
+    let set = |bases: &mut Vec<Option<Vec<IndexStep>>>, slot: usize, path: Option<Vec<IndexStep>>| {
+        if bases.len() <= slot {
+            bases.resize(slot + 1, None);
+        }
+        bases[slot] = path;
+    };
+    for (i, source) in query.sources.iter().enumerate() {
+        let elements = |mut p: Vec<IndexStep>| {
+            p.push(IndexStep::Element);
+            p
+        };
+        match &source.kind {
+            SourceKind::Items if i == 0 => set(&mut bases, source.slot, Some(Vec::new())),
+            SourceKind::ItemPath { root, steps } if i == 0 => {
+                set(&mut bases, *root, Some(Vec::new()));
+                let path = Chooser::key_steps(steps);
+                set(&mut bases, source.slot, path);
+            }
+            SourceKind::ItemIterate { root, array } if i == 0 => {
+                set(&mut bases, *root, Some(Vec::new()));
+                let path = Chooser { bases: bases.clone(), policy: &IndexingPolicy::default() }.path(array);
+                set(&mut bases, source.slot, path.map(elements));
+            }
+            SourceKind::Iterate(array) if i > 0 => {
+                let path = Chooser { bases: bases.clone(), policy: &IndexingPolicy::default() }.path(array);
+                set(&mut bases, source.slot, path.map(elements));
+            }
+            SourceKind::Value(value) if i > 0 => {
+                let path = Chooser { bases: bases.clone(), policy: &IndexingPolicy::default() }.path(value);
+                set(&mut bases, source.slot, path);
+            }
+            _ if i == 0 => return None,
+            _ => {}
+        }
+    }
+    Some(bases)
+}
+
 struct Chooser<'a> {
-    item: usize,
+    /// The document path of each slot's alias (see [`source_paths`]).
+    bases: Vec<Option<Vec<IndexStep>>>,
     policy: &'a IndexingPolicy,
 }
 
 impl Chooser<'_> {
-    /// The item path `e` reads, when it is one (`c.a.b`; array positions are not).
+    /// The document path `e` reads, when it is one (`c.a.b`, `t.name` for `JOIN t IN c.tags`:
+    /// `/tags/[]/name`; array positions are not).
     fn path(&self, e: &BoundExpr) -> Option<Vec<IndexStep>> {
-        match e {
-            BoundExpr::Path { slot, steps } if *slot == self.item => steps
-                .iter()
-                .map(|s| match s {
-                    Step::Key(k) => Some(IndexStep::Key(k.clone())),
-                    Step::Index(_) => None,
-                })
-                .collect(),
-            _ => None,
-        }
+        let (slot, steps) = match e {
+            BoundExpr::Path { slot, steps } => (*slot, &steps[..]),
+            BoundExpr::Slot(slot) => (*slot, &[][..]),
+            _ => return None,
+        };
+        let mut path = self.bases.get(slot)?.clone()?;
+        path.extend(Self::key_steps(steps)?);
+        Some(path)
+    }
+
+    fn key_steps(steps: &[Step]) -> Option<Vec<IndexStep>> {
+        steps
+            .iter()
+            .map(|s| match s {
+                Step::Key(k) => Some(IndexStep::Key(k.clone())),
+                Step::Index(_) => None,
+            })
+            .collect()
     }
 
     fn order(&self, q: &BoundQuery) -> Option<IndexOrder> {
@@ -368,7 +430,7 @@ impl Chooser<'_> {
                 // What the predicate would use under a policy indexing every path.
                 let everything = IndexingPolicy::default();
                 let potential = (self.policy.mode == IndexingMode::Consistent)
-                    .then(|| Chooser { item: self.item, policy: &everything }.probe(e).ok())
+                    .then(|| Chooser { bases: self.bases.clone(), policy: &everything }.probe(e).ok())
                     .flatten()
                     .and_then(|(probe, _)| probe.paths().first().map(|p| policy_path(p)));
                 (
