@@ -109,6 +109,23 @@ const QUERIES: &[&str] = &[
     "SELECT VALUE x.k FROM c.o x WHERE x.k = 1",
     "SELECT TOP 2 VALUE t FROM t IN c.tags ORDER BY t",
     "SELECT c.id, u FROM c JOIN t IN c.tags JOIN u IN t WHERE u = 'y'",
+    "SELECT VALUE c.id FROM c WHERE StringEquals(c.s, 'ab')",
+    "SELECT VALUE c.id FROM c WHERE StringEquals(c.s, 'AB', true)",
+    "SELECT VALUE c.id FROM c WHERE CONTAINS(c.s, 'b')",
+    "SELECT VALUE c.id FROM c WHERE CONTAINS(c.s, 'Bc', true) AND c.pk != 'k3'",
+    "SELECT VALUE c.id FROM c WHERE ENDSWITH(c.s, 'c') OR ENDSWITH(c.s, 'A', true)",
+    "SELECT VALUE c.id FROM c WHERE c.s LIKE 'a%c'",
+    "SELECT VALUE c.id FROM c WHERE c.s LIKE '_b%' OR c.s LIKE 'b'",
+    "SELECT VALUE c.id FROM c WHERE c.s NOT LIKE 'a%'",
+    "SELECT VALUE c.id FROM c WHERE RegexMatch(c.s, '^a.c')",
+    "SELECT VALUE c.id FROM c WHERE RegexMatch(c.s, 'B$', 'i')",
+    "SELECT VALUE c.id FROM c WHERE LEFT(c.s, 2) = 'ab'",
+    "SELECT VALUE c.id FROM c WHERE LEFT(c.s, 3) = 'ab'",
+    "SELECT VALUE c.id FROM c WHERE 'a' = SUBSTRING(c.s, 0, 1)",
+    "SELECT VALUE c.id FROM c WHERE LEFT(c.s, 1) = 'ab'",
+    "SELECT c.id FROM c JOIN t IN c.tags WHERE CONTAINS(t, 'Y', true)",
+    "SELECT VALUE COUNT(1) FROM c WHERE CONTAINS(c.s, 'a')",
+    "SELECT TOP 3 VALUE c.s FROM c WHERE CONTAINS(c.s, 'b') ORDER BY c.s DESC",
 ];
 
 fn item() -> impl Strategy<Value = String> {

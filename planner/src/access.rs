@@ -4,10 +4,15 @@
 //!
 //! | predicate on an indexed path of the item | what runs |
 //! |---|---|
-//! | `=`, `IN`, `ARRAY_CONTAINS(path, scalar)` | **index seek**: the items holding the key(s) |
-//! | `<`, `<=`, `>`, `>=`, `BETWEEN`, case-sensitive `STARTSWITH` | **index range scan** over keys of the constant's type |
+//! | `=`, `IN`, `ARRAY_CONTAINS(path, scalar)`, case-sensitive `StringEquals` | **index seek**: the items holding the key(s) |
+//! | `<`, `<=`, `>`, `>=`, `BETWEEN`, case-sensitive `STARTSWITH`, `LEFT(path, n) =`, `SUBSTRING(path, 0, n) =` | **index range scan** over keys of the constant's type |
+//! | case-insensitive `STARTSWITH`, `StringEquals` | **expanded scan**: every string key tested, ignoring case |
+//! | `CONTAINS`, `ENDSWITH`, `LIKE`, `RegexMatch` (constant patterns) | **full index scan**: every string key tested |
 //! | `OR` of the above | the union of their items |
-//! | anything else (functions of the path, `NOT`, `!=`, an excluded path, case-insensitive matches) | read and filtered |
+//! | anything else (`UPPER`, `LOWER`, math, UDFs, `NOT`, `!=`, an excluded path) | read and filtered |
+//!
+//! The scans test keys with the same functions (`cosmoql_value::text`, `LikePattern`) that
+//! evaluate the predicates on items, so they agree by construction.
 //!
 //! A path may go through an alias: `t.name` for `JOIN t IN c.tags` (or `FROM t IN c.tags`) is
 //! `/tags/[]/name`, whose entries find the items holding such an element; the rows are then made
@@ -26,7 +31,8 @@ use std::ops::Bound;
 use std::sync::Arc;
 
 use cosmoql_parser::BinaryOp;
-use cosmoql_storage::{IndexKey, IndexProbe, IndexStep, IndexingMode, IndexingPolicy};
+use cosmoql_storage::{IndexKey, IndexProbe, IndexStep, IndexingMode, IndexingPolicy, StringTest};
+use cosmoql_value::text::{self, TextTest};
 use cosmoql_value::Value;
 
 use crate::bound::{BoundExpr, BoundProjection, BoundQuery, Source, SourceKind, Step};
@@ -39,6 +45,12 @@ pub enum PredicateStrategy {
     IndexSeek,
     /// A range of keys (comparisons, `BETWEEN`, `STARTSWITH`).
     IndexRangeScan,
+    /// Every string key of the path tested, ignoring case (case-insensitive `STARTSWITH`,
+    /// `StringEquals`): the service's expanded scan.
+    ExpandedScan,
+    /// Every string key of the path tested (`CONTAINS`, `ENDSWITH`, `LIKE`, `RegexMatch`): the
+    /// service's full index scan, which reads the index, not the items.
+    FullIndexScan,
     /// The union of the items the parts of an `OR` find.
     IndexUnion,
     /// On the partition key, which already limits the query to the logical partitions it pins.
@@ -463,6 +475,42 @@ impl Chooser<'_> {
         }
     }
 
+    /// `LEFT(path, n) = 'text'` or `SUBSTRING(path, 0, n) = 'text'` (`call = constant`): a
+    /// prefix when the text is n UTF-16 code units long, the text itself when it is shorter
+    /// (the whole string was kept); `None` when it is not that shape.
+    fn leading(
+        &self,
+        call: &BoundExpr,
+        constant: &BoundExpr,
+    ) -> Option<Result<(IndexProbe, PredicateStrategy), String>> {
+        let (BoundExpr::Call { function, args, .. }, BoundExpr::Const(Value::String(text))) = (call, constant) else {
+            return None;
+        };
+        let count = match (function.name(), args.as_slice()) {
+            ("LEFT", [_, BoundExpr::Const(Value::Number(n))]) => *n,
+            ("SUBSTRING", [_, BoundExpr::Const(Value::Number(start)), BoundExpr::Const(Value::Number(n))])
+                if *start == 0.0 =>
+            {
+                *n
+            }
+            _ => return None,
+        };
+        // A slice cutting a surrogate pair ends in U+FFFD: leave those texts to the filter.
+        if count.fract() != 0.0 || !(0.0..=1e9).contains(&count) || text.contains('\u{fffd}') {
+            return None;
+        }
+        let path = self.path(&args[0])?;
+        let units = text.encode_utf16().count() as f64;
+        let probe = |path| match units.partial_cmp(&count) {
+            Some(std::cmp::Ordering::Equal) => Some(IndexProbe::Prefix { path, prefix: text.to_string() }),
+            Some(std::cmp::Ordering::Less) => Some(IndexProbe::equals(path, IndexKey::string(text))),
+            _ => None,
+        };
+        Some(self.indexed(path).and_then(|path| {
+            probe(path).map(|p| (p, PredicateStrategy::IndexRangeScan)).ok_or_else(|| "never true".to_string())
+        }))
+    }
+
     fn probe(&self, e: &BoundExpr) -> Result<(IndexProbe, PredicateStrategy), String> {
         use PredicateStrategy::*;
         match e {
@@ -471,6 +519,11 @@ impl Chooser<'_> {
                 l,
                 r,
             ) => {
+                if *op == BinaryOp::Eq {
+                    if let Some(found) = self.leading(l, r).or_else(|| self.leading(r, l)) {
+                        return found;
+                    }
+                }
                 let (path, key, op) = match (self.path(l), self.path(r), constant_key(l), constant_key(r)) {
                     (Some(p), _, _, Some(k)) => (p, k, *op),
                     (_, Some(p), Some(k), _) => (p, k, flip(*op)),
@@ -535,8 +588,55 @@ impl Chooser<'_> {
                         let path = self.indexed(path)?;
                         Ok((IndexProbe::Prefix { path, prefix: prefix.to_string() }, IndexRangeScan))
                     }
-                    "ARRAY_CONTAINS" | "STARTSWITH" => {
-                        Err(format!("{} ignoring case or matching partially", function.name()))
+                    "ARRAY_CONTAINS" => Err("ARRAY_CONTAINS matching partially".into()),
+                    "STARTSWITH" | "StringEquals" | "CONTAINS" | "ENDSWITH" => {
+                        let name = function.name();
+                        let path = self
+                            .path(&args[0])
+                            .ok_or_else(|| format!("{name} of something other than an item path"))?;
+                        let Some(BoundExpr::Const(Value::String(needle))) = args.get(1) else {
+                            return Err(format!("{name} of a value that is not a string constant"));
+                        };
+                        let ignore_case = match args.get(2) {
+                            None | Some(BoundExpr::Const(Value::Undefined)) => false,
+                            Some(BoundExpr::Const(Value::Bool(b))) => *b,
+                            Some(_) => return Err(format!("{name} with a case flag that is not a constant")),
+                        };
+                        let path = self.indexed(path)?;
+                        if name == "StringEquals" && !ignore_case {
+                            return Ok((IndexProbe::equals(path, IndexKey::string(needle)), IndexSeek));
+                        }
+                        let test = match name {
+                            "STARTSWITH" => TextTest::StartsWith,
+                            "StringEquals" => TextTest::Equals,
+                            "CONTAINS" => TextTest::Contains,
+                            _ => TextTest::EndsWith,
+                        };
+                        let strategy = match test {
+                            TextTest::StartsWith | TextTest::Equals => ExpandedScan,
+                            _ => FullIndexScan,
+                        };
+                        let describe = format!("{name}(_, {needle:?}, {ignore_case})");
+                        let test = StringTest { test: Arc::new(test.matcher(needle, ignore_case)), describe };
+                        Ok((IndexProbe::Strings { path, test }, strategy))
+                    }
+                    "RegexMatch" => {
+                        let path = self.path(&args[0]).ok_or("RegexMatch of something other than an item path")?;
+                        let (Some(BoundExpr::Const(Value::String(pattern))), modifiers) = (args.get(1), args.get(2))
+                        else {
+                            return Err("RegexMatch with a pattern that is not a string constant".into());
+                        };
+                        let modifiers = match modifiers {
+                            None => "",
+                            Some(BoundExpr::Const(Value::String(m))) => m,
+                            Some(_) => return Err("RegexMatch with modifiers that are not a string constant".into()),
+                        };
+                        let re = text::regex(pattern, modifiers)
+                            .map_err(|e| format!("RegexMatch with a pattern that does not compile ({e})"))?;
+                        let path = self.indexed(path)?;
+                        let describe = format!("RegexMatch(_, {pattern:?}, {modifiers:?})");
+                        let test = StringTest { test: Arc::new(move |s: &str| re.is_match(s)), describe };
+                        Ok((IndexProbe::Strings { path, test }, FullIndexScan))
                     }
                     name => Err(format!("{name} of the value: the index cannot answer it")),
                 }
@@ -563,6 +663,14 @@ impl Chooser<'_> {
                 } else {
                     Ok((IndexProbe::And(probes), IndexSeek))
                 }
+            }
+            BoundExpr::Like { expr, compiled: Some(pattern), negated: false, .. } => {
+                let path = self.path(expr).ok_or("LIKE on something other than an item path")?;
+                let path = self.indexed(path)?;
+                let pattern = pattern.clone();
+                let describe = format!("LIKE {pattern:?}");
+                let test = StringTest { test: Arc::new(move |s: &str| pattern.matches(s)), describe };
+                Ok((IndexProbe::Strings { path, test }, FullIndexScan))
             }
             BoundExpr::Const(Value::Bool(true)) => Err("always true".into()),
             _ => Err("not a comparison of an item path with a constant".into()),
@@ -625,6 +733,8 @@ impl fmt::Display for PredicateStrategy {
         match self {
             PredicateStrategy::IndexSeek => write!(f, "index seek"),
             PredicateStrategy::IndexRangeScan => write!(f, "index range scan"),
+            PredicateStrategy::ExpandedScan => write!(f, "expanded index scan (every string key, ignoring case)"),
+            PredicateStrategy::FullIndexScan => write!(f, "full index scan (every string key tested)"),
             PredicateStrategy::IndexUnion => write!(f, "union of index lookups"),
             PredicateStrategy::PartitionKey => write!(f, "the partition key (the targets are its logical partitions)"),
             PredicateStrategy::Filter(why) => write!(f, "filter on the items read ({why})"),

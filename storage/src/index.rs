@@ -22,6 +22,7 @@
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashMap};
+use std::fmt;
 use std::ops::Bound;
 use std::sync::Arc;
 
@@ -63,8 +64,8 @@ pub struct SharedStr {
     len: u32,
 }
 
-impl std::fmt::Debug for SharedStr {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl fmt::Debug for SharedStr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{:?}", self.as_str())
     }
 }
@@ -199,8 +200,8 @@ impl PartialEq for IndexKey {
 
 impl Eq for IndexKey {}
 
-impl std::fmt::Debug for IndexKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl fmt::Debug for IndexKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{:?}", self.to_value())
     }
 }
@@ -542,10 +543,26 @@ pub enum IndexProbe {
     Range { path: Vec<IndexStep>, lower: Bound<IndexKey>, upper: Bound<IndexKey> },
     /// Items with a string key starting with the prefix.
     Prefix { path: Vec<IndexStep>, prefix: String },
+    /// Items with a string key at the path that the test accepts: every string key of the path
+    /// is tested (the service's expanded and full index scans).
+    Strings { path: Vec<IndexStep>, test: StringTest },
     /// Items matching all of them.
     And(Vec<IndexProbe>),
     /// Items matching any of them.
     Or(Vec<IndexProbe>),
+}
+
+/// A test of string keys, with what it tests for (shown by `Debug`).
+#[derive(Clone)]
+pub struct StringTest {
+    pub test: Arc<dyn Fn(&str) -> bool + Send + Sync>,
+    pub describe: String,
+}
+
+impl fmt::Debug for StringTest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.describe)
+    }
 }
 
 impl IndexProbe {
@@ -557,7 +574,9 @@ impl IndexProbe {
     /// The paths the probe reads.
     pub fn paths(&self) -> Vec<&[IndexStep]> {
         match self {
-            IndexProbe::Range { path, .. } | IndexProbe::Prefix { path, .. } => vec![path.as_slice()],
+            IndexProbe::Range { path, .. } | IndexProbe::Prefix { path, .. } | IndexProbe::Strings { path, .. } => {
+                vec![path.as_slice()]
+            }
             IndexProbe::And(list) | IndexProbe::Or(list) => list.iter().flat_map(IndexProbe::paths).collect(),
         }
     }
@@ -802,6 +821,21 @@ impl PartitionIndex {
                     }
                 }
                 work.entries += out.len() as u64;
+                Some(sorted_distinct(out))
+            }
+            IndexProbe::Strings { path, test } => {
+                let Some(node) = self.indexed_node(path)? else { return Some(Vec::new()) };
+                let mut out = Vec::new();
+                let mut keys = 0u64;
+                for (key, postings) in node.values.range(IndexKey::string("")..) {
+                    keys += 1;
+                    let Some(text) = key.str_bytes().and_then(|b| std::str::from_utf8(b).ok()) else { continue };
+                    if (test.test)(text) {
+                        out.extend_from_slice(postings.as_slice());
+                    }
+                }
+                // Every key of the path is read, and the entries of those that match.
+                work.entries += keys + out.len() as u64;
                 Some(sorted_distinct(out))
             }
             IndexProbe::And(list) => {

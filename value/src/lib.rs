@@ -44,6 +44,7 @@ pub mod json;
 pub mod like;
 pub mod ops;
 pub mod order;
+pub mod text;
 mod value;
 
 pub use json::{

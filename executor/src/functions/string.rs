@@ -11,11 +11,9 @@
 //! Wrong argument types give `undefined`. The only errors are a malformed regular expression or
 //! an unknown `RegexMatch` modifier.
 
-use std::cell::RefCell;
-use std::collections::HashMap;
-
+use cosmoql_value::text::{self, case_map, fold, TextTest};
 use cosmoql_value::{and, format_number, or, parse_json, to_json_string, Value};
-use regex::{Regex, RegexBuilder};
+use regex::Regex;
 
 use super::body::{Builtin, FunctionContext};
 use crate::error::FunctionError;
@@ -85,30 +83,6 @@ fn int_arg(v: &Value) -> Option<i64> {
 
 fn map_str(v: &Value, f: impl FnOnce(&str) -> String) -> Value {
     v.as_str().map_or(Value::Undefined, |s| Value::from(f(s)))
-}
-
-/// Simple (one-to-one) case mapping of every character; characters whose full mapping has
-/// several characters are kept as they are.
-fn case_map(s: &str, upper: bool) -> String {
-    if s.is_ascii() {
-        return if upper { s.to_ascii_uppercase() } else { s.to_ascii_lowercase() };
-    }
-    s.chars()
-        .map(|c| {
-            let mut m: Vec<char> = if upper { c.to_uppercase().collect() } else { c.to_lowercase().collect() };
-            if m.len() == 1 {
-                m.pop().unwrap_or(c)
-            } else {
-                c
-            }
-        })
-        .collect()
-}
-
-/// Folds case for case-insensitive comparison (simple upper-case mapping, as .NET's
-/// `OrdinalIgnoreCase`).
-fn fold(s: &str) -> String {
-    case_map(s, true)
 }
 
 fn utf16_len(s: &str) -> usize {
@@ -199,27 +173,27 @@ fn concat(args: &[Value], _: &FunctionContext<'_>) -> Res {
 
 /// `CONTAINS`, `STARTSWITH`, `ENDSWITH` and `StringEquals`: two strings and an optional
 /// ignore-case flag.
-fn compare_strings(args: &[Value], test: fn(&str, &str) -> bool) -> Value {
+fn compare_strings(args: &[Value], test: TextTest) -> Value {
     let (Some(a), Some(b), Some(ignore_case)) = (args[0].as_str(), args[1].as_str(), flag(args, 2)) else {
         return Value::Undefined;
     };
-    Value::Bool(if ignore_case { test(&fold(a), &fold(b)) } else { test(a, b) })
+    Value::Bool(test.holds(a, b, ignore_case))
 }
 
 fn contains(args: &[Value], _: &FunctionContext<'_>) -> Res {
-    Ok(compare_strings(args, |a, b| a.contains(b)))
+    Ok(compare_strings(args, TextTest::Contains))
 }
 
 fn starts_with(args: &[Value], _: &FunctionContext<'_>) -> Res {
-    Ok(compare_strings(args, |a, b| a.starts_with(b)))
+    Ok(compare_strings(args, TextTest::StartsWith))
 }
 
 fn ends_with(args: &[Value], _: &FunctionContext<'_>) -> Res {
-    Ok(compare_strings(args, |a, b| a.ends_with(b)))
+    Ok(compare_strings(args, TextTest::EndsWith))
 }
 
 fn string_equals(args: &[Value], _: &FunctionContext<'_>) -> Res {
-    Ok(compare_strings(args, |a, b| a == b))
+    Ok(compare_strings(args, TextTest::Equals))
 }
 
 /// `CONTAINS_ALL_*` / `CONTAINS_ANY_*`: `CONTAINS(s, x1, ci) AND/OR ... CONTAINS(s, xn, ci)` in
@@ -403,13 +377,6 @@ fn to_string(v: &Value) -> Value {
 // ---------------------------------------------------------------------------------------------
 // RegexMatch
 
-/// How many compiled patterns each thread keeps (a query applies one pattern to many items).
-const REGEX_CACHE_SIZE: usize = 64;
-
-thread_local! {
-    static REGEX_CACHE: RefCell<HashMap<(String, String), Regex>> = RefCell::new(HashMap::new());
-}
-
 /// `RegexMatch(s, pattern [, modifiers])`: whether the pattern matches anywhere in `s`.
 /// Modifiers: `i` (ignore case), `m` (multi-line `^`/`$`), `s` (`.` matches newlines), `x`
 /// (ignore pattern whitespace and `#` comments). The `regex` crate runs in linear time; it has no
@@ -426,33 +393,7 @@ fn regex_match(args: &[Value], _: &FunctionContext<'_>) -> Res {
 }
 
 fn compiled(pattern: &str, modifiers: &str) -> Result<Regex, FunctionError> {
-    let key = (pattern.to_owned(), modifiers.to_owned());
-    if let Some(re) = REGEX_CACHE.with(|c| c.borrow().get(&key).cloned()) {
-        return Ok(re);
-    }
-    let mut builder = RegexBuilder::new(pattern);
-    for m in modifiers.chars() {
-        match m {
-            'i' => builder.case_insensitive(true),
-            'm' => builder.multi_line(true),
-            's' => builder.dot_matches_new_line(true),
-            'x' => builder.ignore_whitespace(true),
-            _ => {
-                return Err(FunctionError(format!(
-                    "invalid modifier '{m}' in \"{modifiers}\" (expected any of m, s, i, x)"
-                )))
-            }
-        };
-    }
-    let re = builder.build().map_err(|e| FunctionError(format!("invalid regular expression \"{pattern}\": {e}")))?;
-    REGEX_CACHE.with(|c| {
-        let mut cache = c.borrow_mut();
-        if cache.len() >= REGEX_CACHE_SIZE {
-            cache.clear();
-        }
-        cache.insert(key, re.clone());
-    });
-    Ok(re)
+    text::regex(pattern, modifiers).map_err(FunctionError)
 }
 
 #[cfg(test)]
