@@ -126,6 +126,15 @@ const QUERIES: &[&str] = &[
     "SELECT c.id FROM c JOIN t IN c.tags WHERE CONTAINS(t, 'Y', true)",
     "SELECT VALUE COUNT(1) FROM c WHERE CONTAINS(c.s, 'a')",
     "SELECT TOP 3 VALUE c.s FROM c WHERE CONTAINS(c.s, 'b') ORDER BY c.s DESC",
+    "SELECT VALUE c.id FROM c ORDER BY c.a, c.s DESC",
+    "SELECT TOP 3 c.id, c.a, c.s FROM c ORDER BY c.a DESC, c.s",
+    "SELECT c.id FROM c ORDER BY c.s, c.id OFFSET 2 LIMIT 3",
+    "SELECT TOP 2 VALUE c.id FROM c WHERE c.pk = 'k0' ORDER BY c.s DESC, c.id DESC",
+    "SELECT VALUE c.id FROM c WHERE c.a > 0 ORDER BY c.a, c.s DESC",
+    "SELECT VALUE [c.s, c.id] FROM c ORDER BY c.s DESC, c.id DESC",
+    "SELECT c.id FROM c ORDER BY c.pk DESC, c.id OFFSET 1 LIMIT 4",
+    "SELECT TOP 3 VALUE c.id FROM c ORDER BY c.pk, c.id DESC",
+    "SELECT VALUE c.id FROM c WHERE c.a > 1 ORDER BY c.pk, c.id DESC",
 ];
 
 fn item() -> impl Strategy<Value = String> {
@@ -169,12 +178,28 @@ fn item() -> impl Strategy<Value = String> {
 /// A random policy: mode, root included or excluded, some paths the other way.
 fn policy() -> impl Strategy<Value = IndexingPolicy> {
     let paths = prop::sample::subsequence(vec!["/a/?", "/s/?", "/tags/[]/?", "/tags/*", "/o/*", "/pk/?", "/a/*"], 0..4);
-    (0..8u8, paths).prop_map(|(mode, paths)| {
+    let composites = prop::sample::subsequence(
+        vec![
+            r#"[{"path":"/a","order":"ascending"},{"path":"/s","order":"descending"}]"#,
+            r#"[{"path":"/s"},{"path":"/id"}]"#,
+            r#"[{"path":"/s","order":"descending"},{"path":"/id","order":"descending"}]"#,
+            r#"[{"path":"/pk"},{"path":"/id","order":"descending"}]"#,
+        ],
+        0..4,
+    );
+    (0..8u8, paths, composites).prop_map(|(mode, paths, composites)| {
         let listed: Vec<String> = paths.iter().map(|p| format!("{{\"path\":\"{p}\"}}")).collect();
+        let composites = composites.join(",");
         let json = match mode {
             0 => r#"{"indexingMode":"none","automatic":false}"#.to_string(),
-            1..=4 => format!(r#"{{"includedPaths":[{{"path":"/*"}}],"excludedPaths":[{}]}}"#, listed.join(",")),
-            _ => format!(r#"{{"includedPaths":[{}],"excludedPaths":[{{"path":"/*"}}]}}"#, listed.join(",")),
+            1..=4 => format!(
+                r#"{{"includedPaths":[{{"path":"/*"}}],"excludedPaths":[{}],"compositeIndexes":[{composites}]}}"#,
+                listed.join(",")
+            ),
+            _ => format!(
+                r#"{{"includedPaths":[{}],"excludedPaths":[{{"path":"/*"}}],"compositeIndexes":[{composites}]}}"#,
+                listed.join(",")
+            ),
         };
         IndexingPolicy::from_json(&parse_json(&json).unwrap()).unwrap()
     })
@@ -272,6 +297,20 @@ fn index_reads_are_what_the_plan_says() {
     let distinct = execute(&c, "SELECT DISTINCT VALUE c.pk FROM c", &options).unwrap();
     let keys: Vec<Value> = (0..7).map(|k| Value::from(format!("k{k}"))).collect();
     assert_eq!((distinct.items, distinct.metrics.retrieved_document_count), (keys, 0));
+    // ORDER BY on two paths walks their composite index, forward or backward.
+    let composite = IndexingPolicy::from_json(
+        &parse_json(r#"{"compositeIndexes":[[{"path":"/pk"},{"path":"/a","order":"descending"}]]}"#).unwrap(),
+    )
+    .unwrap();
+    let d = load(&items, 4, &composite);
+    for (sql, expected) in [
+        ("SELECT TOP 5 VALUE c.a FROM c ORDER BY c.pk, c.a DESC", [294, 287, 280, 273, 266]),
+        ("SELECT TOP 5 VALUE c.a FROM c ORDER BY c.pk DESC, c.a", [6, 13, 20, 27, 34]),
+    ] {
+        let top = execute(&d, sql, &options).unwrap();
+        assert_eq!(top.items, expected.map(|n| Value::from(n as f64)).to_vec(), "{sql}");
+        assert!(top.metrics.retrieved_document_count <= 16 * partitions, "{sql}: {:?}", top.metrics);
+    }
     // Mode none reads everything.
     let none = IndexingPolicy::from_json(&parse_json(r#"{"indexingMode":"none","automatic":false}"#).unwrap()).unwrap();
     c.replace_indexing_policy(none);

@@ -84,3 +84,20 @@ fn excluded_paths_are_potential_indexes_and_a_composite_the_policy_has_is_not_su
         r#"{"UtilizedIndexes":{"SingleIndexes":[{"IndexSpec":"/pk/?"},{"IndexSpec":"/statement/?"}],"CompositeIndexes":[]},"PotentialIndexes":{"SingleIndexes":[],"CompositeIndexes":[{"IndexSpecs":["/pk ASC","/statement DESC"],"IndexImpactScore":"High"}]}}"#
     );
 }
+
+/// An ORDER BY on several paths uses the composite index that serves it; the utilized composite
+/// lists its paths in the query's directions (inferred: the recorded baselines have no utilized
+/// composite, only the `IndexSpecs` shape of potential ones).
+#[test]
+fn a_composite_index_serving_order_by_is_utilized() {
+    let c = container();
+    let policy = r#"{"compositeIndexes":[[{"path":"/pk"},{"path":"/name","order":"descending"}]]}"#;
+    c.replace_indexing_policy(IndexingPolicy::from_json(&parse_json(policy).unwrap()).unwrap());
+    c.transform_indexes(usize::MAX);
+    assert_eq!(
+        metrics(&c, "SELECT * FROM c ORDER BY c.pk DESC, c.name ASC"),
+        format!(
+            r#"{{"UtilizedIndexes":{{"SingleIndexes":[],"CompositeIndexes":[{{"IndexSpecs":["/pk DESC","/name ASC"]}}]}},{NONE}"#
+        )
+    );
+}

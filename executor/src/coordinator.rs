@@ -115,7 +115,7 @@ impl Iterator for Fetch<'_> {
 /// The next index entry of one partition, in ORDER BY order (keys per direction, then creation
 /// sequence).
 struct KeyHead {
-    key: IndexKey,
+    key: Vec<IndexKey>,
     pos: ItemPosition,
     unit: usize,
     descending: bool,
@@ -599,7 +599,7 @@ impl Coordinator<'_> {
         let start = match self.sort_cursor() {
             None => None,
             Some(c) => match (c.keys.first().and_then(IndexKey::from_value), &c.pos.item) {
-                (Some(key), Some(at)) => Some((key, at.seq)),
+                (Some(key), Some(at)) => Some((vec![key], at.seq)),
                 _ => return Ok(None),
             },
         };
@@ -635,7 +635,8 @@ impl Coordinator<'_> {
             return Ok(None);
         }
         Ok(last.map(|head| {
-            let cursor = SortCursor { keys: vec![head.key.to_value()], pos: RowPos { item: Some(head.pos), sub: 0 } };
+            let keys = head.key.iter().map(IndexKey::to_value).collect();
+            let cursor = SortCursor { keys, pos: RowPos { item: Some(head.pos), sub: 0 } };
             (cursor, skipped)
         }))
     }

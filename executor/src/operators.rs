@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 use std::sync::Arc;
 
 use cosmoql_planner::{compare_sort_keys, BoundProjection, BoundQuery, IndexOrder, RankFn, SourceKind};
-use cosmoql_storage::{Epk, IndexKey, IndexWork, ItemPosition, OrderedWalk, StoredItem};
+use cosmoql_storage::{CompositeWalk, Epk, IndexKey, IndexWork, ItemPosition, OrderedWalk, StoredItem};
 use cosmoql_value::indexmap::IndexMap;
 use cosmoql_value::{Map, Value};
 
@@ -32,9 +32,9 @@ pub struct IndexWalk<'s> {
     ranges: &'s [(Epk, Epk)],
     order: &'s IndexOrder,
     items: bool,
-    after: Option<(IndexKey, u64)>,
+    after: Option<(Vec<IndexKey>, u64)>,
     chunk: usize,
-    buffer: std::vec::IntoIter<(IndexKey, ItemPosition, Option<StoredItem>)>,
+    buffer: std::vec::IntoIter<(Vec<IndexKey>, ItemPosition, Option<StoredItem>)>,
     done: bool,
     /// The source stopped answering from the index.
     pub broken: bool,
@@ -53,7 +53,7 @@ impl<'s> IndexWalk<'s> {
         source: &'s dyn QuerySource,
         ranges: &'s [(Epk, Epk)],
         order: &'s IndexOrder,
-        (after, keep): (Option<(IndexKey, u64)>, Option<usize>),
+        (after, keep): (Option<(Vec<IndexKey>, u64)>, Option<usize>),
         items: bool,
     ) -> Self {
         let chunk = keep.map_or(1024, |k| k.saturating_add(1).clamp(16, 1024));
@@ -73,14 +73,34 @@ impl<'s> IndexWalk<'s> {
 
     /// Reads the next chunk; false if the index cannot serve.
     pub fn fill(&mut self) -> bool {
-        let walk = OrderedWalk {
-            path: &self.order.path,
-            descending: self.order.descending,
-            after: self.after.as_ref(),
-            limit: self.chunk,
-            items: self.items,
+        let entries = if self.order.composite.is_empty() {
+            let after = match &self.after {
+                Some((keys, seq)) => match keys.first() {
+                    Some(key) => Some((key.clone(), *seq)),
+                    None => return false,
+                },
+                None => None,
+            };
+            let walk = OrderedWalk {
+                path: &self.order.path,
+                descending: self.order.descending,
+                after: after.as_ref(),
+                limit: self.chunk,
+                items: self.items,
+            };
+            self.source
+                .index_ordered(self.ranges, &walk, &mut self.work)
+                .map(|entries| entries.into_iter().map(|(key, pos, item)| (vec![key], pos, item)).collect::<Vec<_>>())
+        } else {
+            let walk = CompositeWalk {
+                keys: &self.order.composite,
+                after: self.after.as_ref(),
+                limit: self.chunk,
+                items: self.items,
+            };
+            self.source.composite_ordered(self.ranges, &walk, &mut self.work)
         };
-        match self.source.index_ordered(self.ranges, &walk, &mut self.work) {
+        match entries {
             None => {
                 self.broken = true;
                 self.done = true;
@@ -99,7 +119,7 @@ impl<'s> IndexWalk<'s> {
     }
 
     /// The next entry: its key, position and (if asked for) item.
-    pub fn next_entry(&mut self) -> Option<(IndexKey, ItemPosition, Option<StoredItem>)> {
+    pub fn next_entry(&mut self) -> Option<(Vec<IndexKey>, ItemPosition, Option<StoredItem>)> {
         loop {
             if let Some(entry) = self.buffer.next() {
                 return Some(entry);
@@ -354,8 +374,8 @@ impl<'a> Runner<'a> {
         let keep = keep.map(|k| usize::try_from(k).unwrap_or(usize::MAX));
         let start = match after {
             None => None,
-            Some(c) => match (c.keys.first().and_then(IndexKey::from_value), &c.pos.item) {
-                (Some(key), Some(at)) => Some((key, at.seq)),
+            Some(c) => match (c.keys.iter().map(IndexKey::from_value).collect::<Option<Vec<_>>>(), &c.pos.item) {
+                (Some(keys), Some(at)) => Some((keys, at.seq)),
                 _ => return Ok(None),
             },
         };

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 
 use cosmoql_storage::{
-    Container, Epk, IndexBounds, IndexKey, IndexProbe, IndexStep, IndexWork, IndexingPolicy, ItemPosition, OrderedWalk,
-    PartitionKey, PartitionKeyDefinition, StoredItem,
+    CompositeWalk, Container, Epk, IndexBounds, IndexKey, IndexProbe, IndexStep, IndexWork, IndexingPolicy,
+    ItemPosition, OrderedEntries, OrderedWalk, PartitionKey, PartitionKeyDefinition, StoredItem,
 };
 use cosmoql_value::Value;
 
@@ -88,6 +88,17 @@ pub trait QuerySource: Sync {
         _walk: &OrderedWalk<'_>,
         _work: &mut IndexWork,
     ) -> Option<Vec<(IndexKey, ItemPosition, Option<StoredItem>)>> {
+        None
+    }
+
+    /// Like [`QuerySource::index_ordered`] for several ORDER BY paths, from a composite index;
+    /// keys are tuples.
+    fn composite_ordered(
+        &self,
+        _ranges: &[(Epk, Epk)],
+        _walk: &CompositeWalk<'_>,
+        _work: &mut IndexWork,
+    ) -> Option<OrderedEntries<Vec<IndexKey>>> {
         None
     }
 
@@ -176,6 +187,15 @@ impl QuerySource for Container {
         work: &mut IndexWork,
     ) -> Option<Vec<(IndexKey, ItemPosition, Option<StoredItem>)>> {
         Container::index_ordered(self, ranges, walk, work)
+    }
+
+    fn composite_ordered(
+        &self,
+        ranges: &[(Epk, Epk)],
+        walk: &CompositeWalk<'_>,
+        work: &mut IndexWork,
+    ) -> Option<OrderedEntries<Vec<IndexKey>>> {
+        Container::composite_ordered(self, ranges, walk, work)
     }
 
     fn index_keys(

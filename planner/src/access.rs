@@ -74,8 +74,39 @@ pub struct PredicateAccess {
 /// ORDER BY served by a range index.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IndexOrder {
+    /// The first ORDER BY path and its direction.
     pub path: Vec<IndexStep>,
     pub descending: bool,
+    /// For ORDER BY on several paths: every path with its direction, served by a composite
+    /// index of the policy (empty for one path, served by its range index).
+    pub composite: Vec<(Vec<IndexStep>, bool)>,
+}
+
+impl IndexOrder {
+    /// The index as EXPLAIN's ORDER BY line names it.
+    pub fn index_name(&self) -> String {
+        if self.composite.is_empty() {
+            format!("the index on {}", policy_path(&self.path))
+        } else {
+            self.describe()
+        }
+    }
+
+    /// How the index is named: `/a/?` or `(/a ASC, /b DESC)`.
+    pub fn describe(&self) -> String {
+        if self.composite.is_empty() {
+            format!("the range index on {}", policy_path(&self.path))
+        } else {
+            format!("the composite index ({})", composite_specs(&self.composite).join(", "))
+        }
+    }
+}
+
+/// Composite index paths as index metrics write them: `/a ASC`, `/b DESC`.
+fn composite_specs(keys: &[(Vec<IndexStep>, bool)]) -> Vec<String> {
+    keys.iter()
+        .map(|(p, d)| format!("{} {}", policy_path(p).trim_end_matches("/?"), if *d { "DESC" } else { "ASC" }))
+        .collect()
 }
 
 /// The access path of a query.
@@ -157,7 +188,7 @@ pub fn choose(query: &BoundQuery, policy: &IndexingPolicy, pinned_key_paths: &[V
     let plain = matches!(query.sources.as_slice(), [Source { kind: SourceKind::Items, .. }]);
     access.order = chooser.order(query).filter(|_| plain);
     access.potential_composites = potential_composites(query, &access, policy);
-    access.skip_on_keys = access.order.is_some()
+    access.skip_on_keys = access.order.as_ref().is_some_and(|o| o.composite.is_empty())
         && query.filter.is_none()
         && !query.distinct
         && query.offset > 0
@@ -220,6 +251,7 @@ fn potential_composites(query: &BoundQuery, access: &Access, policy: &IndexingPo
     }
     let last = match (ranges.as_slice(), &access.order, query.order_by.first()) {
         ([range], _, _) if !equal.contains(range) => format!("{range} ASC"),
+        ([], Some(order), _) if !order.composite.is_empty() => return Vec::new(),
         ([], Some(order), Some(key)) => {
             let path = bare(&policy_path(&order.path));
             if equal.contains(&path) {
@@ -253,7 +285,16 @@ pub fn index_metrics(access: &Access) -> Value {
     // The service lists them last predicate first; an equality on the ORDER BY path makes the
     // order trivial and is not listed (the emulator's recorded outputs, .NET SDK baseline
     // `IndexMetricsParserBaselineTest`).
-    let order_path = access.order.as_ref().map(|o| policy_path(&o.path));
+    let order_path = access.order.as_ref().filter(|o| o.composite.is_empty()).map(|o| policy_path(&o.path));
+    let utilized_composites: Vec<Value> = access
+        .order
+        .iter()
+        .filter(|o| !o.composite.is_empty())
+        .map(|o| {
+            let specs = composite_specs(&o.composite).into_iter().map(Value::from).collect();
+            Value::object([("IndexSpecs".to_string(), Value::Array(Arc::new(specs)))])
+        })
+        .collect();
     let mut utilized: Vec<String> = Vec::new();
     for p in access.predicates.iter().rev() {
         let trivial = p.strategy == PredicateStrategy::IndexSeek && p.path == order_path;
@@ -316,7 +357,7 @@ pub fn index_metrics(access: &Access) -> Value {
             "UtilizedIndexes".to_string(),
             Value::object([
                 ("SingleIndexes".to_string(), list(utilized.iter().map(|p| spec(p)).collect())),
-                ("CompositeIndexes".to_string(), list(Vec::new())),
+                ("CompositeIndexes".to_string(), list(utilized_composites)),
             ]),
         ),
         (
@@ -422,13 +463,19 @@ impl Chooser<'_> {
     }
 
     fn order(&self, q: &BoundQuery) -> Option<IndexOrder> {
-        if q.order_by.len() != 1 || q.sources.len() != 1 || q.rank.is_some() || q.is_aggregate() {
+        if q.order_by.is_empty() || q.sources.len() != 1 || q.rank.is_some() || q.is_aggregate() {
             return None;
         }
-        let key = &q.order_by[0];
-        let path = self.path(&key.expr)?;
-        (self.policy.mode == IndexingMode::Consistent && self.policy.is_indexed(&path))
-            .then_some(IndexOrder { path, descending: key.descending })
+        if self.policy.mode != IndexingMode::Consistent {
+            return None;
+        }
+        let keys: Vec<(Vec<IndexStep>, bool)> =
+            q.order_by.iter().map(|k| self.path(&k.expr).map(|p| (p, k.descending))).collect::<Option<_>>()?;
+        let (path, descending) = keys[0].clone();
+        if keys.len() == 1 {
+            return self.policy.is_indexed(&path).then_some(IndexOrder { path, descending, composite: Vec::new() });
+        }
+        self.policy.has_composite(&keys).then_some(IndexOrder { path, descending, composite: keys })
     }
 
     /// The probe of one conjunct and how it is served.

@@ -285,11 +285,9 @@ impl fmt::Display for Plan {
                 (None, Some(_), Some(_)) if self.access.has_seek() => {
                     writeln!(f, "  read      the items the indexes find in {ranges} EPK range(s), in scan order")?
                 }
-                (None, _, Some(o)) => writeln!(
-                    f,
-                    "  read      {ranges} EPK range(s) in the order of the range index on {}",
-                    access::policy_path(&o.path)
-                )?,
+                (None, _, Some(o)) => {
+                    writeln!(f, "  read      {ranges} EPK range(s) in the order of {}", o.describe())?
+                }
                 (None, None, None) => writeln!(f, "  scan      {ranges} EPK range(s)")?,
             }
             if !self.access.is_scan()
@@ -361,14 +359,14 @@ impl fmt::Display for Plan {
                     Some(o) if self.access.has_seek() => writeln!(
                         f,
                         "  order     sort what the index seek finds when it finds at most 10000 items, else \
-                         {order} from the index on {} (stop after {keep})",
-                        access::policy_path(&o.path)
+                         {order} from {} (stop after {keep})",
+                        o.index_name()
                     )?,
                     Some(o) => writeln!(
                         f,
-                        "  order     {order} from the index on {} (stop after {keep}; a partition with an item \
+                        "  order     {order} from {} (stop after {keep}; a partition with an item \
                          the index does not order sorts instead)",
-                        access::policy_path(&o.path)
+                        o.index_name()
                     )?,
                     None => writeln!(f, "  sort      {order} (keep {keep}, as references to stored items)")?,
                 }

@@ -1408,6 +1408,20 @@ pub struct OrderedWalk<'a> {
     pub items: bool,
 }
 
+/// Index entries in ORDER BY order: keys (one, or a tuple), positions and, if asked for, items.
+pub type OrderedEntries<K> = Vec<(K, ItemPosition, Option<StoredItem>)>;
+
+/// What [`Container::composite_ordered`] walks: ORDER BY paths with their directions.
+#[derive(Debug, Clone, Copy)]
+pub struct CompositeWalk<'a> {
+    pub keys: &'a [(Vec<IndexStep>, bool)],
+    /// Resume after this (tuple, sequence number).
+    pub after: Option<&'a (Vec<IndexKey>, u64)>,
+    pub limit: usize,
+    /// Read the items too.
+    pub items: bool,
+}
+
 impl Container {
     // ---- index access --------------------------------------------------------------------------
 
@@ -1542,6 +1556,47 @@ impl Container {
         all.sort_by(|a, b| {
             let keys = if walk.descending { b.0.cmp(&a.0) } else { a.0.cmp(&b.0) };
             keys.then(a.1.seq.cmp(&b.1.seq))
+        });
+        all.truncate(walk.limit);
+        Some(all)
+    }
+
+    /// Like [`Container::index_ordered`] for ORDER BY on several paths, from a composite index
+    /// of the current policy that serves their order: keys are tuples. `None` when none does, or
+    /// when some item of the ranges lacks a scalar at one of the paths (the caller sorts).
+    pub fn composite_ordered(
+        &self,
+        ranges: &[(Epk, Epk)],
+        walk: &CompositeWalk<'_>,
+        work: &mut IndexWork,
+    ) -> Option<OrderedEntries<Vec<IndexKey>>> {
+        if !self.indexing_policy().has_composite(walk.keys) {
+            return None;
+        }
+        let keep = |epk: &Epk| in_ranges(ranges, epk);
+        let map = self.partitions.read();
+        let mut all = Vec::new();
+        for p in Self::covering(&map, ranges) {
+            let data = p.data.read();
+            let entries = data.index.composite_ordered(walk.keys, walk.after, walk.limit, &keep, work)?;
+            for (key, seq) in entries {
+                let Some(epk) = data.index.location(seq) else { continue };
+                let item = if walk.items {
+                    let Some(item) = data.logical.get(epk).and_then(|lp| lp.get_seq(seq)) else { continue };
+                    Some(item.clone())
+                } else {
+                    None
+                };
+                all.push((key, ItemPosition { epk: epk.clone(), seq }, item));
+            }
+        }
+        let directions: Vec<bool> = walk.keys.iter().map(|(_, d)| *d).collect();
+        all.sort_by(|a, b| {
+            let tuples =
+                a.0.iter().zip(&b.0).zip(&directions).fold(std::cmp::Ordering::Equal, |o, ((x, y), d)| {
+                    o.then_with(|| if *d { y.cmp(x) } else { x.cmp(y) })
+                });
+            tuples.then(a.1.seq.cmp(&b.1.seq))
         });
         all.truncate(walk.limit);
         Some(all)

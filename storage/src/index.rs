@@ -457,13 +457,39 @@ impl PathNode {
     }
 }
 
-/// One composite index: tuples of its paths' scalars.
+/// One composite index: tuples of its paths' scalars, ordered as the policy declares (each
+/// component ascending or descending), so that walking it forward gives that order and backward
+/// gives the order with every direction inverted: the two orders the index serves.
 #[derive(Debug)]
 struct CompositeIndex {
     paths: Vec<Vec<IndexStep>>,
-    values: BTreeMap<Box<[IndexKey]>, Postings>,
+    descending: Vec<bool>,
+    values: BTreeMap<Box<[CompositeKey]>, Postings>,
     entries: usize,
-    pending: Vec<(Box<[IndexKey]>, u64)>,
+    pending: Vec<(Box<[CompositeKey]>, u64)>,
+}
+
+/// A component of a composite tuple, ordered ascending or descending.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct CompositeKey {
+    key: IndexKey,
+    descending: bool,
+}
+
+impl Ord for CompositeKey {
+    fn cmp(&self, other: &Self) -> Ordering {
+        if self.descending {
+            other.key.cmp(&self.key)
+        } else {
+            self.key.cmp(&other.key)
+        }
+    }
+}
+
+impl PartialOrd for CompositeKey {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
 }
 
 /// Groups (key, sequence number) entries into a key map, sorting them first.
@@ -484,8 +510,29 @@ fn group_sorted<K: Ord>(mut entries: Vec<(K, u64)>) -> (BTreeMap<K, Postings>, u
 }
 
 impl CompositeIndex {
-    fn tuple(&self, item: &StoredItem, shared: &Arc<[u8]>) -> Option<Box<[IndexKey]>> {
-        self.paths.iter().map(|path| IndexKey::from_doc(&scalar_at(item, path)?, shared)).collect()
+    fn tuple(&self, item: &StoredItem, shared: &Arc<[u8]>) -> Option<Box<[CompositeKey]>> {
+        self.paths
+            .iter()
+            .zip(&self.descending)
+            .map(|(path, &descending)| {
+                Some(CompositeKey { key: IndexKey::from_doc(&scalar_at(item, path)?, shared)?, descending })
+            })
+            .collect()
+    }
+
+    /// Whether this index orders by `keys` (paths with directions): `Some(false)` walking
+    /// forward, `Some(true)` walking backward (every direction inverted), `None` if it cannot.
+    fn serves(&self, keys: &[(Vec<IndexStep>, bool)]) -> Option<bool> {
+        if self.paths.len() != keys.len() || self.paths.iter().zip(keys).any(|(p, (k, _))| p != k) {
+            return None;
+        }
+        if self.descending.iter().zip(keys).all(|(d, (_, k))| d == k) {
+            Some(false)
+        } else if self.descending.iter().zip(keys).all(|(d, (_, k))| d != k) {
+            Some(true)
+        } else {
+            None
+        }
     }
 }
 
@@ -597,6 +644,7 @@ impl PartitionIndex {
             .iter()
             .map(|c| CompositeIndex {
                 paths: c.iter().map(|p| p.segments.clone()).collect(),
+                descending: c.iter().map(|p| p.descending).collect(),
                 values: BTreeMap::new(),
                 entries: 0,
                 pending: Vec::new(),
@@ -729,12 +777,14 @@ impl PartitionIndex {
             let (l, r) = split_values(c.values, &goes_left);
             left_composites.push(CompositeIndex {
                 paths: c.paths.clone(),
+                descending: c.descending.clone(),
                 entries: count(&l),
                 values: l,
                 pending: Vec::new(),
             });
             right_composites.push(CompositeIndex {
                 paths: c.paths,
+                descending: c.descending,
                 entries: count(&r),
                 values: r,
                 pending: Vec::new(),
@@ -919,6 +969,70 @@ impl PartitionIndex {
         Some(out)
     }
 
+    /// Like [`PartitionIndex::ordered`] for ORDER BY on several paths (with their directions),
+    /// from a composite index that serves that order: tuples in that order, sequence numbers
+    /// ascending within a tuple. `None` when no composite index serves it, or when some item has
+    /// no scalar at one of the paths (it has no tuple: the caller sorts).
+    pub fn composite_ordered(
+        &self,
+        keys: &[(Vec<IndexStep>, bool)],
+        after: Option<&(Vec<IndexKey>, u64)>,
+        limit: usize,
+        keep: &dyn Fn(&Epk) -> bool,
+        work: &mut IndexWork,
+    ) -> Option<Vec<(Vec<IndexKey>, u64)>> {
+        if !self.live {
+            return None;
+        }
+        let (c, backward) = self.composites.iter().find_map(|c| c.serves(keys).map(|b| (c, b)))?;
+        if c.entries != self.items() {
+            return None;
+        }
+        let after_tuple: Option<Box<[CompositeKey]>> = after.map(|(k, _)| {
+            k.iter()
+                .zip(&c.descending)
+                .map(|(key, &descending)| CompositeKey { key: key.clone(), descending })
+                .collect()
+        });
+        let range = match &after_tuple {
+            None => (Bound::Unbounded, Bound::Unbounded),
+            Some(t) if backward => (Bound::Unbounded, Bound::Included(t.clone())),
+            Some(t) => (Bound::Included(t.clone()), Bound::Unbounded),
+        };
+        let mut out = Vec::new();
+        let mut go = |tuple: &[CompositeKey], postings: &Postings| -> bool {
+            let min_seq = after.zip(after_tuple.as_deref()).filter(|(_, t)| *t == tuple).map(|((_, s), _)| *s);
+            for &seq in postings.as_slice() {
+                if min_seq.is_some_and(|m| seq <= m) {
+                    continue;
+                }
+                work.entries += 1;
+                if self.locations.get(&seq).is_some_and(|epk| keep(epk)) {
+                    out.push((tuple.iter().map(|c| c.key.clone()).collect(), seq));
+                    if out.len() >= limit {
+                        return false;
+                    }
+                }
+            }
+            true
+        };
+        let entries = c.values.range::<Box<[CompositeKey]>, _>(range);
+        if backward {
+            for (tuple, postings) in entries.rev() {
+                if !go(tuple, postings) {
+                    break;
+                }
+            }
+        } else {
+            for (tuple, postings) in entries {
+                if !go(tuple, postings) {
+                    break;
+                }
+            }
+        }
+        Some(out)
+    }
+
     /// Distinct keys at `path` whose items satisfy `keep` (for `DISTINCT VALUE`, `MIN`, `MAX`);
     /// `None` when the path is not indexed.
     pub fn keys(&self, path: &[IndexStep], keep: &dyn Fn(&Epk) -> bool, work: &mut IndexWork) -> Option<Vec<IndexKey>> {
@@ -979,7 +1093,7 @@ impl PartitionIndex {
             stats.entries += c.entries as u64;
             stats.keys += c.values.len() as u64;
             for (k, p) in &c.values {
-                stats.bytes += entry(16 + k.len() * size_of::<IndexKey>(), size_of::<Postings>());
+                stats.bytes += entry(16 + k.len() * size_of::<CompositeKey>(), size_of::<Postings>());
                 stats.bytes += p.heap_bytes() as u64;
             }
         }
@@ -1003,7 +1117,7 @@ impl PartitionIndex {
         for c in &self.composites {
             let name = c.paths.iter().map(|p| path_text(p)).collect::<Vec<_>>().join(",");
             for (k, p) in &c.values {
-                out.push((name.clone(), k.iter().map(IndexKey::to_value).collect(), p.as_slice().to_vec()));
+                out.push((name.clone(), k.iter().map(|c| c.key.to_value()).collect(), p.as_slice().to_vec()));
             }
         }
         let mut locations: Vec<_> = self.locations.iter().map(|(s, e)| (*s, e.to_hex())).collect();

@@ -18,8 +18,9 @@ pub mod patch;
 pub mod store;
 
 pub use container::{
-    BatchError, BatchOperation, Container, ContainerSettings, IndexBounds, ItemMeta, ItemPosition, ItemResponse,
-    OperationKind, OrderedWalk, PartitionInfo, Scan, StoredItem, WriteOptions, MAX_INITIAL_PARTITIONS,
+    BatchError, BatchOperation, CompositeWalk, Container, ContainerSettings, IndexBounds, ItemMeta, ItemPosition,
+    ItemResponse, OperationKind, OrderedEntries, OrderedWalk, PartitionInfo, Scan, StoredItem, WriteOptions,
+    MAX_INITIAL_PARTITIONS,
 };
 pub use doc::{Doc, DocRef, SYSTEM_PROPERTIES};
 pub use epk::{Epk, HashVersion, PartitionKeyComponent, PartitionKeyKind};
