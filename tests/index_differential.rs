@@ -135,6 +135,14 @@ const QUERIES: &[&str] = &[
     "SELECT c.id FROM c ORDER BY c.pk DESC, c.id OFFSET 1 LIMIT 4",
     "SELECT TOP 3 VALUE c.id FROM c ORDER BY c.pk, c.id DESC",
     "SELECT VALUE c.id FROM c WHERE c.a > 1 ORDER BY c.pk, c.id DESC",
+    "SELECT VALUE c.id FROM c WHERE ST_DISTANCE(c.g, {'type': 'Point', 'coordinates': [0, 0]}) < 50000",
+    "SELECT VALUE c.id FROM c WHERE 120000 >= ST_DISTANCE({'type': 'Point', 'coordinates': [0.5, 0.5]}, c.g)",
+    "SELECT VALUE c.id FROM c WHERE ST_DISTANCE(c.g, {'type': 'Point', 'coordinates': [1, -1]}) <= 0",
+    "SELECT VALUE c.id FROM c WHERE ST_WITHIN(c.g, {'type': 'Polygon', 'coordinates': [[[0, 0], [1, 0], [1, 1], [0, 1], [0, 0]]]})",
+    "SELECT VALUE c.id FROM c WHERE ST_INTERSECTS({'type': 'Polygon', 'coordinates': [[[-1, -1], [0.3, -1], [0.3, 0.3], [-1, 0.3], [-1, -1]]]}, c.g)",
+    "SELECT VALUE c.id FROM c WHERE ST_WITHIN(c.g, {'type': 'Polygon', 'coordinates': [[[0, 0], [0, 1], [1, 1], [1, 0], [0, 0]]]})",
+    "SELECT VALUE c.id FROM c WHERE ST_INTERSECTS(c.g, {'type': 'LineString', 'coordinates': [[-1, 1], [1, -1]]})",
+    "SELECT VALUE COUNT(1) FROM c WHERE ST_DISTANCE(c.g, {'type': 'Point', 'coordinates': [0, 0]}) < 80000",
 ];
 
 fn item() -> impl Strategy<Value = String> {
@@ -159,7 +167,14 @@ fn item() -> impl Strategy<Value = String> {
         0..4,
     );
     let o = prop::option::of(prop_oneof![(0..3i32).prop_map(|n| n.to_string()), Just("\"k\"".to_string())]);
-    (pk, a, s, tags, o).prop_map(|(pk, a, s, tags, o)| {
+    let g = prop::option::of(prop_oneof![
+        4 => (-150..150i32, -150..150i32)
+            .prop_map(|(x, y)| format!(r#"{{"type":"Point","coordinates":[{},{}]}}"#, x as f64 / 100.0, y as f64 / 100.0)),
+        1 => Just(r#"{"type":"Polygon","coordinates":[[[0.2,0.2],[0.4,0.2],[0.4,0.4],[0.2,0.2]]]}"#.to_string()),
+        1 => Just(r#"{"type":"LineString","coordinates":[[-2,-2],[2,2]]}"#.to_string()),
+        1 => Just("\"here\"".to_string()),
+    ]);
+    (pk, a, s, tags, (o, g)).prop_map(|(pk, a, s, tags, (o, g))| {
         let mut fields = vec![format!("\"pk\":\"{pk}\"")];
         if let Some(a) = a {
             fields.push(format!("\"a\":{a}"));
@@ -170,6 +185,9 @@ fn item() -> impl Strategy<Value = String> {
         fields.push(format!("\"tags\":[{}]", tags.join(",")));
         if let Some(o) = o {
             fields.push(format!("\"o\":{{\"k\":{o}}}"));
+        }
+        if let Some(g) = g {
+            fields.push(format!("\"g\":{g}"));
         }
         fields.join(",")
     })
@@ -187,17 +205,18 @@ fn policy() -> impl Strategy<Value = IndexingPolicy> {
         ],
         0..4,
     );
-    (0..8u8, paths, composites).prop_map(|(mode, paths, composites)| {
+    (0..8u8, paths, composites, prop::bool::ANY).prop_map(|(mode, paths, composites, spatial)| {
         let listed: Vec<String> = paths.iter().map(|p| format!("{{\"path\":\"{p}\"}}")).collect();
         let composites = composites.join(",");
+        let spatial = if spatial { r#"{"path":"/g/*","types":["Point","Polygon","LineString"]}"# } else { "" };
         let json = match mode {
             0 => r#"{"indexingMode":"none","automatic":false}"#.to_string(),
             1..=4 => format!(
-                r#"{{"includedPaths":[{{"path":"/*"}}],"excludedPaths":[{}],"compositeIndexes":[{composites}]}}"#,
+                r#"{{"includedPaths":[{{"path":"/*"}}],"excludedPaths":[{}],"compositeIndexes":[{composites}],"spatialIndexes":[{spatial}]}}"#,
                 listed.join(",")
             ),
             _ => format!(
-                r#"{{"includedPaths":[{}],"excludedPaths":[{{"path":"/*"}}],"compositeIndexes":[{composites}]}}"#,
+                r#"{{"includedPaths":[{}],"excludedPaths":[{{"path":"/*"}}],"compositeIndexes":[{composites}],"spatialIndexes":[{spatial}]}}"#,
                 listed.join(",")
             ),
         };
@@ -316,4 +335,37 @@ fn index_reads_are_what_the_plan_says() {
     c.replace_indexing_policy(none);
     let scanned = execute(&c, "SELECT VALUE c.a FROM c WHERE c.a >= 290", &options).unwrap();
     assert_eq!((scanned.items, scanned.metrics.retrieved_document_count), (range.items, 300));
+}
+
+#[test]
+fn spatial_predicates_read_the_points_near_the_shape() {
+    let items: Vec<String> = (0..300)
+        .map(|i| {
+            let (lon, lat) = ((i % 20) as f64 / 10.0, (i / 20) as f64 / 10.0);
+            format!(r#""pk":"k{}","g":{{"type":"Point","coordinates":[{lon},{lat}]}}"#, i % 7)
+        })
+        .collect();
+    let policy =
+        IndexingPolicy::from_json(&parse_json(r#"{"spatialIndexes":[{"path":"/g/*","types":["Point"]}]}"#).unwrap())
+            .unwrap();
+    let c = load(&items, 4, &policy);
+    let options = QueryOptions::default();
+    let near = execute(
+        &c,
+        "SELECT VALUE c.id FROM c WHERE ST_DISTANCE(c.g, {'type':'Point','coordinates':[0,0]}) < 12000",
+        &options,
+    )
+    .unwrap();
+    assert_eq!(near.items.len(), 3, "{:?}", near.items);
+    // The box around the circle holds its corners too: at most the 3 x 3 grid points around it.
+    assert!(near.metrics.retrieved_document_count <= 9, "{:?}", near.metrics);
+    let within = execute(
+        &c,
+        "SELECT VALUE COUNT(1) FROM c WHERE ST_WITHIN(c.g, \
+         {'type':'Polygon','coordinates':[[[0.45,0.45],[0.75,0.45],[0.75,0.75],[0.45,0.75],[0.45,0.45]]]})",
+        &options,
+    )
+    .unwrap();
+    assert_eq!(within.items, vec![Value::from(9.0)]);
+    assert!(within.metrics.retrieved_document_count <= 25, "{:?}", within.metrics);
 }

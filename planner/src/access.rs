@@ -8,6 +8,7 @@
 //! | `<`, `<=`, `>`, `>=`, `BETWEEN`, case-sensitive `STARTSWITH`, `LEFT(path, n) =`, `SUBSTRING(path, 0, n) =` | **index range scan** over keys of the constant's type |
 //! | case-insensitive `STARTSWITH`, `StringEquals` | **expanded scan**: every string key tested, ignoring case |
 //! | `CONTAINS`, `ENDSWITH`, `LIKE`, `RegexMatch` (constant patterns) | **full index scan**: every string key tested |
+//! | `ST_DISTANCE(path, point) <`/`<=` r, `ST_WITHIN(path, shape)`, `ST_INTERSECTS` | **spatial index**: points in a box around the circle or shape, and every other geometry (`spatial.rs`) |
 //! | `OR` of the above | the union of their items |
 //! | anything else (`UPPER`, `LOWER`, math, UDFs, `NOT`, `!=`, an excluded path) | read and filtered |
 //!
@@ -31,12 +32,13 @@ use std::ops::Bound;
 use std::sync::Arc;
 
 use cosmoql_parser::BinaryOp;
-use cosmoql_storage::{IndexKey, IndexProbe, IndexStep, IndexingMode, IndexingPolicy, StringTest};
+use cosmoql_storage::{IndexKey, IndexProbe, IndexStep, IndexingMode, IndexingPolicy, SpatialBox, StringTest};
 use cosmoql_value::text::{self, TextTest};
 use cosmoql_value::Value;
 
 use crate::bound::{BoundExpr, BoundProjection, BoundQuery, Source, SourceKind, Step};
 use crate::functions::AggregateKind;
+use crate::spatial;
 
 /// What a predicate gets from the indexes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -51,6 +53,9 @@ pub enum PredicateStrategy {
     /// Every string key of the path tested (`CONTAINS`, `ENDSWITH`, `LIKE`, `RegexMatch`): the
     /// service's full index scan, which reads the index, not the items.
     FullIndexScan,
+    /// GeoJSON points in a box around the shape or circle, and every other geometry, from the
+    /// spatial index.
+    SpatialScan,
     /// The union of the items the parts of an `OR` find.
     IndexUnion,
     /// On the partition key, which already limits the query to the logical partitions it pins.
@@ -507,8 +512,39 @@ impl Chooser<'_> {
             BoundExpr::Binary(BinaryOp::And, l, r) | BoundExpr::Binary(BinaryOp::Or, l, r) => {
                 self.exact(l) && self.exact(r)
             }
-            _ => self.probe(e).is_ok(),
+            _ => self.probe(e).is_ok_and(|(_, strategy)| strategy != PredicateStrategy::SpatialScan),
         }
+    }
+
+    /// A spatial probe on the item path `e` reads, when the policy has its spatial index.
+    fn spatial(&self, e: &BoundExpr, area: Option<SpatialBox>) -> Result<(IndexProbe, PredicateStrategy), String> {
+        let path = self.path(e).ok_or("a spatial function of something other than an item path")?;
+        if self.policy.mode != IndexingMode::Consistent || !self.policy.spatial.iter().any(|s| s.path.segments == path)
+        {
+            return Err(format!("{} has no spatial index", policy_path(&path).trim_end_matches("/?")));
+        }
+        let area = area.ok_or("a shape the spatial index cannot bound (not a small counter-clockwise shape)")?;
+        Ok((IndexProbe::Spatial { path, area }, PredicateStrategy::SpatialScan))
+    }
+
+    /// `ST_DISTANCE(path, point) < r` (`<=`; either argument order, either side).
+    fn distance(
+        &self,
+        call: &BoundExpr,
+        op: BinaryOp,
+        limit: &BoundExpr,
+    ) -> Option<Result<(IndexProbe, PredicateStrategy), String>> {
+        let (BoundExpr::Call { function, args, .. }, BoundExpr::Const(Value::Number(r))) = (call, limit) else {
+            return None;
+        };
+        if function.name() != "ST_DISTANCE" || !matches!(op, BinaryOp::Lt | BinaryOp::LtEq) {
+            return None;
+        }
+        let (item, center) = match (&args[0], &args[1]) {
+            (BoundExpr::Const(v), other) | (other, BoundExpr::Const(v)) => (other, spatial::point(v)),
+            _ => return None,
+        };
+        Some(self.spatial(item, center.and_then(|c| spatial::distance_box(c, *r))))
     }
 
     /// The probe for an indexed path, or why there is none.
@@ -570,6 +606,9 @@ impl Chooser<'_> {
                     if let Some(found) = self.leading(l, r).or_else(|| self.leading(r, l)) {
                         return found;
                     }
+                }
+                if let Some(found) = self.distance(l, *op, r).or_else(|| self.distance(r, flip(*op), l)) {
+                    return found;
                 }
                 let (path, key, op) = match (self.path(l), self.path(r), constant_key(l), constant_key(r)) {
                     (Some(p), _, _, Some(k)) => (p, k, *op),
@@ -666,6 +705,14 @@ impl Chooser<'_> {
                         let describe = format!("{name}(_, {needle:?}, {ignore_case})");
                         let test = StringTest { test: Arc::new(test.matcher(needle, ignore_case)), describe };
                         Ok((IndexProbe::Strings { path, test }, strategy))
+                    }
+                    "ST_WITHIN" | "ST_INTERSECTS" => {
+                        let (item, shape) = match (&args[0], &args[1]) {
+                            (other, BoundExpr::Const(v)) => (other, v),
+                            (BoundExpr::Const(v), other) if function.name() == "ST_INTERSECTS" => (other, v),
+                            _ => return Err(format!("{} without a constant shape", function.name())),
+                        };
+                        self.spatial(item, spatial::shape_box(shape))
                     }
                     "RegexMatch" => {
                         let path = self.path(&args[0]).ok_or("RegexMatch of something other than an item path")?;
@@ -782,6 +829,9 @@ impl fmt::Display for PredicateStrategy {
             PredicateStrategy::IndexRangeScan => write!(f, "index range scan"),
             PredicateStrategy::ExpandedScan => write!(f, "expanded index scan (every string key, ignoring case)"),
             PredicateStrategy::FullIndexScan => write!(f, "full index scan (every string key tested)"),
+            PredicateStrategy::SpatialScan => {
+                write!(f, "spatial index (the points in a box around the shape, and every other geometry)")
+            }
             PredicateStrategy::IndexUnion => write!(f, "union of index lookups"),
             PredicateStrategy::PartitionKey => write!(f, "the partition key (the targets are its logical partitions)"),
             PredicateStrategy::Filter(why) => write!(f, "filter on the items read ({why})"),

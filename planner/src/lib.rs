@@ -25,6 +25,7 @@ pub mod plan;
 pub mod policy;
 pub mod prune;
 pub mod rules;
+pub mod spatial;
 
 pub use access::{Access, IndexOrder, PredicateAccess, PredicateStrategy};
 pub use bind::{bind, BindContext};

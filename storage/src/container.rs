@@ -1440,7 +1440,7 @@ impl Container {
         probe: &IndexProbe,
         from: Option<&ItemPosition>,
     ) -> Option<(Vec<ItemPosition>, IndexWork)> {
-        if !probe.paths().iter().all(|p| self.policy_serves(p)) {
+        if !probe.served_by(&self.indexing_policy()) {
             return None;
         }
         let mut work = IndexWork::default();

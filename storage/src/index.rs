@@ -548,12 +548,126 @@ fn scalar_at<'a>(item: &'a StoredItem, path: &[IndexStep]) -> Option<DocRef<'a>>
     Some(v)
 }
 
+/// The spatial index of one path: GeoJSON points by latitude and longitude, and the items
+/// holding any other object there (lines, polygons, invalid geometries), which every spatial
+/// probe returns as candidates, so that a probe never misses an item the predicate keeps.
+#[derive(Debug, Default)]
+struct SpatialEntries {
+    path: Vec<IndexStep>,
+    /// (latitude, longitude) in units of 1e-9 degree, and the item.
+    points: std::collections::BTreeSet<(i64, i64, u64)>,
+    others: std::collections::BTreeSet<u64>,
+}
+
+/// Degrees in index units (1e-9 degree), rounded to nearest.
+fn nano_degrees(d: f64) -> i64 {
+    (d * 1e9).round() as i64
+}
+
+/// Where an item stands in a spatial index: a point, or another object.
+enum SpatialEntry {
+    Point(i64, i64),
+    Other,
+}
+
+impl SpatialEntries {
+    fn entry(&self, item: &StoredItem) -> Option<SpatialEntry> {
+        let v = scalar_at(item, &self.path)?;
+        if !v.is_object() {
+            return None;
+        }
+        let point = || {
+            if v.get("type")?.as_str()? != "Point" {
+                return None;
+            }
+            let coordinates = v.get("coordinates")?;
+            let mut numbers = coordinates.elements();
+            let lon = numbers.next()?.as_f64()?;
+            let lat = numbers.next()?.as_f64()?;
+            ((-180.0..=180.0).contains(&lon) && (-90.0..=90.0).contains(&lat))
+                .then(|| SpatialEntry::Point(nano_degrees(lat), nano_degrees(lon)))
+        };
+        Some(point().unwrap_or(SpatialEntry::Other))
+    }
+
+    fn change(&mut self, item: &StoredItem, change: Change) {
+        let seq = item.meta.seq;
+        match (self.entry(item), change) {
+            (None, _) => {}
+            (Some(SpatialEntry::Point(lat, lon)), Change::Remove) => {
+                self.points.remove(&(lat, lon, seq));
+            }
+            (Some(SpatialEntry::Point(lat, lon)), _) => {
+                self.points.insert((lat, lon, seq));
+            }
+            (Some(SpatialEntry::Other), Change::Remove) => {
+                self.others.remove(&seq);
+            }
+            (Some(SpatialEntry::Other), _) => {
+                self.others.insert(seq);
+            }
+        }
+    }
+
+    fn split(self, goes_left: &dyn Fn(&u64) -> bool) -> (SpatialEntries, SpatialEntries) {
+        let (lp, rp) = self.points.into_iter().partition(|(_, _, seq)| goes_left(seq));
+        let (lo, ro) = self.others.into_iter().partition(|seq| goes_left(seq));
+        (
+            SpatialEntries { path: self.path.clone(), points: lp, others: lo },
+            SpatialEntries { path: self.path, points: rp, others: ro },
+        )
+    }
+
+    /// The items with a point in the box, and every item with another object at the path.
+    fn probe(&self, area: &SpatialBox, work: &mut IndexWork) -> Vec<u64> {
+        let low = (nano_degrees(area.lat_min) - 1, i64::MIN, 0);
+        let high = (nano_degrees(area.lat_max) + 1, i64::MAX, u64::MAX);
+        let mut out: Vec<u64> = self.others.iter().copied().collect();
+        if low <= high {
+            for &(_, lon, seq) in self.points.range(low..=high) {
+                work.entries += 1;
+                if area.holds_longitude(lon as f64 / 1e9) {
+                    out.push(seq);
+                }
+            }
+        }
+        work.entries += self.others.len() as u64;
+        out
+    }
+}
+
+/// A latitude band and a longitude range around a center (wrapping at the antimeridian), in
+/// degrees: what a spatial probe asks for.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SpatialBox {
+    pub lat_min: f64,
+    pub lat_max: f64,
+    pub lon_center: f64,
+    /// Half the longitude range; 180 or more: every longitude.
+    pub lon_half_width: f64,
+}
+
+impl SpatialBox {
+    fn holds_longitude(&self, lon: f64) -> bool {
+        if self.lon_half_width >= 180.0 {
+            return true;
+        }
+        let mut d = (lon - self.lon_center).abs() % 360.0;
+        if d > 180.0 {
+            d = 360.0 - d;
+        }
+        // Index units round to 1e-9 degree.
+        d <= self.lon_half_width + 2e-9
+    }
+}
+
 /// The indexes of one physical partition.
 #[derive(Debug)]
 pub struct PartitionIndex {
     policy: Arc<IndexingPolicy>,
     root: PathNode,
     composites: Vec<CompositeIndex>,
+    spatial: Vec<SpatialEntries>,
     /// Whether writes maintain the index. A suspended index (during a bulk import) is empty,
     /// serves nothing, and is rebuilt by the index transformation.
     live: bool,
@@ -593,6 +707,9 @@ pub enum IndexProbe {
     /// Items with a string key at the path that the test accepts: every string key of the path
     /// is tested (the service's expanded and full index scans).
     Strings { path: Vec<IndexStep>, test: StringTest },
+    /// Items with a GeoJSON point in the box at the path, and items with any other object there
+    /// (the spatial index).
+    Spatial { path: Vec<IndexStep>, area: SpatialBox },
     /// Items matching all of them.
     And(Vec<IndexProbe>),
     /// Items matching any of them.
@@ -618,12 +735,25 @@ impl IndexProbe {
         IndexProbe::Range { path, lower: Bound::Included(key.clone()), upper: Bound::Included(key) }
     }
 
+    /// Whether `policy` has the indexes the probe reads (range indexes on its paths, the
+    /// spatial index for a spatial probe).
+    pub fn served_by(&self, policy: &IndexingPolicy) -> bool {
+        match self {
+            IndexProbe::Spatial { path, .. } => {
+                policy.mode == IndexingMode::Consistent && policy.spatial.iter().any(|s| s.path.segments == *path)
+            }
+            IndexProbe::And(list) | IndexProbe::Or(list) => list.iter().all(|p| p.served_by(policy)),
+            other => other.paths().iter().all(|p| policy.is_indexed(p)),
+        }
+    }
+
     /// The paths the probe reads.
     pub fn paths(&self) -> Vec<&[IndexStep]> {
         match self {
-            IndexProbe::Range { path, .. } | IndexProbe::Prefix { path, .. } | IndexProbe::Strings { path, .. } => {
-                vec![path.as_slice()]
-            }
+            IndexProbe::Range { path, .. }
+            | IndexProbe::Prefix { path, .. }
+            | IndexProbe::Strings { path, .. }
+            | IndexProbe::Spatial { path, .. } => vec![path.as_slice()],
             IndexProbe::And(list) | IndexProbe::Or(list) => list.iter().flat_map(IndexProbe::paths).collect(),
         }
     }
@@ -650,10 +780,17 @@ impl PartitionIndex {
                 pending: Vec::new(),
             })
             .collect();
+        let mut spatial: Vec<SpatialEntries> = Vec::new();
+        for spec in &policy.spatial {
+            if !spatial.iter().any(|e| e.path == spec.path.segments) {
+                spatial.push(SpatialEntries { path: spec.path.segments.clone(), ..SpatialEntries::default() });
+            }
+        }
         PartitionIndex {
             policy,
             root: PathNode::default(),
             composites,
+            spatial,
             live: true,
             locations: HashMap::default(),
             epks: HashMap::default(),
@@ -741,6 +878,9 @@ impl PartitionIndex {
         if let Some(key) = IndexKey::number(item.meta.ts as f64) {
             ts.change(key, seq, change);
         }
+        for e in &mut self.spatial {
+            e.change(item, change);
+        }
         for c in &mut self.composites {
             if let Some(tuple) = c.tuple(item, shared) {
                 match change {
@@ -790,10 +930,17 @@ impl PartitionIndex {
                 pending: Vec::new(),
             });
         }
+        let (mut left_spatial, mut right_spatial) = (Vec::new(), Vec::new());
+        for e in self.spatial {
+            let (l, r) = e.split(&goes_left);
+            left_spatial.push(l);
+            right_spatial.push(r);
+        }
         let mut left = PartitionIndex {
             policy: Arc::clone(&self.policy),
             root: left_root,
             composites: left_composites,
+            spatial: left_spatial,
             live: self.live,
             locations: HashMap::default(),
             epks: HashMap::default(),
@@ -802,6 +949,7 @@ impl PartitionIndex {
             policy: self.policy,
             root: right_root,
             composites: right_composites,
+            spatial: right_spatial,
             live: self.live,
             locations: HashMap::default(),
             epks: HashMap::default(),
@@ -872,6 +1020,13 @@ impl PartitionIndex {
                 }
                 work.entries += out.len() as u64;
                 Some(sorted_distinct(out))
+            }
+            IndexProbe::Spatial { path, area } => {
+                if !self.live {
+                    return None;
+                }
+                let entries = self.spatial.iter().find(|e| e.path == *path)?;
+                Some(sorted_distinct(entries.probe(area, work)))
             }
             IndexProbe::Strings { path, test } => {
                 let Some(node) = self.indexed_node(path)? else { return Some(Vec::new()) };
@@ -1097,6 +1252,13 @@ impl PartitionIndex {
                 stats.bytes += p.heap_bytes() as u64;
             }
         }
+        for e in &self.spatial {
+            let n = (e.points.len() + e.others.len()) as u64;
+            stats.entries += n;
+            stats.keys += e.points.len() as u64;
+            // A B-tree set entry plus about a third for node slack and edges.
+            stats.bytes += n * 24 * 4 / 3;
+        }
         // A hash map entry (sequence number and EPK) plus its control byte, at 7/8 load.
         let location = (8 + size_of::<Arc<Epk>>() + 1) * 8 / 7;
         stats.bytes += (self.locations.capacity() * location) as u64;
@@ -1119,6 +1281,13 @@ impl PartitionIndex {
             for (k, p) in &c.values {
                 out.push((name.clone(), k.iter().map(|c| c.key.to_value()).collect(), p.as_slice().to_vec()));
             }
+        }
+        for e in &self.spatial {
+            let name = format!("<spatial>{}", path_text(&e.path));
+            for &(lat, lon, seq) in &e.points {
+                out.push((name.clone(), vec![Value::from(lat as f64), Value::from(lon as f64)], vec![seq]));
+            }
+            out.push((name, Vec::new(), e.others.iter().copied().collect()));
         }
         let mut locations: Vec<_> = self.locations.iter().map(|(s, e)| (*s, e.to_hex())).collect();
         locations.sort();

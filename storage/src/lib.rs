@@ -26,7 +26,7 @@ pub use doc::{Doc, DocRef, SYSTEM_PROPERTIES};
 pub use epk::{Epk, HashVersion, PartitionKeyComponent, PartitionKeyKind};
 pub use error::{ErrorKind, StorageError};
 pub use import::{ImportError, ImportOptions, ImportSummary};
-pub use index::{IndexKey, IndexProbe, IndexStats, IndexWork, PartitionIndex, StringTest};
+pub use index::{IndexKey, IndexProbe, IndexStats, IndexWork, PartitionIndex, SpatialBox, StringTest};
 pub use indexing::{CompositePath, IndexPath, IndexStep, IndexingMode, IndexingPolicy};
 pub use partition_key::{PartitionKey, PartitionKeyDefinition, PartitionKeyPath, SyntheticKey, SyntheticKind};
 pub use patch::PatchOperation;

@@ -29,6 +29,8 @@ struct Body {
     v: Option<Result<i8, String>>,
     tags: Vec<u8>,
     nested: Option<bool>,
+    /// At `g`: a GeoJSON point, a polygon, or a string.
+    geo: Option<u8>,
 }
 
 fn body() -> impl Strategy<Value = Body> {
@@ -36,8 +38,9 @@ fn body() -> impl Strategy<Value = Body> {
         prop::option::of(prop_oneof![any::<i8>().prop_map(Ok), "[ab]{0,2}".prop_map(Err)]),
         prop::collection::vec(0u8..4, 0..4),
         prop::option::of(any::<bool>()),
+        prop::option::of(0u8..9),
     )
-        .prop_map(|(v, tags, nested)| Body { v, tags, nested })
+        .prop_map(|(v, tags, nested, geo)| Body { v, tags, nested, geo })
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -69,6 +72,14 @@ fn doc(pk: u8, id: u8, b: &Body) -> Value {
     if let Some(flag) = b.nested {
         text.push_str(&format!(r#","o":{{"flag":{flag},"list":[{{"n":{}}},null]}}"#, b.tags.len()));
     }
+    match b.geo {
+        Some(k) if k % 3 == 0 => text.push_str(&format!(r#","g":{{"type":"Point","coordinates":[{k},-{k}]}}"#)),
+        Some(k) if k % 3 == 1 => {
+            text.push_str(&format!(r#","g":{{"type":"Polygon","coordinates":[[[0,0],[{k},0],[{k},{k}],[0,0]]]}}"#))
+        }
+        Some(k) => text.push_str(&format!(r#","g":"p{k}""#)),
+        None => {}
+    }
     text.push('}');
     parse_json(&text).unwrap()
 }
@@ -78,7 +89,8 @@ fn policies() -> [IndexingPolicy; 4] {
     [
         IndexingPolicy::default(),
         p(r#"{"indexingMode":"none","automatic":false}"#),
-        p(r#"{"includedPaths":[{"path":"/v/?"},{"path":"/o/*"}],"excludedPaths":[{"path":"/*"}]}"#),
+        p(r#"{"includedPaths":[{"path":"/v/?"},{"path":"/o/*"}],"excludedPaths":[{"path":"/*"}],
+             "spatialIndexes":[{"path":"/g/*","types":["Point","Polygon"]}]}"#),
         p(r#"{"includedPaths":[{"path":"/*"}],"excludedPaths":[{"path":"/tags/*"}],
              "compositeIndexes":[[{"path":"/v"},{"path":"/pk","order":"descending"}]]}"#),
     ]
