@@ -143,6 +143,13 @@ const QUERIES: &[&str] = &[
     "SELECT VALUE c.id FROM c WHERE ST_WITHIN(c.g, {'type': 'Polygon', 'coordinates': [[[0, 0], [0, 1], [1, 1], [1, 0], [0, 0]]]})",
     "SELECT VALUE c.id FROM c WHERE ST_INTERSECTS(c.g, {'type': 'LineString', 'coordinates': [[-1, 1], [1, -1]]})",
     "SELECT VALUE COUNT(1) FROM c WHERE ST_DISTANCE(c.g, {'type': 'Point', 'coordinates': [0, 0]}) < 80000",
+    "SELECT VALUE c.id FROM c WHERE c.a = 3 AND c.s > 'a'",
+    "SELECT VALUE c.id FROM c WHERE c.a = 2 AND c.s <= 'b'",
+    "SELECT VALUE c.id FROM c WHERE c.s = 'ab' AND c.id >= 'i010'",
+    "SELECT VALUE c.id FROM c WHERE c.id < 'i020' AND c.s = 'b'",
+    "SELECT VALUE c.id FROM c WHERE c.a = 2 AND c.s = 'b'",
+    "SELECT VALUE COUNT(1) FROM c WHERE c.s = 'ab' AND c.id BETWEEN 'i003' AND 'i030'",
+    "SELECT TOP 2 VALUE c.id FROM c WHERE c.a = 1 AND c.s > 'a' ORDER BY c.id DESC",
 ];
 
 fn item() -> impl Strategy<Value = String> {

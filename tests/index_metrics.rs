@@ -72,10 +72,13 @@ fn excluded_paths_are_potential_indexes_and_a_composite_the_policy_has_is_not_su
         metrics(&c, r#"SELECT * FROM c WHERE c.name = "Abc1" AND UPPER(c.id) = "1""#),
         r#"{"UtilizedIndexes":{"SingleIndexes":[],"CompositeIndexes":[]},"PotentialIndexes":{"SingleIndexes":[{"IndexSpec":"/name/?","IndexImpactScore":"High"}],"CompositeIndexes":[]}}"#
     );
+    // The policy has the composite: it is not suggested, and it serves the query (that the
+    // service then lists it as utilized, not the single indexes, is inferred: no recorded answer
+    // covers it).
     assert_eq!(
         metrics(&c, r#"SELECT * FROM c WHERE c.id = "1" AND c.statement > "T""#),
         format!(
-            r#"{{"UtilizedIndexes":{{"SingleIndexes":[{{"IndexSpec":"/statement/?"}},{{"IndexSpec":"/id/?"}}],"CompositeIndexes":[]}},{NONE}"#
+            r#"{{"UtilizedIndexes":{{"SingleIndexes":[],"CompositeIndexes":[{{"IndexSpecs":["/id ASC","/statement ASC"]}}]}},{NONE}"#
         )
     );
     // Filter and ORDER BY: the composite (filter path, ORDER BY path) is suggested.
@@ -100,4 +103,23 @@ fn a_composite_index_serving_order_by_is_utilized() {
             r#"{{"UtilizedIndexes":{{"SingleIndexes":[],"CompositeIndexes":[{{"IndexSpecs":["/pk DESC","/name ASC"]}}]}},{NONE}"#
         )
     );
+}
+
+/// Equality on a composite index's leading path and a range on the next seek the composite: it
+/// is utilized, and only the item it finds is read.
+#[test]
+fn a_composite_index_serving_equality_and_range_is_utilized() {
+    let c = container();
+    let policy = r#"{"compositeIndexes":[[{"path":"/name"},{"path":"/id","order":"descending"}]]}"#;
+    c.replace_indexing_policy(IndexingPolicy::from_json(&parse_json(policy).unwrap()).unwrap());
+    c.transform_indexes(usize::MAX);
+    let sql = r#"SELECT * FROM c WHERE c.id > "0" AND c.name = "Abc1""#;
+    assert_eq!(
+        metrics(&c, sql),
+        format!(
+            r#"{{"UtilizedIndexes":{{"SingleIndexes":[],"CompositeIndexes":[{{"IndexSpecs":["/name ASC","/id DESC"]}}]}},{NONE}"#
+        )
+    );
+    let out = execute(&c, sql, &QueryOptions::default()).unwrap();
+    assert_eq!((out.items.len(), out.metrics.retrieved_document_count), (1, 1));
 }

@@ -53,6 +53,8 @@ pub enum PredicateStrategy {
     /// Every string key of the path tested (`CONTAINS`, `ENDSWITH`, `LIKE`, `RegexMatch`): the
     /// service's full index scan, which reads the index, not the items.
     FullIndexScan,
+    /// Part of a seek on a composite index: equalities on its leading paths, a range on the last.
+    Composite,
     /// GeoJSON points in a box around the shape or circle, and every other geometry, from the
     /// spatial index.
     SpatialScan,
@@ -143,6 +145,8 @@ pub struct Access {
     pub min_max: Option<Vec<IndexStep>>,
     /// The policy indexes the `distinct_keys` path.
     pub distinct_indexed: bool,
+    /// The composite index the filter seeks (paths with their directions).
+    pub composite_filter: Option<Vec<(Vec<IndexStep>, bool)>>,
 }
 
 impl Access {
@@ -154,7 +158,11 @@ impl Access {
     /// Whether a predicate is an index seek (few items are likely: with ORDER BY, the executor
     /// sorts what the seek finds when it finds few, rather than walking the ORDER BY index).
     pub fn has_seek(&self) -> bool {
-        self.filter.is_some() && self.predicates.iter().any(|p| p.strategy == PredicateStrategy::IndexSeek)
+        self.filter.is_some()
+            && self
+                .predicates
+                .iter()
+                .any(|p| matches!(p.strategy, PredicateStrategy::IndexSeek | PredicateStrategy::Composite))
     }
 }
 
@@ -178,12 +186,23 @@ pub fn choose(query: &BoundQuery, policy: &IndexingPolicy, pinned_key_paths: &[V
                 predicate.strategy = PredicateStrategy::PartitionKey;
                 predicate.path = probe.as_ref().and_then(|p| p.paths().first().map(|p| policy_path(p)));
                 predicate.exact = true;
-            } else {
-                probes.extend(probe);
+            } else if let Some(probe) = probe {
+                probes.push((access.predicates.len(), probe));
             }
             access.predicates.push(predicate);
         }
     }
+    if let Some((composite, used)) = compose(policy, &probes) {
+        let spec = format!("({})", composite_specs(&composite_paths(&composite)).join(", "));
+        for &i in &used {
+            access.predicates[i].strategy = PredicateStrategy::Composite;
+            access.predicates[i].path = Some(spec.clone());
+        }
+        probes.retain(|(i, _)| !used.contains(i));
+        access.composite_filter = Some(composite_paths(&composite));
+        probes.push((used[0], composite));
+    }
+    let mut probes: Vec<IndexProbe> = probes.into_iter().map(|(_, p)| p).collect();
     access.filter = match probes.len() {
         0 => None,
         1 => probes.pop(),
@@ -230,6 +249,60 @@ pub fn choose(query: &BoundQuery, policy: &IndexingPolicy, pinned_key_paths: &[V
         }
     }
     access
+}
+
+fn composite_paths(probe: &IndexProbe) -> Vec<(Vec<IndexStep>, bool)> {
+    match probe {
+        IndexProbe::Composite { paths, .. } => paths.clone(),
+        _ => Vec::new(),
+    }
+}
+
+/// Equalities on the leading paths of a composite index of the policy and, optionally, a range
+/// on its next path, when those are all its paths (an item lacking a scalar at another path
+/// would have no tuple): one probe of the composite instead of one per path. Returns the probe
+/// and the predicates (by number) it serves; the composite serving the most predicates wins.
+fn compose(policy: &IndexingPolicy, served: &[(usize, IndexProbe)]) -> Option<(IndexProbe, Vec<usize>)> {
+    if policy.mode != IndexingMode::Consistent {
+        return None;
+    }
+    let single = |p: &IndexProbe| match p {
+        IndexProbe::Range { path, lower, upper } if !path.contains(&IndexStep::Element) => {
+            Some((path.clone(), lower.clone(), upper.clone()))
+        }
+        _ => None,
+    };
+    let mut best: Option<(IndexProbe, Vec<usize>)> = None;
+    for composite in &policy.composite {
+        let mut used = Vec::new();
+        let mut equal = Vec::new();
+        let mut range = None;
+        for (position, cp) in composite.iter().enumerate() {
+            let found = served.iter().find_map(|(i, p)| {
+                let (path, lower, upper) = single(p)?;
+                (path == cp.segments && !used.contains(i)).then_some((*i, lower, upper))
+            });
+            let Some((i, lower, upper)) = found else { break };
+            match (&lower, &upper) {
+                (Bound::Included(l), Bound::Included(u)) if l == u => {
+                    equal.push(l.clone());
+                    used.push(i);
+                }
+                _ if position + 1 == composite.len() => {
+                    range = Some((lower, upper));
+                    used.push(i);
+                    break;
+                }
+                _ => break,
+            }
+        }
+        let whole = used.len() == composite.len();
+        if whole && best.as_ref().is_none_or(|(_, b)| b.len() < used.len()) {
+            let paths = composite.iter().map(|cp| (cp.segments.clone(), cp.descending)).collect();
+            best = Some((IndexProbe::Composite { paths, equal, range }, used));
+        }
+    }
+    best
 }
 
 /// Equality filters on some paths and a range on one more, or an ORDER BY on one more: the
@@ -292,18 +365,18 @@ pub fn index_metrics(access: &Access) -> Value {
     // `IndexMetricsParserBaselineTest`).
     let order_path = access.order.as_ref().filter(|o| o.composite.is_empty()).map(|o| policy_path(&o.path));
     let utilized_composites: Vec<Value> = access
-        .order
+        .composite_filter
         .iter()
-        .filter(|o| !o.composite.is_empty())
-        .map(|o| {
-            let specs = composite_specs(&o.composite).into_iter().map(Value::from).collect();
+        .chain(access.order.iter().filter(|o| !o.composite.is_empty()).map(|o| &o.composite))
+        .map(|keys| {
+            let specs = composite_specs(keys).into_iter().map(Value::from).collect();
             Value::object([("IndexSpecs".to_string(), Value::Array(Arc::new(specs)))])
         })
         .collect();
     let mut utilized: Vec<String> = Vec::new();
     for p in access.predicates.iter().rev() {
         let trivial = p.strategy == PredicateStrategy::IndexSeek && p.path == order_path;
-        if !matches!(p.strategy, PredicateStrategy::Filter(_)) && !trivial {
+        if !matches!(p.strategy, PredicateStrategy::Filter(_) | PredicateStrategy::Composite) && !trivial {
             if let Some(path) = &p.path {
                 if !utilized.contains(path) {
                     utilized.push(path.clone());
@@ -829,6 +902,7 @@ impl fmt::Display for PredicateStrategy {
             PredicateStrategy::IndexRangeScan => write!(f, "index range scan"),
             PredicateStrategy::ExpandedScan => write!(f, "expanded index scan (every string key, ignoring case)"),
             PredicateStrategy::FullIndexScan => write!(f, "full index scan (every string key tested)"),
+            PredicateStrategy::Composite => write!(f, "composite index seek"),
             PredicateStrategy::SpatialScan => {
                 write!(f, "spatial index (the points in a box around the shape, and every other geometry)")
             }

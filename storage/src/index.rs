@@ -520,6 +520,58 @@ impl CompositeIndex {
             .collect()
     }
 
+    /// The items whose tuple starts with `equal` and has its next component in `range`.
+    fn probe(
+        &self,
+        equal: &[IndexKey],
+        range: Option<&(Bound<IndexKey>, Bound<IndexKey>)>,
+        work: &mut IndexWork,
+    ) -> Vec<u64> {
+        let k = equal.len();
+        let component = |i: usize, key: IndexKey| CompositeKey { key, descending: self.descending[i] };
+        let mut start: Vec<CompositeKey> = equal.iter().enumerate().map(|(i, key)| component(i, key.clone())).collect();
+        // Where the range starts in this index's order: its lower bound ascending, its upper
+        // bound descending.
+        let descending = self.descending.get(k).copied().unwrap_or(false);
+        if let Some((lower, upper)) = range {
+            let first = if descending { upper } else { lower };
+            if let Bound::Included(key) | Bound::Excluded(key) = first {
+                start.push(component(k, key.clone()));
+            }
+        }
+        let start: Box<[CompositeKey]> = start.into();
+        let mut out = Vec::new();
+        for (tuple, postings) in self.values.range::<Box<[CompositeKey]>, _>((Bound::Included(start), Bound::Unbounded))
+        {
+            if tuple.len() < k || tuple[..k].iter().zip(equal).any(|(c, e)| c.key != *e) {
+                break;
+            }
+            if let Some((lower, upper)) = range {
+                let Some(key) = tuple.get(k).map(|c| &c.key) else { break };
+                let below = match lower {
+                    Bound::Included(l) => key < l,
+                    Bound::Excluded(l) => key <= l,
+                    Bound::Unbounded => false,
+                };
+                let above = match upper {
+                    Bound::Included(u) => key > u,
+                    Bound::Excluded(u) => key >= u,
+                    Bound::Unbounded => false,
+                };
+                // Past the far end of the range: nothing further matches.
+                if (descending && below) || (!descending && above) {
+                    break;
+                }
+                if below || above {
+                    continue;
+                }
+            }
+            work.entries += postings.as_slice().len() as u64;
+            out.extend_from_slice(postings.as_slice());
+        }
+        out
+    }
+
     /// Whether this index orders by `keys` (paths with directions): `Some(false)` walking
     /// forward, `Some(true)` walking backward (every direction inverted), `None` if it cannot.
     fn serves(&self, keys: &[(Vec<IndexStep>, bool)]) -> Option<bool> {
@@ -707,6 +759,13 @@ pub enum IndexProbe {
     /// Items with a string key at the path that the test accepts: every string key of the path
     /// is tested (the service's expanded and full index scans).
     Strings { path: Vec<IndexStep>, test: StringTest },
+    /// Items whose tuple in the composite index on `paths` (with their directions) starts with
+    /// `equal` and, when given, has its next component in `range`.
+    Composite {
+        paths: Vec<(Vec<IndexStep>, bool)>,
+        equal: Vec<IndexKey>,
+        range: Option<(Bound<IndexKey>, Bound<IndexKey>)>,
+    },
     /// Items with a GeoJSON point in the box at the path, and items with any other object there
     /// (the spatial index).
     Spatial { path: Vec<IndexStep>, area: SpatialBox },
@@ -742,6 +801,7 @@ impl IndexProbe {
             IndexProbe::Spatial { path, .. } => {
                 policy.mode == IndexingMode::Consistent && policy.spatial.iter().any(|s| s.path.segments == *path)
             }
+            IndexProbe::Composite { paths, .. } => policy.has_composite(paths),
             IndexProbe::And(list) | IndexProbe::Or(list) => list.iter().all(|p| p.served_by(policy)),
             other => other.paths().iter().all(|p| policy.is_indexed(p)),
         }
@@ -754,6 +814,7 @@ impl IndexProbe {
             | IndexProbe::Prefix { path, .. }
             | IndexProbe::Strings { path, .. }
             | IndexProbe::Spatial { path, .. } => vec![path.as_slice()],
+            IndexProbe::Composite { paths, .. } => paths.iter().map(|(p, _)| p.as_slice()).collect(),
             IndexProbe::And(list) | IndexProbe::Or(list) => list.iter().flat_map(IndexProbe::paths).collect(),
         }
     }
@@ -1020,6 +1081,13 @@ impl PartitionIndex {
                 }
                 work.entries += out.len() as u64;
                 Some(sorted_distinct(out))
+            }
+            IndexProbe::Composite { paths, equal, range } => {
+                if !self.live {
+                    return None;
+                }
+                let c = self.composites.iter().find(|c| c.serves(paths) == Some(false))?;
+                Some(sorted_distinct(c.probe(equal, range.as_ref(), work)))
             }
             IndexProbe::Spatial { path, area } => {
                 if !self.live {
