@@ -150,6 +150,11 @@ const QUERIES: &[&str] = &[
     "SELECT VALUE c.id FROM c WHERE c.a = 2 AND c.s = 'b'",
     "SELECT VALUE COUNT(1) FROM c WHERE c.s = 'ab' AND c.id BETWEEN 'i003' AND 'i030'",
     "SELECT TOP 2 VALUE c.id FROM c WHERE c.a = 1 AND c.s > 'a' ORDER BY c.id DESC",
+    "SELECT TOP 3 VALUE c.id FROM c WHERE c.pk = 'k0' ORDER BY c.pk, c.id DESC",
+    "SELECT c.id FROM c WHERE c.pk = 'k1' ORDER BY c.pk DESC, c.id OFFSET 1 LIMIT 3",
+    "SELECT VALUE c.id FROM c WHERE c.s = 'ab' ORDER BY c.s DESC, c.id DESC",
+    "SELECT VALUE c.id FROM c WHERE c.s = 'b' AND c.a > 0 ORDER BY c.s, c.id",
+    "SELECT TOP 5 VALUE c.id FROM c WHERE c.pk = 'k0' ORDER BY c.id DESC",
 ];
 
 fn item() -> impl Strategy<Value = String> {
@@ -337,6 +342,11 @@ fn index_reads_are_what_the_plan_says() {
         assert_eq!(top.items, expected.map(|n| Value::from(n as f64)).to_vec(), "{sql}");
         assert!(top.metrics.retrieved_document_count <= 16 * partitions, "{sql}: {:?}", top.metrics);
     }
+    // With an equality on the leading path, the walk reads only the tuples starting with it.
+    let prefixed = execute(&d, "SELECT TOP 3 VALUE c.a FROM c WHERE c.pk = 'k3' ORDER BY c.pk, c.a DESC", &options).unwrap();
+    assert_eq!(prefixed.items, [297, 290, 283].map(|n| Value::from(n as f64)).to_vec());
+    assert!(prefixed.metrics.index_entries_read <= 16, "{:?}", prefixed.metrics);
+    assert!(prefixed.metrics.retrieved_document_count <= 4, "{:?}", prefixed.metrics);
     // Mode none reads everything.
     let none = IndexingPolicy::from_json(&parse_json(r#"{"indexingMode":"none","automatic":false}"#).unwrap()).unwrap();
     c.replace_indexing_policy(none);

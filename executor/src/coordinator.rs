@@ -82,6 +82,15 @@ fn scan_is_smaller(source: &dyn QuerySource, unit: &Unit) -> bool {
     source.items_in(&unit.ranges).is_some_and(|(inside, whole)| inside.saturating_mul(8) < whole)
 }
 
+/// Whether walking the ORDER BY index of the unit's physical partitions, skipping the entries of
+/// other logical partitions, reads less than scanning the unit's own items: the walk reads about
+/// `rows × whole / inside` entries for `rows` rows, an entry costing a fraction of an item (a
+/// TOP 10 of a big logical partition in a bigger physical one walks; of a small one, scans).
+fn walk_is_smaller(source: &dyn QuerySource, unit: &Unit, rows: Option<u64>) -> bool {
+    let (Some(rows), Some((inside, whole))) = (rows, source.items_in(&unit.ranges)) else { return false };
+    inside > 0 && rows.saturating_mul(whole) / inside < inside.saturating_mul(4)
+}
+
 /// An ORDER BY query whose index seek finds at most this many items in a partition sorts them
 /// instead of walking the ORDER BY index.
 pub const SEEK_THEN_SORT: usize = 10_000;
@@ -518,8 +527,11 @@ impl Coordinator<'_> {
             let started = std::time::Instant::now();
             let mut unit_stats = RunStats::default();
             let unit = &self.units[i];
-            // An index seek that finds few items: sort those. Otherwise walk the ORDER BY index.
-            let scan = unit.point.is_some() || scan_is_smaller(self.source, unit);
+            // An index seek that finds few items: sort those. Otherwise walk the ORDER BY index,
+            // unless the unit is a small part of its partitions and the walk would read more
+            // entries than the unit has items (it skips other logical partitions' entries).
+            let walk = self.access.filter.is_none() && walk_is_smaller(self.source, unit, keep);
+            let scan = unit.point.is_some() || (scan_is_smaller(self.source, unit) && !walk);
             let sought = match (&self.access.order, scan) {
                 (Some(_), false) if self.access.has_seek() => self.access.filter.as_ref().and_then(|probe| {
                     self.source

@@ -94,6 +94,7 @@ impl<'s> IndexWalk<'s> {
         } else {
             let walk = CompositeWalk {
                 keys: &self.order.composite,
+                prefix: &self.order.prefix,
                 after: self.after.as_ref(),
                 limit: self.chunk,
                 items: self.items,

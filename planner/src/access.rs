@@ -87,6 +87,9 @@ pub struct IndexOrder {
     /// For ORDER BY on several paths: every path with its direction, served by a composite
     /// index of the policy (empty for one path, served by its range index).
     pub composite: Vec<(Vec<IndexStep>, bool)>,
+    /// The keys the filter's equalities give the composite's leading paths: the walk reads only
+    /// the tuples starting with them.
+    pub prefix: Vec<IndexKey>,
 }
 
 impl IndexOrder {
@@ -103,8 +106,16 @@ impl IndexOrder {
     pub fn describe(&self) -> String {
         if self.composite.is_empty() {
             format!("the range index on {}", policy_path(&self.path))
-        } else {
+        } else if self.prefix.is_empty() {
             format!("the composite index ({})", composite_specs(&self.composite).join(", "))
+        } else {
+            let values: Vec<String> =
+                self.prefix.iter().map(|k| cosmoql_value::to_json_string(&k.to_value()).unwrap_or_default()).collect();
+            format!(
+                "the composite index ({}), its tuples starting with {}",
+                composite_specs(&self.composite).join(", "),
+                values.join(", ")
+            )
         }
     }
 }
@@ -174,9 +185,15 @@ pub fn choose(query: &BoundQuery, policy: &IndexingPolicy, pinned_key_paths: &[V
     let chooser = Chooser { bases, policy };
     let mut access = Access::default();
     let mut probes = Vec::new();
+    let mut equalities: Vec<(Vec<IndexStep>, IndexKey)> = Vec::new();
     if let Some(filter) = &query.filter {
         for conjunct in conjuncts(filter) {
             let (probe, mut predicate) = chooser.predicate(conjunct);
+            if let Some(IndexProbe::Range { path, lower: Bound::Included(l), upper: Bound::Included(u) }) = &probe {
+                if l == u {
+                    equalities.push((path.clone(), l.clone()));
+                }
+            }
             let on_key = probe.as_ref().is_some_and(|p| {
                 predicate.strategy == PredicateStrategy::IndexSeek
                     && p.paths().iter().all(|path| pinned_key_paths.iter().any(|k| k == path))
@@ -211,6 +228,14 @@ pub fn choose(query: &BoundQuery, policy: &IndexingPolicy, pinned_key_paths: &[V
     // The query reads each item once (`FROM c`, no JOIN): its rows are the items.
     let plain = matches!(query.sources.as_slice(), [Source { kind: SourceKind::Items, .. }]);
     access.order = chooser.order(query).filter(|_| plain);
+    if let Some(order) = &mut access.order {
+        for (path, _) in &order.composite {
+            match equalities.iter().find(|(p, _)| p == path) {
+                Some((_, key)) => order.prefix.push(key.clone()),
+                None => break,
+            }
+        }
+    }
     access.potential_composites = potential_composites(query, &access, policy);
     access.skip_on_keys = access.order.as_ref().is_some_and(|o| o.composite.is_empty())
         && query.filter.is_none()
@@ -551,9 +576,14 @@ impl Chooser<'_> {
             q.order_by.iter().map(|k| self.path(&k.expr).map(|p| (p, k.descending))).collect::<Option<_>>()?;
         let (path, descending) = keys[0].clone();
         if keys.len() == 1 {
-            return self.policy.is_indexed(&path).then_some(IndexOrder { path, descending, composite: Vec::new() });
+            return self.policy.is_indexed(&path).then_some(IndexOrder {
+                path,
+                descending,
+                composite: Vec::new(),
+                prefix: Vec::new(),
+            });
         }
-        self.policy.has_composite(&keys).then_some(IndexOrder { path, descending, composite: keys })
+        self.policy.has_composite(&keys).then_some(IndexOrder { path, descending, composite: keys, prefix: Vec::new() })
     }
 
     /// The probe of one conjunct and how it is served.

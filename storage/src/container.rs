@@ -1415,6 +1415,8 @@ pub type OrderedEntries<K> = Vec<(K, ItemPosition, Option<StoredItem>)>;
 #[derive(Debug, Clone, Copy)]
 pub struct CompositeWalk<'a> {
     pub keys: &'a [(Vec<IndexStep>, bool)],
+    /// Only tuples starting with these keys (equalities of the filter on the leading paths).
+    pub prefix: &'a [IndexKey],
     /// Resume after this (tuple, sequence number).
     pub after: Option<&'a (Vec<IndexKey>, u64)>,
     pub limit: usize,
@@ -1578,7 +1580,7 @@ impl Container {
         let mut all = Vec::new();
         for p in Self::covering(&map, ranges) {
             let data = p.data.read();
-            let entries = data.index.composite_ordered(walk.keys, walk.after, walk.limit, &keep, work)?;
+            let entries = data.index.composite_ordered(walk.keys, walk.prefix, walk.after, walk.limit, &keep, work)?;
             for (key, seq) in entries {
                 let Some(epk) = data.index.location(seq) else { continue };
                 let item = if walk.items {

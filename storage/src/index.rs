@@ -469,19 +469,29 @@ struct CompositeIndex {
     pending: Vec<(Box<[CompositeKey]>, u64)>,
 }
 
-/// A component of a composite tuple, ordered ascending or descending.
+/// A component of a composite tuple, ordered ascending or descending. `last` marks a bound
+/// after every key (never stored): `[a, last]` follows every tuple starting with `a`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct CompositeKey {
     key: IndexKey,
     descending: bool,
+    last: bool,
+}
+
+impl CompositeKey {
+    fn new(key: IndexKey, descending: bool) -> Self {
+        CompositeKey { key, descending, last: false }
+    }
 }
 
 impl Ord for CompositeKey {
     fn cmp(&self, other: &Self) -> Ordering {
-        if self.descending {
-            other.key.cmp(&self.key)
-        } else {
-            self.key.cmp(&other.key)
+        match (self.last, other.last) {
+            (true, true) => Ordering::Equal,
+            (true, false) => Ordering::Greater,
+            (false, true) => Ordering::Less,
+            _ if self.descending => other.key.cmp(&self.key),
+            _ => self.key.cmp(&other.key),
         }
     }
 }
@@ -515,7 +525,7 @@ impl CompositeIndex {
             .iter()
             .zip(&self.descending)
             .map(|(path, &descending)| {
-                Some(CompositeKey { key: IndexKey::from_doc(&scalar_at(item, path)?, shared)?, descending })
+                Some(CompositeKey::new(IndexKey::from_doc(&scalar_at(item, path)?, shared)?, descending))
             })
             .collect()
     }
@@ -528,7 +538,7 @@ impl CompositeIndex {
         work: &mut IndexWork,
     ) -> Vec<u64> {
         let k = equal.len();
-        let component = |i: usize, key: IndexKey| CompositeKey { key, descending: self.descending[i] };
+        let component = |i: usize, key: IndexKey| CompositeKey::new(key, self.descending[i]);
         let mut start: Vec<CompositeKey> = equal.iter().enumerate().map(|(i, key)| component(i, key.clone())).collect();
         // Where the range starts in this index's order: its lower bound ascending, its upper
         // bound descending.
@@ -1199,6 +1209,7 @@ impl PartitionIndex {
     pub fn composite_ordered(
         &self,
         keys: &[(Vec<IndexStep>, bool)],
+        prefix: &[IndexKey],
         after: Option<&(Vec<IndexKey>, u64)>,
         limit: usize,
         keep: &dyn Fn(&Epk) -> bool,
@@ -1212,16 +1223,23 @@ impl PartitionIndex {
             return None;
         }
         let after_tuple: Option<Box<[CompositeKey]>> = after.map(|(k, _)| {
-            k.iter()
-                .zip(&c.descending)
-                .map(|(key, &descending)| CompositeKey { key: key.clone(), descending })
-                .collect()
+            k.iter().zip(&c.descending).map(|(key, &descending)| CompositeKey::new(key.clone(), descending)).collect()
         });
-        let range = match &after_tuple {
-            None => (Bound::Unbounded, Bound::Unbounded),
-            Some(t) if backward => (Bound::Unbounded, Bound::Included(t.clone())),
-            Some(t) => (Bound::Included(t.clone()), Bound::Unbounded),
-        };
+        // Only the tuples starting with `prefix` (the filter's equalities on the leading paths).
+        let (mut lower, mut upper) = (Bound::Unbounded, Bound::Unbounded);
+        if !prefix.is_empty() {
+            let mut start: Vec<CompositeKey> =
+                prefix.iter().zip(&c.descending).map(|(k, &d)| CompositeKey::new(k.clone(), d)).collect();
+            lower = Bound::Included(Box::from(start.clone()));
+            start.push(CompositeKey { key: IndexKey::Null, descending: false, last: true });
+            upper = Bound::Excluded(Box::from(start));
+        }
+        match &after_tuple {
+            None => {}
+            Some(t) if backward => upper = Bound::Included(t.clone()),
+            Some(t) => lower = Bound::Included(t.clone()),
+        }
+        let range = (lower, upper);
         let mut out = Vec::new();
         let mut go = |tuple: &[CompositeKey], postings: &Postings| -> bool {
             let min_seq = after.zip(after_tuple.as_deref()).filter(|(_, t)| *t == tuple).map(|((_, s), _)| *s);
