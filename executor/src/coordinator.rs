@@ -121,6 +121,14 @@ impl Iterator for Fetch<'_> {
     }
 }
 
+/// What merging index keys found: the cursor after the rows skipped, how many, and the positions
+/// of the rows taken after them.
+struct KeyMerge {
+    cursor: Option<SortCursor>,
+    skipped: u64,
+    taken: Vec<ItemPosition>,
+}
+
 /// The next index entry of one partition, in ORDER BY order (keys per direction, then creation
 /// sequence).
 struct KeyHead {
@@ -513,10 +521,30 @@ impl Coordinator<'_> {
         // OFFSET on index keys: find the last row it skips without reading any item, then read
         // only what follows.
         let mut skipped_to = None;
-        if self.access.skip_on_keys && out.pending_skip() > 0 {
-            if let Some((cursor, n)) = self.skip_on_index(out.pending_skip(), stats)? {
-                out.skipped_before(n);
-                skipped_to = Some(cursor);
+        if self.access.skip_on_keys {
+            // Every item is a result: merging the partitions' index keys finds the rows OFFSET
+            // skips and the rows the page returns without reading any other item.
+            let skip = out.pending_skip();
+            let take = out.rows_wanted().map_or(0, |w| w.saturating_sub(skip));
+            if skip > 0 || take > 0 {
+                if let Some(merged) = self.merge_on_index(skip, take, stats)? {
+                    out.skipped_before(merged.skipped);
+                    skipped_to = merged.cursor;
+                    if take > 0 {
+                        if let Some((rows, charge)) = self.rows_at(merged.taken, stats)? {
+                            let ctx = self.runner.ctx(None);
+                            for row in rows {
+                                self.runner.check_cancelled()?;
+                                let result = self.runner.project(q, &ctx, &row.row)?;
+                                if out.push_row(result, || ResumePoint::Sort(row.cursor()))? {
+                                    break;
+                                }
+                            }
+                            drop(charge);
+                            return Ok(());
+                        }
+                    }
+                }
             }
         }
         let keep = out.rows_wanted();
@@ -600,10 +628,10 @@ impl Coordinator<'_> {
         Ok(())
     }
 
-    /// Skips up to `n` rows in ORDER BY order by merging the partitions' index keys, without
-    /// reading items; returns the cursor after the last row skipped and how many were skipped, or
-    /// `None` when some partition's index cannot order its rows.
-    fn skip_on_index(&self, n: u64, stats: &mut RunStats) -> Result<Option<(SortCursor, u64)>, QueryError> {
+    /// Merges the partitions' index keys in ORDER BY order, reading no item: skips `skip` rows,
+    /// then takes the positions of the next `take`. `None` when some partition's index cannot
+    /// order its rows.
+    fn merge_on_index(&self, skip: u64, take: u64, stats: &mut RunStats) -> Result<Option<KeyMerge>, QueryError> {
         let Some(order) = &self.access.order else { return Ok(None) };
         if self.units.iter().any(|u| u.point.is_some()) || self.units.is_empty() {
             return Ok(None);
@@ -615,6 +643,7 @@ impl Coordinator<'_> {
                 _ => return Ok(None),
             },
         };
+        let n = skip.saturating_add(take);
         let share = usize::try_from(n / self.units.len() as u64).unwrap_or(usize::MAX).saturating_add(16);
         let mut walks: Vec<IndexWalk<'_>> = self
             .units
@@ -629,16 +658,21 @@ impl Coordinator<'_> {
         }
         let mut last = None;
         let mut skipped = 0u64;
-        while skipped < n {
+        let mut taken = Vec::new();
+        while skipped.saturating_add(taken.len() as u64) < n {
             let Some(Reverse(head)) = heads.pop() else { break };
-            if skipped % 1024 == 0 {
+            if (skipped + taken.len() as u64) % 1024 == 0 {
                 self.runner.check_cancelled()?;
             }
             if let Some((key, pos, _)) = walks[head.unit].next_entry() {
                 heads.push(Reverse(KeyHead { key, pos, unit: head.unit, descending: order.descending }));
             }
-            skipped += 1;
-            last = Some(head);
+            if skipped < skip {
+                skipped += 1;
+                last = Some(head);
+            } else {
+                taken.push(head.pos);
+            }
         }
         for walk in &walks {
             stats.index_entries += walk.work.entries;
@@ -646,11 +680,26 @@ impl Coordinator<'_> {
         if walks.iter().any(|w| w.broken) {
             return Ok(None);
         }
-        Ok(last.map(|head| {
+        let cursor = last.map(|head| {
             let keys = head.key.iter().map(IndexKey::to_value).collect();
-            let cursor = SortCursor { keys, pos: RowPos { item: Some(head.pos), sub: 0 } };
-            (cursor, skipped)
-        }))
+            SortCursor { keys, pos: RowPos { item: Some(head.pos), sub: 0 } }
+        });
+        Ok(Some(KeyMerge { cursor, skipped, taken }))
+    }
+
+    /// The rows of the items at `positions`, sorted; `None` when some item is gone (deleted
+    /// since its index entry was read: the caller runs the query the long way).
+    fn rows_at(
+        &self,
+        mut positions: Vec<ItemPosition>,
+        stats: &mut RunStats,
+    ) -> Result<Option<(Vec<SortedRow>, Charge<'_>)>, QueryError> {
+        let wanted = positions.len();
+        positions.sort_unstable();
+        let mut input: Box<Input<'_>> =
+            Box::new(Fetch { source: self.source, positions, next: 0, buffer: Vec::new().into_iter() });
+        let (rows, charge) = self.runner.sort(self.query, &mut input, &Vec::new(), None, None, stats)?;
+        Ok((rows.len() == wanted).then_some((rows, charge)))
     }
 
     /// `DISTINCT VALUE` of a path from the index's keys, in key order; `None` when some

@@ -139,8 +139,9 @@ pub struct Access {
     /// Composite indexes the policy lacks that would serve the query better (equality filters
     /// then one range or the ORDER BY path), as index metrics report them: `"/path ASC"`.
     pub potential_composites: Vec<Vec<String>>,
-    /// OFFSET can skip index entries without reading their items: every item is a row (no WHERE,
-    /// no JOIN) and every row a result (a projection that is never undefined).
+    /// ORDER BY rows can be found on index keys alone: every item is a row (no WHERE, no JOIN) and
+    /// every row a result (a projection that is never undefined), so OFFSET skips index entries
+    /// and the page reads only the items it returns.
     pub skip_on_keys: bool,
     /// The query only counts rows (`COUNT` of constants, no GROUP BY) and the indexes find
     /// exactly the items its WHERE clause keeps (or there is none): the counts come from index
@@ -240,7 +241,7 @@ pub fn choose(query: &BoundQuery, policy: &IndexingPolicy, pinned_key_paths: &[V
     access.skip_on_keys = access.order.as_ref().is_some_and(|o| o.composite.is_empty())
         && query.filter.is_none()
         && !query.distinct
-        && query.offset > 0
+        && query.rank.is_none()
         && matches!(query.projection, BoundProjection::Star(_) | BoundProjection::List(_));
     access.count_only = query.group_by.is_none()
         && plain

@@ -370,6 +370,12 @@ impl fmt::Display for Plan {
                     )?,
                     None => writeln!(f, "  sort      {order} (keep {keep}, as references to stored items)")?,
                 }
+                if self.access.skip_on_keys {
+                    merge.push(format!(
+                        "k-way merge of the partitions' index keys on {order} (every item is a row): read only \
+                         the items of the rows returned"
+                    ));
+                }
                 merge.push(format!("k-way merge on {order}, ties by creation order; project each row returned"));
             }
             Strategy::Concatenate => {
