@@ -155,6 +155,10 @@ const QUERIES: &[&str] = &[
     "SELECT VALUE c.id FROM c WHERE c.s = 'ab' ORDER BY c.s DESC, c.id DESC",
     "SELECT VALUE c.id FROM c WHERE c.s = 'b' AND c.a > 0 ORDER BY c.s, c.id",
     "SELECT TOP 5 VALUE c.id FROM c WHERE c.pk = 'k0' ORDER BY c.id DESC",
+    "SELECT VALUE MAX(c.id) FROM c WHERE c.a > 2",
+    "SELECT MIN(c.pk) AS lo, MAX(c.pk) AS hi FROM c WHERE ARRAY_CONTAINS(c.tags, 'x')",
+    "SELECT VALUE MIN(c.id) FROM c WHERE c.a > 1 AND UPPER(c.s) = 'AB'",
+    "SELECT VALUE MIN(c.id) FROM c WHERE c.s = 'zzz'",
 ];
 
 fn item() -> impl Strategy<Value = String> {
@@ -329,6 +333,9 @@ fn index_reads_are_what_the_plan_says() {
     let bounds = execute(&c, "SELECT MIN(c.a) AS lo, MAX(c.a) AS hi FROM c", &options).unwrap();
     assert_eq!(bounds.items, vec![parse_json(r#"{"lo":0,"hi":299}"#).unwrap()]);
     assert_eq!(bounds.metrics.retrieved_document_count, 0);
+    // With a filter the indexes answer exactly: the keys of the items it finds.
+    let filtered = execute(&c, "SELECT VALUE MAX(c.a) FROM c WHERE ARRAY_CONTAINS(c.tags, 't1')", &options).unwrap();
+    assert_eq!((filtered.items, filtered.metrics.retrieved_document_count), (vec![Value::from(298.0)], 0));
     let distinct = execute(&c, "SELECT DISTINCT VALUE c.pk FROM c", &options).unwrap();
     let keys: Vec<Value> = (0..7).map(|k| Value::from(format!("k{k}"))).collect();
     assert_eq!((distinct.items, distinct.metrics.retrieved_document_count), (keys, 0));

@@ -732,7 +732,7 @@ impl Coordinator<'_> {
         let mut work = IndexWork::default();
         let (mut least, mut greatest): (Option<IndexKey>, Option<IndexKey>) = (None, None);
         for unit in self.units {
-            let bounds = self.source.index_bounds(&unit.ranges, path, &mut work)?;
+            let bounds = self.source.index_bounds(&unit.ranges, path, self.access.filter.as_ref(), &mut work)?;
             if !bounds.complete {
                 return None;
             }
@@ -761,9 +761,9 @@ impl Coordinator<'_> {
             }
             let n = match &self.access.filter {
                 Some(probe) => {
-                    let (positions, work) = self.source.index_probe(&unit.ranges, probe, None)?;
+                    let (count, work) = self.source.index_count(&unit.ranges, probe)?;
                     stats.index_entries += work.entries;
-                    positions.len() as u64
+                    count
                 }
                 None => self.source.items_in(&unit.ranges)?.0,
             };

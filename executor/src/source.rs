@@ -115,7 +115,18 @@ pub trait QuerySource: Sync {
 
     /// The least and greatest scalars at `path` among the items of `ranges`; `None` when the
     /// index cannot tell.
-    fn index_bounds(&self, _ranges: &[(Epk, Epk)], _path: &[IndexStep], _work: &mut IndexWork) -> Option<IndexBounds> {
+    fn index_bounds(
+        &self,
+        _ranges: &[(Epk, Epk)],
+        _path: &[IndexStep],
+        _filter: Option<&IndexProbe>,
+        _work: &mut IndexWork,
+    ) -> Option<IndexBounds> {
+        None
+    }
+
+    /// How many items of `ranges` a probe finds; `None` when the index cannot tell.
+    fn index_count(&self, _ranges: &[(Epk, Epk)], _probe: &IndexProbe) -> Option<(u64, IndexWork)> {
         None
     }
 
@@ -207,7 +218,17 @@ impl QuerySource for Container {
         Container::index_keys(self, ranges, path, work)
     }
 
-    fn index_bounds(&self, ranges: &[(Epk, Epk)], path: &[IndexStep], work: &mut IndexWork) -> Option<IndexBounds> {
-        Container::index_bounds(self, ranges, path, work)
+    fn index_bounds(
+        &self,
+        ranges: &[(Epk, Epk)],
+        path: &[IndexStep],
+        filter: Option<&IndexProbe>,
+        work: &mut IndexWork,
+    ) -> Option<IndexBounds> {
+        Container::index_bounds(self, ranges, path, filter, work)
+    }
+
+    fn index_count(&self, ranges: &[(Epk, Epk)], probe: &IndexProbe) -> Option<(u64, IndexWork)> {
+        Container::index_count(self, ranges, probe)
     }
 }

@@ -151,9 +151,9 @@ pub struct Access {
     /// results come in ascending order, from the index's keys at the path when it is indexed and
     /// every item has a scalar there, else from the items.
     pub distinct_keys: Option<Vec<IndexStep>>,
-    /// Every aggregate is `MIN` or `MAX` of this indexed path of the item, with no GROUP BY and no
-    /// filter but the partition key: the index's first and last keys answer them when every item
-    /// has a scalar there.
+    /// Every aggregate is `MIN` or `MAX` of this indexed path of the item, with no GROUP BY and a
+    /// filter the indexes answer exactly (or none): the index's first and last keys among the
+    /// items the filter finds answer them when every item has a scalar there.
     pub min_max: Option<Vec<IndexStep>>,
     /// The policy indexes the `distinct_keys` path.
     pub distinct_indexed: bool,
@@ -264,7 +264,10 @@ pub fn choose(query: &BoundQuery, policy: &IndexingPolicy, pinned_key_paths: &[V
             access.distinct_indexed = access.distinct_keys.clone().and_then(indexed).is_some();
         }
     }
-    if simple && !query.aggregates.is_empty() {
+    // MIN and MAX may have a filter the indexes answer exactly: the keys are those of the items
+    // it finds.
+    let exact = access.predicates.iter().all(|p| p.exact);
+    if exact && plain && query.rank.is_none() && query.group_by.is_none() && !query.aggregates.is_empty() {
         let mut paths = query.aggregates.iter().map(|a| match a.kind {
             AggregateKind::Min | AggregateKind::Max => chooser.path(&a.arg),
             _ => None,

@@ -341,7 +341,7 @@ impl fmt::Display for Plan {
                 } else if let Some(path) = &self.access.min_max {
                     writeln!(
                         f,
-                        "  min/max   the first and last keys of the index on {}, reading no item (when every \
+                        "  min/max   the first and last keys of the index on {} among the items the filter finds, reading no item (when every \
                          item has a scalar there; else aggregate the items)",
                         access::policy_path(path)
                     )?;

@@ -1629,17 +1629,51 @@ impl Container {
         Some((keys, complete))
     }
 
-    /// The least and the greatest scalar at `path` among the items of `ranges` (for `MIN` and
-    /// `MAX`), and whether every item there has one; `None` when a partition cannot serve the path.
-    pub fn index_bounds(&self, ranges: &[(Epk, Epk)], path: &[IndexStep], work: &mut IndexWork) -> Option<IndexBounds> {
-        if !self.policy_serves(path) {
+    /// How many items of `ranges` a probe finds (for `COUNT`), without making their positions;
+    /// `None` when a partition cannot serve it.
+    pub fn index_count(&self, ranges: &[(Epk, Epk)], probe: &IndexProbe) -> Option<(u64, IndexWork)> {
+        if !probe.served_by(&self.indexing_policy()) {
             return None;
         }
-        let keep = |epk: &Epk| in_ranges(ranges, epk);
+        let mut work = IndexWork::default();
+        let mut count = 0u64;
+        let map = self.partitions.read();
+        for p in Self::covering(&map, ranges) {
+            let data = p.data.read();
+            let seqs = data.index.probe(probe, &mut work)?;
+            let whole = ranges.iter().any(|(min, max)| *min <= p.min && *max >= p.max);
+            count += if whole {
+                seqs.len() as u64
+            } else {
+                seqs.iter().filter(|s| data.index.location(**s).is_some_and(|e| in_ranges(ranges, e))).count() as u64
+            };
+        }
+        Some((count, work))
+    }
+
+    /// The least and the greatest scalar at `path` among the items of `ranges` that `filter`
+    /// finds (for `MIN` and `MAX`), and whether every item there has one; `None` when a partition
+    /// cannot serve the path or the filter.
+    pub fn index_bounds(
+        &self,
+        ranges: &[(Epk, Epk)],
+        path: &[IndexStep],
+        filter: Option<&IndexProbe>,
+        work: &mut IndexWork,
+    ) -> Option<IndexBounds> {
+        if !self.policy_serves(path) || filter.is_some_and(|f| !f.served_by(&self.indexing_policy())) {
+            return None;
+        }
         let map = self.partitions.read();
         let mut bounds = IndexBounds { least: None, greatest: None, complete: true };
         for p in Self::covering(&map, ranges) {
             let data = p.data.read();
+            // Among the items the filter finds, when there is one.
+            let found: Option<std::collections::HashSet<u64>> = match filter {
+                Some(f) => Some(data.index.probe(f, work)?.into_iter().collect()),
+                None => None,
+            };
+            let keep = |seq: u64, epk: &Epk| in_ranges(ranges, epk) && found.as_ref().is_none_or(|f| f.contains(&seq));
             bounds.complete &= data.index.items_with_scalar(path) == data.index.items();
             if let Some(k) = data.index.first_key(path, false, &keep, work)? {
                 if bounds.least.as_ref().is_none_or(|l| k < *l) {

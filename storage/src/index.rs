@@ -1298,14 +1298,14 @@ impl PartitionIndex {
         &self,
         path: &[IndexStep],
         descending: bool,
-        keep: &dyn Fn(&Epk) -> bool,
+        keep: &dyn Fn(u64, &Epk) -> bool,
         work: &mut IndexWork,
     ) -> Option<Option<IndexKey>> {
         let Some(node) = self.indexed_node(path)? else { return Some(None) };
         let mut holds = |postings: &Postings| {
-            postings.as_slice().iter().any(|seq| {
+            postings.as_slice().iter().any(|&seq| {
                 work.entries += 1;
-                self.locations.get(seq).is_some_and(|e| keep(e))
+                self.locations.get(&seq).is_some_and(|e| keep(seq, e))
             })
         };
         let found = if descending {
