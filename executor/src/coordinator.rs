@@ -28,7 +28,7 @@ use crate::continuation::ResumePoint;
 use crate::error::QueryError;
 use crate::memory::{value_bytes, Charge};
 use crate::merge::{KWayMerge, SortCursor, SortedRow};
-use crate::operators::{Emitter, Flow, IndexWalk, RunStats, Runner};
+use crate::operators::{Emitter, Flow, IndexWalk, RunStats, Runner, WalkKey};
 use crate::row::RowPos;
 use crate::source::{Input, QuerySource};
 
@@ -132,7 +132,7 @@ struct KeyMerge {
 /// The next index entry of one partition, in ORDER BY order (keys per direction, then creation
 /// sequence).
 struct KeyHead {
-    key: Vec<IndexKey>,
+    key: WalkKey,
     pos: ItemPosition,
     unit: usize,
     descending: bool,
@@ -639,7 +639,7 @@ impl Coordinator<'_> {
         let start = match self.sort_cursor() {
             None => None,
             Some(c) => match (c.keys.first().and_then(IndexKey::from_value), &c.pos.item) {
-                (Some(key), Some(at)) => Some((vec![key], at.seq)),
+                (Some(key), Some(at)) => Some((WalkKey::One(key), at.seq)),
                 _ => return Ok(None),
             },
         };
@@ -680,10 +680,8 @@ impl Coordinator<'_> {
         if walks.iter().any(|w| w.broken) {
             return Ok(None);
         }
-        let cursor = last.map(|head| {
-            let keys = head.key.iter().map(IndexKey::to_value).collect();
-            SortCursor { keys, pos: RowPos { item: Some(head.pos), sub: 0 } }
-        });
+        let cursor =
+            last.map(|head| SortCursor { keys: head.key.to_values(), pos: RowPos { item: Some(head.pos), sub: 0 } });
         Ok(Some(KeyMerge { cursor, skipped, taken }))
     }
 

@@ -25,6 +25,33 @@ use crate::rank::rank_scores;
 use crate::row::{Binding, Row, RowPos};
 use crate::source::{Input, QuerySource};
 
+/// An index entry's key in ORDER BY order: one path's key, or a composite index's tuple (one key
+/// needs no allocation of its own).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum WalkKey {
+    One(IndexKey),
+    Tuple(Vec<IndexKey>),
+}
+
+impl WalkKey {
+    /// The sort keys of a cursor as a walk's key; `None` when one is not a scalar.
+    pub fn from_values(values: &[Value], composite: bool) -> Option<WalkKey> {
+        if composite {
+            values.iter().map(IndexKey::from_value).collect::<Option<Vec<_>>>().map(WalkKey::Tuple)
+        } else {
+            values.first().and_then(IndexKey::from_value).map(WalkKey::One)
+        }
+    }
+
+    /// The key as sort key values.
+    pub fn to_values(&self) -> Vec<Value> {
+        match self {
+            WalkKey::One(k) => vec![k.to_value()],
+            WalkKey::Tuple(keys) => keys.iter().map(IndexKey::to_value).collect(),
+        }
+    }
+}
+
 /// Entries of a range index in order, read a chunk at a time (small first: a TOP 10 reads
 /// little), with their items or without.
 pub struct IndexWalk<'s> {
@@ -32,9 +59,9 @@ pub struct IndexWalk<'s> {
     ranges: &'s [(Epk, Epk)],
     order: &'s IndexOrder,
     items: bool,
-    after: Option<(Vec<IndexKey>, u64)>,
+    after: Option<(WalkKey, u64)>,
     chunk: usize,
-    buffer: std::vec::IntoIter<(Vec<IndexKey>, ItemPosition, Option<StoredItem>)>,
+    buffer: std::vec::IntoIter<(WalkKey, ItemPosition, Option<StoredItem>)>,
     done: bool,
     /// The source stopped answering from the index.
     pub broken: bool,
@@ -53,7 +80,7 @@ impl<'s> IndexWalk<'s> {
         source: &'s dyn QuerySource,
         ranges: &'s [(Epk, Epk)],
         order: &'s IndexOrder,
-        (after, keep): (Option<(Vec<IndexKey>, u64)>, Option<usize>),
+        (after, keep): (Option<(WalkKey, u64)>, Option<usize>),
         items: bool,
     ) -> Self {
         let chunk = keep.map_or(1024, |k| k.saturating_add(1).clamp(16, 1024));
@@ -75,10 +102,8 @@ impl<'s> IndexWalk<'s> {
     pub fn fill(&mut self) -> bool {
         let entries = if self.order.composite.is_empty() {
             let after = match &self.after {
-                Some((keys, seq)) => match keys.first() {
-                    Some(key) => Some((key.clone(), *seq)),
-                    None => return false,
-                },
+                Some((WalkKey::One(key), seq)) => Some((key.clone(), *seq)),
+                Some((WalkKey::Tuple(_), _)) => return false,
                 None => None,
             };
             let walk = OrderedWalk {
@@ -88,18 +113,25 @@ impl<'s> IndexWalk<'s> {
                 limit: self.chunk,
                 items: self.items,
             };
-            self.source
-                .index_ordered(self.ranges, &walk, &mut self.work)
-                .map(|entries| entries.into_iter().map(|(key, pos, item)| (vec![key], pos, item)).collect::<Vec<_>>())
+            self.source.index_ordered(self.ranges, &walk, &mut self.work).map(|entries| {
+                entries.into_iter().map(|(key, pos, item)| (WalkKey::One(key), pos, item)).collect::<Vec<_>>()
+            })
         } else {
+            let after = match &self.after {
+                Some((WalkKey::Tuple(keys), seq)) => Some((keys.clone(), *seq)),
+                Some((WalkKey::One(_), _)) => return false,
+                None => None,
+            };
             let walk = CompositeWalk {
                 keys: &self.order.composite,
                 prefix: &self.order.prefix,
-                after: self.after.as_ref(),
+                after: after.as_ref(),
                 limit: self.chunk,
                 items: self.items,
             };
-            self.source.composite_ordered(self.ranges, &walk, &mut self.work)
+            self.source.composite_ordered(self.ranges, &walk, &mut self.work).map(|entries| {
+                entries.into_iter().map(|(key, pos, item)| (WalkKey::Tuple(key), pos, item)).collect::<Vec<_>>()
+            })
         };
         match entries {
             None => {
@@ -120,7 +152,7 @@ impl<'s> IndexWalk<'s> {
     }
 
     /// The next entry: its key, position and (if asked for) item.
-    pub fn next_entry(&mut self) -> Option<(Vec<IndexKey>, ItemPosition, Option<StoredItem>)> {
+    pub fn next_entry(&mut self) -> Option<(WalkKey, ItemPosition, Option<StoredItem>)> {
         loop {
             if let Some(entry) = self.buffer.next() {
                 return Some(entry);
@@ -375,7 +407,7 @@ impl<'a> Runner<'a> {
         let keep = keep.map(|k| usize::try_from(k).unwrap_or(usize::MAX));
         let start = match after {
             None => None,
-            Some(c) => match (c.keys.iter().map(IndexKey::from_value).collect::<Option<Vec<_>>>(), &c.pos.item) {
+            Some(c) => match (WalkKey::from_values(&c.keys, !order.composite.is_empty()), &c.pos.item) {
                 (Some(keys), Some(at)) => Some((keys, at.seq)),
                 _ => return Ok(None),
             },

@@ -1540,7 +1540,10 @@ impl Container {
             if data.index.items_with_scalar(path) != data.index.items() {
                 return None;
             }
-            let entries = data.index.ordered(path, walk.descending, walk.after, walk.limit, &keep, work)?;
+            // A unit covering the whole partition keeps every entry (no EPK comparisons).
+            let whole = ranges.iter().any(|(min, max)| *min <= p.min && *max >= p.max);
+            let keep: &dyn Fn(&Epk) -> bool = if whole { &|_| true } else { &keep };
+            let entries = data.index.ordered(path, walk.descending, walk.after, walk.limit, keep, work)?;
             let mut run = Vec::with_capacity(entries.len());
             for (key, seq) in entries {
                 let Some(epk) = data.index.location(seq) else { continue };
