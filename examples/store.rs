@@ -26,7 +26,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Point read, then a replace guarded by the etag we read.
     let key = PartitionKey::from("dev-7");
     let read = readings.read(&key, "r7")?;
-    println!("read r7 ({} RU): {}", cosmoql::executor::cost::item_charge(read.operation, read.bytes), read.item);
+    println!("read r7 ({} RU): {}", cosmoql::executor::cost::response_charge(&read), read.item);
     let mut changed = read.item.clone();
     if let Some(map) = changed.as_object_mut() {
         map.insert("value".into(), Value::from(1000.0));

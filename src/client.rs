@@ -7,7 +7,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use cosmoql_executor::cost::item_charge;
+use cosmoql_executor::cost::response_charge;
 use cosmoql_executor::{Analysis, Explain, PartitionMetrics, QueryError, QueryMetrics, QueryOptions};
 use cosmoql_planner::Plan;
 use cosmoql_storage::{
@@ -534,12 +534,8 @@ impl ContainerClient {
     }
 
     fn response<T: DeserializeOwned + 'static>(r: cosmoql_storage::ItemResponse) -> Result<ItemResponse<T>, Error> {
-        Ok(ItemResponse {
-            item: from_value(r.item)?,
-            etag: r.etag,
-            request_charge: item_charge(r.operation, r.bytes),
-            status: r.status,
-        })
+        let request_charge = response_charge(&r);
+        Ok(ItemResponse { item: from_value(r.item)?, etag: r.etag, request_charge, status: r.status })
     }
 
     /// Creates an item; its partition key is read from it (a synthetic key is computed).

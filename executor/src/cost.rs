@@ -1,39 +1,230 @@
 //! Request charges: the one place where request units are computed, for item operations and
-//! queries alike. Each charge is a pure function of what the operation did.
+//! queries alike.
 //!
-//! The model today is a placeholder with the right shape (a later issue fits it to the service's
-//! published figures): a read costs 1 RU per started KB, a write (create, replace, upsert,
-//! patch) 5 RU per started KB, a delete 5 RU; a query 2.5 RU, plus 0.05 per item read and 0.01
-//! per result.
+//! A charge is a pure function of what the operation did (sizes, index terms, index entries
+//! and items read, partitions touched, results returned, the consistency level): no clock, no
+//! randomness, the same work always the same charge. The coefficients live in [`MODEL`] and are
+//! fitted to the figures the service publishes (the "request units" and "indexing" pages):
+//!
+//! | anchor | model |
+//! |---|---|
+//! | point read of a 1 KB item: 1 RU; of 100 KB: 10 RU | reads grow linearly with size between them |
+//! | create of a 1 KB item with at most 5 indexed terms: 5 RU | writes: 5 RU at 1 KB to 50 RU at 100 KB, plus 0.2 RU per indexed term past 5 |
+//! | create of 100 KB with indexing mode none: 50 RU | no index terms |
+//! | replace: twice the create of the same item | a delete costs the create of the item it removes |
+//! | Strong and Bounded Staleness reads: twice | [`Consistency::read_factor`] |
+//! | a query by id and key on a small item: about 2.8-3.0 RU | 0.5 + 2.3 per physical partition touched |
+//! | a full scan retrieving ~400 MB: about 4,060 RU | 0.01 RU per KB retrieved |
+//!
+//! Charges are rounded to two decimals once per request ([`round`]).
 
-use cosmoql_storage::OperationKind;
+use cosmoql_storage::{ItemResponse, OperationKind};
 
-/// The charge of an item operation on an item of `bytes` bytes.
-pub fn item_charge(kind: OperationKind, bytes: usize) -> f64 {
-    let kb = bytes.div_ceil(1024).max(1) as f64;
-    match kind {
-        OperationKind::Read => kb,
-        OperationKind::Write => 5.0 * kb,
-        OperationKind::Delete => 5.0,
+/// The coefficients of the request-charge model.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ChargeModel {
+    /// A point read of 1 KB or less.
+    pub read_1kb: f64,
+    /// A point read of 100 KB.
+    pub read_100kb: f64,
+    /// A create of 1 KB or less, with at most `free_terms` index terms.
+    pub write_1kb: f64,
+    /// A create of 100 KB without index terms.
+    pub write_100kb: f64,
+    /// Index terms a write includes for free.
+    pub free_terms: u64,
+    /// Each index term past those.
+    pub per_term: f64,
+    /// A query's fixed cost.
+    pub query_base: f64,
+    /// Each physical partition a query page reads.
+    pub per_partition: f64,
+    /// Each KB of items a query loads.
+    pub per_kb_retrieved: f64,
+    /// Each index entry a query reads.
+    pub per_index_entry: f64,
+    /// Each KB of results a query returns.
+    pub per_kb_output: f64,
+}
+
+/// The model in force.
+pub const MODEL: ChargeModel = ChargeModel {
+    read_1kb: 1.0,
+    read_100kb: 10.0,
+    write_1kb: 5.0,
+    write_100kb: 50.0,
+    free_terms: 5,
+    per_term: 0.2,
+    query_base: 0.5,
+    per_partition: 2.3,
+    per_kb_retrieved: 0.01,
+    per_index_entry: 0.0001,
+    per_kb_output: 0.001,
+};
+
+/// A read's consistency level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Consistency {
+    Strong,
+    BoundedStaleness,
+    #[default]
+    Session,
+    ConsistentPrefix,
+    Eventual,
+}
+
+impl Consistency {
+    /// What reads cost at this level relative to Session: Strong and Bounded Staleness read
+    /// from two replicas.
+    pub fn read_factor(self) -> f64 {
+        match self {
+            Consistency::Strong | Consistency::BoundedStaleness => 2.0,
+            _ => 1.0,
+        }
     }
 }
 
-/// The charge of one page of a query that read `retrieved` items and returned `output` results.
-pub fn query_charge(retrieved: u64, output: u64) -> f64 {
-    2.5 + 0.05 * retrieved as f64 + 0.01 * output as f64
+/// What an item operation did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ItemWork {
+    pub kind: OperationKind,
+    /// The item's size as stored (for a delete, the deleted item's).
+    pub bytes: usize,
+    /// The item's index terms under the policy (see `cosmoql_storage::index::indexed_terms`).
+    pub indexed_terms: u64,
+}
+
+impl From<&ItemResponse> for ItemWork {
+    fn from(r: &ItemResponse) -> Self {
+        ItemWork { kind: r.operation, bytes: r.bytes, indexed_terms: r.indexed_terms }
+    }
+}
+
+/// The charge of a storage response at Session consistency.
+pub fn response_charge(r: &ItemResponse) -> f64 {
+    item_charge(&ItemWork::from(r), Consistency::Session)
+}
+
+/// What one page of a query did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct QueryWork {
+    /// Physical partitions read.
+    pub partitions: usize,
+    pub index_entries: u64,
+    /// Items loaded, and their bytes.
+    pub retrieved: u64,
+    pub retrieved_bytes: u64,
+    /// Results returned, and their bytes.
+    pub output: u64,
+    pub output_bytes: u64,
+}
+
+/// Rounds a charge to two decimals (once per request: `5.41`, never `5.409999999999999`).
+pub fn round(ru: f64) -> f64 {
+    (ru * 100.0).round() / 100.0
+}
+
+/// `bytes` in KB, at least 1.
+fn kb(bytes: usize) -> f64 {
+    (bytes as f64 / 1024.0).max(1.0)
+}
+
+/// Linear between the 1 KB and the 100 KB figures.
+fn by_size(at_1kb: f64, at_100kb: f64, bytes: usize) -> f64 {
+    at_1kb + (at_100kb - at_1kb) * (kb(bytes) - 1.0) / 99.0
+}
+
+/// The charge of creating an item of this size with this many index terms.
+fn create(work: &ItemWork) -> f64 {
+    let terms = work.indexed_terms.saturating_sub(MODEL.free_terms) as f64;
+    by_size(MODEL.write_1kb, MODEL.write_100kb, work.bytes) + MODEL.per_term * terms
+}
+
+/// The charge of an item operation, rounded.
+pub fn item_charge(work: &ItemWork, consistency: Consistency) -> f64 {
+    round(match work.kind {
+        OperationKind::Read => by_size(MODEL.read_1kb, MODEL.read_100kb, work.bytes) * consistency.read_factor(),
+        OperationKind::Create => create(work),
+        // The old version's terms go and the new one's come: twice a create.
+        OperationKind::Replace => 2.0 * round(create(work)),
+        // The item's terms go.
+        OperationKind::Delete => create(work),
+    })
+}
+
+/// The charge of one page of a query, rounded.
+pub fn query_charge(work: &QueryWork) -> f64 {
+    round(
+        MODEL.query_base
+            + MODEL.per_partition * work.partitions.max(1) as f64
+            + MODEL.per_kb_retrieved * work.retrieved_bytes as f64 / 1024.0
+            + MODEL.per_index_entry * work.index_entries as f64
+            + MODEL.per_kb_output * work.output_bytes as f64 / 1024.0,
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn item(kind: OperationKind, kb: usize, terms: u64) -> ItemWork {
+        ItemWork { kind, bytes: kb * 1024, indexed_terms: terms }
+    }
+
     #[test]
-    fn charges_grow_with_what_an_operation_did() {
-        assert_eq!(item_charge(OperationKind::Read, 0), 1.0);
-        assert_eq!(item_charge(OperationKind::Read, 1024), 1.0);
-        assert_eq!(item_charge(OperationKind::Read, 1025), 2.0);
-        assert_eq!(item_charge(OperationKind::Write, 100 * 1024), 500.0);
-        assert_eq!(item_charge(OperationKind::Delete, 100 * 1024), 5.0);
-        assert!(query_charge(10, 1) > query_charge(0, 0));
+    fn the_published_item_anchors() {
+        let session = Consistency::Session;
+        assert_eq!(item_charge(&item(OperationKind::Read, 1, 0), session), 1.00);
+        assert_eq!(item_charge(&item(OperationKind::Read, 100, 0), session), 10.00);
+        assert_eq!(item_charge(&ItemWork { kind: OperationKind::Read, bytes: 200, indexed_terms: 0 }, session), 1.00);
+        assert_eq!(item_charge(&item(OperationKind::Create, 1, 5), session), 5.00);
+        assert_eq!(item_charge(&item(OperationKind::Create, 1, 3), session), 5.00);
+        assert_eq!(item_charge(&item(OperationKind::Create, 100, 0), session), 50.00);
+        let create = item_charge(&item(OperationKind::Create, 4, 12), session);
+        assert_eq!(item_charge(&item(OperationKind::Replace, 4, 12), session), 2.0 * create);
+        assert_eq!(item_charge(&item(OperationKind::Read, 1, 0), Consistency::Strong), 2.00);
+        assert_eq!(item_charge(&item(OperationKind::Read, 100, 0), Consistency::BoundedStaleness), 20.00);
+        assert_eq!(item_charge(&item(OperationKind::Read, 1, 0), Consistency::Eventual), 1.00);
+    }
+
+    #[test]
+    fn the_published_query_anchors() {
+        // A query by id and key on a small item: about 2.8-3.0 RU.
+        let point = QueryWork {
+            partitions: 1,
+            index_entries: 1,
+            retrieved: 1,
+            retrieved_bytes: 600,
+            output: 1,
+            output_bytes: 700,
+        };
+        let charge = query_charge(&point);
+        assert!((2.8..=3.0).contains(&charge), "{charge}");
+        // The documented full scan with UPPER(): 60,951 items, about 400 MB retrieved, 7 results,
+        // about 4,060 RU (within 10%).
+        let scan = QueryWork {
+            partitions: 1,
+            index_entries: 0,
+            retrieved: 60_951,
+            retrieved_bytes: 400 * 1024 * 1024,
+            output: 7,
+            output_bytes: 7 * 1024,
+        };
+        let charge = query_charge(&scan);
+        assert!((charge - 4060.0).abs() <= 406.0, "{charge}");
+        // Each extra physical partition adds at least 2.3 RU.
+        let two = query_charge(&QueryWork { partitions: 2, ..point });
+        assert!(two - query_charge(&point) >= 2.3 - 1e-9);
+    }
+
+    #[test]
+    fn charges_have_two_decimals() {
+        for bytes in [1, 1500, 3333, 77_777, 1_000_000] {
+            for kind in [OperationKind::Read, OperationKind::Create, OperationKind::Replace] {
+                let c = item_charge(&ItemWork { kind, bytes, indexed_terms: 17 }, Consistency::Session);
+                assert_eq!(c, round(c));
+                assert!(format!("{c}").split('.').nth(1).map_or(0, str::len) <= 2, "{c}");
+            }
+        }
     }
 }

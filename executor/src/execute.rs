@@ -264,6 +264,7 @@ fn run(
     }
     let mark = out.mark().cloned();
     let emitted = out.emitted();
+    let emitted_bytes = out.emitted_bytes();
     let mut items = out.finish();
     let mut continuation = None;
     if let Some(page) = options.max_item_count {
@@ -276,13 +277,23 @@ fn run(
     }
     // Results returned: those of the page, or every one handed to the sink.
     let output = if streaming { emitted } else { items.len() as u64 };
+    let output_bytes =
+        if streaming { emitted_bytes } else { items.iter().map(crate::memory::value_bytes).sum::<u64>() };
+    let work = cost::QueryWork {
+        partitions: units.len(),
+        index_entries: stats.index_entries,
+        retrieved: stats.retrieved,
+        retrieved_bytes: stats.retrieved_bytes,
+        output,
+        output_bytes,
+    };
     let metrics = QueryMetrics {
         partitions_touched: units.len(),
         physical_partitions,
         retrieved_document_count: stats.retrieved,
         index_entries_read: stats.index_entries,
         output_document_count: output,
-        request_charge: cost::query_charge(stats.retrieved, output),
+        request_charge: cost::query_charge(&work),
         peak_buffered_items: stats.peak_buffered,
     };
     let index_metrics = options.populate_index_metrics.then(|| cosmoql_planner::access::index_metrics(&plan.access));

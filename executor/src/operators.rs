@@ -180,8 +180,9 @@ impl Iterator for IndexWalk<'_> {
 /// Counters of one run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct RunStats {
-    /// Items read from the input.
+    /// Items read from the input, and their bytes as stored.
     pub retrieved: u64,
+    pub retrieved_bytes: u64,
     /// Rows held at once for sorting or grouping, at the peak.
     pub peak_buffered: u64,
     /// Time spent, in nanoseconds (set by the cross-partition producers).
@@ -194,6 +195,7 @@ impl RunStats {
     /// Adds the counts of another run (peaks take the maximum).
     pub fn add(&mut self, other: &RunStats) {
         self.retrieved = self.retrieved.saturating_add(other.retrieved);
+        self.retrieved_bytes = self.retrieved_bytes.saturating_add(other.retrieved_bytes);
         self.index_entries = self.index_entries.saturating_add(other.index_entries);
         self.peak_buffered = self.peak_buffered.max(other.peak_buffered);
     }
@@ -568,6 +570,7 @@ impl<'a> Runner<'a> {
                 for (at, item) in input {
                     self.check_cancelled()?;
                     stats.retrieved += 1;
+                    stats.retrieved_bytes += item.doc.len() as u64;
                     pos = RowPos { item: Some(at), sub: 0 };
                     let flow = match &first.kind {
                         SourceKind::Items => {
@@ -713,8 +716,9 @@ pub struct Emitter<'s> {
     distinct: Option<HashSet<Value>>,
     skip: u64,
     limit: Option<u64>,
-    /// Results given out (collected or sunk).
+    /// Results given out (collected or sunk), and about how many bytes they hold.
     emitted: u64,
+    emitted_bytes: u64,
     out: Vec<Value>,
     /// Where results go instead of `out`; returns false to stop.
     sink: Option<&'s mut dyn FnMut(Value) -> bool>,
@@ -746,6 +750,7 @@ impl<'s> Emitter<'s> {
             skip: q.offset,
             limit: q.limit,
             emitted: 0,
+            emitted_bytes: 0,
             out: Vec::new(),
             sink: None,
             charge: None,
@@ -822,6 +827,7 @@ impl<'s> Emitter<'s> {
             return Ok(false);
         }
         self.emitted += 1;
+        self.emitted_bytes = self.emitted_bytes.saturating_add(value_bytes(&v));
         if self.mark_at == Some(self.emitted) {
             self.mark = Some(resume());
         }
@@ -864,6 +870,11 @@ impl<'s> Emitter<'s> {
     /// Results given out so far.
     pub fn emitted(&self) -> u64 {
         self.emitted
+    }
+
+    /// About how many bytes the results given out so far hold.
+    pub fn emitted_bytes(&self) -> u64 {
+        self.emitted_bytes
     }
 
     /// The collected results (empty when they went to a sink).

@@ -127,8 +127,11 @@ pub struct ItemResponse {
     pub etag: String,
     /// What the operation was, for its request charge (computed in `cosmoql_executor::cost`).
     pub operation: OperationKind,
-    /// The item's size in bytes as stored (0 after a delete).
+    /// The item's size in bytes as stored (after a delete: the deleted item's).
     pub bytes: usize,
+    /// Index terms the item has under the container's indexing policy (after a delete: the
+    /// deleted item's), for the write's request charge.
+    pub indexed_terms: u64,
 }
 
 /// Conditions on a write.
@@ -161,7 +164,10 @@ impl WriteOptions<'_> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OperationKind {
     Read,
-    Write,
+    /// A new item (create, or an upsert that created).
+    Create,
+    /// A new version of an item (replace, patch, or an upsert of an existing item).
+    Replace,
     Delete,
 }
 
@@ -907,6 +913,24 @@ impl Container {
         value
     }
 
+    /// The response to deleting `old`.
+    fn deleted(&self, old: &StoredItem) -> ItemResponse {
+        ItemResponse {
+            status: 204,
+            item: Value::Undefined,
+            etag: String::new(),
+            operation: OperationKind::Delete,
+            bytes: old.doc.len(),
+            indexed_terms: self.indexed_terms(old),
+        }
+    }
+
+    /// The index terms an item has under the current indexing policy: its scalars at indexed
+    /// paths (array elements each), `_ts`, its composite tuples and spatial entries.
+    pub fn indexed_terms(&self, item: &StoredItem) -> u64 {
+        crate::index::indexed_terms(&self.indexing_policy(), item)
+    }
+
     /// One system property of an item (`_rid`, `_self`, `_etag`, `_attachments`, `_ts`);
     /// `Undefined` for any other name.
     pub fn system_property(&self, item: &StoredItem, name: &str) -> Value {
@@ -928,7 +952,14 @@ impl Container {
     }
 
     fn response(&self, status: u16, item: &StoredItem, kind: OperationKind) -> ItemResponse {
+        // An upsert's status says whether it created the item.
+        let kind = match (kind, status) {
+            (OperationKind::Replace, 201) => OperationKind::Create,
+            (kind, _) => kind,
+        };
+        let indexed_terms = if kind == OperationKind::Read { 0 } else { self.indexed_terms(item) };
         ItemResponse {
+            indexed_terms,
             status,
             item: self.materialize(item),
             etag: item.meta.etag(),
@@ -950,7 +981,7 @@ impl Container {
     /// Creates an item from an encoded document.
     pub fn create_doc(&self, doc: Doc) -> Result<ItemResponse> {
         let stored = self.insert_doc(doc)?;
-        Ok(self.response(201, &stored, OperationKind::Write))
+        Ok(self.response(201, &stored, OperationKind::Create))
     }
 
     /// Creates an item and returns what was stored, without materializing a response (the import
@@ -1002,7 +1033,7 @@ impl Container {
             self.apply_replace(data, &prep, stored.clone())?;
             Ok(stored)
         })?;
-        Ok(self.response(200, &stored, OperationKind::Write))
+        Ok(self.response(200, &stored, OperationKind::Replace))
     }
 
     /// Creates the item, or replaces the one with the same partition key and id.
@@ -1011,25 +1042,19 @@ impl Container {
         let epk = prep.epk.clone();
         let (status, stored) =
             self.write_partition(&epk, |data| self.apply_upsert(data, &prep, options).map(|(s, st, _)| (s, st)))?;
-        Ok(self.response(status, &stored, OperationKind::Write))
+        Ok(self.response(status, &stored, OperationKind::Replace))
     }
 
     /// Deletes an item.
     pub fn delete(&self, key: &PartitionKey, id: &str, options: &WriteOptions<'_>) -> Result<ItemResponse> {
         let epk = self.key_epk(key)?;
-        self.write_partition(&epk, |data| {
+        let old = self.write_partition(&epk, |data| {
             let old = existing(data, &epk, id).ok_or_else(|| not_found(key, id))?;
             check_etag(&old, options)?;
             self.apply_delete(data, &epk, id);
-            Ok(())
+            Ok(old)
         })?;
-        Ok(ItemResponse {
-            status: 204,
-            item: Value::Undefined,
-            etag: String::new(),
-            operation: OperationKind::Delete,
-            bytes: 0,
-        })
+        Ok(self.deleted(&old))
     }
 
     /// Applies patch operations (add, set, replace, remove, incr) atomically. 412 if the etag or
@@ -1046,7 +1071,7 @@ impl Container {
             let (stored, _) = self.apply_patch_locked(data, key, &epk, id, operations, options)?;
             Ok(stored)
         })?;
-        Ok(self.response(200, &stored, OperationKind::Write))
+        Ok(self.response(200, &stored, OperationKind::Replace))
     }
 
     fn check_same_item(&self, key: &PartitionKey, id: &str, prep: &Prepared) -> Result<()> {
@@ -1299,12 +1324,12 @@ impl Container {
                 let prep = prep_ref()?;
                 let stored = StoredItem { doc: prep.doc.clone(), meta: self.new_meta(None) };
                 let undo = self.apply_insert(data, prep, stored.clone())?;
-                Ok((self.response(201, &stored, OperationKind::Write), Some(undo)))
+                Ok((self.response(201, &stored, OperationKind::Replace), Some(undo)))
             }
             BatchOperation::Upsert { if_match, .. } => {
                 let options = WriteOptions { if_match: if_match.clone(), condition: None };
                 let (status, stored, undo) = self.apply_upsert(data, prep_ref()?, &options)?;
-                Ok((self.response(status, &stored, OperationKind::Write), Some(undo)))
+                Ok((self.response(status, &stored, OperationKind::Replace), Some(undo)))
             }
             BatchOperation::Replace { id, if_match, .. } => {
                 let prep = prep_ref()?;
@@ -1312,20 +1337,13 @@ impl Container {
                 check_etag(&old, &WriteOptions { if_match: if_match.clone(), condition: None })?;
                 let stored = StoredItem { doc: prep.doc.clone(), meta: self.new_meta(Some(old.meta.seq)) };
                 let undo = self.apply_replace(data, prep, stored.clone())?;
-                Ok((self.response(200, &stored, OperationKind::Write), Some(undo)))
+                Ok((self.response(200, &stored, OperationKind::Replace), Some(undo)))
             }
             BatchOperation::Delete { id, if_match } => {
                 let old = existing(data, epk, id).ok_or_else(|| not_found(key, id))?;
                 check_etag(&old, &WriteOptions { if_match: if_match.clone(), condition: None })?;
                 let undo = self.apply_delete(data, epk, id);
-                let response = ItemResponse {
-                    status: 204,
-                    item: Value::Undefined,
-                    etag: String::new(),
-                    operation: OperationKind::Delete,
-                    bytes: 0,
-                };
-                Ok((response, undo))
+                Ok((self.deleted(&old), undo))
             }
             BatchOperation::Read { id } => {
                 let item = existing(data, epk, id).ok_or_else(|| not_found(key, id))?;
@@ -1334,7 +1352,7 @@ impl Container {
             BatchOperation::Patch { id, operations, if_match } => {
                 let options = WriteOptions { if_match: if_match.clone(), condition: None };
                 let (stored, undo) = self.apply_patch_locked(data, key, epk, id, operations, &options)?;
-                Ok((self.response(200, &stored, OperationKind::Write), Some(undo)))
+                Ok((self.response(200, &stored, OperationKind::Replace), Some(undo)))
             }
         }
     }

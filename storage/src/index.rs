@@ -723,6 +723,44 @@ impl SpatialBox {
     }
 }
 
+/// How many index terms `item` has under `policy`: a scalar at an indexed path (each array
+/// element its own), `_ts`, a tuple per composite index it fills, an entry per spatial path
+/// holding an object. What a write's request charge counts.
+pub fn indexed_terms(policy: &IndexingPolicy, item: &StoredItem) -> u64 {
+    if policy.mode == IndexingMode::None {
+        return 0;
+    }
+    fn walk(v: DocRef<'_>, path: &mut Vec<IndexStep>, policy: &IndexingPolicy) -> u64 {
+        if v.is_object() {
+            let mut n = 0;
+            for (k, child) in v.entries() {
+                path.push(IndexStep::Key(k.to_string()));
+                n += walk(child, path, policy);
+                path.pop();
+            }
+            n
+        } else if v.is_array() {
+            path.push(IndexStep::Element);
+            let n = v.elements().map(|e| walk(e, path, policy)).sum();
+            path.pop();
+            n
+        } else {
+            u64::from(policy.is_indexed(path))
+        }
+    }
+    let scalars = walk(item.doc.root(), &mut Vec::new(), policy);
+    let ts = u64::from(policy.is_indexed(&[IndexStep::Key("_ts".into())]));
+    let composites = policy
+        .composite
+        .iter()
+        .filter(|c| c.iter().all(|p| scalar_at(item, &p.segments).is_some_and(|v| !v.is_object() && !v.is_array())))
+        .count() as u64;
+    let spatial =
+        policy.spatial.iter().filter(|s| scalar_at(item, &s.path.segments).is_some_and(|v| v.is_object())).count()
+            as u64;
+    scalars + ts + composites + spatial
+}
+
 /// The indexes of one physical partition.
 #[derive(Debug)]
 pub struct PartitionIndex {

@@ -55,7 +55,7 @@ fn create_read_replace_upsert_delete() {
     let c = container("/pk");
     let created = c.create(&json(r#"{"id":"1","pk":"a","n":1}"#)).unwrap();
     assert_eq!(created.status, 201);
-    assert_eq!((created.operation, created.bytes > 0), (OperationKind::Write, true));
+    assert_eq!((created.operation, created.bytes > 0), (OperationKind::Create, true));
     for prop in ["_rid", "_self", "_etag", "_attachments", "_ts"] {
         assert!(created.item.get(prop).is_defined(), "missing {prop}: {}", created.item);
     }

@@ -1,0 +1,140 @@
+//! Request charges against the service's published figures (issue 12's anchors), end to end:
+//! items written and read through the store, queries run by the executor. The model and its
+//! coefficients are in `executor/src/cost.rs`.
+
+use cosmoql::executor::cost::{item_charge, response_charge, Consistency, ItemWork};
+use cosmoql::storage::{
+    Container, ContainerSettings, IndexingPolicy, ItemResponse, OperationKind, PartitionKey, PartitionKeyDefinition,
+    WriteOptions,
+};
+use cosmoql::value::{parse_json, Value};
+use cosmoql::{execute, QueryOptions};
+
+fn container(partitions: usize, policy: &str) -> Container {
+    let settings = ContainerSettings {
+        initial_partitions: partitions,
+        split_max_items: usize::MAX,
+        split_max_bytes: u64::MAX,
+        ..ContainerSettings::default()
+    };
+    let c = Container::new("c", PartitionKeyDefinition::hash("/pk").unwrap(), settings);
+    c.replace_indexing_policy(IndexingPolicy::from_json(&parse_json(policy).unwrap()).unwrap());
+    c
+}
+
+fn doc(id: &str, pk: &str, pad: usize) -> Value {
+    parse_json(&format!(r#"{{"id":"{id}","pk":"{pk}","pad":"{}"}}"#, "x".repeat(pad))).unwrap()
+}
+
+/// Creates an item whose stored size is exactly `bytes` (the padding is adjusted to the
+/// encoding), returning the create's response.
+fn create_sized(c: &Container, id: &str, bytes: usize) -> ItemResponse {
+    let mut pad = bytes.saturating_sub(64);
+    loop {
+        let created = c.create(&doc(id, "p", pad)).unwrap();
+        if created.bytes == bytes {
+            return created;
+        }
+        c.delete(&PartitionKey::from("p"), id, &WriteOptions::default()).unwrap();
+        pad = (pad + bytes).checked_sub(created.bytes).expect("the padding can shrink to fit");
+    }
+}
+
+#[test]
+fn item_operations_cost_what_the_service_publishes() {
+    let c = container(1, "{}");
+    // A create of a 1 KB item with at most 5 indexed terms (id, pk, pad, _ts): 5 RU.
+    let small = create_sized(&c, "small", 1024);
+    assert_eq!(small.indexed_terms, 4);
+    assert_eq!((small.operation, response_charge(&small)), (OperationKind::Create, 5.00));
+    let read = c.read(&PartitionKey::from("p"), "small").unwrap();
+    assert_eq!(response_charge(&read), 1.00);
+    // Replace: twice the create of the same item.
+    let replaced =
+        c.replace(&PartitionKey::from("p"), "small", &doc("small", "p", 900), &WriteOptions::default()).unwrap();
+    let as_create =
+        item_charge(&ItemWork { kind: OperationKind::Create, ..ItemWork::from(&replaced) }, Consistency::Session);
+    assert_eq!(response_charge(&replaced), 2.0 * as_create);
+    // A point read of a 100 KB item: 10 RU; at Strong consistency, 20.
+    let big = create_sized(&c, "big", 100 * 1024);
+    let read = c.read(&PartitionKey::from("p"), "big").unwrap();
+    assert_eq!(response_charge(&read), 10.00);
+    assert_eq!(item_charge(&ItemWork::from(&read), Consistency::Strong), 20.00);
+    assert_eq!(response_charge(&big), 50.00, "4 indexed terms are within the 5 a create includes");
+    // A create of 100 KB with indexing mode none: 50 RU.
+    let none = container(1, r#"{"indexingMode":"none","automatic":false}"#);
+    let unindexed = create_sized(&none, "big", 100 * 1024);
+    assert_eq!((unindexed.indexed_terms, response_charge(&unindexed)), (0, 50.00));
+    // More indexed terms cost more; excluding them makes writes cheaper.
+    let wide = parse_json(r#"{"id":"w","pk":"p","a":1,"b":2,"c":3,"d":[1,2,3,4,5,6,7,8,9,10]}"#).unwrap();
+    let indexed = c.create(&wide).unwrap();
+    let narrow = container(1, r#"{"includedPaths":[{"path":"/*"}],"excludedPaths":[{"path":"/d/*"}]}"#);
+    let excluded = narrow.create(&wide).unwrap();
+    assert_eq!(indexed.indexed_terms, excluded.indexed_terms + 10);
+    assert!(response_charge(&indexed) > response_charge(&excluded));
+    // Upserts are charged as what they did.
+    let upsert = c.upsert(&doc("new", "p", 10), &WriteOptions::default()).unwrap();
+    assert_eq!(upsert.operation, OperationKind::Create);
+    let upsert = c.upsert(&doc("new", "p", 20), &WriteOptions::default()).unwrap();
+    assert_eq!(upsert.operation, OperationKind::Replace);
+}
+
+fn charge(c: &Container, sql: &str) -> f64 {
+    execute(c, sql, &QueryOptions::default()).unwrap().metrics.request_charge
+}
+
+#[test]
+fn queries_cost_what_the_service_publishes() {
+    // 3,000 items of about 12 KB in one physical partition.
+    let c = container(1, r#"{"includedPaths":[{"path":"/*"}],"excludedPaths":[{"path":"/excluded/?"}]}"#);
+    for i in 0..3000 {
+        let item = format!(
+            r#"{{"id":"i{i}","pk":"p{}","indexed":{i},"excluded":{i},"pad":"{}"}}"#,
+            i % 50,
+            "y".repeat(12_000)
+        );
+        c.create(&parse_json(&item).unwrap()).unwrap();
+    }
+    // A query by id and key on a small item: about 2.8-3.0 RU.
+    c.create(&parse_json(r#"{"id":"small","pk":"p1","indexed":-1}"#).unwrap()).unwrap();
+    let point = charge(&c, "SELECT * FROM c WHERE c.pk = 'p1' AND c.id = 'small'");
+    assert!((2.8..=3.0).contains(&point), "{point}");
+    // An indexed equality against the same filter on an excluded path: at least 100 times less
+    // (the docs' example: 2.98 against 409.51).
+    let indexed = charge(&c, "SELECT * FROM c WHERE c.indexed = 7");
+    let scanned = charge(&c, "SELECT * FROM c WHERE c.excluded = 7");
+    assert!(scanned >= 100.0 * indexed, "{indexed} vs {scanned}");
+    // Each extra physical partition a query touches adds at least 2.3 RU.
+    let four = container(4, "{}");
+    let one = container(1, "{}");
+    for c in [&four, &one] {
+        c.create(&parse_json(r#"{"id":"a","pk":"p1","n":1}"#).unwrap()).unwrap();
+    }
+    let sql = "SELECT * FROM c WHERE c.n = 1";
+    assert!(charge(&four, sql) - charge(&one, sql) >= 3.0 * 2.3, "{} vs {}", charge(&four, sql), charge(&one, sql));
+}
+
+#[test]
+fn a_query_costs_the_same_every_time_and_at_every_parallelism() {
+    let c = container(6, "{}");
+    for i in 0..600 {
+        c.create(&parse_json(&format!(r#"{{"id":"i{i}","pk":"p{}","n":{i}}}"#, i % 37)).unwrap()).unwrap();
+    }
+    for sql in [
+        "SELECT * FROM c WHERE c.n > 100",
+        "SELECT c.pk, COUNT(1) AS n FROM c GROUP BY c.pk",
+        "SELECT * FROM c ORDER BY c.n DESC",
+        "SELECT DISTINCT VALUE c.pk FROM c",
+    ] {
+        let first = charge(&c, sql);
+        for dop in [-1, 0, 1, 2, 5] {
+            let options = QueryOptions { max_degree_of_parallelism: dop, ..QueryOptions::default() };
+            for _ in 0..3 {
+                let again = execute(&c, sql, &options).unwrap().metrics.request_charge;
+                assert_eq!(again, first, "{sql} at MaxDegreeOfParallelism {dop}");
+            }
+        }
+        // Two decimals, never a float artifact.
+        assert!(format!("{first}").split('.').nth(1).map_or(0, str::len) <= 2, "{first}");
+    }
+}
