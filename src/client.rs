@@ -319,10 +319,13 @@ impl<T: DeserializeOwned + 'static> QueryPager<T> {
         }
         let result = match &self.plan {
             Some(plan) => cosmoql_executor::execute_plan(&*self.container, plan, &self.options),
-            None => cosmoql_executor::cached_plan(&*self.container, &self.sql, &self.options).and_then(|plan| {
+            None => cosmoql_executor::timed_plan(&*self.container, &self.sql, &self.options).and_then(|(plan, ns)| {
                 let out = cosmoql_executor::execute_plan(&*self.container, &plan, &self.options);
                 self.plan = Some(plan);
-                out
+                out.map(|mut out| {
+                    out.metrics.compile_time_ns = ns;
+                    out
+                })
             }),
         };
         Some(match result {
@@ -353,9 +356,9 @@ impl<T: DeserializeOwned + 'static> QueryPager<T> {
             QuerySummary { metrics: QueryMetrics::default(), partitions: Vec::new(), pages: 0, index_metrics: None };
         if self.options.max_item_count.is_none() && self.options.continuation.is_none() && !self.done {
             self.done = true;
-            let plan = match self.plan.take() {
-                Some(plan) => plan,
-                None => cosmoql_executor::cached_plan(&*self.container, &self.sql, &self.options)
+            let (plan, compile_time_ns) = match self.plan.take() {
+                Some(plan) => (plan, 0),
+                None => cosmoql_executor::timed_plan(&*self.container, &self.sql, &self.options)
                     .map_err(|e| self.error(e))?,
             };
             let mut failure = None;
@@ -366,8 +369,9 @@ impl<T: DeserializeOwned + 'static> QueryPager<T> {
                     false
                 }
             };
-            let out = cosmoql_executor::execute_plan_streaming(&*self.container, &plan, &self.options, &mut sink)
+            let mut out = cosmoql_executor::execute_plan_streaming(&*self.container, &plan, &self.options, &mut sink)
                 .map_err(|e| self.error(e))?;
+            out.metrics.compile_time_ns = compile_time_ns;
             if let Some(e) = failure {
                 return Err(e);
             }

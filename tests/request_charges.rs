@@ -138,3 +138,39 @@ fn a_query_costs_the_same_every_time_and_at_every_parallelism() {
         assert!(format!("{first}").split('.').nth(1).map_or(0, str::len) <= 2, "{first}");
     }
 }
+
+#[test]
+fn query_metrics_follow_the_service_header() {
+    let c = container(2, "{}");
+    for i in 0..10 {
+        c.create(&parse_json(&format!(r#"{{"id":"i{i}","pk":"p{i}","n":{i}}}"#)).unwrap()).unwrap();
+    }
+    let out = execute(&c, "SELECT * FROM c WHERE c.n >= 5", &QueryOptions::default()).unwrap();
+    let header = out.metrics.to_header_string();
+    let keys: Vec<&str> = header.split(';').map(|kv| kv.split('=').next().unwrap()).collect();
+    assert_eq!(
+        keys,
+        [
+            "totalExecutionTimeInMs",
+            "queryCompileTimeInMs",
+            "queryLogicalPlanBuildTimeInMs",
+            "queryPhysicalPlanBuildTimeInMs",
+            "queryOptimizationTimeInMs",
+            "VMExecutionTimeInMs",
+            "indexLookupTimeInMs",
+            "documentLoadTimeInMs",
+            "systemFunctionExecuteTimeInMs",
+            "userFunctionExecuteTimeInMs",
+            "retrievedDocumentCount",
+            "retrievedDocumentSize",
+            "outputDocumentCount",
+            "outputDocumentSize",
+            "writeOutputTimeInMs",
+            "indexUtilizationRatio",
+        ]
+    );
+    assert!(header.contains(";retrievedDocumentCount=5;"), "{header}");
+    assert!(header.contains(";outputDocumentCount=5;"), "{header}");
+    assert!(header.ends_with(";indexUtilizationRatio=1.00"), "{header}");
+    assert!(out.metrics.retrieved_document_size > 0 && out.metrics.output_document_size > 0);
+}

@@ -40,5 +40,5 @@ pub use execute::{
     QueryOptions, QueryOutput,
 };
 pub use memory::DEFAULT_MEMORY_BUDGET;
-pub use plan_cache::cached_plan;
+pub use plan_cache::{cached_plan, timed_plan};
 pub use source::{PartitionRange, QuerySource};

@@ -32,14 +32,25 @@ fn cache() -> &'static Mutex<Cache> {
 
 /// The plan of `sql` for `source` with these options: from the cache, or planned and kept.
 pub fn cached_plan(source: &dyn QuerySource, sql: &str, options: &QueryOptions) -> Result<Arc<Plan>, QueryError> {
-    let Some(epoch) = source.plan_epoch() else { return plan_query(source, sql, options).map(Arc::new) };
+    cached_plan_with_origin(source, sql, options).map(|(plan, _)| plan)
+}
+
+/// [`cached_plan`], and whether the plan came from the cache.
+pub fn cached_plan_with_origin(
+    source: &dyn QuerySource,
+    sql: &str,
+    options: &QueryOptions,
+) -> Result<(Arc<Plan>, bool), QueryError> {
+    let Some(epoch) = source.plan_epoch() else {
+        return plan_query(source, sql, options).map(|p| (Arc::new(p), false));
+    };
     let key = cache_key(epoch, sql, options);
     if let Ok(mut cache) = cache().lock() {
         cache.tick += 1;
         let tick = cache.tick;
         if let Some((plan, used)) = cache.plans.get_mut(&key) {
             *used = tick;
-            return Ok(Arc::clone(plan));
+            return Ok((Arc::clone(plan), true));
         }
     }
     let plan = Arc::new(plan_query(source, sql, options)?);
@@ -53,7 +64,14 @@ pub fn cached_plan(source: &dyn QuerySource, sql: &str, options: &QueryOptions) 
         let tick = cache.tick;
         cache.plans.insert(key, (Arc::clone(&plan), tick));
     }
-    Ok(plan)
+    Ok((plan, false))
+}
+
+/// [`cached_plan`], and the nanoseconds spent planning (0 when the plan came from the cache).
+pub fn timed_plan(source: &dyn QuerySource, sql: &str, options: &QueryOptions) -> Result<(Arc<Plan>, u64), QueryError> {
+    let started = std::time::Instant::now();
+    let (plan, cached) = cached_plan_with_origin(source, sql, options)?;
+    Ok((plan, if cached { 0 } else { started.elapsed().as_nanos() as u64 }))
 }
 
 /// Plans in the cache now.

@@ -64,8 +64,9 @@ enum Command {
     ///
     /// With `--metrics`, the last line of standard error is one JSON object with
     /// partitionsTouched, physicalPartitions, retrievedDocumentCount, indexEntriesRead,
-    /// outputDocumentCount, requestCharge, peakBufferedItems, pages, partitions and indexMetrics
-    /// (the service's PopulateIndexMetrics JSON: indexes used, indexes that would help).
+    /// outputDocumentCount, requestCharge, peakBufferedItems, pages, partitions, indexMetrics
+    /// (the service's PopulateIndexMetrics JSON: indexes used, indexes that would help) and
+    /// queryMetrics (the service's x-ms-documentdb-query-metrics string).
     Query(query_cmd::QueryArgs),
     /// Load the data once, run the query once to warm up and then `--repeat` times, and print one
     /// JSON line: loadSeconds, items, results, minSeconds, medianSeconds, maxSeconds, peakRssBytes.

@@ -235,7 +235,7 @@ pub fn run_query(args: &QueryArgs) -> Result<(), String> {
             })
             .collect();
         eprintln!(
-            "{{\"partitionsTouched\":{},\"physicalPartitions\":{},\"retrievedDocumentCount\":{},\"indexEntriesRead\":{},\"outputDocumentCount\":{},\"requestCharge\":{},\"peakBufferedItems\":{},\"pages\":{},\"partitions\":[{}],\"indexMetrics\":{}}}",
+            "{{\"partitionsTouched\":{},\"physicalPartitions\":{},\"retrievedDocumentCount\":{},\"indexEntriesRead\":{},\"outputDocumentCount\":{},\"requestCharge\":{},\"peakBufferedItems\":{},\"pages\":{},\"partitions\":[{}],\"indexMetrics\":{},\"queryMetrics\":\"{}\"}}",
             m.partitions_touched,
             m.physical_partitions,
             m.retrieved_document_count,
@@ -245,7 +245,8 @@ pub fn run_query(args: &QueryArgs) -> Result<(), String> {
             m.peak_buffered_items,
             pages,
             partitions.join(","),
-            output.index_metrics.as_ref().and_then(cosmoql::value::to_json_string).unwrap_or_else(|| "null".into())
+            output.index_metrics.as_ref().and_then(cosmoql::value::to_json_string).unwrap_or_else(|| "null".into()),
+            m.to_header_string()
         );
     }
     Ok(())

@@ -308,8 +308,14 @@ impl Session {
         if let Some(index) = summary.index_metrics.as_ref().filter(|_| self.metrics) {
             notes.push(format!("index metrics {}", to_json_string(index).unwrap_or_default()));
         }
+        let mut lines = Vec::new();
         if !notes.is_empty() {
-            let text = notes.join(", ");
+            lines.push(notes.join(", "));
+        }
+        if self.metrics {
+            lines.push(format!("query metrics {}", summary.metrics.to_header_string()));
+        }
+        for text in lines {
             if self.colored {
                 self.say(&format!("{}{text}{}", color::DIM, color::RESET));
             } else {
