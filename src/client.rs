@@ -158,12 +158,12 @@ impl DatabaseClient {
         let db = self.store.database(&self.id)?;
         let container = db.create_container(&properties.id, properties.partition_key, properties.settings)?;
         container.replace_indexing_policy(properties.indexing_policy);
-        Ok(ContainerClient { container })
+        Ok(ContainerClient { container, retry: RetryOptions::default() })
     }
 
     /// A client for an existing container; an error (404) if there is none.
     pub fn container_client(&self, id: &str) -> Result<ContainerClient, Error> {
-        Ok(ContainerClient { container: self.store.database(&self.id)?.container(id)? })
+        Ok(ContainerClient { container: self.store.database(&self.id)?.container(id)?, retry: RetryOptions::default() })
     }
 
     /// Deletes a container.
@@ -188,6 +188,24 @@ pub struct ItemResponse<T> {
     pub request_charge: f64,
     /// The HTTP status Cosmos DB would answer (200, 201, 204).
     pub status: u16,
+    /// Diagnostics: how many times the request was refused (429) and retried before it ran.
+    pub retries: u32,
+}
+
+/// How the client retries requests refused for lack of request units (429), as the SDKs do:
+/// up to `max_attempts` attempts, waiting what each refusal says, at most `max_wait` in all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryOptions {
+    /// Attempts in all, the first included (the SDKs: 9).
+    pub max_attempts: u32,
+    /// The most time spent waiting between attempts (the SDKs: 30 s).
+    pub max_wait: std::time::Duration,
+}
+
+impl Default for RetryOptions {
+    fn default() -> Self {
+        RetryOptions { max_attempts: 9, max_wait: std::time::Duration::from_secs(30) }
+    }
 }
 
 /// A query with typed parameters.
@@ -493,12 +511,64 @@ impl MemoryReport {
 #[derive(Debug, Clone)]
 pub struct ContainerClient {
     container: Arc<Container>,
+    retry: RetryOptions,
 }
 
 impl ContainerClient {
     /// A client for a container the caller already holds (one loaded from files, for example).
     pub fn from_container(container: Arc<Container>) -> Self {
-        ContainerClient { container }
+        ContainerClient { container, retry: RetryOptions::default() }
+    }
+
+    /// This client with another retry policy for throttled requests.
+    pub fn with_retry_options(self, retry: RetryOptions) -> Self {
+        ContainerClient { retry, ..self }
+    }
+
+    /// Provisions throughput for the container (`ru_per_second`, split evenly across its
+    /// physical partitions), timed by `clock`; `None` removes it.
+    pub fn set_throughput(&self, ru_per_second: Option<f64>, clock: Arc<dyn cosmoql_storage::Clock>) {
+        self.container.set_throughput(ru_per_second.map(|ru| Arc::new(cosmoql_storage::Throttle::new(ru, clock))));
+    }
+
+    /// Waits for `throttle` to admit a request to the partition `partition` finds: refused
+    /// requests (429) are retried per the retry options. Returns the partition and the retries.
+    fn admitted(
+        &self,
+        throttle: &cosmoql_storage::Throttle,
+        partition: impl Fn() -> Result<u32, cosmoql_storage::StorageError>,
+    ) -> Result<(u32, u32), Error> {
+        let mut retries = 0u32;
+        let mut waited = std::time::Duration::ZERO;
+        loop {
+            let id = partition()?;
+            match throttle.admit(id, self.container.partition_count()) {
+                Ok(()) => return Ok((id, retries)),
+                Err(refused) => {
+                    let wait = std::time::Duration::from_millis(refused.retry_after_ms.unwrap_or(1));
+                    if retries + 1 >= self.retry.max_attempts || waited + wait > self.retry.max_wait {
+                        return Err(refused.into());
+                    }
+                    throttle.clock().sleep(wait);
+                    waited += wait;
+                    retries += 1;
+                }
+            }
+        }
+    }
+
+    /// Runs an item operation under the container's throughput (see [`Self::admitted`]); the
+    /// charge of the operation is consumed from its partition's budget.
+    fn throttled(
+        &self,
+        partition: impl Fn() -> Result<u32, cosmoql_storage::StorageError>,
+        op: impl FnOnce() -> Result<cosmoql_storage::ItemResponse, cosmoql_storage::StorageError>,
+    ) -> Result<(cosmoql_storage::ItemResponse, u32), Error> {
+        let Some(throttle) = self.container.throughput() else { return Ok((op()?, 0)) };
+        let (id, retries) = self.admitted(&throttle, partition)?;
+        let r = op()?;
+        throttle.consume(id, self.container.partition_count(), response_charge(&r));
+        Ok((r, retries))
     }
 
     /// The container itself (partitions, scans, import/export).
@@ -537,14 +607,17 @@ impl ContainerClient {
         }
     }
 
-    fn response<T: DeserializeOwned + 'static>(r: cosmoql_storage::ItemResponse) -> Result<ItemResponse<T>, Error> {
+    fn response<T: DeserializeOwned + 'static>(
+        (r, retries): (cosmoql_storage::ItemResponse, u32),
+    ) -> Result<ItemResponse<T>, Error> {
         let request_charge = response_charge(&r);
-        Ok(ItemResponse { item: from_value(r.item)?, etag: r.etag, request_charge, status: r.status })
+        Ok(ItemResponse { item: from_value(r.item)?, etag: r.etag, request_charge, status: r.status, retries })
     }
 
     /// Creates an item; its partition key is read from it (a synthetic key is computed).
     pub fn create_item<T: Serialize + DeserializeOwned + 'static>(&self, item: &T) -> Result<ItemResponse<T>, Error> {
-        Self::response(self.container.create(&to_value(item)?)?)
+        let item = to_value(item)?;
+        Self::response(self.throttled(|| self.container.partition_of_item(&item), || self.container.create(&item))?)
     }
 
     /// Reads an item by partition key and id (404 if absent).
@@ -553,12 +626,19 @@ impl ContainerClient {
         partition_key: PartitionKey,
         id: &str,
     ) -> Result<ItemResponse<T>, Error> {
-        Self::response(self.container.read(&partition_key, id)?)
+        Self::response(self.throttled(
+            || self.container.partition_of_key(&partition_key),
+            || self.container.read(&partition_key, id),
+        )?)
     }
 
     /// Creates or replaces an item.
     pub fn upsert_item<T: Serialize + DeserializeOwned + 'static>(&self, item: &T) -> Result<ItemResponse<T>, Error> {
-        Self::response(self.container.upsert(&to_value(item)?, &WriteOptions::default())?)
+        let item = to_value(item)?;
+        Self::response(self.throttled(
+            || self.container.partition_of_item(&item),
+            || self.container.upsert(&item, &WriteOptions::default()),
+        )?)
     }
 
     /// Replaces an item; with `if_match`, only if its etag is still that.
@@ -570,12 +650,19 @@ impl ContainerClient {
         if_match: Option<&str>,
     ) -> Result<ItemResponse<T>, Error> {
         let options = WriteOptions { if_match: if_match.map(str::to_string), condition: None };
-        Self::response(self.container.replace(&partition_key, id, &to_value(item)?, &options)?)
+        let item = to_value(item)?;
+        Self::response(self.throttled(
+            || self.container.partition_of_key(&partition_key),
+            || self.container.replace(&partition_key, id, &item, &options),
+        )?)
     }
 
     /// Deletes an item.
     pub fn delete_item(&self, partition_key: PartitionKey, id: &str) -> Result<(), Error> {
-        self.container.delete(&partition_key, id, &WriteOptions::default())?;
+        self.throttled(
+            || self.container.partition_of_key(&partition_key),
+            || self.container.delete(&partition_key, id, &WriteOptions::default()),
+        )?;
         Ok(())
     }
 
@@ -586,7 +673,10 @@ impl ContainerClient {
         id: &str,
         operations: &[PatchOperation],
     ) -> Result<ItemResponse<T>, Error> {
-        Self::response(self.container.patch(&partition_key, id, operations, &WriteOptions::default())?)
+        Self::response(self.throttled(
+            || self.container.partition_of_key(&partition_key),
+            || self.container.patch(&partition_key, id, operations, &WriteOptions::default()),
+        )?)
     }
 
     /// Runs a transactional batch on one logical partition: all or nothing.
@@ -595,11 +685,21 @@ impl ContainerClient {
         partition_key: PartitionKey,
         batch: TransactionalBatch,
     ) -> Result<Vec<ItemResponse<Value>>, Error> {
+        // A batch runs on one partition: admitted once, charged the sum of its operations.
+        let throttle = self.container.throughput();
+        let (id, retries) = match &throttle {
+            Some(t) => self.admitted(t, || self.container.partition_of_key(&partition_key))?,
+            None => (0, 0),
+        };
         let responses = self
             .container
             .execute_batch(&partition_key, &batch.operations)
             .map_err(|e| Error::Batch { index: e.index, error: e.error })?;
-        responses.into_iter().map(Self::response).collect()
+        if let Some(throttle) = throttle {
+            let total: f64 = responses.iter().map(response_charge).sum();
+            throttle.consume(id, self.container.partition_count(), total);
+        }
+        responses.into_iter().map(|r| Self::response((r, retries))).collect()
     }
 
     /// The pages of a query, 100 results a page unless `options.max_item_count` says otherwise

@@ -47,7 +47,7 @@ pub struct ReadmeDoctests;
 
 pub use client::{
     ContainerClient, ContainerProperties, CosmosClient, DatabaseClient, FeedPage, ItemResponse, MemoryReport, Query,
-    QueryPager, QueryResults, QuerySummary, TransactionalBatch,
+    QueryPager, QueryResults, QuerySummary, RetryOptions, TransactionalBatch,
 };
 
 /// Errors of the embedded API. Each says what the service would answer: [`Error::status`] and
@@ -91,6 +91,14 @@ impl Error {
             Error::Storage(e) | Error::Batch { error: e, .. } => e.kind.substatus().unwrap_or(0),
             Error::Query { error, .. } => error.substatus,
             Error::Serialization(_) => 0,
+        }
+    }
+
+    /// For a 429: how long the service asks to wait before retrying, in milliseconds.
+    pub fn retry_after_ms(&self) -> Option<u64> {
+        match self {
+            Error::Storage(e) | Error::Batch { error: e, .. } => e.retry_after_ms,
+            _ => None,
         }
     }
 

@@ -25,6 +25,7 @@ use crate::index::{IndexKey, IndexProbe, IndexStats, IndexWork, PartitionIndex};
 use crate::indexing::{IndexStep, IndexingPolicy};
 use crate::partition_key::{PartitionKey, PartitionKeyDefinition};
 use crate::patch::{apply_patch, PatchOperation};
+use crate::throughput::Throttle;
 
 /// Cosmos DB's item size limit (2 MB of JSON).
 pub const MAX_ITEM_BYTES: usize = 2 * 1024 * 1024;
@@ -427,6 +428,8 @@ pub struct Container {
     indexing_policy: RwLock<Arc<IndexingPolicy>>,
     /// Changes with the indexing policy; unique among containers (see [`Container::plan_epoch`]).
     plan_epoch: AtomicU64,
+    /// Provisioned throughput, when the container has one (unlimited otherwise).
+    throughput: RwLock<Option<Arc<Throttle>>>,
 }
 
 /// The next plan epoch, shared by every container of the process.
@@ -480,7 +483,33 @@ impl Container {
             ),
             indexing_policy: RwLock::new(policy),
             plan_epoch: AtomicU64::new(NEXT_PLAN_EPOCH.fetch_add(1, Ordering::Relaxed)),
+            throughput: RwLock::new(None),
         }
+    }
+
+    /// Provisions throughput (RU per second, split evenly across the physical partitions), or
+    /// removes it (`None`: unlimited).
+    pub fn set_throughput(&self, throttle: Option<Arc<Throttle>>) {
+        *self.throughput.write() = throttle;
+    }
+
+    /// The container's provisioned throughput, if any.
+    pub fn throughput(&self) -> Option<Arc<Throttle>> {
+        self.throughput.read().clone()
+    }
+
+    /// The id of the physical partition holding `key`'s items.
+    pub fn partition_of_key(&self, key: &PartitionKey) -> Result<u32> {
+        let epk = self.key_epk(key)?;
+        let map = self.partitions.read();
+        Ok(map[Self::index_for(&map, &epk)].id)
+    }
+
+    /// The id of the physical partition an item would be written to.
+    pub fn partition_of_item(&self, item: &Value) -> Result<u32> {
+        let prep = self.prepare_value(item)?;
+        let map = self.partitions.read();
+        Ok(map[Self::index_for(&map, &prep.epk)].id)
     }
 
     pub fn id(&self) -> &str {

@@ -17,6 +17,8 @@ pub enum ErrorKind {
     PreconditionFailed,
     /// 413: the item is larger than 2 MB.
     TooLarge,
+    /// 429 (substatus 3200): the partition used its request units for now; nothing was done.
+    TooManyRequests,
     /// 500: a bug in cosmoql, never the user's fault.
     Internal,
 }
@@ -31,6 +33,7 @@ impl ErrorKind {
             ErrorKind::Conflict => 409,
             ErrorKind::PreconditionFailed => 412,
             ErrorKind::TooLarge => 413,
+            ErrorKind::TooManyRequests => 429,
             ErrorKind::Internal => 500,
         }
     }
@@ -39,6 +42,7 @@ impl ErrorKind {
     pub fn substatus(self) -> Option<u32> {
         match self {
             ErrorKind::PartitionFull => Some(1014),
+            ErrorKind::TooManyRequests => Some(3200),
             _ => None,
         }
     }
@@ -51,6 +55,7 @@ impl ErrorKind {
             ErrorKind::Conflict => "Conflict",
             ErrorKind::PreconditionFailed => "Precondition Failed",
             ErrorKind::TooLarge => "Request Entity Too Large",
+            ErrorKind::TooManyRequests => "Too Many Requests",
             ErrorKind::Internal => "Internal Server Error",
         }
     }
@@ -61,11 +66,25 @@ impl ErrorKind {
 pub struct StorageError {
     pub kind: ErrorKind,
     pub message: String,
+    /// For a 429: how long to wait before retrying (the service's `x-ms-retry-after-ms`).
+    pub retry_after_ms: Option<u64>,
 }
 
 impl StorageError {
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        StorageError { kind, message: message.into() }
+        StorageError { kind, message: message.into(), retry_after_ms: None }
+    }
+
+    /// A 429: the partition's request units are used up for now; retry after `retry_after_ms`.
+    pub fn throttled(retry_after_ms: u64) -> Self {
+        StorageError {
+            retry_after_ms: Some(retry_after_ms),
+            ..StorageError::new(
+                ErrorKind::TooManyRequests,
+                "Request rate is large. More Request Units may be needed, so no changes were made. Please retry \
+                 this request later. Learn more: http://aka.ms/cosmosdb-error-429",
+            )
+        }
     }
 
     pub fn bad_request(message: impl Into<String>) -> Self {

@@ -16,6 +16,7 @@ mod murmur3;
 pub mod partition_key;
 pub mod patch;
 pub mod store;
+pub mod throughput;
 
 pub use container::{
     BatchError, BatchOperation, CompositeWalk, Container, ContainerSettings, IndexBounds, ItemMeta, ItemPosition,
@@ -31,3 +32,4 @@ pub use indexing::{CompositePath, IndexPath, IndexStep, IndexingMode, IndexingPo
 pub use partition_key::{PartitionKey, PartitionKeyDefinition, PartitionKeyPath, SyntheticKey, SyntheticKind};
 pub use patch::PatchOperation;
 pub use store::{Database, Store};
+pub use throughput::{Clock, ManualClock, PartitionUsage, SystemClock, Throttle};
