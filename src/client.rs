@@ -192,6 +192,43 @@ pub struct ItemResponse<T> {
     pub retries: u32,
 }
 
+/// Waits for `throttle` to admit a request to every partition `partitions` lists: a refusal
+/// (429) is retried per `retry`, waiting what it says on the throttle's clock. Returns the
+/// partitions and how many retries it took.
+fn admit(
+    container: &Container,
+    throttle: &cosmoql_storage::Throttle,
+    retry: RetryOptions,
+    partitions: impl Fn() -> Result<Vec<u32>, cosmoql_storage::StorageError>,
+) -> Result<(Vec<u32>, u32), Error> {
+    let mut retries = 0u32;
+    let mut waited = std::time::Duration::ZERO;
+    loop {
+        let ids = partitions()?;
+        let count = container.partition_count();
+        match ids.iter().try_for_each(|id| throttle.admit(*id, count)) {
+            Ok(()) => return Ok((ids, retries)),
+            Err(refused) => {
+                let wait = std::time::Duration::from_millis(refused.retry_after_ms.unwrap_or(1));
+                if retries + 1 >= retry.max_attempts || waited + wait > retry.max_wait {
+                    return Err(refused.into());
+                }
+                throttle.clock().sleep(wait);
+                waited += wait;
+                retries += 1;
+            }
+        }
+    }
+}
+
+/// Consumes a query page's charge from the partitions it read, in equal shares.
+fn consume_query(container: &Container, throttle: &cosmoql_storage::Throttle, ids: &[u32], charge: f64) {
+    let count = container.partition_count();
+    for id in ids {
+        throttle.consume(*id, count, charge / ids.len().max(1) as f64);
+    }
+}
+
 /// How the client retries requests refused for lack of request units (429), as the SDKs do:
 /// up to `max_attempts` attempts, waiting what each refusal says, at most `max_wait` in all.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -312,6 +349,7 @@ pub struct QueryResults<T> {
 /// through it.
 pub struct QueryPager<T> {
     container: Arc<Container>,
+    retry: RetryOptions,
     sql: String,
     options: QueryOptions,
     plan: Option<Arc<Plan>>,
@@ -330,22 +368,48 @@ impl<T: DeserializeOwned + 'static> QueryPager<T> {
         Error::Query { sql: self.sql.clone(), error }
     }
 
+    /// The physical partitions a plan reads now.
+    fn partitions_read(&self, plan: &Plan) -> Vec<u32> {
+        if !plan.reads_items() {
+            return Vec::new();
+        }
+        self.container.partitions_overlapping(&plan.targets.ranges).into_iter().map(|(id, _, _)| id).collect()
+    }
+
     /// The next page, computed now; `None` after the last.
     pub fn next_page(&mut self) -> Option<Result<FeedPage<T>, Error>> {
         if self.done {
             return None;
         }
-        let result = match &self.plan {
-            Some(plan) => cosmoql_executor::execute_plan(&*self.container, plan, &self.options),
-            None => cosmoql_executor::timed_plan(&*self.container, &self.sql, &self.options).and_then(|(plan, ns)| {
-                let out = cosmoql_executor::execute_plan(&*self.container, &plan, &self.options);
-                self.plan = Some(plan);
-                out.map(|mut out| {
-                    out.metrics.compile_time_ns = ns;
-                    out
-                })
-            }),
+        let (plan, compile_time_ns) = match &self.plan {
+            Some(plan) => (Arc::clone(plan), 0),
+            None => match cosmoql_executor::timed_plan(&*self.container, &self.sql, &self.options) {
+                Ok((plan, ns)) => {
+                    self.plan = Some(Arc::clone(&plan));
+                    (plan, ns)
+                }
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(self.error(e)));
+                }
+            },
         };
+        // Under provisioned throughput, every partition the page reads must admit it.
+        let throttle = self.container.throughput();
+        let ids = match &throttle {
+            Some(t) => match admit(&self.container, t, self.retry, || Ok(self.partitions_read(&plan))) {
+                Ok((ids, _)) => ids,
+                Err(e) => return Some(Err(e)),
+            },
+            None => Vec::new(),
+        };
+        let result = cosmoql_executor::execute_plan(&*self.container, &plan, &self.options).map(|mut out| {
+            out.metrics.compile_time_ns = compile_time_ns;
+            if let Some(t) = &throttle {
+                consume_query(&self.container, t, &ids, out.metrics.request_charge);
+            }
+            out
+        });
         Some(match result {
             Err(e) => {
                 self.done = true;
@@ -379,6 +443,11 @@ impl<T: DeserializeOwned + 'static> QueryPager<T> {
                 None => cosmoql_executor::timed_plan(&*self.container, &self.sql, &self.options)
                     .map_err(|e| self.error(e))?,
             };
+            let throttle = self.container.throughput();
+            let ids = match &throttle {
+                Some(t) => admit(&self.container, t, self.retry, || Ok(self.partitions_read(&plan)))?.0,
+                None => Vec::new(),
+            };
             let mut failure = None;
             let mut sink = |v: Value| match from_value::<T>(v) {
                 Ok(item) => f(item),
@@ -390,6 +459,9 @@ impl<T: DeserializeOwned + 'static> QueryPager<T> {
             let mut out = cosmoql_executor::execute_plan_streaming(&*self.container, &plan, &self.options, &mut sink)
                 .map_err(|e| self.error(e))?;
             out.metrics.compile_time_ns = compile_time_ns;
+            if let Some(t) = &throttle {
+                consume_query(&self.container, t, &ids, out.metrics.request_charge);
+            }
             if let Some(e) = failure {
                 return Err(e);
             }
@@ -520,41 +592,15 @@ impl ContainerClient {
         ContainerClient { container, retry: RetryOptions::default() }
     }
 
-    /// This client with another retry policy for throttled requests.
-    pub fn with_retry_options(self, retry: RetryOptions) -> Self {
-        ContainerClient { retry, ..self }
+    /// A client of the same container with another retry policy for throttled requests.
+    pub fn with_retry_options(&self, retry: RetryOptions) -> Self {
+        ContainerClient { container: Arc::clone(&self.container), retry }
     }
 
     /// Provisions throughput for the container (`ru_per_second`, split evenly across its
     /// physical partitions), timed by `clock`; `None` removes it.
     pub fn set_throughput(&self, ru_per_second: Option<f64>, clock: Arc<dyn cosmoql_storage::Clock>) {
         self.container.set_throughput(ru_per_second.map(|ru| Arc::new(cosmoql_storage::Throttle::new(ru, clock))));
-    }
-
-    /// Waits for `throttle` to admit a request to the partition `partition` finds: refused
-    /// requests (429) are retried per the retry options. Returns the partition and the retries.
-    fn admitted(
-        &self,
-        throttle: &cosmoql_storage::Throttle,
-        partition: impl Fn() -> Result<u32, cosmoql_storage::StorageError>,
-    ) -> Result<(u32, u32), Error> {
-        let mut retries = 0u32;
-        let mut waited = std::time::Duration::ZERO;
-        loop {
-            let id = partition()?;
-            match throttle.admit(id, self.container.partition_count()) {
-                Ok(()) => return Ok((id, retries)),
-                Err(refused) => {
-                    let wait = std::time::Duration::from_millis(refused.retry_after_ms.unwrap_or(1));
-                    if retries + 1 >= self.retry.max_attempts || waited + wait > self.retry.max_wait {
-                        return Err(refused.into());
-                    }
-                    throttle.clock().sleep(wait);
-                    waited += wait;
-                    retries += 1;
-                }
-            }
-        }
     }
 
     /// Runs an item operation under the container's throughput (see [`Self::admitted`]); the
@@ -565,7 +611,8 @@ impl ContainerClient {
         op: impl FnOnce() -> Result<cosmoql_storage::ItemResponse, cosmoql_storage::StorageError>,
     ) -> Result<(cosmoql_storage::ItemResponse, u32), Error> {
         let Some(throttle) = self.container.throughput() else { return Ok((op()?, 0)) };
-        let (id, retries) = self.admitted(&throttle, partition)?;
+        let (ids, retries) = admit(&self.container, &throttle, self.retry, || Ok(vec![partition()?]))?;
+        let id = ids[0];
         let r = op()?;
         throttle.consume(id, self.container.partition_count(), response_charge(&r));
         Ok((r, retries))
@@ -688,7 +735,12 @@ impl ContainerClient {
         // A batch runs on one partition: admitted once, charged the sum of its operations.
         let throttle = self.container.throughput();
         let (id, retries) = match &throttle {
-            Some(t) => self.admitted(t, || self.container.partition_of_key(&partition_key))?,
+            Some(t) => {
+                let (ids, retries) = admit(&self.container, t, self.retry, || {
+                    Ok(vec![self.container.partition_of_key(&partition_key)?])
+                })?;
+                (ids[0], retries)
+            }
             None => (0, 0),
         };
         let responses = self
@@ -731,6 +783,7 @@ impl ContainerClient {
         }
         QueryPager {
             container: Arc::clone(&self.container),
+            retry: self.retry,
             sql: query.text,
             options,
             plan: None,
@@ -755,6 +808,7 @@ impl ContainerClient {
             let started = std::time::Instant::now();
             let pager: QueryPager<Value> = QueryPager {
                 container: Arc::clone(&self.container),
+                retry: self.retry,
                 sql: sql.clone(),
                 options,
                 plan: Some(Arc::new(plan)),

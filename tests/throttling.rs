@@ -78,3 +78,30 @@ fn the_client_retries_like_the_sdks_and_reports_it() {
     let refused = patient.create_item::<Value>(&item("p", 21)).unwrap_err();
     assert_eq!(refused.status(), Some(429));
 }
+
+#[test]
+fn queries_are_admitted_by_every_partition_they_read_and_consume_their_charge() {
+    let (client, clock) = client(4, 400.0);
+    let strict = client.with_retry_options(RetryOptions { max_attempts: 1, max_wait: Duration::ZERO });
+    let cold = elsewhere(&strict, "hot");
+    strict.create_item::<Value>(&item(&cold, 0)).unwrap();
+    clock.advance(Duration::from_secs(1));
+    let mut n = 0;
+    while strict.create_item::<Value>(&item("hot", n)).is_ok() {
+        n += 1;
+    }
+    let options = cosmoql::QueryOptions::default;
+    // A query pinned to the cold key's partition runs; one reading the hot partition does not.
+    let cold_rows: Vec<Value> =
+        strict.query_items_blocking(format!("SELECT * FROM c WHERE c.pk = '{cold}'").as_str(), options()).unwrap();
+    assert_eq!(cold_rows.len(), 1);
+    let refused = strict.query_items_blocking::<Value>("SELECT * FROM c", options()).unwrap_err();
+    assert_eq!((refused.status(), refused.substatus()), (Some(429), 3200));
+    // With retries it waits the hot partition's debt out, then runs, and its charge is consumed.
+    let before = client.container().throughput().unwrap().usage();
+    let all: Vec<Value> = client.query_items_blocking("SELECT * FROM c", options()).unwrap();
+    assert_eq!(all.len(), n + 1);
+    let after = client.container().throughput().unwrap().usage();
+    let consumed = |u: &[(u32, cosmoql::storage::PartitionUsage)]| u.iter().map(|(_, p)| p.consumed).sum::<f64>();
+    assert!(consumed(&after) > consumed(&before) + 4.0 * 2.3);
+}
