@@ -225,7 +225,7 @@ fn admit(
 fn consume_query(container: &Container, throttle: &cosmoql_storage::Throttle, ids: &[u32], charge: f64) {
     let count = container.partition_count();
     for id in ids {
-        throttle.consume(*id, count, charge / ids.len().max(1) as f64);
+        throttle.consume(*id, count, charge / ids.len().max(1) as f64, None);
     }
 }
 
@@ -592,6 +592,12 @@ impl ContainerClient {
         ContainerClient { container, retry: RetryOptions::default() }
     }
 
+    /// How evenly storage and request units spread over the physical partitions, the heaviest
+    /// logical partitions (by size, and by RU under provisioned throughput) and what looks wrong.
+    pub fn skew_report(&self) -> cosmoql_storage::SkewReport {
+        cosmoql_storage::SkewReport::of(&self.container, 10)
+    }
+
     /// A client of the same container with another retry policy for throttled requests.
     pub fn with_retry_options(&self, retry: RetryOptions) -> Self {
         ContainerClient { container: Arc::clone(&self.container), retry }
@@ -607,15 +613,20 @@ impl ContainerClient {
     /// charge of the operation is consumed from its partition's budget.
     fn throttled(
         &self,
-        partition: impl Fn() -> Result<u32, cosmoql_storage::StorageError>,
+        partition: impl Fn() -> Result<(u32, PartitionKey), cosmoql_storage::StorageError>,
         op: impl FnOnce() -> Result<cosmoql_storage::ItemResponse, cosmoql_storage::StorageError>,
     ) -> Result<(cosmoql_storage::ItemResponse, u32), Error> {
         let Some(throttle) = self.container.throughput() else { return Ok((op()?, 0)) };
-        let (ids, retries) = admit(&self.container, &throttle, self.retry, || Ok(vec![partition()?]))?;
-        let id = ids[0];
+        let (ids, retries) = admit(&self.container, &throttle, self.retry, || Ok(vec![partition()?.0]))?;
+        let key = partition().ok().map(|(_, key)| key.to_string());
         let r = op()?;
-        throttle.consume(id, self.container.partition_count(), response_charge(&r));
+        throttle.consume(ids[0], self.container.partition_count(), response_charge(&r), key.as_deref());
         Ok((r, retries))
+    }
+
+    /// The partition holding `key`'s items, and the key.
+    fn key_partition(&self, key: &PartitionKey) -> Result<(u32, PartitionKey), cosmoql_storage::StorageError> {
+        Ok((self.container.partition_of_key(key)?, key.clone()))
     }
 
     /// The container itself (partitions, scans, import/export).
@@ -673,10 +684,9 @@ impl ContainerClient {
         partition_key: PartitionKey,
         id: &str,
     ) -> Result<ItemResponse<T>, Error> {
-        Self::response(self.throttled(
-            || self.container.partition_of_key(&partition_key),
-            || self.container.read(&partition_key, id),
-        )?)
+        Self::response(
+            self.throttled(|| self.key_partition(&partition_key), || self.container.read(&partition_key, id))?,
+        )
     }
 
     /// Creates or replaces an item.
@@ -699,7 +709,7 @@ impl ContainerClient {
         let options = WriteOptions { if_match: if_match.map(str::to_string), condition: None };
         let item = to_value(item)?;
         Self::response(self.throttled(
-            || self.container.partition_of_key(&partition_key),
+            || self.key_partition(&partition_key),
             || self.container.replace(&partition_key, id, &item, &options),
         )?)
     }
@@ -707,7 +717,7 @@ impl ContainerClient {
     /// Deletes an item.
     pub fn delete_item(&self, partition_key: PartitionKey, id: &str) -> Result<(), Error> {
         self.throttled(
-            || self.container.partition_of_key(&partition_key),
+            || self.key_partition(&partition_key),
             || self.container.delete(&partition_key, id, &WriteOptions::default()),
         )?;
         Ok(())
@@ -721,7 +731,7 @@ impl ContainerClient {
         operations: &[PatchOperation],
     ) -> Result<ItemResponse<T>, Error> {
         Self::response(self.throttled(
-            || self.container.partition_of_key(&partition_key),
+            || self.key_partition(&partition_key),
             || self.container.patch(&partition_key, id, operations, &WriteOptions::default()),
         )?)
     }
@@ -749,7 +759,7 @@ impl ContainerClient {
             .map_err(|e| Error::Batch { index: e.index, error: e.error })?;
         if let Some(throttle) = throttle {
             let total: f64 = responses.iter().map(response_charge).sum();
-            throttle.consume(id, self.container.partition_count(), total);
+            throttle.consume(id, self.container.partition_count(), total, Some(&partition_key.to_string()));
         }
         responses.into_iter().map(|r| Self::response((r, retries))).collect()
     }

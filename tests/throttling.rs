@@ -105,3 +105,34 @@ fn queries_are_admitted_by_every_partition_they_read_and_consume_their_charge() 
     let consumed = |u: &[(u32, cosmoql::storage::PartitionUsage)]| u.iter().map(|(_, p)| p.consumed).sum::<f64>();
     assert!(consumed(&after) > consumed(&before) + 4.0 * 2.3);
 }
+
+#[test]
+fn the_skew_report_flags_the_hot_partition_and_its_throttling() {
+    let (client, _clock) = client(4, 400.0);
+    let strict = client.with_retry_options(RetryOptions { max_attempts: 1, max_wait: Duration::ZERO });
+    let cold = elsewhere(&strict, "hot");
+    strict.create_item::<Value>(&item(&cold, 0)).unwrap();
+    let mut n = 0;
+    let mut refused = 0;
+    while refused < 6 {
+        match strict.create_item::<Value>(&item("hot", n)) {
+            Ok(_) => n += 1,
+            Err(_) => refused += 1,
+        }
+    }
+    let report = client.skew_report();
+    let hot = client.container().partition_of_key(&PartitionKey::from("hot")).unwrap();
+    let row = report.partitions.iter().find(|p| p.id == hot).unwrap();
+    assert_eq!((row.items, row.throttled, row.peak_normalized_ru), (n as u64, 6, 100.0));
+    assert_eq!(report.budget, Some(100.0));
+    assert!(report.top_keys_by_ru[0].0.contains("hot"), "{:?}", report.top_keys_by_ru);
+    assert!(report.top_keys_by_size[0].key.contains("hot"));
+    let flags = report.flags.join("\n");
+    assert!(flags.contains(&format!("hot partition {hot}")), "{flags}");
+    assert!(flags.contains(&format!("partition {hot} throttled")), "{flags}");
+    assert!(report.ru.max_over_mean > 3.0);
+    // The same as JSON and as a table.
+    let json = cosmoql::value::to_json_string(&report.to_json()).unwrap();
+    assert!(json.contains("\"peakNormalizedRuPercent\":100"), "{json}");
+    assert!(report.to_string().contains("flag: hot partition"));
+}

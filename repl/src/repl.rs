@@ -56,7 +56,7 @@ pub const KEYWORDS: [&str; 34] = [
 ];
 
 /// REPL commands offered by completion.
-pub const COMMANDS: [&str; 22] = [
+pub const COMMANDS: [&str; 23] = [
     ".help",
     ".policy",
     ".containers",
@@ -67,6 +67,7 @@ pub const COMMANDS: [&str; 22] = [
     ".export",
     ".explain",
     ".stats",
+    ".skew",
     ".mode",
     ".set",
     ".metrics",

@@ -91,6 +91,9 @@ FROM is an alias, as in Cosmos DB). Ctrl-C clears the line or cancels a running 
                                     replacement rebuilds the indexes in the background
   .stats                            data and index memory per item, items and bytes per physical
                                     partition, largest logical partitions, and the skew
+  .skew                             per physical partition: items, bytes, logical partitions, RU,
+                                    peak RU % of its budget, 429s; spread measures, heaviest
+                                    keys and flags (hot partition, 429 rate, key near its cap)
   .mode table|json                  result format
   .set maxdop N                     producers at once (-1 one per core, 0/1 serial)
   .set maxbuffered N|off            bound on results buffered by the cross-partition merge
@@ -421,6 +424,7 @@ impl Session {
                 self.explain(sql, analyze)?;
             }
             ".stats" => self.stats()?,
+            ".skew" => self.skew()?,
             ".policy" => {
                 let container = self.container()?;
                 if rest.is_empty() {
@@ -633,6 +637,14 @@ impl Session {
                     .into(),
             ),
         }
+        Ok(())
+    }
+
+    fn skew(&self) -> Result<(), String> {
+        let container = self.container()?;
+        let report = cosmoql::storage::SkewReport::of(&container, 10);
+        let mut out = crate::output::stdout();
+        let _ = write!(out, "{report}");
         Ok(())
     }
 

@@ -498,6 +498,24 @@ impl Container {
         self.throughput.read().clone()
     }
 
+    /// Every logical partition: its physical partition, key, items and bytes.
+    pub fn logical_partition_sizes(&self) -> Vec<(u32, PartitionKey, u64, u64)> {
+        let map = self.partitions.read();
+        let mut out = Vec::new();
+        for p in map.iter() {
+            let data = p.data.read();
+            for lp in data.logical.values() {
+                out.push((p.id, lp.key.clone(), lp.ids.len() as u64, lp.bytes));
+            }
+        }
+        out
+    }
+
+    /// The largest a logical partition may grow, in bytes.
+    pub fn logical_partition_cap(&self) -> u64 {
+        self.settings.logical_partition_max_bytes
+    }
+
     /// The id of the physical partition holding `key`'s items.
     pub fn partition_of_key(&self, key: &PartitionKey) -> Result<u32> {
         let epk = self.key_epk(key)?;
@@ -505,11 +523,11 @@ impl Container {
         Ok(map[Self::index_for(&map, &epk)].id)
     }
 
-    /// The id of the physical partition an item would be written to.
-    pub fn partition_of_item(&self, item: &Value) -> Result<u32> {
+    /// The id of the physical partition an item would be written to, and its partition key.
+    pub fn partition_of_item(&self, item: &Value) -> Result<(u32, PartitionKey)> {
         let prep = self.prepare_value(item)?;
         let map = self.partitions.read();
-        Ok(map[Self::index_for(&map, &prep.epk)].id)
+        Ok((map[Self::index_for(&map, &prep.epk)].id, prep.key))
     }
 
     pub fn id(&self) -> &str {

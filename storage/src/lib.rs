@@ -15,6 +15,7 @@ pub mod indexing;
 mod murmur3;
 pub mod partition_key;
 pub mod patch;
+pub mod skew;
 pub mod store;
 pub mod throughput;
 
@@ -31,5 +32,6 @@ pub use index::{IndexKey, IndexProbe, IndexStats, IndexWork, PartitionIndex, Spa
 pub use indexing::{CompositePath, IndexPath, IndexStep, IndexingMode, IndexingPolicy};
 pub use partition_key::{PartitionKey, PartitionKeyDefinition, PartitionKeyPath, SyntheticKey, SyntheticKind};
 pub use patch::PatchOperation;
+pub use skew::{KeySize, PartitionSkew, SkewReport, Spread};
 pub use store::{Database, Store};
 pub use throughput::{Clock, ManualClock, PartitionUsage, SystemClock, Throttle};

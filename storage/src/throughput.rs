@@ -82,7 +82,13 @@ struct Bucket {
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct PartitionUsage {
     pub consumed: f64,
+    /// Requests admitted and refused.
+    pub admitted: u64,
     pub throttled: u64,
+    /// The most RU consumed in one second (clock seconds), and that second.
+    pub peak_second_ru: f64,
+    second: u64,
+    second_ru: f64,
 }
 
 /// A container's provisioned throughput and its per-partition buckets.
@@ -91,11 +97,14 @@ pub struct Throttle {
     ru_per_second: f64,
     clock: Arc<dyn Clock>,
     buckets: Mutex<HashMap<u32, (Bucket, PartitionUsage)>>,
+    /// RU consumed per logical partition key (as JSON), for the skew report: exact, one entry
+    /// per key that consumed any.
+    keys: Mutex<HashMap<String, f64>>,
 }
 
 impl Throttle {
     pub fn new(ru_per_second: f64, clock: Arc<dyn Clock>) -> Self {
-        Throttle { ru_per_second, clock, buckets: Mutex::new(HashMap::new()) }
+        Throttle { ru_per_second, clock, buckets: Mutex::new(HashMap::new()), keys: Mutex::new(HashMap::new()) }
     }
 
     /// The container's offer, in RU per second.
@@ -129,6 +138,7 @@ impl Throttle {
             buckets.entry(partition).or_insert((Bucket { level: 0.0, at: now }, PartitionUsage::default()));
         Self::drained(bucket, budget, now);
         if bucket.level < budget {
+            usage.admitted += 1;
             return Ok(());
         }
         usage.throttled += 1;
@@ -137,17 +147,37 @@ impl Throttle {
         Err(StorageError::throttled(((wait * 1000.0).ceil() as u64).max(1)))
     }
 
-    /// Adds a request's charge to `partition`'s bucket.
-    pub fn consume(&self, partition: u32, partitions: usize, ru: f64) {
+    /// Adds a request's charge to `partition`'s bucket (and to its logical partition `key`'s
+    /// account, when the request had one).
+    pub fn consume(&self, partition: u32, partitions: usize, ru: f64, key: Option<&str>) {
+        let ru = ru.max(0.0);
         let budget = self.partition_budget(partitions);
         let now = self.clock.now();
         if let Ok(mut buckets) = self.buckets.lock() {
             let (bucket, usage) =
                 buckets.entry(partition).or_insert((Bucket { level: 0.0, at: now }, PartitionUsage::default()));
             Self::drained(bucket, budget, now);
-            bucket.level += ru.max(0.0);
-            usage.consumed += ru.max(0.0);
+            bucket.level += ru;
+            usage.consumed += ru;
+            let second = now.as_secs();
+            if second != usage.second {
+                usage.second = second;
+                usage.second_ru = 0.0;
+            }
+            usage.second_ru += ru;
+            usage.peak_second_ru = usage.peak_second_ru.max(usage.second_ru);
         }
+        if let (Some(key), Ok(mut keys)) = (key, self.keys.lock()) {
+            *keys.entry(key.to_string()).or_insert(0.0) += ru;
+        }
+    }
+
+    /// RU consumed per logical partition key, most first.
+    pub fn key_usage(&self) -> Vec<(String, f64)> {
+        let mut out: Vec<(String, f64)> =
+            self.keys.lock().map(|k| k.iter().map(|(k, v)| (k.clone(), *v)).collect()).unwrap_or_default();
+        out.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        out
     }
 
     /// What each partition consumed and how many of its requests were refused, by partition id.
@@ -172,11 +202,11 @@ mod tests {
         assert_eq!(throttle.partition_budget(2), 200.0);
         for _ in 0..39 {
             throttle.admit(0, 2).unwrap();
-            throttle.consume(0, 2, 5.0);
+            throttle.consume(0, 2, 5.0, Some("a"));
         }
         throttle.admit(0, 2).unwrap();
         // One huge request overdraws: 195 + 500 = 695 RU in a 200 RU/s bucket.
-        throttle.consume(0, 2, 500.0);
+        throttle.consume(0, 2, 500.0, Some("b"));
         let refused = throttle.admit(0, 2).unwrap_err();
         assert_eq!(
             (refused.kind, refused.status_code(), refused.kind.substatus()),
@@ -192,6 +222,8 @@ mod tests {
         clock.advance(Duration::from_millis(80));
         throttle.admit(0, 2).unwrap();
         let usage = throttle.usage();
-        assert_eq!(usage[0].1, PartitionUsage { consumed: 695.0, throttled: 2 });
+        assert_eq!((usage[0].1.consumed, usage[0].1.admitted, usage[0].1.throttled), (695.0, 41, 2));
+        assert_eq!(usage[0].1.peak_second_ru, 695.0);
+        assert_eq!(throttle.key_usage(), vec![("b".to_string(), 500.0), ("a".to_string(), 195.0)]);
     }
 }
