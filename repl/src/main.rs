@@ -68,6 +68,10 @@ enum Command {
     /// (the service's PopulateIndexMetrics JSON: indexes used, indexes that would help) and
     /// queryMetrics (the service's x-ms-documentdb-query-metrics string).
     Query(query_cmd::QueryArgs),
+    /// Load items from files and report how they spread over the physical partitions: items,
+    /// bytes and logical partitions per partition, spread measures, the heaviest logical
+    /// partitions and flags (a key near its cap, uneven key space); `--json` for one JSON object.
+    Skew(query_cmd::SkewArgs),
     /// Load the data once, run the query once to warm up and then `--repeat` times, and print one
     /// JSON line: loadSeconds, items, results, minSeconds, medianSeconds, maxSeconds, peakRssBytes.
     Bench(query_cmd::BenchArgs),
@@ -151,6 +155,7 @@ fn run(cli: Cli) -> ExitCode {
         Command::Epk { key, hash_version, kind } => epk_command(&key, hash_version, kind),
         Command::Import(args) => report(import_cmd::run(&args)),
         Command::Query(args) => report(query_cmd::run_query(&args)),
+        Command::Skew(args) => report(query_cmd::run_skew(&args)),
         Command::Bench(args) => report(query_cmd::run_bench(&args)),
         Command::Explain(args) => report(query_cmd::run_explain(&args)),
         Command::Test { dir, bless } => {

@@ -91,6 +91,29 @@ pub fn run_explain(args: &ExplainArgs) -> Result<(), String> {
     Ok(())
 }
 
+/// Options of `cosmoql skew`.
+#[derive(Debug, clap::Args)]
+pub struct SkewArgs {
+    #[command(flatten)]
+    load: LoadArgs,
+    /// Print the report as one JSON object instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+/// `cosmoql skew`: how the loaded items spread over the physical partitions, the heaviest
+/// logical partitions and what looks wrong.
+pub fn run_skew(args: &SkewArgs) -> Result<(), String> {
+    let loaded = load(&args.load)?;
+    let report = loaded.client.skew_report();
+    if args.json {
+        outln!("{}", cosmoql::value::to_json_string(&report.to_json()).unwrap_or_default());
+    } else {
+        outln!("{}", report.to_string().trim_end());
+    }
+    Ok(())
+}
+
 /// Options of `cosmoql bench`.
 #[derive(Debug, clap::Args)]
 pub struct BenchArgs {

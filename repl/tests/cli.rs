@@ -334,3 +334,27 @@ fn test_runs_a_suite_reports_diffs_and_blesses() {
     assert_eq!(cosmoql(&["test", dir_s]).status.code(), Some(0));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn skew_reports_a_hot_key_as_a_table_and_as_json() {
+    let dir = std::env::temp_dir().join(format!("cosmoql-skew-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let data = dir.join("items.ndjson");
+    let mut lines = String::new();
+    for i in 0..300 {
+        // One tenant holds most of the items.
+        let tenant = if i % 10 < 8 { "big".to_string() } else { format!("t{i}") };
+        lines.push_str(&format!("{{\"id\":\"{i}\",\"tenant\":\"{tenant}\"}}\n"));
+    }
+    std::fs::write(&data, lines).unwrap();
+    let path = data.to_str().unwrap();
+    let table = cosmoql(&["skew", "--data", path, "--partition-key", "/tenant", "--partitions", "3"]);
+    assert!(table.status.success(), "{}", text(&table.stderr));
+    let table = text(&table.stdout);
+    assert!(table.contains("top keys by size: [\"big\"] 240 items"), "{table}");
+    let json = cosmoql(&["skew", "--data", path, "--partition-key", "/tenant", "--partitions", "3", "--json"]);
+    let json = text(&json.stdout);
+    assert!(json.starts_with("{\"partitions\":["), "{json}");
+    assert!(json.contains("\"topKeysBySize\":[{\"key\":\"[\\\"big\\\"]\""), "{json}");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -87,10 +87,11 @@ fn spread(values: &[f64]) -> Spread {
 }
 
 /// The first 16 hex digits of an EPK bound as a number (the EPK space is 128 bits; its top 64
-/// are enough to compare range widths). The maximum EPK is `FF`.
-fn epk_top(hex: &str) -> u128 {
+/// are enough to compare range widths). The maximum EPK, `FF`, stands for `end`: the end of the
+/// space the hashes occupy.
+fn epk_top(hex: &str, end: u128) -> u128 {
     if hex.eq_ignore_ascii_case("FF") {
-        return 1u128 << 64;
+        return end;
     }
     let top: String = hex.chars().chain(std::iter::repeat('0')).take(16).collect();
     u64::from_str_radix(&top, 16).map_or(0, u128::from)
@@ -180,13 +181,16 @@ impl SkewReport {
                 cap
             ));
         }
+        // Hash version 2 (and hierarchical keys) hash into [00, 40...): the top two bits are 0.
+        let v2 = self.partitions.iter().all(|p| epk_top(&p.min, 0) < 1u128 << 62);
+        let end = if v2 { 1u128 << 62 } else { 1u128 << 64 };
         let widths: Vec<u128> =
-            self.partitions.iter().map(|p| epk_top(&p.max).saturating_sub(epk_top(&p.min))).collect();
+            self.partitions.iter().map(|p| epk_top(&p.max, end).saturating_sub(epk_top(&p.min, end))).collect();
         if let (Some(min), Some(max)) = (widths.iter().min(), widths.iter().max()) {
             if *min > 0 && *max >= 4 * *min {
                 flags.push(format!(
-                    "uneven key space: the widest partition's EPK range is {:.0} times the narrowest (splits followed \
-                     hot keys)",
+                    "uneven key space: the widest partition's EPK range is {:.0} times the narrowest (splits \
+                     followed where items accumulated)",
                     *max as f64 / *min as f64
                 ));
             }
