@@ -7,7 +7,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use cosmoql_executor::cost::response_charge;
+use cosmoql_executor::cost::{item_charge, Consistency, ItemWork};
 use cosmoql_executor::{Analysis, Explain, PartitionMetrics, QueryError, QueryMetrics, QueryOptions};
 use cosmoql_planner::Plan;
 use cosmoql_storage::{
@@ -158,12 +158,16 @@ impl DatabaseClient {
         let db = self.store.database(&self.id)?;
         let container = db.create_container(&properties.id, properties.partition_key, properties.settings)?;
         container.replace_indexing_policy(properties.indexing_policy);
-        Ok(ContainerClient { container, retry: RetryOptions::default() })
+        Ok(ContainerClient { container, retry: RetryOptions::default(), consistency: Consistency::Session })
     }
 
     /// A client for an existing container; an error (404) if there is none.
     pub fn container_client(&self, id: &str) -> Result<ContainerClient, Error> {
-        Ok(ContainerClient { container: self.store.database(&self.id)?.container(id)?, retry: RetryOptions::default() })
+        Ok(ContainerClient {
+            container: self.store.database(&self.id)?.container(id)?,
+            retry: RetryOptions::default(),
+            consistency: Consistency::Session,
+        })
     }
 
     /// Deletes a container.
@@ -584,12 +588,13 @@ impl MemoryReport {
 pub struct ContainerClient {
     container: Arc<Container>,
     retry: RetryOptions,
+    consistency: Consistency,
 }
 
 impl ContainerClient {
     /// A client for a container the caller already holds (one loaded from files, for example).
     pub fn from_container(container: Arc<Container>) -> Self {
-        ContainerClient { container, retry: RetryOptions::default() }
+        ContainerClient { container, retry: RetryOptions::default(), consistency: Consistency::Session }
     }
 
     /// How evenly storage and request units spread over the physical partitions, the heaviest
@@ -600,7 +605,18 @@ impl ContainerClient {
 
     /// A client of the same container with another retry policy for throttled requests.
     pub fn with_retry_options(&self, retry: RetryOptions) -> Self {
-        ContainerClient { container: Arc::clone(&self.container), retry }
+        ContainerClient { retry, ..self.clone() }
+    }
+
+    /// A client of the same container reading at another consistency level: Strong and Bounded
+    /// Staleness reads (point reads and queries) cost twice the request units.
+    pub fn with_consistency(&self, consistency: Consistency) -> Self {
+        ContainerClient { consistency, ..self.clone() }
+    }
+
+    /// The charge of a storage response at this client's consistency.
+    fn charge(&self, r: &cosmoql_storage::ItemResponse) -> f64 {
+        item_charge(&ItemWork::from(r), self.consistency)
     }
 
     /// Provisions throughput for the container (`ru_per_second`, split evenly across its
@@ -620,7 +636,7 @@ impl ContainerClient {
         let (ids, retries) = admit(&self.container, &throttle, self.retry, || Ok(vec![partition()?.0]))?;
         let key = partition().ok().map(|(_, key)| key.to_string());
         let r = op()?;
-        throttle.consume(ids[0], self.container.partition_count(), response_charge(&r), key.as_deref());
+        throttle.consume(ids[0], self.container.partition_count(), self.charge(&r), key.as_deref());
         Ok((r, retries))
     }
 
@@ -666,16 +682,17 @@ impl ContainerClient {
     }
 
     fn response<T: DeserializeOwned + 'static>(
+        &self,
         (r, retries): (cosmoql_storage::ItemResponse, u32),
     ) -> Result<ItemResponse<T>, Error> {
-        let request_charge = response_charge(&r);
+        let request_charge = self.charge(&r);
         Ok(ItemResponse { item: from_value(r.item)?, etag: r.etag, request_charge, status: r.status, retries })
     }
 
     /// Creates an item; its partition key is read from it (a synthetic key is computed).
     pub fn create_item<T: Serialize + DeserializeOwned + 'static>(&self, item: &T) -> Result<ItemResponse<T>, Error> {
         let item = to_value(item)?;
-        Self::response(self.throttled(|| self.container.partition_of_item(&item), || self.container.create(&item))?)
+        self.response(self.throttled(|| self.container.partition_of_item(&item), || self.container.create(&item))?)
     }
 
     /// Reads an item by partition key and id (404 if absent).
@@ -684,7 +701,7 @@ impl ContainerClient {
         partition_key: PartitionKey,
         id: &str,
     ) -> Result<ItemResponse<T>, Error> {
-        Self::response(
+        self.response(
             self.throttled(|| self.key_partition(&partition_key), || self.container.read(&partition_key, id))?,
         )
     }
@@ -692,7 +709,7 @@ impl ContainerClient {
     /// Creates or replaces an item.
     pub fn upsert_item<T: Serialize + DeserializeOwned + 'static>(&self, item: &T) -> Result<ItemResponse<T>, Error> {
         let item = to_value(item)?;
-        Self::response(self.throttled(
+        self.response(self.throttled(
             || self.container.partition_of_item(&item),
             || self.container.upsert(&item, &WriteOptions::default()),
         )?)
@@ -708,7 +725,7 @@ impl ContainerClient {
     ) -> Result<ItemResponse<T>, Error> {
         let options = WriteOptions { if_match: if_match.map(str::to_string), condition: None };
         let item = to_value(item)?;
-        Self::response(self.throttled(
+        self.response(self.throttled(
             || self.key_partition(&partition_key),
             || self.container.replace(&partition_key, id, &item, &options),
         )?)
@@ -730,7 +747,7 @@ impl ContainerClient {
         id: &str,
         operations: &[PatchOperation],
     ) -> Result<ItemResponse<T>, Error> {
-        Self::response(self.throttled(
+        self.response(self.throttled(
             || self.key_partition(&partition_key),
             || self.container.patch(&partition_key, id, operations, &WriteOptions::default()),
         )?)
@@ -758,10 +775,10 @@ impl ContainerClient {
             .execute_batch(&partition_key, &batch.operations)
             .map_err(|e| Error::Batch { index: e.index, error: e.error })?;
         if let Some(throttle) = throttle {
-            let total: f64 = responses.iter().map(response_charge).sum();
+            let total: f64 = responses.iter().map(|r| self.charge(r)).sum();
             throttle.consume(id, self.container.partition_count(), total, Some(&partition_key.to_string()));
         }
-        responses.into_iter().map(|r| Self::response((r, retries))).collect()
+        responses.into_iter().map(|r| self.response((r, retries))).collect()
     }
 
     /// The pages of a query, 100 results a page unless `options.max_item_count` says otherwise
@@ -790,6 +807,9 @@ impl ContainerClient {
         let mut options = options;
         for (name, value) in query.parameters {
             options.parameters.insert(name, value);
+        }
+        if options.consistency == Consistency::Session {
+            options.consistency = self.consistency;
         }
         QueryPager {
             container: Arc::clone(&self.container),

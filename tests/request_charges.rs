@@ -174,3 +174,27 @@ fn query_metrics_follow_the_service_header() {
     assert!(header.ends_with(";indexUtilizationRatio=1.00"), "{header}");
     assert!(out.metrics.retrieved_document_size > 0 && out.metrics.output_document_size > 0);
 }
+
+#[test]
+fn strong_and_bounded_staleness_reads_cost_twice() {
+    use cosmoql::ContainerClient;
+    let c = container(2, "{}");
+    let created = create_sized(&c, "a", 1024);
+    assert_eq!(response_charge(&created), 5.00);
+    let session = ContainerClient::from_container(std::sync::Arc::new(c));
+    let strong = session.with_consistency(Consistency::Strong);
+    let bounded = session.with_consistency(Consistency::BoundedStaleness);
+    let eventual = session.with_consistency(Consistency::Eventual);
+    let read =
+        |client: &ContainerClient| client.read_item::<Value>(PartitionKey::from("p"), "a").unwrap().request_charge;
+    assert_eq!((read(&session), read(&strong), read(&bounded), read(&eventual)), (1.00, 2.00, 2.00, 1.00));
+    let query = |client: &ContainerClient| {
+        let pages = client.query_items::<Value>("SELECT * FROM c", QueryOptions::default());
+        pages.drain().unwrap().metrics.request_charge
+    };
+    assert_eq!(query(&strong), cosmoql::executor::cost::round(2.0 * query(&session)));
+    // Writes cost the same at every level.
+    let write = strong.upsert_item::<Value>(&doc("b", "p", 10)).unwrap().request_charge;
+    let again = session.upsert_item::<Value>(&doc("b", "p", 10)).unwrap().request_charge;
+    assert_eq!(write * 2.0, again, "a create, then a replace of the same item");
+}

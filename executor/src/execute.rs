@@ -51,6 +51,8 @@ pub struct QueryOptions {
     /// Return the index metrics (the service's PopulateIndexMetrics): which indexes the query
     /// used and which would serve it better.
     pub populate_index_metrics: bool,
+    /// The read consistency: Strong and Bounded Staleness reads cost twice (see [`cost`]).
+    pub consistency: cost::Consistency,
 }
 
 impl Default for QueryOptions {
@@ -67,6 +69,7 @@ impl Default for QueryOptions {
             cancel: None,
             memory_budget: None,
             populate_index_metrics: false,
+            consistency: cost::Consistency::Session,
         }
     }
 }
@@ -341,7 +344,7 @@ fn run(
         output_document_size: output_bytes,
         compile_time_ns: 0,
         execution_time_ns: started.elapsed().as_nanos() as u64,
-        request_charge: cost::query_charge(&work),
+        request_charge: cost::query_charge(&work) * options.consistency.read_factor(),
         peak_buffered_items: stats.peak_buffered,
     };
     let index_metrics = options.populate_index_metrics.then(|| cosmoql_planner::access::index_metrics(&plan.access));
