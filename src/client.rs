@@ -603,6 +603,18 @@ impl ContainerClient {
         cosmoql_storage::SkewReport::of(&self.container, 10)
     }
 
+    /// Ranks candidate partition keys for the container's items (a sample of at most 100,000,
+    /// standing for all), over `partitions` physical partitions (its own count when `None`),
+    /// best first, each with what was measured and why.
+    pub fn advise_partition_key(&self, partitions: Option<usize>) -> Vec<cosmoql_storage::Candidate> {
+        let options = cosmoql_storage::AdvisorOptions {
+            partitions: partitions.unwrap_or_else(|| self.container.partition_count()),
+            logical_partition_cap: self.container.logical_partition_cap(),
+            ..cosmoql_storage::AdvisorOptions::default()
+        };
+        cosmoql_storage::advise_container(&self.container, &options)
+    }
+
     /// A client of the same container with another retry policy for throttled requests.
     pub fn with_retry_options(&self, retry: RetryOptions) -> Self {
         ContainerClient { retry, ..self.clone() }

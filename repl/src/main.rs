@@ -72,6 +72,11 @@ enum Command {
     /// bytes and logical partitions per partition, spread measures, the heaviest logical
     /// partitions and flags (a key near its cap, uneven key space); `--json` for one JSON object.
     Skew(query_cmd::SkewArgs),
+    /// Load items from files and rank candidate partition keys (paths, synthetic concatenations,
+    /// hierarchical pairs, hash suffixes) by how they would spread storage and writes over the
+    /// physical partitions, with the reasons (few keys, a logical partition over its cap, hot
+    /// writes on a key derived from time).
+    Advise(query_cmd::AdviseArgs),
     /// Load the data once, run the query once to warm up and then `--repeat` times, and print one
     /// JSON line: loadSeconds, items, results, minSeconds, medianSeconds, maxSeconds, peakRssBytes.
     Bench(query_cmd::BenchArgs),
@@ -156,6 +161,7 @@ fn run(cli: Cli) -> ExitCode {
         Command::Import(args) => report(import_cmd::run(&args)),
         Command::Query(args) => report(query_cmd::run_query(&args)),
         Command::Skew(args) => report(query_cmd::run_skew(&args)),
+        Command::Advise(args) => report(query_cmd::run_advise(&args)),
         Command::Bench(args) => report(query_cmd::run_bench(&args)),
         Command::Explain(args) => report(query_cmd::run_explain(&args)),
         Command::Test { dir, bless } => {

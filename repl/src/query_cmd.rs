@@ -114,6 +114,27 @@ pub fn run_skew(args: &SkewArgs) -> Result<(), String> {
     Ok(())
 }
 
+/// Options of `cosmoql advise`.
+#[derive(Debug, clap::Args)]
+pub struct AdviseArgs {
+    #[command(flatten)]
+    load: LoadArgs,
+    /// Physical partitions to plan for (default: as many as the loaded container has).
+    #[arg(long = "for-partitions", value_name = "P")]
+    for_partitions: Option<usize>,
+    /// Candidates to show.
+    #[arg(long, default_value_t = 10)]
+    top: usize,
+}
+
+/// `cosmoql advise`: candidate partition keys for the loaded items, ranked, with reasons.
+pub fn run_advise(args: &AdviseArgs) -> Result<(), String> {
+    let loaded = load(&args.load)?;
+    let ranked = loaded.client.advise_partition_key(args.for_partitions);
+    outln!("{}", cosmoql::storage::advisor::render(&ranked, args.top).trim_end());
+    Ok(())
+}
+
 /// Options of `cosmoql bench`.
 #[derive(Debug, clap::Args)]
 pub struct BenchArgs {

@@ -56,7 +56,7 @@ pub const KEYWORDS: [&str; 34] = [
 ];
 
 /// REPL commands offered by completion.
-pub const COMMANDS: [&str; 23] = [
+pub const COMMANDS: [&str; 24] = [
     ".help",
     ".policy",
     ".containers",
@@ -68,6 +68,7 @@ pub const COMMANDS: [&str; 23] = [
     ".explain",
     ".stats",
     ".skew",
+    ".advise",
     ".mode",
     ".set",
     ".metrics",

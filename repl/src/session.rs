@@ -91,6 +91,8 @@ FROM is an alias, as in Cosmos DB). Ctrl-C clears the line or cancels a running 
                                     replacement rebuilds the indexes in the background
   .stats                            data and index memory per item, items and bytes per physical
                                     partition, largest logical partitions, and the skew
+  .advise                           candidate partition keys for the current container, ranked by
+                                    how they spread storage and writes, with the reasons
   .skew                             per physical partition: items, bytes, logical partitions, RU,
                                     peak RU % of its budget, 429s; spread measures, heaviest
                                     keys and flags (hot partition, 429 rate, key near its cap)
@@ -425,6 +427,13 @@ impl Session {
             }
             ".stats" => self.stats()?,
             ".skew" => self.skew()?,
+            ".advise" => {
+                let container = self.container()?;
+                let client = ContainerClient::from_container(container);
+                let ranked = client.advise_partition_key(None);
+                let mut out = crate::output::stdout();
+                let _ = write!(out, "{}", cosmoql::storage::advisor::render(&ranked, 10));
+            }
             ".policy" => {
                 let container = self.container()?;
                 if rest.is_empty() {

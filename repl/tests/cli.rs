@@ -358,3 +358,37 @@ fn skew_reports_a_hot_key_as_a_table_and_as_json() {
     assert!(json.contains("\"topKeysBySize\":[{\"key\":\"[\\\"big\\\"]\""), "{json}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn advise_ranks_keys_and_says_why() {
+    let dir = std::env::temp_dir().join(format!("cosmoql-advise-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let data = dir.join("readings.ndjson");
+    let mut lines = String::new();
+    for hour in 0..24 {
+        for device in 0..30 {
+            lines.push_str(&format!(
+                "{{\"id\":\"{hour}-{device}\",\"deviceId\":\"d{device}\",\"date\":\"2026-11-01\",\"at\":\"2026-11-01T{hour:02}:00:00Z\"}}\n"
+            ));
+        }
+    }
+    std::fs::write(&data, lines).unwrap();
+    let out = cosmoql(&[
+        "advise",
+        "--data",
+        data.to_str().unwrap(),
+        "--partition-key",
+        "/deviceId",
+        "--for-partitions",
+        "4",
+        "--top",
+        "100",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let ranking = text(&out.stdout);
+    let device = ranking.find(" /deviceId  (").expect("deviceId is a candidate");
+    let date = ranking.find(" /date  (").expect("date is a candidate");
+    assert!(device < date, "{ranking}");
+    assert!(ranking.contains("only 1 distinct values for 4 partitions"), "{ranking}");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -5,6 +5,7 @@
 //! operations with Cosmos DB status codes, transactional batches, import and export.
 //! See `docs/ARCHITECTURE.md`.
 
+pub mod advisor;
 pub mod container;
 pub mod doc;
 pub mod epk;
@@ -19,6 +20,7 @@ pub mod skew;
 pub mod store;
 pub mod throughput;
 
+pub use advisor::{advise, advise_container, AdvisorOptions, Candidate, KeyChoice};
 pub use container::{
     BatchError, BatchOperation, CompositeWalk, Container, ContainerSettings, IndexBounds, ItemMeta, ItemPosition,
     ItemResponse, OperationKind, OrderedEntries, OrderedWalk, PartitionInfo, Scan, StoredItem, WriteOptions,

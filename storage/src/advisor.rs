@@ -1,0 +1,474 @@
+//! The partition-key advisor: given items (a container's, or a sample with the total they stand
+//! for), which partition key would spread storage and writes best, and why.
+//!
+//! Candidates: every scalar path the items almost all have; synthetic concatenations of two of
+//! them; hierarchical pairs whose first level is skewed; a hash suffix on time-derived paths.
+//! For each, computed exactly from the items with the real EPK hash: cardinality, the largest
+//! logical partition against the cap (scaled to the total), the storage spread over `P` physical
+//! partitions (the keys in EPK order cut into `P` ranges of about equal bytes, as splits follow
+//! the data, never inside a logical partition), and for time-derived data the write concentration (the share of
+//! each hour's writes landing on the busiest partition). The ranking penalizes what the service's
+//! documents warn about (few keys, a logical partition over its cap, hot partitions, writes that
+//! all go to the key of "now") and says why.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fmt;
+
+use cosmoql_value::{to_json_string, Value};
+
+use crate::epk::Epk;
+use crate::partition_key::{PartitionKey, PartitionKeyDefinition};
+use crate::skew::Spread;
+
+/// A candidate key.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum KeyChoice {
+    /// One path (`/deviceId`).
+    Path(String),
+    /// A synthetic key: the values of two paths joined with `-` (`/deviceId-/date`).
+    Concat(String, String),
+    /// A hierarchical key of two paths (`[/tenantId, /userId]`).
+    Hierarchical(String, String),
+    /// A path's value with a hash of the item's id modulo `buckets` appended.
+    HashSuffix(String, u32),
+}
+
+impl fmt::Display for KeyChoice {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            KeyChoice::Path(p) => write!(f, "{p}"),
+            KeyChoice::Concat(a, b) => write!(f, "{a} + \"-\" + {b} (synthetic)"),
+            KeyChoice::Hierarchical(a, b) => write!(f, "[{a}, {b}] (hierarchical)"),
+            KeyChoice::HashSuffix(p, n) => write!(f, "{p} + hash(id) % {n} (synthetic)"),
+        }
+    }
+}
+
+/// What the advisor measured for one candidate, and its verdict.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate {
+    pub key: KeyChoice,
+    /// Distinct key values among the items.
+    pub cardinality: usize,
+    /// The largest logical partition, scaled to the total the items stand for, in bytes.
+    pub largest_bytes: u64,
+    /// Storage spread over the physical partitions.
+    pub storage: Spread,
+    /// For time-stamped items: the average share of an hour's writes landing on the busiest
+    /// partition (`1 / P` is even, 1 is one partition taking them all).
+    pub write_concentration: Option<f64>,
+    /// Lower is better; `f64::INFINITY` rules the key out.
+    pub penalty: f64,
+    pub reasons: Vec<String>,
+}
+
+/// Advisor settings.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AdvisorOptions {
+    /// Physical partitions to spread over.
+    pub partitions: usize,
+    /// How many items the given ones stand for (a sample); `None`: exactly those.
+    pub total_items: Option<u64>,
+    /// The logical partition cap, in bytes (20 GB).
+    pub logical_partition_cap: u64,
+    /// Buckets of a hash suffix.
+    pub suffix_buckets: u32,
+}
+
+impl Default for AdvisorOptions {
+    fn default() -> Self {
+        AdvisorOptions {
+            partitions: 10,
+            total_items: None,
+            logical_partition_cap: 20 * 1024 * 1024 * 1024,
+            suffix_buckets: 10,
+        }
+    }
+}
+
+/// Scalar leaves of an item, by path (`/a/b`), as text; arrays are not walked.
+fn scalars(v: &Value, prefix: &str, depth: usize, out: &mut Vec<(String, String)>) {
+    if let Value::Object(map) = v {
+        for (k, child) in map.iter() {
+            if depth == 0 && crate::doc::SYSTEM_PROPERTIES.contains(&k.as_str()) {
+                continue;
+            }
+            let path = format!("{prefix}/{k}");
+            match child {
+                Value::Object(_) if depth < 3 => scalars(child, &path, depth + 1, out),
+                Value::String(s) => out.push((path, s.to_string())),
+                Value::Number(_) | Value::Bool(_) => out.push((path, to_json_string(child).unwrap_or_default())),
+                _ => {}
+            }
+        }
+    }
+}
+
+/// A value that looks like an ISO date or timestamp (`2026-11-23`, `2026-11-23T10:00:00Z`).
+fn is_time(text: &str) -> bool {
+    let b = text.as_bytes();
+    b.len() >= 10
+        && b[..4].iter().all(u8::is_ascii_digit)
+        && b[4] == b'-'
+        && b[5..7].iter().all(u8::is_ascii_digit)
+        && b[7] == b'-'
+        && b[8..10].iter().all(u8::is_ascii_digit)
+}
+
+/// FNV-1a, for the hash suffix (stable across runs and platforms).
+fn fnv(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3))
+}
+
+struct Item {
+    id: String,
+    bytes: u64,
+    fields: HashMap<String, String>,
+    hour: Option<String>,
+}
+
+/// At most this many items are read by [`advise_container`]: a sample beyond.
+pub const SAMPLE: usize = 100_000;
+
+/// Ranks candidate keys for a container's items (an even sample of at most [`SAMPLE`], standing
+/// for all of them), over its current number of physical partitions.
+pub fn advise_container(container: &crate::Container, options: &AdvisorOptions) -> Vec<Candidate> {
+    let total = container.item_count();
+    let step = total.div_ceil(SAMPLE).max(1);
+    let items: Vec<Value> = container.scan().items().step_by(step).map(|item| container.materialize(&item)).collect();
+    let options = AdvisorOptions { total_items: Some(total as u64), ..*options };
+    advise(&items, &options)
+}
+
+/// The ranking as text: a line per candidate, best first, with the reasons.
+pub fn render(ranked: &[Candidate], top: usize) -> String {
+    let mut out = String::new();
+    for (i, c) in ranked.iter().take(top).enumerate() {
+        let verdict = if c.penalty.is_infinite() { "ruled out".to_string() } else { format!("{:.2}", c.penalty) };
+        out.push_str(&format!(
+            "{:>2}. {}  ({} values, largest logical partition {} B, storage max/mean {:.2}{}; penalty {verdict})\n    {}\n",
+            i + 1,
+            c.key,
+            c.cardinality,
+            c.largest_bytes,
+            c.storage.max_over_mean,
+            c.write_concentration.map_or(String::new(), |w| format!(", hourly writes on the busiest partition {:.0}%", w * 100.0)),
+            c.reasons.join("; ")
+        ));
+    }
+    out
+}
+
+/// Ranks candidate partition keys for `items` (JSON objects), best first.
+pub fn advise(items: &[Value], options: &AdvisorOptions) -> Vec<Candidate> {
+    let p = options.partitions.max(1);
+    let parsed: Vec<Item> = items
+        .iter()
+        .map(|v| {
+            let mut leaves = Vec::new();
+            scalars(v, "", 0, &mut leaves);
+            let fields: HashMap<String, String> = leaves.into_iter().collect();
+            Item {
+                id: fields.get("/id").cloned().unwrap_or_default(),
+                bytes: to_json_string(v).map_or(0, |s| s.len() as u64),
+                hour: None,
+                fields,
+            }
+        })
+        .collect();
+    let n = parsed.len();
+    if n == 0 {
+        return Vec::new();
+    }
+    // Paths nearly every item has, and which of them hold times.
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut times: BTreeMap<&str, usize> = BTreeMap::new();
+    for item in &parsed {
+        for (path, value) in &item.fields {
+            *counts.entry(path).or_default() += 1;
+            if is_time(value) {
+                *times.entry(path).or_default() += 1;
+            }
+        }
+    }
+    let common: Vec<String> = counts.iter().filter(|(_, c)| **c * 100 >= n * 95).map(|(p, _)| p.to_string()).collect();
+    let time_paths: BTreeSet<String> =
+        times.iter().filter(|(_, c)| **c * 100 >= n * 95).map(|(p, _)| p.to_string()).collect();
+    // Paths holding measured numbers (mostly not whole): values, not identifiers.
+    let measured: BTreeSet<String> = common
+        .iter()
+        .filter(|p| {
+            let fractional = parsed
+                .iter()
+                .filter_map(|i| i.fields.get(*p))
+                .filter(|v| v.parse::<f64>().is_ok_and(|x| x.fract() != 0.0))
+                .count();
+            fractional * 2 >= n
+        })
+        .cloned()
+        .collect();
+    // The finest time path (the longest values) stamps each write.
+    let stamp = time_paths
+        .iter()
+        .max_by_key(|p| parsed.iter().map(|i| i.fields.get(*p).map_or(0, String::len)).sum::<usize>())
+        .cloned();
+    let parsed: Vec<Item> = parsed
+        .into_iter()
+        .map(|mut i| {
+            i.hour = stamp.as_ref().and_then(|s| i.fields.get(s)).map(|t| t.chars().take(13).collect());
+            i
+        })
+        .collect();
+    let cardinality = |path: &String| parsed.iter().filter_map(|i| i.fields.get(path)).collect::<BTreeSet<_>>().len();
+    let mut choices: Vec<KeyChoice> = common.iter().map(|p| KeyChoice::Path(p.clone())).collect();
+    // Synthetic pairs: a time path or a low-cardinality path with another path.
+    for a in &common {
+        for b in &common {
+            if a != b && a != "/id" && b != "/id" && (time_paths.contains(b) || cardinality(a) < cardinality(b)) {
+                choices.push(KeyChoice::Concat(a.clone(), b.clone()));
+            }
+        }
+    }
+    for t in &time_paths {
+        choices.push(KeyChoice::HashSuffix(t.clone(), options.suffix_buckets));
+    }
+    for a in &common {
+        for b in &common {
+            if a != b && a != "/id" && !time_paths.contains(a) && cardinality(a) < cardinality(b) {
+                choices.push(KeyChoice::Hierarchical(a.clone(), b.clone()));
+            }
+        }
+    }
+    let scale = options.total_items.map_or(1.0, |t| t as f64 / n as f64);
+    let context = Context { time_paths: &time_paths, measured: &measured, options, p, scale };
+    let mut out: Vec<Candidate> = choices.into_iter().filter_map(|key| measure(key, &parsed, &context)).collect();
+    // A hierarchical key is worth its second level when its first level alone is too big for a
+    // logical partition.
+    let half_cap = 0.5 * options.logical_partition_cap as f64;
+    let too_big: BTreeSet<String> = out
+        .iter()
+        .filter_map(|c| match &c.key {
+            KeyChoice::Path(path) if c.largest_bytes as f64 > half_cap => Some(path.clone()),
+            _ => None,
+        })
+        .collect();
+    for c in &mut out {
+        if let KeyChoice::Hierarchical(a, _) = &c.key {
+            if too_big.contains(a) && c.penalty.is_finite() {
+                c.penalty -= 0.5;
+                c.reasons.insert(
+                    0,
+                    format!(
+                        "{a} alone is too big for a logical partition; the second level splits it while queries by \
+                         {a} read only its prefix's partitions"
+                    ),
+                );
+            }
+        }
+    }
+    out.sort_by(|a, b| a.penalty.total_cmp(&b.penalty).then_with(|| a.key.cmp(&b.key)));
+    out
+}
+
+/// What every candidate is measured against.
+struct Context<'a> {
+    time_paths: &'a BTreeSet<String>,
+    measured: &'a BTreeSet<String>,
+    options: &'a AdvisorOptions,
+    p: usize,
+    scale: f64,
+}
+
+fn measure(key: KeyChoice, items: &[Item], context: &Context<'_>) -> Option<Candidate> {
+    let (time_paths, options, p, scale) = (context.time_paths, context.options, context.p, context.scale);
+    let value = |item: &Item| -> Option<PartitionKey> {
+        Some(match &key {
+            KeyChoice::Path(path) => PartitionKey::from(item.fields.get(path)?.as_str()),
+            KeyChoice::Concat(a, b) => PartitionKey::from(format!("{}-{}", item.fields.get(a)?, item.fields.get(b)?)),
+            KeyChoice::Hierarchical(a, b) => PartitionKey::from_values(&[
+                Value::from(item.fields.get(a)?.as_str()),
+                Value::from(item.fields.get(b)?.as_str()),
+            ])
+            .ok()?,
+            KeyChoice::HashSuffix(path, buckets) => {
+                PartitionKey::from(format!("{}-{}", item.fields.get(path)?, fnv(&item.id) % u64::from(*buckets)))
+            }
+        })
+    };
+    let definition = match &key {
+        KeyChoice::Hierarchical(a, b) => PartitionKeyDefinition::from_paths(&[a, b]).ok()?,
+        _ => PartitionKeyDefinition::hash("/k").ok()?,
+    };
+    // Each item's key and EPK; each key's bytes.
+    let mut keys: Vec<(String, Epk)> = Vec::with_capacity(items.len());
+    let mut per_key: HashMap<String, (Epk, u64)> = HashMap::new();
+    for item in items {
+        let k = value(item)?;
+        let epk = definition.epk(&k).ok()?;
+        let text = k.to_string();
+        per_key.entry(text.clone()).or_insert_with(|| (epk.clone(), 0)).1 += item.bytes;
+        keys.push((text, epk));
+    }
+    // Physical partitions split where the data is, never inside a logical partition: cut the
+    // keys, in EPK order, into `p` ranges of about equal bytes.
+    let mut by_epk: Vec<(&String, &(Epk, u64))> = per_key.iter().collect();
+    by_epk.sort_by(|a, b| a.1 .0.cmp(&b.1 .0));
+    let total: u64 = by_epk.iter().map(|(_, (_, b))| *b).sum();
+    let target = total as f64 / p as f64;
+    let mut group_of: HashMap<&String, usize> = HashMap::new();
+    let mut per_partition = vec![0u64; p];
+    let mut group = 0;
+    for (key, (_, bytes)) in by_epk {
+        if per_partition[group] > 0 && per_partition[group] as f64 + *bytes as f64 / 2.0 > target && group + 1 < p {
+            group += 1;
+        }
+        per_partition[group] += bytes;
+        group_of.insert(key, group);
+    }
+    let mut per_hour: HashMap<&str, Vec<u64>> = HashMap::new();
+    for (item, (key, _)) in items.iter().zip(&keys) {
+        if let (Some(hour), Some(slot)) = (&item.hour, group_of.get(key)) {
+            per_hour.entry(hour.as_str()).or_insert_with(|| vec![0; p])[*slot] += 1;
+        }
+    }
+    let per_key: HashMap<&String, u64> = per_key.iter().map(|(k, (_, b))| (k, *b)).collect();
+    let largest = per_key.values().copied().max().unwrap_or(0);
+    let largest_bytes = (largest as f64 * scale) as u64;
+    let storage = {
+        let values: Vec<f64> = per_partition.iter().map(|b| *b as f64).collect();
+        let mean = values.iter().sum::<f64>() / p as f64;
+        let max = values.iter().copied().fold(0.0, f64::max);
+        let var = values.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / p as f64;
+        if mean > 0.0 {
+            Spread { max_over_mean: max / mean, cv: var.sqrt() / mean }
+        } else {
+            Spread::default()
+        }
+    };
+    let write_concentration = (!per_hour.is_empty()).then(|| {
+        let shares: Vec<f64> = per_hour
+            .values()
+            .map(|counts| {
+                let total: u64 = counts.iter().sum();
+                *counts.iter().max().unwrap_or(&0) as f64 / total.max(1) as f64
+            })
+            .collect();
+        shares.iter().sum::<f64>() / shares.len() as f64
+    });
+    let cardinality = per_key.len();
+    let mut penalty = 0.0;
+    let mut reasons = Vec::new();
+    if largest_bytes > options.logical_partition_cap {
+        penalty = f64::INFINITY;
+        reasons.push(format!(
+            "its largest logical partition would hold {:.1} GB, over the {:.0} GB cap",
+            largest_bytes as f64 / 1e9,
+            options.logical_partition_cap as f64 / 1e9
+        ));
+    } else if largest_bytes as f64 > 0.5 * options.logical_partition_cap as f64 {
+        penalty += 5.0;
+        reasons.push("its largest logical partition would hold over half the cap".into());
+    }
+    if cardinality < p * 10 {
+        penalty += 10.0 * (1.0 - cardinality as f64 / (p * 10) as f64);
+        reasons.push(format!("only {cardinality} distinct values for {p} partitions: few keys cannot spread"));
+    }
+    penalty += 2.0 * (storage.max_over_mean - 1.0).max(0.0);
+    if storage.max_over_mean > 1.5 {
+        reasons.push(format!("storage is uneven: the fullest partition holds {:.1}x the mean", storage.max_over_mean));
+    }
+    let key_paths: Vec<&String> = match &key {
+        KeyChoice::Path(a) | KeyChoice::HashSuffix(a, _) => vec![a],
+        KeyChoice::Concat(a, b) | KeyChoice::Hierarchical(a, b) => vec![a, b],
+    };
+    if let Some(c) = write_concentration {
+        penalty += 10.0 * (c - 1.0 / p as f64).max(0.0);
+        if c > 2.0 / p as f64 {
+            let time_only = key_paths.iter().all(|k| time_paths.contains(*k));
+            reasons.push(format!(
+                "hot writes: each hour {:.0}% of the writes go to one partition{}",
+                c * 100.0,
+                if time_only {
+                    " (a key derived from time sends every write of the moment to the same key)"
+                } else {
+                    ""
+                }
+            ));
+        }
+    }
+    if cardinality * 100 >= items.len() * 99 && items.len() > 1 {
+        penalty += 0.5;
+        reasons.push(
+            "(almost) every item is its own logical partition: no transactions across items, and queries by \
+             anything else fan out"
+                .into(),
+        );
+    }
+    if let Some(m) = key_paths.iter().find(|k| context.measured.contains(**k)) {
+        penalty += 3.0;
+        reasons.push(format!("{m} holds measured numbers: values that change, not an identifier to look items up by"));
+    }
+    if reasons.is_empty() || penalty < 0.5 {
+        reasons.push("spreads storage and writes evenly".into());
+    }
+    Some(Candidate { key, cardinality, largest_bytes, storage, write_concentration, penalty, reasons })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cosmoql_value::parse_json;
+
+    fn iot() -> Vec<Value> {
+        let mut items = Vec::new();
+        for day in 1..=3 {
+            for hour in 0..24 {
+                for device in 0..40 {
+                    let id = items.len();
+                    items.push(
+                        parse_json(&format!(
+                            r#"{{"id":"r{id}","deviceId":"dev-{device:02}","date":"2026-11-0{day}","readingTime":"2026-11-0{day}T{hour:02}:{:02}:00Z","value":{}}}"#,
+                            device % 60,
+                            (id * 7) % 100
+                        ))
+                        .unwrap(),
+                    );
+                }
+            }
+        }
+        items
+    }
+
+    #[test]
+    fn readings_keyed_by_date_are_hot_and_lose_to_the_device() {
+        let ranked = advise(&iot(), &AdvisorOptions::default());
+        let position = |k: &KeyChoice| ranked.iter().position(|c| &c.key == k).unwrap();
+        let date = position(&KeyChoice::Path("/date".into()));
+        let device = position(&KeyChoice::Path("/deviceId".into()));
+        let device_date = position(&KeyChoice::Concat("/deviceId".into(), "/date".into()));
+        assert!(device < date && device_date < date, "{ranked:#?}");
+        let reasons = ranked[date].reasons.join("; ");
+        assert!(reasons.contains("hot writes"), "{reasons}");
+        assert!(reasons.contains("derived from time"), "{reasons}");
+        // A hash suffix spreads the date's writes.
+        let suffix = position(&KeyChoice::HashSuffix("/date".into(), 10));
+        assert!(suffix < date);
+    }
+
+    #[test]
+    fn a_huge_tenant_suggests_a_hierarchical_key() {
+        let mut items = Vec::new();
+        for i in 0..2000 {
+            let tenant = if i % 10 < 8 { "contoso".to_string() } else { format!("t{}", i % 37) };
+            items
+                .push(parse_json(&format!(r#"{{"id":"{i}","tenantId":"{tenant}","userId":"u{}"}}"#, i % 400)).unwrap());
+        }
+        // The 2,000 items stand for 2 billion: the big tenant alone would pass the 20 GB cap.
+        let options = AdvisorOptions { total_items: Some(2_000_000_000), ..AdvisorOptions::default() };
+        let ranked = advise(&items, &options);
+        assert_eq!(ranked[0].key, KeyChoice::Hierarchical("/tenantId".into(), "/userId".into()), "{ranked:#?}");
+        let tenant = ranked.iter().find(|c| c.key == KeyChoice::Path("/tenantId".into())).unwrap();
+        assert_eq!(tenant.penalty, f64::INFINITY);
+        assert!(tenant.reasons[0].contains("cap"), "{:?}", tenant.reasons);
+    }
+}
