@@ -17,7 +17,7 @@ use std::fmt;
 use cosmoql_value::{to_json_string, Value};
 
 use crate::epk::Epk;
-use crate::partition_key::{PartitionKey, PartitionKeyDefinition};
+use crate::partition_key::{hash_bucket, PartitionKey, PartitionKeyDefinition};
 use crate::skew::Spread;
 
 /// A candidate key.
@@ -29,7 +29,8 @@ pub enum KeyChoice {
     Concat(String, String),
     /// A hierarchical key of two paths (`[/tenantId, /userId]`).
     Hierarchical(String, String),
-    /// A path's value with a hash of the item's id modulo `buckets` appended.
+    /// A path's value, a dot and `hash(id) % buckets + 1` (`SyntheticKind::HashSuffix` with
+    /// source `/id`).
     HashSuffix(String, u32),
 }
 
@@ -39,7 +40,7 @@ impl fmt::Display for KeyChoice {
             KeyChoice::Path(p) => write!(f, "{p}"),
             KeyChoice::Concat(a, b) => write!(f, "{a} + \"-\" + {b} (synthetic)"),
             KeyChoice::Hierarchical(a, b) => write!(f, "[{a}, {b}] (hierarchical)"),
-            KeyChoice::HashSuffix(p, n) => write!(f, "{p} + hash(id) % {n} (synthetic)"),
+            KeyChoice::HashSuffix(p, n) => write!(f, "{p} + \".\" + hash(/id) % {n} + 1 (synthetic)"),
         }
     }
 }
@@ -113,11 +114,6 @@ fn is_time(text: &str) -> bool {
         && b[5..7].iter().all(u8::is_ascii_digit)
         && b[7] == b'-'
         && b[8..10].iter().all(u8::is_ascii_digit)
-}
-
-/// FNV-1a, for the hash suffix (stable across runs and platforms).
-fn fnv(text: &str) -> u64 {
-    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3))
 }
 
 struct Item {
@@ -291,7 +287,7 @@ fn measure(key: KeyChoice, items: &[Item], context: &Context<'_>) -> Option<Cand
             ])
             .ok()?,
             KeyChoice::HashSuffix(path, buckets) => {
-                PartitionKey::from(format!("{}-{}", item.fields.get(path)?, fnv(&item.id) % u64::from(*buckets)))
+                PartitionKey::from(format!("{}.{}", item.fields.get(path)?, hash_bucket(&item.id, *buckets)))
             }
         })
     };
