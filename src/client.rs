@@ -615,6 +615,65 @@ impl ContainerClient {
         cosmoql_storage::advise_container(&self.container, &options)
     }
 
+    /// [`Self::advise_partition_key`] with a recorded workload: each query (Cosmos SQL, literal
+    /// values) with its rate. For each candidate, the share of the workload's queries (by rate)
+    /// that would read one logical partition (one key, or one hierarchical prefix) is measured
+    /// with the planner's own pruning, and queries that would fan out add to the penalty.
+    pub fn advise_partition_key_for(
+        &self,
+        partitions: Option<usize>,
+        workload: &[(String, f64)],
+    ) -> Result<Vec<(cosmoql_storage::Candidate, f64)>, Error> {
+        let mut bound = Vec::with_capacity(workload.len());
+        let parameters = std::collections::HashMap::new();
+        for (sql, rate) in workload {
+            let query = cosmoql_parser::parse(sql).map_err(|e| Error::Query {
+                sql: sql.clone(),
+                error: QueryError::from(cosmoql_planner::PlanError::from(e)),
+            })?;
+            let context = cosmoql_planner::BindContext { parameters: &parameters, vector_policies: &[] };
+            let query = cosmoql_planner::bind(&query, context)
+                .map_err(|e| Error::Query { sql: sql.clone(), error: QueryError::from(e) })?;
+            bound.push((query, rate.max(0.0)));
+        }
+        let total: f64 = bound.iter().map(|(_, r)| r).fold(0.0, |a, b| a + b);
+        let mut ranked: Vec<(cosmoql_storage::Candidate, f64)> = self
+            .advise_partition_key(partitions)
+            .into_iter()
+            .map(|mut c| {
+                let share = match key_definition(&c.key) {
+                    Some(definition) if total > 0.0 => {
+                        let targeted: f64 = bound
+                            .iter()
+                            .filter(|(q, _)| {
+                                matches!(
+                                    cosmoql_planner::prune(q, None, &definition).targets,
+                                    cosmoql_planner::Targets::Keys(ref k) if k.len() == 1
+                                ) || matches!(
+                                    cosmoql_planner::prune(q, None, &definition).targets,
+                                    cosmoql_planner::Targets::Ranges(ref r) if r.len() == 1
+                                )
+                            })
+                            .map(|(_, r)| r)
+                            .fold(0.0, |a, b| a + b);
+                        targeted / total
+                    }
+                    _ => 0.0,
+                };
+                if total > 0.0 && c.penalty.is_finite() {
+                    c.penalty += 3.0 * (1.0 - share);
+                    c.reasons.insert(
+                        0,
+                        format!("{:.0}% of the workload's queries read one logical partition", share * 100.0),
+                    );
+                }
+                (c, share)
+            })
+            .collect();
+        ranked.sort_by(|a, b| a.0.penalty.total_cmp(&b.0.penalty).then_with(|| a.0.key.cmp(&b.0.key)));
+        Ok(ranked)
+    }
+
     /// A client of the same container with another retry policy for throttled requests.
     pub fn with_retry_options(&self, retry: RetryOptions) -> Self {
         ContainerClient { retry, ..self.clone() }
@@ -873,5 +932,29 @@ impl ContainerClient {
         // Without a page size the results stream in one run (pages of 100 would re-run a sort or
         // an aggregation per page).
         self.query_pages(query, options).collect_all()
+    }
+}
+
+/// The partition key definition a candidate stands for: a path, the engine's synthetic keys, or a
+/// hierarchical key.
+fn key_definition(key: &cosmoql_storage::KeyChoice) -> Option<PartitionKeyDefinition> {
+    use cosmoql_storage::{KeyChoice, PartitionKeyPath, SyntheticKey, SyntheticKind};
+    let path = |p: &str| PartitionKeyPath::parse(p).ok();
+    match key {
+        KeyChoice::Path(p) => PartitionKeyDefinition::hash(p).ok(),
+        KeyChoice::Hierarchical(a, b) => PartitionKeyDefinition::from_paths(&[a, b]).ok(),
+        KeyChoice::Concat(a, b) => PartitionKeyDefinition::synthetic(SyntheticKey::new(SyntheticKind::Concat {
+            paths: vec![path(a)?, path(b)?],
+            separator: "-".into(),
+        }))
+        .ok(),
+        KeyChoice::HashSuffix(base, source, buckets) => {
+            PartitionKeyDefinition::synthetic(SyntheticKey::new(SyntheticKind::HashSuffix {
+                base: path(base)?,
+                source: path(source)?,
+                buckets: *buckets,
+            }))
+            .ok()
+        }
     }
 }

@@ -29,9 +29,8 @@ pub enum KeyChoice {
     Concat(String, String),
     /// A hierarchical key of two paths (`[/tenantId, /userId]`).
     Hierarchical(String, String),
-    /// A path's value, a dot and `hash(id) % buckets + 1` (`SyntheticKind::HashSuffix` with
-    /// source `/id`).
-    HashSuffix(String, u32),
+    /// A base path's value, a dot and `hash(source) % buckets + 1` (`SyntheticKind::HashSuffix`).
+    HashSuffix(String, String, u32),
 }
 
 impl fmt::Display for KeyChoice {
@@ -40,7 +39,9 @@ impl fmt::Display for KeyChoice {
             KeyChoice::Path(p) => write!(f, "{p}"),
             KeyChoice::Concat(a, b) => write!(f, "{a} + \"-\" + {b} (synthetic)"),
             KeyChoice::Hierarchical(a, b) => write!(f, "[{a}, {b}] (hierarchical)"),
-            KeyChoice::HashSuffix(p, n) => write!(f, "{p} + \".\" + hash(/id) % {n} + 1 (synthetic)"),
+            KeyChoice::HashSuffix(p, source, n) => {
+                write!(f, "{p} + \".\" + hash({source}) % {n} + 1 (synthetic)")
+            }
         }
     }
 }
@@ -82,7 +83,7 @@ impl Default for AdvisorOptions {
             partitions: 10,
             total_items: None,
             logical_partition_cap: 20 * 1024 * 1024 * 1024,
-            suffix_buckets: 10,
+            suffix_buckets: 40,
         }
     }
 }
@@ -117,7 +118,6 @@ fn is_time(text: &str) -> bool {
 }
 
 struct Item {
-    id: String,
     bytes: u64,
     fields: HashMap<String, String>,
     hour: Option<String>,
@@ -164,12 +164,7 @@ pub fn advise(items: &[Value], options: &AdvisorOptions) -> Vec<Candidate> {
             let mut leaves = Vec::new();
             scalars(v, "", 0, &mut leaves);
             let fields: HashMap<String, String> = leaves.into_iter().collect();
-            Item {
-                id: fields.get("/id").cloned().unwrap_or_default(),
-                bytes: to_json_string(v).map_or(0, |s| s.len() as u64),
-                hour: None,
-                fields,
-            }
+            Item { bytes: to_json_string(v).map_or(0, |s| s.len() as u64), hour: None, fields }
         })
         .collect();
     let n = parsed.len();
@@ -226,7 +221,11 @@ pub fn advise(items: &[Value], options: &AdvisorOptions) -> Vec<Candidate> {
         }
     }
     for t in &time_paths {
-        choices.push(KeyChoice::HashSuffix(t.clone(), options.suffix_buckets));
+        for source in &common {
+            if source != t && !time_paths.contains(source) && cardinality(source) >= 10 {
+                choices.push(KeyChoice::HashSuffix(t.clone(), source.clone(), options.suffix_buckets));
+            }
+        }
     }
     for a in &common {
         for b in &common {
@@ -286,9 +285,11 @@ fn measure(key: KeyChoice, items: &[Item], context: &Context<'_>) -> Option<Cand
                 Value::from(item.fields.get(b)?.as_str()),
             ])
             .ok()?,
-            KeyChoice::HashSuffix(path, buckets) => {
-                PartitionKey::from(format!("{}.{}", item.fields.get(path)?, hash_bucket(&item.id, *buckets)))
-            }
+            KeyChoice::HashSuffix(path, source, buckets) => PartitionKey::from(format!(
+                "{}.{}",
+                item.fields.get(path)?,
+                hash_bucket(item.fields.get(source)?, *buckets)
+            )),
         })
     };
     let definition = match &key {
@@ -365,22 +366,26 @@ fn measure(key: KeyChoice, items: &[Item], context: &Context<'_>) -> Option<Cand
         penalty += 5.0;
         reasons.push("its largest logical partition would hold over half the cap".into());
     }
-    if cardinality < p * 10 {
-        penalty += 10.0 * (1.0 - cardinality as f64 / (p * 10) as f64);
-        reasons.push(format!("only {cardinality} distinct values for {p} partitions: few keys cannot spread"));
+    if cardinality < p {
+        penalty += 10.0 * (1.0 - cardinality as f64 / p as f64) + 2.0;
+        reasons.push(format!("only {cardinality} distinct values for {p} partitions: some partitions stay empty"));
+    } else if cardinality < p * 10 {
+        penalty += 2.0 * (1.0 - cardinality as f64 / (p * 10) as f64);
+        reasons.push(format!("only {cardinality} distinct values for {p} partitions: few keys spread unevenly"));
     }
     penalty += 2.0 * (storage.max_over_mean - 1.0).max(0.0);
     if storage.max_over_mean > 1.5 {
         reasons.push(format!("storage is uneven: the fullest partition holds {:.1}x the mean", storage.max_over_mean));
     }
     let key_paths: Vec<&String> = match &key {
-        KeyChoice::Path(a) | KeyChoice::HashSuffix(a, _) => vec![a],
+        KeyChoice::Path(a) | KeyChoice::HashSuffix(a, _, _) => vec![a],
         KeyChoice::Concat(a, b) | KeyChoice::Hierarchical(a, b) => vec![a, b],
     };
     if let Some(c) = write_concentration {
         penalty += 10.0 * (c - 1.0 / p as f64).max(0.0);
         if c > 2.0 / p as f64 {
-            let time_only = key_paths.iter().all(|k| time_paths.contains(*k));
+            let time_only =
+                !matches!(key, KeyChoice::HashSuffix(..)) && key_paths.iter().all(|k| time_paths.contains(*k));
             reasons.push(format!(
                 "hot writes: each hour {:.0}% of the writes go to one partition{}",
                 c * 100.0,
@@ -447,7 +452,7 @@ mod tests {
         assert!(reasons.contains("hot writes"), "{reasons}");
         assert!(reasons.contains("derived from time"), "{reasons}");
         // A hash suffix spreads the date's writes.
-        let suffix = position(&KeyChoice::HashSuffix("/date".into(), 10));
+        let suffix = position(&KeyChoice::HashSuffix("/date".into(), "/deviceId".into(), 40));
         assert!(suffix < date);
     }
 
