@@ -674,6 +674,32 @@ impl ContainerClient {
         Ok(ranked)
     }
 
+    /// What-if: replays the container's items (a sample of at most 100,000) as writes at their
+    /// timestamps under `key`, with `ru_per_second` over `partitions` physical partitions, each
+    /// write charged as a create of its size; predicts the 429 rate and each partition's peak
+    /// normalized RU. `None` when the items carry no timestamp.
+    pub fn what_if(
+        &self,
+        key: &cosmoql_storage::KeyChoice,
+        ru_per_second: f64,
+        partitions: usize,
+    ) -> Option<cosmoql_storage::advisor::WhatIf> {
+        let total = self.container.item_count();
+        let step = total.div_ceil(cosmoql_storage::advisor::SAMPLE).max(1);
+        let items: Vec<Value> =
+            self.container.scan().items().step_by(step).map(|item| self.container.materialize(&item)).collect();
+        let options = cosmoql_storage::AdvisorOptions { partitions, ..cosmoql_storage::AdvisorOptions::default() };
+        let charge = |bytes: u64| {
+            let work = ItemWork {
+                kind: cosmoql_storage::OperationKind::Create,
+                bytes: usize::try_from(bytes).unwrap_or(usize::MAX),
+                indexed_terms: 0,
+            };
+            item_charge(&work, Consistency::Session)
+        };
+        cosmoql_storage::advisor::what_if(&items, key, &options, ru_per_second, &charge)
+    }
+
     /// A client of the same container with another retry policy for throttled requests.
     pub fn with_retry_options(&self, retry: RetryOptions) -> Self {
         ContainerClient { retry, ..self.clone() }

@@ -40,4 +40,11 @@ fn a_date_key_with_a_hash_suffix_spreads_writes_and_keeps_date_and_vin_lookups_o
     // The id spreads writes but no lookup names it: every query fans out.
     assert_eq!(ranked[id].1, 0.0);
     assert!(suffix < id, "{:#?}", (&ranked[suffix], &ranked[id]));
+    // What-if at 600 RU/s over 10 partitions: each hour the 60 vehicles write in the same second;
+    // under the date they all hit one partition's 60 RU/s, under the suffix they spread.
+    let date = client.what_if(&KeyChoice::Path("/date".into()), 600.0, 10).unwrap();
+    let spread = client.what_if(&KeyChoice::HashSuffix("/date".into(), "/vin".into(), 40), 600.0, 10).unwrap();
+    assert_eq!(date.writes, 3 * 24 * 60);
+    assert!(date.throttle_rate() > 0.5, "{date:?}");
+    assert!(spread.throttle_rate() < date.throttle_rate() / 2.0, "{spread:?} vs {date:?}");
 }

@@ -119,6 +119,8 @@ fn is_time(text: &str) -> bool {
 
 struct Item {
     bytes: u64,
+    /// The item's finest time, as written.
+    stamp: Option<String>,
     fields: HashMap<String, String>,
     hour: Option<String>,
 }
@@ -156,22 +158,26 @@ pub fn render(ranked: &[Candidate], top: usize) -> String {
 }
 
 /// Ranks candidate partition keys for `items` (JSON objects), best first.
-pub fn advise(items: &[Value], options: &AdvisorOptions) -> Vec<Candidate> {
-    let p = options.partitions.max(1);
+/// The items as scalar fields, the paths nearly all of them have, which of those hold times and
+/// which measured numbers; each item stamped with its finest time (and its hour).
+struct Parsed {
+    items: Vec<Item>,
+    common: Vec<String>,
+    time_paths: BTreeSet<String>,
+    measured: BTreeSet<String>,
+}
+
+fn parse(items: &[Value]) -> Parsed {
     let parsed: Vec<Item> = items
         .iter()
         .map(|v| {
             let mut leaves = Vec::new();
             scalars(v, "", 0, &mut leaves);
             let fields: HashMap<String, String> = leaves.into_iter().collect();
-            Item { bytes: to_json_string(v).map_or(0, |s| s.len() as u64), hour: None, fields }
+            Item { bytes: to_json_string(v).map_or(0, |s| s.len() as u64), hour: None, stamp: None, fields }
         })
         .collect();
     let n = parsed.len();
-    if n == 0 {
-        return Vec::new();
-    }
-    // Paths nearly every item has, and which of them hold times.
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
     let mut times: BTreeMap<&str, usize> = BTreeMap::new();
     for item in &parsed {
@@ -203,13 +209,103 @@ pub fn advise(items: &[Value], options: &AdvisorOptions) -> Vec<Candidate> {
         .iter()
         .max_by_key(|p| parsed.iter().map(|i| i.fields.get(*p).map_or(0, String::len)).sum::<usize>())
         .cloned();
-    let parsed: Vec<Item> = parsed
+    let items = parsed
         .into_iter()
         .map(|mut i| {
-            i.hour = stamp.as_ref().and_then(|s| i.fields.get(s)).map(|t| t.chars().take(13).collect());
+            i.stamp = stamp.as_ref().and_then(|s| i.fields.get(s)).cloned();
+            i.hour = i.stamp.as_ref().map(|t| t.chars().take(13).collect());
             i
         })
         .collect();
+    Parsed { items, common, time_paths, measured }
+}
+
+/// Seconds since 1970 of an ISO time (`2026-11-23`, `2026-11-23T10:20:30Z`); `None` otherwise.
+fn seconds(text: &str) -> Option<i64> {
+    let num = |r: std::ops::Range<usize>| text.get(r).and_then(|t| t.parse::<i64>().ok());
+    let (y, m, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (h, mi, se) = if text.len() >= 19 { (num(11..13)?, num(14..16)?, num(17..19)?) } else { (0, 0, 0) };
+    // Days from civil (Howard Hinnant's algorithm).
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * (m + if m > 2 { -3 } else { 9 }) + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(days * 86_400 + h * 3600 + mi * 60 + se)
+}
+
+/// What replaying the items' writes, in time order, under a candidate key and provisioned
+/// throughput predicts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WhatIf {
+    pub writes: u64,
+    /// Writes the throttling model refuses (429) at their moment.
+    pub throttled: u64,
+    /// Each physical partition's peak RU in one second against its budget, in percent (capped
+    /// at 100).
+    pub peak_normalized: Vec<f64>,
+}
+
+impl WhatIf {
+    pub fn throttle_rate(&self) -> f64 {
+        self.throttled as f64 / self.writes.max(1) as f64
+    }
+}
+
+/// Replays `items` as writes at their timestamps (their finest time path) under `key`, with
+/// `ru_per_second` split over `options.partitions` physical partitions laid out as splits would
+/// lay them out, each write charged `charge(bytes)`; `None` when the items carry no time.
+pub fn what_if(
+    items: &[Value],
+    key: &KeyChoice,
+    options: &AdvisorOptions,
+    ru_per_second: f64,
+    charge: &dyn Fn(u64) -> f64,
+) -> Option<WhatIf> {
+    let p = options.partitions.max(1);
+    let parsed = parse(items);
+    let Layout { keys, group_of, .. } = layout(key, &parsed.items, p)?;
+    let mut writes: Vec<(i64, usize, u64)> = parsed
+        .items
+        .iter()
+        .zip(&keys)
+        .filter_map(|(item, (k, _))| Some((seconds(item.stamp.as_ref()?)?, *group_of.get(k)?, item.bytes)))
+        .collect();
+    if writes.is_empty() {
+        return None;
+    }
+    writes.sort_by_key(|w| w.0);
+    let clock = std::sync::Arc::new(crate::throughput::ManualClock::default());
+    let throttle = crate::throughput::Throttle::new(ru_per_second, clock.clone());
+    let start = writes[0].0;
+    let mut throttled = 0;
+    for (at, slot, bytes) in &writes {
+        let now = std::time::Duration::from_secs(u64::try_from(at - start).unwrap_or(0));
+        let elapsed = now.saturating_sub(crate::throughput::Clock::now(&*clock));
+        clock.advance(elapsed);
+        match throttle.admit(*slot as u32, p) {
+            Ok(()) => throttle.consume(*slot as u32, p, charge(*bytes), None),
+            Err(_) => throttled += 1,
+        }
+    }
+    let budget = throttle.partition_budget(p);
+    let usage = throttle.usage();
+    let peak_normalized = (0..p as u32)
+        .map(|id| {
+            usage.iter().find(|(i, _)| *i == id).map_or(0.0, |(_, u)| (u.peak_second_ru / budget * 100.0).min(100.0))
+        })
+        .collect();
+    Some(WhatIf { writes: writes.len() as u64, throttled, peak_normalized })
+}
+
+pub fn advise(items: &[Value], options: &AdvisorOptions) -> Vec<Candidate> {
+    let p = options.partitions.max(1);
+    let Parsed { items: parsed, common, time_paths, measured } = parse(items);
+    let n = parsed.len();
+    if n == 0 {
+        return Vec::new();
+    }
     let cardinality = |path: &String| parsed.iter().filter_map(|i| i.fields.get(path)).collect::<BTreeSet<_>>().len();
     let mut choices: Vec<KeyChoice> = common.iter().map(|p| KeyChoice::Path(p.clone())).collect();
     // Synthetic pairs: a time path or a low-cardinality path with another path.
@@ -265,6 +361,65 @@ pub fn advise(items: &[Value], options: &AdvisorOptions) -> Vec<Candidate> {
     out
 }
 
+/// Where a candidate key puts the items: each item's key (and EPK), each key's bytes, and the
+/// physical partitions, formed as splits form them: the keys in EPK order cut into `p` ranges of
+/// about equal bytes, never inside a logical partition.
+struct Layout {
+    keys: Vec<(String, Epk)>,
+    per_key: HashMap<String, u64>,
+    per_partition: Vec<u64>,
+    group_of: HashMap<String, usize>,
+}
+
+fn key_of(key: &KeyChoice, item: &Item) -> Option<PartitionKey> {
+    Some(match key {
+        KeyChoice::Path(path) => PartitionKey::from(item.fields.get(path)?.as_str()),
+        KeyChoice::Concat(a, b) => PartitionKey::from(format!("{}-{}", item.fields.get(a)?, item.fields.get(b)?)),
+        KeyChoice::Hierarchical(a, b) => PartitionKey::from_values(&[
+            Value::from(item.fields.get(a)?.as_str()),
+            Value::from(item.fields.get(b)?.as_str()),
+        ])
+        .ok()?,
+        KeyChoice::HashSuffix(path, source, buckets) => PartitionKey::from(format!(
+            "{}.{}",
+            item.fields.get(path)?,
+            hash_bucket(item.fields.get(source)?, *buckets)
+        )),
+    })
+}
+
+fn layout(key: &KeyChoice, items: &[Item], p: usize) -> Option<Layout> {
+    let definition = match key {
+        KeyChoice::Hierarchical(a, b) => PartitionKeyDefinition::from_paths(&[a, b]).ok()?,
+        _ => PartitionKeyDefinition::hash("/k").ok()?,
+    };
+    let mut keys: Vec<(String, Epk)> = Vec::with_capacity(items.len());
+    let mut per_key: HashMap<String, (Epk, u64)> = HashMap::new();
+    for item in items {
+        let k = key_of(key, item)?;
+        let epk = definition.epk(&k).ok()?;
+        let text = k.to_string();
+        per_key.entry(text.clone()).or_insert_with(|| (epk.clone(), 0)).1 += item.bytes;
+        keys.push((text, epk));
+    }
+    let mut by_epk: Vec<(&String, &(Epk, u64))> = per_key.iter().collect();
+    by_epk.sort_by(|a, b| a.1 .0.cmp(&b.1 .0));
+    let total: u64 = by_epk.iter().map(|(_, (_, b))| *b).sum();
+    let target = total as f64 / p as f64;
+    let mut group_of: HashMap<String, usize> = HashMap::new();
+    let mut per_partition = vec![0u64; p];
+    let mut group = 0;
+    for (k, (_, bytes)) in by_epk {
+        if per_partition[group] > 0 && per_partition[group] as f64 + *bytes as f64 / 2.0 > target && group + 1 < p {
+            group += 1;
+        }
+        per_partition[group] += bytes;
+        group_of.insert(k.clone(), group);
+    }
+    let per_key = per_key.into_iter().map(|(k, (_, b))| (k, b)).collect();
+    Some(Layout { keys, per_key, per_partition, group_of })
+}
+
 /// What every candidate is measured against.
 struct Context<'a> {
     time_paths: &'a BTreeSet<String>,
@@ -276,59 +431,14 @@ struct Context<'a> {
 
 fn measure(key: KeyChoice, items: &[Item], context: &Context<'_>) -> Option<Candidate> {
     let (time_paths, options, p, scale) = (context.time_paths, context.options, context.p, context.scale);
-    let value = |item: &Item| -> Option<PartitionKey> {
-        Some(match &key {
-            KeyChoice::Path(path) => PartitionKey::from(item.fields.get(path)?.as_str()),
-            KeyChoice::Concat(a, b) => PartitionKey::from(format!("{}-{}", item.fields.get(a)?, item.fields.get(b)?)),
-            KeyChoice::Hierarchical(a, b) => PartitionKey::from_values(&[
-                Value::from(item.fields.get(a)?.as_str()),
-                Value::from(item.fields.get(b)?.as_str()),
-            ])
-            .ok()?,
-            KeyChoice::HashSuffix(path, source, buckets) => PartitionKey::from(format!(
-                "{}.{}",
-                item.fields.get(path)?,
-                hash_bucket(item.fields.get(source)?, *buckets)
-            )),
-        })
-    };
-    let definition = match &key {
-        KeyChoice::Hierarchical(a, b) => PartitionKeyDefinition::from_paths(&[a, b]).ok()?,
-        _ => PartitionKeyDefinition::hash("/k").ok()?,
-    };
-    // Each item's key and EPK; each key's bytes.
-    let mut keys: Vec<(String, Epk)> = Vec::with_capacity(items.len());
-    let mut per_key: HashMap<String, (Epk, u64)> = HashMap::new();
-    for item in items {
-        let k = value(item)?;
-        let epk = definition.epk(&k).ok()?;
-        let text = k.to_string();
-        per_key.entry(text.clone()).or_insert_with(|| (epk.clone(), 0)).1 += item.bytes;
-        keys.push((text, epk));
-    }
-    // Physical partitions split where the data is, never inside a logical partition: cut the
-    // keys, in EPK order, into `p` ranges of about equal bytes.
-    let mut by_epk: Vec<(&String, &(Epk, u64))> = per_key.iter().collect();
-    by_epk.sort_by(|a, b| a.1 .0.cmp(&b.1 .0));
-    let total: u64 = by_epk.iter().map(|(_, (_, b))| *b).sum();
-    let target = total as f64 / p as f64;
-    let mut group_of: HashMap<&String, usize> = HashMap::new();
-    let mut per_partition = vec![0u64; p];
-    let mut group = 0;
-    for (key, (_, bytes)) in by_epk {
-        if per_partition[group] > 0 && per_partition[group] as f64 + *bytes as f64 / 2.0 > target && group + 1 < p {
-            group += 1;
-        }
-        per_partition[group] += bytes;
-        group_of.insert(key, group);
-    }
+    let Layout { keys, per_key, per_partition, group_of } = layout(&key, items, p)?;
     let mut per_hour: HashMap<&str, Vec<u64>> = HashMap::new();
     for (item, (key, _)) in items.iter().zip(&keys) {
         if let (Some(hour), Some(slot)) = (&item.hour, group_of.get(key)) {
             per_hour.entry(hour.as_str()).or_insert_with(|| vec![0; p])[*slot] += 1;
         }
     }
-    let per_key: HashMap<&String, u64> = per_key.iter().map(|(k, (_, b))| (k, *b)).collect();
+
     let largest = per_key.values().copied().max().unwrap_or(0);
     let largest_bytes = (largest as f64 * scale) as u64;
     let storage = {
@@ -454,6 +564,33 @@ mod tests {
         // A hash suffix spreads the date's writes.
         let suffix = position(&KeyChoice::HashSuffix("/date".into(), "/deviceId".into(), 40));
         assert!(suffix < date);
+    }
+
+    #[test]
+    fn replaying_writes_predicts_the_date_key_throttled_and_the_device_key_not() {
+        // 200 devices writing every second for a minute: 200 writes of 5 RU per second.
+        let mut items = Vec::new();
+        for second in 0..60 {
+            for device in 0..200 {
+                items.push(
+                    parse_json(&format!(
+                        r#"{{"id":"{second}-{device}","deviceId":"d{device}","date":"2026-11-01","at":"2026-11-01T10:00:{second:02}Z"}}"#
+                    ))
+                    .unwrap(),
+                );
+            }
+        }
+        let options = AdvisorOptions::default();
+        let five = |_: u64| 5.0;
+        let date = what_if(&items, &KeyChoice::Path("/date".into()), &options, 1500.0, &five).unwrap();
+        let device = what_if(&items, &KeyChoice::Path("/deviceId".into()), &options, 1500.0, &five).unwrap();
+        assert_eq!((date.writes, device.writes), (12_000, 12_000));
+        // The date sends 1,000 RU/s into one partition's 150 RU/s.
+        assert!(date.throttle_rate() > 0.8, "{date:?}");
+        assert_eq!(date.peak_normalized.iter().filter(|p| **p >= 100.0).count(), 1);
+        assert!(device.throttle_rate() < 0.05, "{device:?}");
+        assert_eq!(seconds("1970-01-02T00:00:01Z"), Some(86_401));
+        assert_eq!(seconds("2026-11-23"), Some(1_795_392_000));
     }
 
     #[test]
