@@ -125,13 +125,60 @@ pub struct AdviseArgs {
     /// Candidates to show.
     #[arg(long, default_value_t = 10)]
     top: usize,
+    /// A recorded workload: a JSON array of `{"query": "SELECT ...", "rate": 100}` (queries per
+    /// second); each candidate is also judged by the share of these queries it keeps on one
+    /// logical partition.
+    #[arg(long, value_name = "FILE")]
+    workload: Option<PathBuf>,
+    /// Also replay the items' writes at their timestamps under each shown candidate with this
+    /// provisioned throughput (RU/s), and print the predicted 429 rate and peak partition load.
+    #[arg(long = "what-if", value_name = "RU_PER_SECOND")]
+    what_if: Option<f64>,
 }
 
 /// `cosmoql advise`: candidate partition keys for the loaded items, ranked, with reasons.
 pub fn run_advise(args: &AdviseArgs) -> Result<(), String> {
     let loaded = load(&args.load)?;
-    let ranked = loaded.client.advise_partition_key(args.for_partitions);
+    let ranked: Vec<cosmoql::storage::Candidate> = match &args.workload {
+        None => loaded.client.advise_partition_key(args.for_partitions),
+        Some(path) => {
+            let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+            let json = parse_json(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+            let entries = json.as_array().ok_or_else(|| format!("{}: expected a JSON array", path.display()))?;
+            let mut workload = Vec::new();
+            for entry in entries.iter() {
+                let query = entry
+                    .get("query")
+                    .as_str()
+                    .ok_or_else(|| format!("{}: each entry needs a \"query\" string", path.display()))?;
+                workload.push((query.to_string(), entry.get("rate").as_f64().unwrap_or(1.0)));
+            }
+            loaded
+                .client
+                .advise_partition_key_for(args.for_partitions, &workload)
+                .map_err(|e| e.to_string())?
+                .into_iter()
+                .map(|(c, _)| c)
+                .collect()
+        }
+    };
     outln!("{}", cosmoql::storage::advisor::render(&ranked, args.top).trim_end());
+    if let Some(ru) = args.what_if {
+        let partitions = args.for_partitions.unwrap_or_else(|| loaded.client.container().partition_count());
+        outln!("what-if at {ru} RU/s over {partitions} partitions (the items' writes replayed at their timestamps):");
+        for c in ranked.iter().take(args.top) {
+            match loaded.client.what_if(&c.key, ru, partitions) {
+                Some(w) => outln!(
+                    "  {}: {:.1}% of {} writes throttled, busiest partition at {:.0}% of its RU/s",
+                    c.key,
+                    w.throttle_rate() * 100.0,
+                    w.writes,
+                    w.peak_normalized.iter().copied().fold(0.0, f64::max)
+                ),
+                None => outln!("  {}: the items carry no timestamp to replay", c.key),
+            }
+        }
+    }
     Ok(())
 }
 

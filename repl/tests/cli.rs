@@ -390,5 +390,26 @@ fn advise_ranks_keys_and_says_why() {
     let date = ranking.find(" /date  (").expect("date is a candidate");
     assert!(device < date, "{ranking}");
     assert!(ranking.contains("only 1 distinct values for 4 partitions: some partitions stay empty"), "{ranking}");
+    // With a workload and a what-if replay.
+    let workload = dir.join("workload.json");
+    std::fs::write(&workload, r#"[{"query": "SELECT * FROM c WHERE c.deviceId = 'd3'", "rate": 10}]"#).unwrap();
+    let out = cosmoql(&[
+        "advise",
+        "--data",
+        data.to_str().unwrap(),
+        "--for-partitions",
+        "4",
+        "--top",
+        "3",
+        "--workload",
+        workload.to_str().unwrap(),
+        "--what-if",
+        "100",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report = text(&out.stdout);
+    assert!(report.contains("100% of the workload's queries read one logical partition"), "{report}");
+    assert!(report.contains("what-if at 100 RU/s over 4 partitions"), "{report}");
+    assert!(report.contains("writes throttled, busiest partition at"), "{report}");
     std::fs::remove_dir_all(&dir).ok();
 }
