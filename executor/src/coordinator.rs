@@ -20,7 +20,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use cosmoql_planner::{Access, AggregateKind, BoundQuery, PointRead};
-use cosmoql_storage::{Epk, IndexKey, IndexProbe, IndexStep, IndexWork, ItemPosition, StoredItem};
+use cosmoql_storage::{Epk, IndexBounds, IndexKey, IndexProbe, IndexStep, IndexWork, ItemPosition, StoredItem};
 use cosmoql_value::Value;
 
 use crate::aggregate::{merge_groups, Accumulator, Groups};
@@ -728,25 +728,16 @@ impl Coordinator<'_> {
             return None;
         }
         let mut work = IndexWork::default();
-        let (mut least, mut greatest): (Option<IndexKey>, Option<IndexKey>) = (None, None);
+        let mut all = IndexBounds { least: None, greatest: None, complete: true };
         for unit in self.units {
             let bounds = self.source.index_bounds(&unit.ranges, path, self.access.filter.as_ref(), &mut work)?;
             if !bounds.complete {
                 return None;
             }
-            if let Some(k) = bounds.least {
-                if least.as_ref().is_none_or(|l| k < *l) {
-                    least = Some(k);
-                }
-            }
-            if let Some(k) = bounds.greatest {
-                if greatest.as_ref().is_none_or(|g| k > *g) {
-                    greatest = Some(k);
-                }
-            }
+            all.widen(bounds.least, bounds.greatest);
         }
         stats.index_entries += work.entries;
-        Some((least.map(|k| k.to_value()), greatest.map(|k| k.to_value())))
+        Some((all.least.map(|k| k.to_value()), all.greatest.map(|k| k.to_value())))
     }
 
     /// COUNT from index entries: how many items each unit's probe finds (or its ranges hold,

@@ -477,7 +477,8 @@ pub fn index_metrics(access: &Access) -> Value {
     ])
 }
 
-/// The conjuncts of `a AND b AND ...`.
+/// The top-level terms of `a AND b AND ...`, in order, iteratively (a long AND chain is deep on
+/// the left).
 pub fn conjuncts(e: &BoundExpr) -> Vec<&BoundExpr> {
     let mut out = Vec::new();
     let mut stack = vec![e];

@@ -114,9 +114,7 @@ pub fn prune(query: &BoundQuery, filter_text: Option<&str>, definition: &Partiti
 /// the first FROM source is the container's items: with one partition key, a point read.
 pub fn pinned_id(query: &BoundQuery) -> Option<String> {
     let item = query.item_slot()?;
-    let mut terms = Vec::new();
-    conjuncts(query.filter.as_ref()?, &mut terms);
-    terms.into_iter().find_map(|t| {
+    crate::access::conjuncts(query.filter.as_ref()?).into_iter().find_map(|t| {
         let BoundExpr::Binary(BinaryOp::Eq, l, r) = t else { return None };
         match (l.as_ref(), r.as_ref()) {
             (BoundExpr::Path { slot, steps }, BoundExpr::Const(Value::String(id)))
@@ -128,20 +126,6 @@ pub fn pinned_id(query: &BoundQuery) -> Option<String> {
             _ => None,
         }
     })
-}
-
-/// The top-level AND terms, iteratively (a long AND chain is deep on the left).
-fn conjuncts<'e>(e: &'e BoundExpr, out: &mut Vec<&'e BoundExpr>) {
-    let mut stack = vec![e];
-    while let Some(e) = stack.pop() {
-        match e {
-            BoundExpr::Binary(BinaryOp::And, l, r) => {
-                stack.push(r);
-                stack.push(l);
-            }
-            other => out.push(other),
-        }
-    }
 }
 
 /// The filter as EXPLAIN shows it (shortened when long).

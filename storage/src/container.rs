@@ -220,6 +220,13 @@ pub struct PhysicalPartition {
     data: RwLock<PartitionData>,
 }
 
+impl PhysicalPartition {
+    /// Whether sorted EPK ranges hold the whole partition (its entries need no range check).
+    fn within(&self, ranges: &[(Epk, Epk)]) -> bool {
+        ranges.iter().any(|(min, max)| *min <= self.min && *max >= self.max)
+    }
+}
+
 #[derive(Debug)]
 struct PartitionData {
     /// Set when a split moved this partition's data away; holders look the partition up again.
@@ -1606,20 +1613,11 @@ impl Container {
                 return None;
             }
             // A unit covering the whole partition keeps every entry (no EPK comparisons).
-            let whole = ranges.iter().any(|(min, max)| *min <= p.min && *max >= p.max);
+            let whole = p.within(ranges);
             let keep: &dyn Fn(&Epk) -> bool = if whole { &|_| true } else { &keep };
             let entries = data.index.ordered(path, walk.descending, walk.after, walk.limit, keep, work)?;
             let mut run = Vec::with_capacity(entries.len());
-            for (key, seq) in entries {
-                let Some(epk) = data.index.location(seq) else { continue };
-                let item = if walk.items {
-                    let Some(item) = data.logical.get(epk).and_then(|lp| lp.get_seq(seq)) else { continue };
-                    Some(item.clone())
-                } else {
-                    None
-                };
-                run.push((key, ItemPosition { epk: epk.clone(), seq }, item));
-            }
+            located(&data, entries, walk.items, &mut run);
             runs.push(run);
         }
         let mut all: Vec<_> = runs.into_iter().flatten().collect();
@@ -1649,16 +1647,7 @@ impl Container {
         for p in Self::covering(&map, ranges) {
             let data = p.data.read();
             let entries = data.index.composite_ordered(walk.keys, walk.prefix, walk.after, walk.limit, &keep, work)?;
-            for (key, seq) in entries {
-                let Some(epk) = data.index.location(seq) else { continue };
-                let item = if walk.items {
-                    let Some(item) = data.logical.get(epk).and_then(|lp| lp.get_seq(seq)) else { continue };
-                    Some(item.clone())
-                } else {
-                    None
-                };
-                all.push((key, ItemPosition { epk: epk.clone(), seq }, item));
-            }
+            located(&data, entries, walk.items, &mut all);
         }
         let directions: Vec<bool> = walk.keys.iter().map(|(_, d)| *d).collect();
         all.sort_by(|a, b| {
@@ -1709,7 +1698,7 @@ impl Container {
         for p in Self::covering(&map, ranges) {
             let data = p.data.read();
             let seqs = data.index.probe(probe, &mut work)?;
-            let whole = ranges.iter().any(|(min, max)| *min <= p.min && *max >= p.max);
+            let whole = p.within(ranges);
             count += if whole {
                 seqs.len() as u64
             } else {
@@ -1743,16 +1732,9 @@ impl Container {
             };
             let keep = |seq: u64, epk: &Epk| in_ranges(ranges, epk) && found.as_ref().is_none_or(|f| f.contains(&seq));
             bounds.complete &= data.index.items_with_scalar(path) == data.index.items();
-            if let Some(k) = data.index.first_key(path, false, &keep, work)? {
-                if bounds.least.as_ref().is_none_or(|l| k < *l) {
-                    bounds.least = Some(k);
-                }
-            }
-            if let Some(k) = data.index.first_key(path, true, &keep, work)? {
-                if bounds.greatest.as_ref().is_none_or(|g| k > *g) {
-                    bounds.greatest = Some(k);
-                }
-            }
+            let least = data.index.first_key(path, false, &keep, work)?;
+            let greatest = data.index.first_key(path, true, &keep, work)?;
+            bounds.widen(least, greatest);
         }
         Some(bounds)
     }
@@ -1766,6 +1748,18 @@ pub struct IndexBounds {
     /// Every item of the ranges has a scalar at the path (none is undefined, an array or an
     /// object there).
     pub complete: bool,
+}
+
+impl IndexBounds {
+    /// Takes in a key that may be less than the least or greater than the greatest.
+    pub fn widen(&mut self, least: Option<IndexKey>, greatest: Option<IndexKey>) {
+        if let Some(k) = least.filter(|k| self.least.as_ref().is_none_or(|l| k < l)) {
+            self.least = Some(k);
+        }
+        if let Some(k) = greatest.filter(|k| self.greatest.as_ref().is_none_or(|g| k > g)) {
+            self.greatest = Some(k);
+        }
+    }
 }
 
 /// Where an item is in scan order: its logical partition's EPK, then its creation sequence.
@@ -1828,6 +1822,21 @@ impl Iterator for Scan<'_> {
 }
 
 /// Whether `epk` is in one of the sorted, disjoint `[min, max)` ranges.
+/// Index entries `(key, sequence number)` of a partition as `(key, position, item if asked
+/// for)`, appended to `out`; entries of items gone meanwhile are skipped.
+fn located<K>(data: &PartitionData, entries: Vec<(K, u64)>, items: bool, out: &mut OrderedEntries<K>) {
+    for (key, seq) in entries {
+        let Some(epk) = data.index.location(seq) else { continue };
+        let item = if items {
+            let Some(item) = data.logical.get(epk).and_then(|lp| lp.get_seq(seq)) else { continue };
+            Some(item.clone())
+        } else {
+            None
+        };
+        out.push((key, ItemPosition { epk: epk.clone(), seq }, item));
+    }
+}
+
 fn in_ranges(ranges: &[(Epk, Epk)], epk: &Epk) -> bool {
     let i = ranges.partition_point(|(min, _)| min <= epk);
     i > 0 && *epk < ranges[i - 1].1
