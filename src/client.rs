@@ -11,8 +11,8 @@ use cosmoql_executor::cost::{item_charge, Consistency, ItemWork};
 use cosmoql_executor::{Analysis, Explain, PartitionMetrics, QueryError, QueryMetrics, QueryOptions};
 use cosmoql_planner::Plan;
 use cosmoql_storage::{
-    BatchOperation, Container, ContainerSettings, IndexingPolicy, PartitionKey, PartitionKeyDefinition, PatchOperation,
-    Store, WriteOptions,
+    BatchOperation, Clock, Container, ContainerSettings, IndexingPolicy, PartitionKey, PartitionKeyDefinition,
+    PatchOperation, Provisioned, Store, SystemClock, WriteOptions,
 };
 use cosmoql_value::Value;
 use serde::de::DeserializeOwned;
@@ -51,15 +51,30 @@ fn from_value<T: DeserializeOwned + 'static>(value: Value) -> Result<T, Error> {
 /// assert_eq!(read.item.value, 21.5);
 /// # Ok::<(), cosmoql::Error>(())
 /// ```
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct CosmosClient {
     store: Arc<Store>,
+    /// Where provisioned throughput takes its time from.
+    clock: Arc<dyn Clock>,
+}
+
+impl Default for CosmosClient {
+    fn default() -> Self {
+        CosmosClient { store: Arc::default(), clock: Arc::new(SystemClock::default()) }
+    }
 }
 
 impl CosmosClient {
     /// A new, empty account.
     pub fn new() -> Self {
         CosmosClient::default()
+    }
+
+    /// The same account with provisioned throughput timed by `clock` (tests use a
+    /// [`cosmoql_storage::ManualClock`]: nothing sleeps).
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
     }
 
     /// Creates a database; an error (409) if it exists.
@@ -70,7 +85,7 @@ impl CosmosClient {
 
     /// A client for a database (which must exist when it is used).
     pub fn database_client(&self, id: &str) -> DatabaseClient {
-        DatabaseClient { store: Arc::clone(&self.store), id: id.to_string() }
+        DatabaseClient { store: Arc::clone(&self.store), id: id.to_string(), clock: Arc::clone(&self.clock) }
     }
 
     /// The ids of the databases.
@@ -95,6 +110,9 @@ pub struct ContainerProperties {
     pub settings: ContainerSettings,
     /// Which paths are indexed (default: every path but `/"_etag"/?`).
     pub indexing_policy: IndexingPolicy,
+    /// Dedicated throughput (default: none of its own: the database's shared throughput if it has
+    /// some, else unlimited).
+    pub throughput: Option<Provisioned>,
 }
 
 impl ContainerProperties {
@@ -105,6 +123,7 @@ impl ContainerProperties {
             partition_key: PartitionKeyDefinition::hash(partition_key_path)?,
             settings: ContainerSettings::default(),
             indexing_policy: IndexingPolicy::default(),
+            throughput: None,
         })
     }
 
@@ -115,6 +134,7 @@ impl ContainerProperties {
             partition_key,
             settings: ContainerSettings::default(),
             indexing_policy: IndexingPolicy::default(),
+            throughput: None,
         }
     }
 
@@ -133,6 +153,14 @@ impl ContainerProperties {
         self
     }
 
+    /// Provisions the container's own throughput: manual RU/s (from 400, in steps of 100) or an
+    /// autoscale maximum (from 1000, in steps of 1000). It starts with a physical partition per
+    /// 6,000 RU/s manual or per 10,000 RU/s of an autoscale maximum.
+    pub fn throughput(mut self, provisioned: Provisioned) -> Self {
+        self.throughput = Some(provisioned);
+        self
+    }
+
     /// Sets the sizing (for example more physical partitions to start with).
     pub fn settings(mut self, settings: ContainerSettings) -> Self {
         self.settings = settings;
@@ -143,8 +171,9 @@ impl ContainerProperties {
 /// A client for one database.
 #[derive(Debug, Clone)]
 pub struct DatabaseClient {
-    store: Arc<Store>,
-    id: String,
+    pub(crate) store: Arc<Store>,
+    pub(crate) id: String,
+    pub(crate) clock: Arc<dyn Clock>,
 }
 
 impl DatabaseClient {
@@ -156,9 +185,24 @@ impl DatabaseClient {
     /// Creates a container; an error (409) if it exists.
     pub fn create_container(&self, properties: ContainerProperties) -> Result<ContainerClient, Error> {
         let db = self.store.database(&self.id)?;
-        let container = db.create_container(&properties.id, properties.partition_key, properties.settings)?;
+        let mut settings = properties.settings;
+        let dedicated = match properties.throughput {
+            Some(p) => {
+                crate::provisioning::check_offer(p, crate::provisioning::minimum(p, 0.0, 0.0, None))?;
+                let at_creation = cosmoql_storage::throughput::partitions_at_creation(p, false);
+                settings.initial_partitions = settings.initial_partitions.max(at_creation);
+                Some(Arc::new(cosmoql_storage::Throttle::provisioned(p, Arc::clone(&self.clock))))
+            }
+            None => None,
+        };
+        let container = db.create_container_with(&properties.id, properties.partition_key, settings, dedicated)?;
         container.replace_indexing_policy(properties.indexing_policy);
-        Ok(ContainerClient { container, retry: RetryOptions::default(), consistency: Consistency::Session })
+        Ok(ContainerClient {
+            container,
+            retry: RetryOptions::default(),
+            consistency: Consistency::Session,
+            clock: Arc::clone(&self.clock),
+        })
     }
 
     /// A client for an existing container; an error (404) if there is none.
@@ -167,6 +211,7 @@ impl DatabaseClient {
             container: self.store.database(&self.id)?.container(id)?,
             retry: RetryOptions::default(),
             consistency: Consistency::Session,
+            clock: Arc::clone(&self.clock),
         })
     }
 
@@ -196,9 +241,9 @@ pub struct ItemResponse<T> {
     pub retries: u32,
 }
 
-/// Waits for `throttle` to admit a request to every partition `partitions` lists: a refusal
-/// (429) is retried per `retry`, waiting what it says on the throttle's clock. Returns the
-/// partitions and how many retries it took.
+/// Waits for the container's throughput to admit a request to every partition `partitions`
+/// lists: a refusal (429) is retried per `retry`, waiting what it says on the throttle's clock.
+/// Returns the partitions and how many retries it took.
 fn admit(
     container: &Container,
     throttle: &cosmoql_storage::Throttle,
@@ -209,8 +254,7 @@ fn admit(
     let mut waited = std::time::Duration::ZERO;
     loop {
         let ids = partitions()?;
-        let count = container.partition_count();
-        match ids.iter().try_for_each(|id| throttle.admit(*id, count)) {
+        match container.admit(&ids) {
             Ok(()) => return Ok((ids, retries)),
             Err(refused) => {
                 let wait = std::time::Duration::from_millis(refused.retry_after_ms.unwrap_or(1));
@@ -225,11 +269,17 @@ fn admit(
     }
 }
 
-/// Consumes a query page's charge from the partitions it read, in equal shares.
-fn consume_query(container: &Container, throttle: &cosmoql_storage::Throttle, ids: &[u32], charge: f64) {
-    let count = container.partition_count();
-    for id in ids {
-        throttle.consume(*id, count, charge / ids.len().max(1) as f64, None);
+/// Consumes a query page's charge from the partitions it read, each its share of the work.
+fn consume_query(container: &Container, ids: &[u32], out: &cosmoql_executor::QueryOutput) {
+    let work: Vec<(u32, u64, u64)> = ids
+        .iter()
+        .map(|id| {
+            let m = out.partitions.iter().find(|m| m.partition == *id);
+            (*id, m.map_or(0, |m| m.retrieved_document_size), m.map_or(0, |m| m.index_entries))
+        })
+        .collect();
+    for (id, ru) in cosmoql_executor::cost::partition_shares(out.metrics.request_charge, &work) {
+        container.consume(id, ru, None);
     }
 }
 
@@ -409,8 +459,8 @@ impl<T: DeserializeOwned + 'static> QueryPager<T> {
         };
         let result = cosmoql_executor::execute_plan(&*self.container, &plan, &self.options).map(|mut out| {
             out.metrics.compile_time_ns = compile_time_ns;
-            if let Some(t) = &throttle {
-                consume_query(&self.container, t, &ids, out.metrics.request_charge);
+            if throttle.is_some() {
+                consume_query(&self.container, &ids, &out);
             }
             out
         });
@@ -463,8 +513,8 @@ impl<T: DeserializeOwned + 'static> QueryPager<T> {
             let mut out = cosmoql_executor::execute_plan_streaming(&*self.container, &plan, &self.options, &mut sink)
                 .map_err(|e| self.error(e))?;
             out.metrics.compile_time_ns = compile_time_ns;
-            if let Some(t) = &throttle {
-                consume_query(&self.container, t, &ids, out.metrics.request_charge);
+            if throttle.is_some() {
+                consume_query(&self.container, &ids, &out);
             }
             if let Some(e) = failure {
                 return Err(e);
@@ -586,118 +636,28 @@ impl MemoryReport {
 /// A client for one container.
 #[derive(Debug, Clone)]
 pub struct ContainerClient {
-    container: Arc<Container>,
+    pub(crate) container: Arc<Container>,
     retry: RetryOptions,
     consistency: Consistency,
+    /// Where provisioned throughput takes its time from.
+    pub(crate) clock: Arc<dyn Clock>,
 }
 
 impl ContainerClient {
     /// A client for a container the caller already holds (one loaded from files, for example).
     pub fn from_container(container: Arc<Container>) -> Self {
-        ContainerClient { container, retry: RetryOptions::default(), consistency: Consistency::Session }
+        ContainerClient {
+            container,
+            retry: RetryOptions::default(),
+            consistency: Consistency::Session,
+            clock: Arc::new(SystemClock::default()),
+        }
     }
 
     /// How evenly storage and request units spread over the physical partitions, the heaviest
     /// logical partitions (by size, and by RU under provisioned throughput) and what looks wrong.
     pub fn skew_report(&self) -> cosmoql_storage::SkewReport {
         cosmoql_storage::SkewReport::of(&self.container, 10)
-    }
-
-    /// Ranks candidate partition keys for the container's items (a sample of at most 100,000,
-    /// standing for all), over `partitions` physical partitions (its own count when `None`),
-    /// best first, each with what was measured and why.
-    pub fn advise_partition_key(&self, partitions: Option<usize>) -> Vec<cosmoql_storage::Candidate> {
-        let options = cosmoql_storage::AdvisorOptions {
-            partitions: partitions.unwrap_or_else(|| self.container.partition_count()),
-            logical_partition_cap: self.container.logical_partition_cap(),
-            ..cosmoql_storage::AdvisorOptions::default()
-        };
-        cosmoql_storage::advise_container(&self.container, &options)
-    }
-
-    /// [`Self::advise_partition_key`] with a recorded workload: each query (Cosmos SQL, literal
-    /// values) with its rate. For each candidate, the share of the workload's queries (by rate)
-    /// that would read one logical partition (one key, or one hierarchical prefix) is measured
-    /// with the planner's own pruning, and queries that would fan out add to the penalty.
-    pub fn advise_partition_key_for(
-        &self,
-        partitions: Option<usize>,
-        workload: &[(String, f64)],
-    ) -> Result<Vec<(cosmoql_storage::Candidate, f64)>, Error> {
-        let mut bound = Vec::with_capacity(workload.len());
-        let parameters = std::collections::HashMap::new();
-        for (sql, rate) in workload {
-            let query = cosmoql_parser::parse(sql).map_err(|e| Error::Query {
-                sql: sql.clone(),
-                error: QueryError::from(cosmoql_planner::PlanError::from(e)),
-            })?;
-            let context = cosmoql_planner::BindContext { parameters: &parameters, vector_policies: &[] };
-            let query = cosmoql_planner::bind(&query, context)
-                .map_err(|e| Error::Query { sql: sql.clone(), error: QueryError::from(e) })?;
-            bound.push((query, rate.max(0.0)));
-        }
-        let total: f64 = bound.iter().map(|(_, r)| r).fold(0.0, |a, b| a + b);
-        let mut ranked: Vec<(cosmoql_storage::Candidate, f64)> = self
-            .advise_partition_key(partitions)
-            .into_iter()
-            .map(|mut c| {
-                let share = match key_definition(&c.key) {
-                    Some(definition) if total > 0.0 => {
-                        let targeted: f64 = bound
-                            .iter()
-                            .filter(|(q, _)| {
-                                matches!(
-                                    cosmoql_planner::prune(q, None, &definition).targets,
-                                    cosmoql_planner::Targets::Keys(ref k) if k.len() == 1
-                                ) || matches!(
-                                    cosmoql_planner::prune(q, None, &definition).targets,
-                                    cosmoql_planner::Targets::Ranges(ref r) if r.len() == 1
-                                )
-                            })
-                            .map(|(_, r)| r)
-                            .fold(0.0, |a, b| a + b);
-                        targeted / total
-                    }
-                    _ => 0.0,
-                };
-                if total > 0.0 && c.penalty.is_finite() {
-                    c.penalty += 3.0 * (1.0 - share);
-                    c.reasons.insert(
-                        0,
-                        format!("{:.0}% of the workload's queries read one logical partition", share * 100.0),
-                    );
-                }
-                (c, share)
-            })
-            .collect();
-        ranked.sort_by(|a, b| a.0.penalty.total_cmp(&b.0.penalty).then_with(|| a.0.key.cmp(&b.0.key)));
-        Ok(ranked)
-    }
-
-    /// What-if: replays the container's items (a sample of at most 100,000) as writes at their
-    /// timestamps under `key`, with `ru_per_second` over `partitions` physical partitions, each
-    /// write charged as a create of its size; predicts the 429 rate and each partition's peak
-    /// normalized RU. `None` when the items carry no timestamp.
-    pub fn what_if(
-        &self,
-        key: &cosmoql_storage::KeyChoice,
-        ru_per_second: f64,
-        partitions: usize,
-    ) -> Option<cosmoql_storage::advisor::WhatIf> {
-        let total = self.container.item_count();
-        let step = total.div_ceil(cosmoql_storage::advisor::SAMPLE).max(1);
-        let items: Vec<Value> =
-            self.container.scan().items().step_by(step).map(|item| self.container.materialize(&item)).collect();
-        let options = cosmoql_storage::AdvisorOptions { partitions, ..cosmoql_storage::AdvisorOptions::default() };
-        let charge = |bytes: u64| {
-            let work = ItemWork {
-                kind: cosmoql_storage::OperationKind::Create,
-                bytes: usize::try_from(bytes).unwrap_or(usize::MAX),
-                indexed_terms: 0,
-            };
-            item_charge(&work, Consistency::Session)
-        };
-        cosmoql_storage::advisor::what_if(&items, key, &options, ru_per_second, &charge)
     }
 
     /// A client of the same container with another retry policy for throttled requests.
@@ -716,10 +676,18 @@ impl ContainerClient {
         item_charge(&ItemWork::from(r), self.consistency)
     }
 
-    /// Provisions throughput for the container (`ru_per_second`, split evenly across its
-    /// physical partitions), timed by `clock`; `None` removes it.
-    pub fn set_throughput(&self, ru_per_second: Option<f64>, clock: Arc<dyn cosmoql_storage::Clock>) {
+    /// Sets the container's own manual throughput to `ru_per_second` (split evenly across its
+    /// physical partitions), timed by `clock`, without the service's checks ([`Self::
+    /// replace_throughput`] applies them): a simulation knob, e.g. a tiny budget that throttles
+    /// at once. `None` removes it.
+    pub fn set_throughput(&self, ru_per_second: Option<f64>, clock: Arc<dyn Clock>) {
         self.container.set_throughput(ru_per_second.map(|ru| Arc::new(cosmoql_storage::Throttle::new(ru, clock))));
+    }
+
+    /// The same container with provisioned throughput timed by `clock` from now on (for
+    /// [`Self::replace_throughput`]; tests use a [`cosmoql_storage::ManualClock`]).
+    pub fn with_clock(&self, clock: Arc<dyn Clock>) -> Self {
+        ContainerClient { clock, ..self.clone() }
     }
 
     /// Runs an item operation under the container's throughput (see [`Self::admitted`]); the
@@ -733,7 +701,7 @@ impl ContainerClient {
         let (ids, retries) = admit(&self.container, &throttle, self.retry, || Ok(vec![partition()?.0]))?;
         let key = partition().ok().map(|(_, key)| key.to_string());
         let r = op()?;
-        throttle.consume(ids[0], self.container.partition_count(), self.charge(&r), key.as_deref());
+        self.container.consume(ids[0], self.charge(&r), key.as_deref());
         Ok((r, retries))
     }
 
@@ -871,9 +839,9 @@ impl ContainerClient {
             .container
             .execute_batch(&partition_key, &batch.operations)
             .map_err(|e| Error::Batch { index: e.index, error: e.error })?;
-        if let Some(throttle) = throttle {
+        if throttle.is_some() {
             let total: f64 = responses.iter().map(|r| self.charge(r)).sum();
-            throttle.consume(id, self.container.partition_count(), total, Some(&partition_key.to_string()));
+            self.container.consume(id, total, Some(&partition_key.to_string()));
         }
         responses.into_iter().map(|r| self.response((r, retries))).collect()
     }
@@ -958,29 +926,5 @@ impl ContainerClient {
         // Without a page size the results stream in one run (pages of 100 would re-run a sort or
         // an aggregation per page).
         self.query_pages(query, options).collect_all()
-    }
-}
-
-/// The partition key definition a candidate stands for: a path, the engine's synthetic keys, or a
-/// hierarchical key.
-fn key_definition(key: &cosmoql_storage::KeyChoice) -> Option<PartitionKeyDefinition> {
-    use cosmoql_storage::{KeyChoice, PartitionKeyPath, SyntheticKey, SyntheticKind};
-    let path = |p: &str| PartitionKeyPath::parse(p).ok();
-    match key {
-        KeyChoice::Path(p) => PartitionKeyDefinition::hash(p).ok(),
-        KeyChoice::Hierarchical(a, b) => PartitionKeyDefinition::from_paths(&[a, b]).ok(),
-        KeyChoice::Concat(a, b) => PartitionKeyDefinition::synthetic(SyntheticKey::new(SyntheticKind::Concat {
-            paths: vec![path(a)?, path(b)?],
-            separator: "-".into(),
-        }))
-        .ok(),
-        KeyChoice::HashSuffix(base, source, buckets) => {
-            PartitionKeyDefinition::synthetic(SyntheticKey::new(SyntheticKind::HashSuffix {
-                base: path(base)?,
-                source: path(source)?,
-                buckets: *buckets,
-            }))
-            .ok()
-        }
     }
 }

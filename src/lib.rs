@@ -37,7 +37,9 @@
 
 #![warn(missing_docs)]
 
+mod advice;
 mod client;
+mod provisioning;
 pub mod testing;
 
 /// The README's Rust examples, run as doctests so the tour stays true.
@@ -45,10 +47,12 @@ pub mod testing;
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
 
+pub use advice::{ranking_json, read_workload, Workload};
 pub use client::{
     ContainerClient, ContainerProperties, CosmosClient, DatabaseClient, FeedPage, ItemResponse, MemoryReport, Query,
     QueryPager, QueryResults, QuerySummary, RetryOptions, TransactionalBatch,
 };
+pub use provisioning::{ThroughputProperties, MAX_OFFER};
 
 /// Errors of the embedded API. Each says what the service would answer: [`Error::status`] and
 /// [`Error::substatus`].

@@ -164,6 +164,8 @@ impl Eq for KeyHead {}
 pub struct PartitionMetrics {
     pub partition: u32,
     pub retrieved_document_count: u64,
+    /// Bytes of the items loaded.
+    pub retrieved_document_size: u64,
     /// Index entries read.
     pub index_entries: u64,
     pub time_ms: f64,
@@ -243,6 +245,7 @@ impl Coordinator<'_> {
             list.push(PartitionMetrics {
                 partition: self.units[unit].partition,
                 retrieved_document_count: stats.retrieved,
+                retrieved_document_size: stats.retrieved_bytes,
                 index_entries: stats.index_entries,
                 time_ms: stats.nanos as f64 / 1e6,
             });

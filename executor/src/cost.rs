@@ -163,6 +163,18 @@ pub fn query_charge(work: &QueryWork) -> f64 {
     )
 }
 
+/// How a query page's `charge` divides among the physical partitions it read, for the budgets
+/// of provisioned throughput: each partition's share follows its own work (its fixed cost, the
+/// bytes it loaded and the index entries it read; `partitions` lists them with that work), and
+/// the shares add up to the charge.
+pub fn partition_shares(charge: f64, partitions: &[(u32, u64, u64)]) -> Vec<(u32, f64)> {
+    let weight = |bytes: u64, entries: u64| {
+        MODEL.per_partition + MODEL.per_kb_retrieved * bytes as f64 / 1024.0 + MODEL.per_index_entry * entries as f64
+    };
+    let total: f64 = partitions.iter().map(|(_, b, e)| weight(*b, *e)).sum();
+    partitions.iter().map(|(id, b, e)| (*id, charge * weight(*b, *e) / total.max(f64::MIN_POSITIVE))).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -125,11 +125,16 @@ pub struct AdviseArgs {
     /// Candidates to show.
     #[arg(long, default_value_t = 10)]
     top: usize,
-    /// A recorded workload: a JSON array of `{"query": "SELECT ...", "rate": 100}` (queries per
-    /// second); each candidate is also judged by the share of these queries it keeps on one
-    /// logical partition.
+    /// A recorded workload: a JSON array of `{"query": "SELECT ...", "rate": 100}` (per
+    /// second), `{"write": "create", "rate": 200}` and `{"write": "patch", "paths": ["/status"],
+    /// "rate": 5}`; each candidate is also judged by the share of the queries it keeps on one
+    /// logical partition, the load the creates put on its busiest partition, and whether the
+    /// writes change its value.
     #[arg(long, value_name = "FILE")]
     workload: Option<PathBuf>,
+    /// Print the ranking (and the what-if) as one JSON object.
+    #[arg(long)]
+    json: bool,
     /// Also replay the items' writes at their timestamps under each shown candidate with this
     /// provisioned throughput (RU/s), and print the predicted 429 rate and peak partition load.
     #[arg(long = "what-if", value_name = "RU_PER_SECOND")]
@@ -139,35 +144,58 @@ pub struct AdviseArgs {
 /// `cosmoql advise`: candidate partition keys for the loaded items, ranked, with reasons.
 pub fn run_advise(args: &AdviseArgs) -> Result<(), String> {
     let loaded = load(&args.load)?;
-    let ranked: Vec<cosmoql::storage::Candidate> = match &args.workload {
-        None => loaded.client.advise_partition_key(args.for_partitions),
+    let ranked: Vec<(cosmoql::storage::Candidate, Option<f64>)> = match &args.workload {
+        None => loaded.client.advise_partition_key(args.for_partitions).into_iter().map(|c| (c, None)).collect(),
         Some(path) => {
-            let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-            let json = parse_json(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-            let entries = json.as_array().ok_or_else(|| format!("{}: expected a JSON array", path.display()))?;
-            let mut workload = Vec::new();
-            for entry in entries.iter() {
-                let query = entry
-                    .get("query")
-                    .as_str()
-                    .ok_or_else(|| format!("{}: each entry needs a \"query\" string", path.display()))?;
-                workload.push((query.to_string(), entry.get("rate").as_f64().unwrap_or(1.0)));
-            }
+            let workload = cosmoql::read_workload(path)?;
             loaded
                 .client
                 .advise_partition_key_for(args.for_partitions, &workload)
                 .map_err(|e| e.to_string())?
                 .into_iter()
-                .map(|(c, _)| c)
+                .map(|(c, share)| (c, (!workload.queries.is_empty()).then_some(share)))
                 .collect()
         }
     };
-    outln!("{}", cosmoql::storage::advisor::render(&ranked, args.top).trim_end());
+    let shown = &ranked[..ranked.len().min(args.top)];
+    let partitions = args.for_partitions.unwrap_or_else(|| loaded.client.container().partition_count());
+    let what_ifs: Vec<_> = match args.what_if {
+        Some(ru) => shown.iter().map(|(c, _)| (c, loaded.client.what_if(&c.key, ru, partitions))).collect(),
+        None => Vec::new(),
+    };
+    if args.json {
+        let mut json = cosmoql::ranking_json(shown);
+        if let (Some(ru), Value::Object(map)) = (args.what_if, &mut json) {
+            let list = what_ifs
+                .iter()
+                .map(|(c, w)| {
+                    let mut fields = vec![("key".to_string(), Value::from(c.key.to_string()))];
+                    if let Some(w) = w {
+                        fields.push(("writes".to_string(), Value::from(w.writes as f64)));
+                        fields.push(("throttled".to_string(), Value::from(w.throttled as f64)));
+                        fields.push(("throttleRate".to_string(), Value::from((w.throttle_rate() * 1e4).round() / 1e4)));
+                        let peak = w.peak_normalized.iter().map(|p| Value::from(p.round())).collect::<Vec<_>>();
+                        fields.push(("peakNormalizedRuPercent".to_string(), Value::Array(peak.into())));
+                    }
+                    Value::object(fields)
+                })
+                .collect::<Vec<_>>();
+            let what_if = Value::object([
+                ("ruPerSecond".to_string(), Value::from(ru)),
+                ("partitions".to_string(), Value::from(partitions as f64)),
+                ("candidates".to_string(), Value::Array(list.into())),
+            ]);
+            Arc::make_mut(map).insert("whatIf".into(), what_if);
+        }
+        outln!("{}", cosmoql::value::to_json_string(&json).unwrap_or_default());
+        return Ok(());
+    }
+    let candidates: Vec<cosmoql::storage::Candidate> = shown.iter().map(|(c, _)| c.clone()).collect();
+    outln!("{}", cosmoql::storage::advisor::render(&candidates, args.top).trim_end());
     if let Some(ru) = args.what_if {
-        let partitions = args.for_partitions.unwrap_or_else(|| loaded.client.container().partition_count());
         outln!("what-if at {ru} RU/s over {partitions} partitions (the items' writes replayed at their timestamps):");
-        for c in ranked.iter().take(args.top) {
-            match loaded.client.what_if(&c.key, ru, partitions) {
+        for (c, w) in &what_ifs {
+            match w {
                 Some(w) => outln!(
                     "  {}: {:.1}% of {} writes throttled, busiest partition at {:.0}% of its RU/s",
                     c.key,

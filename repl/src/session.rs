@@ -91,8 +91,10 @@ FROM is an alias, as in Cosmos DB). Ctrl-C clears the line or cancels a running 
                                     replacement rebuilds the indexes in the background
   .stats                            data and index memory per item, items and bytes per physical
                                     partition, largest logical partitions, and the skew
-  .advise                           candidate partition keys for the current container, ranked by
-                                    how they spread storage and writes, with the reasons
+  .advise [WORKLOAD]                candidate partition keys for the current container, ranked by
+                                    how they spread storage and writes, with the reasons; with a
+                                    workload file (as `cosmoql advise --workload`), also by the
+                                    queries they keep on one partition and the writes' load
   .skew                             per physical partition: items, bytes, logical partitions, RU,
                                     peak RU % of its budget, 429s; spread measures, heaviest
                                     keys and flags (hot partition, 429 rate, key near its cap)
@@ -430,7 +432,13 @@ impl Session {
             ".advise" => {
                 let container = self.container()?;
                 let client = ContainerClient::from_container(container);
-                let ranked = client.advise_partition_key(None);
+                let ranked = if rest.is_empty() {
+                    client.advise_partition_key(None)
+                } else {
+                    let workload = cosmoql::read_workload(std::path::Path::new(rest))?;
+                    let ranked = client.advise_partition_key_for(None, &workload).map_err(|e| e.to_string())?;
+                    ranked.into_iter().map(|(c, _)| c).collect()
+                };
                 let mut out = crate::output::stdout();
                 let _ = write!(out, "{}", cosmoql::storage::advisor::render(&ranked, 10));
             }

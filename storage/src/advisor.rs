@@ -33,6 +33,17 @@ pub enum KeyChoice {
     HashSuffix(String, String, u32),
 }
 
+impl KeyChoice {
+    /// The item paths the key's value comes from.
+    pub fn paths(&self) -> Vec<&str> {
+        match self {
+            KeyChoice::Path(a) => vec![a],
+            KeyChoice::HashSuffix(a, source, _) => vec![a, source],
+            KeyChoice::Concat(a, b) | KeyChoice::Hierarchical(a, b) => vec![a, b],
+        }
+    }
+}
+
 impl fmt::Display for KeyChoice {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

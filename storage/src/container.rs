@@ -435,8 +435,10 @@ pub struct Container {
     indexing_policy: RwLock<Arc<IndexingPolicy>>,
     /// Changes with the indexing policy; unique among containers (see [`Container::plan_epoch`]).
     plan_epoch: AtomicU64,
-    /// Provisioned throughput, when the container has one (unlimited otherwise).
+    /// Provisioned throughput, when the container has its own (dedicated).
     throughput: RwLock<Option<Arc<Throttle>>>,
+    /// Its database's throughput, when the database has some and the container none of its own.
+    shared_throughput: RwLock<Option<Arc<Throttle>>>,
 }
 
 /// The next plan epoch, shared by every container of the process.
@@ -491,18 +493,78 @@ impl Container {
             indexing_policy: RwLock::new(policy),
             plan_epoch: AtomicU64::new(NEXT_PLAN_EPOCH.fetch_add(1, Ordering::Relaxed)),
             throughput: RwLock::new(None),
+            shared_throughput: RwLock::new(None),
         }
     }
 
-    /// Provisions throughput (RU per second, split evenly across the physical partitions), or
-    /// removes it (`None`: unlimited).
+    /// Provisions dedicated throughput (split across the container's physical partitions), or
+    /// removes it (`None`: the database's shared throughput if any, else unlimited).
     pub fn set_throughput(&self, throttle: Option<Arc<Throttle>>) {
         *self.throughput.write() = throttle;
     }
 
-    /// The container's provisioned throughput, if any.
+    /// Joins (or leaves, `None`) its database's shared throughput; a dedicated throughput, when
+    /// the container has one, stays in force.
+    pub fn set_shared_throughput(&self, throttle: Option<Arc<Throttle>>) {
+        *self.shared_throughput.write() = throttle;
+    }
+
+    /// The throughput in force: the container's own, else its database's shared one.
     pub fn throughput(&self) -> Option<Arc<Throttle>> {
-        self.throughput.read().clone()
+        self.throughput.read().clone().or_else(|| self.shared_throughput.read().clone())
+    }
+
+    /// Whether the container has throughput of its own (dedicated).
+    pub fn has_own_throughput(&self) -> bool {
+        self.throughput.read().is_some()
+    }
+
+    /// Whether the throughput in force is the database's, shared with its other containers.
+    pub fn throughput_is_shared(&self) -> bool {
+        self.throughput.read().is_none() && self.shared_throughput.read().is_some()
+    }
+
+    /// The ids of the physical partitions, in EPK order.
+    pub fn partition_ids(&self) -> Vec<u32> {
+        self.partitions.read().iter().map(|p| p.id).collect()
+    }
+
+    /// The throttle buckets that serve the physical partitions `ids`, and how many buckets share
+    /// the offer: under dedicated throughput, the partitions themselves; under a database's
+    /// shared throughput, the database's physical partitions (one per 10,000 RU/s of the offer,
+    /// each owning an equal slice of the key space) whose range holds each partition's start.
+    pub fn throughput_buckets(&self, throttle: &Throttle, ids: &[u32]) -> (Vec<u32>, usize) {
+        if !self.throughput_is_shared() {
+            return (ids.to_vec(), self.partition_count());
+        }
+        let n = throttle.shared_partitions();
+        let bounds = crate::epk::split_space(n);
+        let map = self.partitions.read();
+        let mut slots: Vec<u32> = map
+            .iter()
+            .filter(|p| ids.contains(&p.id))
+            .map(|p| bounds.windows(2).position(|w| p.min >= w[0] && p.min < w[1]).unwrap_or(0) as u32)
+            .collect();
+        slots.sort_unstable();
+        slots.dedup();
+        (slots, n)
+    }
+
+    /// Admits a request that reads or writes the physical partitions `ids` under the throughput
+    /// in force (always, without one), or refuses it (429) with how long to wait.
+    pub fn admit(&self, ids: &[u32]) -> Result<()> {
+        let Some(throttle) = self.throughput() else { return Ok(()) };
+        let (buckets, n) = self.throughput_buckets(&throttle, ids);
+        buckets.iter().try_for_each(|b| throttle.admit(*b, n))
+    }
+
+    /// Charges `ru` to the physical partition `id` (and to the logical partition `key`).
+    pub fn consume(&self, id: u32, ru: f64, key: Option<&str>) {
+        let Some(throttle) = self.throughput() else { return };
+        let (buckets, n) = self.throughput_buckets(&throttle, &[id]);
+        if let Some(b) = buckets.first() {
+            throttle.consume(*b, n, ru, key);
+        }
     }
 
     /// Every logical partition: its physical partition, key, items and bytes.
@@ -859,6 +921,21 @@ impl Container {
                 None => return false,
             },
         };
+        self.split_at(map, p, data, boundary)
+    }
+
+    /// Splits `p` at `boundary` (strictly inside its range): the logical partitions below it stay
+    /// left, the rest go right (either side may be empty).
+    fn split_at(
+        &self,
+        map: &mut Vec<Arc<PhysicalPartition>>,
+        p: &Arc<PhysicalPartition>,
+        data: &mut PartitionData,
+        boundary: Epk,
+    ) -> bool {
+        if boundary <= p.min || boundary >= p.max {
+            return false;
+        }
         let Some(at) = map.iter().position(|q| Arc::ptr_eq(q, p)) else { return false };
         let upper = data.logical.split_off(&boundary);
         let lower = std::mem::take(&mut data.logical);
@@ -880,9 +957,50 @@ impl Container {
         data.retired = true;
         data.items = 0;
         data.bytes = 0;
+        let children = [left.id, right.id];
         map.splice(at..=at, [left, right]);
         self.splits.fetch_add(1, Ordering::Relaxed);
+        // A partition with an explicit throughput: its children share it evenly.
+        if let Some(t) = self.throughput.read().as_ref() {
+            t.split_target(p.id, children);
+        }
         true
+    }
+
+    /// Splits physical partitions, the widest EPK range first, each at the middle of its range,
+    /// until there are at least `n` (as the service does when throughput is raised past what the
+    /// partitions can serve: 10,000 RU/s each). Returns how many splits it made.
+    pub fn split_to(&self, n: usize) -> usize {
+        let mut splits = 0;
+        let mut map = self.partitions.write();
+        while map.len() < n {
+            // How much key space a split would give away: the widest range goes first.
+            let width = |p: &PhysicalPartition| {
+                crate::epk::midpoint(&p.min, &p.max).map(|mid| mid.top_u128().saturating_sub(p.min.top_u128()))
+            };
+            let Some(p) = map.iter().filter(|p| width(p).is_some()).max_by_key(|p| width(p)).cloned() else { break };
+            let Some(mid) = crate::epk::midpoint(&p.min, &p.max) else { break };
+            let mut data = p.data.write();
+            if !self.split_at(&mut map, &p, &mut data, mid) {
+                break;
+            }
+            splits += 1;
+        }
+        splits
+    }
+
+    /// Splits the physical partition `id` at the middle of its EPK range; the children's ids, or
+    /// `None` when there is no such partition or its range is too narrow.
+    pub fn split_partition_evenly(&self, id: u32) -> Option<[u32; 2]> {
+        let mut map = self.partitions.write();
+        let p = Arc::clone(map.iter().find(|p| p.id == id)?);
+        let mid = crate::epk::midpoint(&p.min, &p.max)?;
+        let mut data = p.data.write();
+        if !self.split_at(&mut map, &p, &mut data, mid) {
+            return None;
+        }
+        let at = map.iter().position(|q| q.min == p.min)?;
+        Some([map[at].id, map.get(at + 1)?.id])
     }
 
     /// Splits the physical partition holding `epk` now, whatever its size (tests and tools use

@@ -251,6 +251,15 @@ impl Epk {
         s
     }
 
+    /// The first 16 bytes as a big-endian number (zero-padded).
+    pub fn top_u128(&self) -> u128 {
+        let mut b = [0u8; 16];
+        for (d, s) in b.iter_mut().zip(self.as_bytes()) {
+            *d = *s;
+        }
+        u128::from_be_bytes(b)
+    }
+
     /// The raw bytes (padding included).
     pub fn as_bytes(&self) -> &[u8] {
         match &self.0 {
@@ -643,6 +652,19 @@ pub fn prefix_range(
     let mut end = start.clone();
     end.push(0xFF);
     Ok((start, end))
+}
+
+/// The middle of the EPK range `[lo, hi)`, by its first 16 bytes, for a split that halves the key
+/// space (the service's split when throughput grows). A V2 range is halved within the hash space
+/// `[00.., 40..)` its keys fall in. `None` when the range is too narrow to halve.
+pub fn midpoint(lo: &Epk, hi: &Epk) -> Option<Epk> {
+    let (l, mut h) = (lo.top_u128(), if *hi == Epk::max() { u128::MAX } else { hi.top_u128() });
+    if l < 1u128 << 126 && h > 1u128 << 126 {
+        h = 1u128 << 126;
+    }
+    let mid = l + (h - l) / 2;
+    let mid = Epk::from_bytes(&mid.to_be_bytes());
+    (mid > *lo && mid < *hi).then_some(mid)
 }
 
 /// Boundaries that split the EPK space into `n` ranges for `n` initial physical partitions of a V2

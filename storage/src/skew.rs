@@ -27,6 +27,8 @@ pub struct PartitionSkew {
     pub peak_normalized_ru: f64,
     pub requests: u64,
     pub throttled: u64,
+    /// The partition's budget in RU/s (0 without provisioned throughput).
+    pub budget: f64,
 }
 
 impl PartitionSkew {
@@ -62,8 +64,11 @@ pub struct Spread {
 #[derive(Debug, Clone, PartialEq)]
 pub struct SkewReport {
     pub partitions: Vec<PartitionSkew>,
-    /// Each partition's budget in RU/s, with provisioned throughput.
+    /// Each partition's budget in RU/s under an even split, with provisioned throughput.
     pub budget: Option<f64>,
+    /// The throughput in force, described ("4000 RU/s (manual)", "shared with the database",
+    /// "burst capacity on", "redistributed").
+    pub throughput: Option<String>,
     pub top_keys_by_size: Vec<KeySize>,
     pub top_keys_by_ru: Vec<(String, f64)>,
     pub items: Spread,
@@ -107,8 +112,17 @@ impl SkewReport {
             .partitions()
             .into_iter()
             .map(|p| {
-                let u = usage.iter().find(|(id, _)| *id == p.id).map(|(_, u)| *u).unwrap_or_default();
-                let peak = budget.map_or(0.0, |b| (u.peak_second_ru / b * 100.0).min(100.0));
+                // The bucket serving the partition: itself, or the shared database's partition.
+                let (bucket, b) = match &throttle {
+                    Some(t) => {
+                        let (buckets, n) = container.throughput_buckets(t, &[p.id]);
+                        let bucket = buckets.first().copied().unwrap_or(p.id);
+                        (bucket, t.budget_of(bucket, n))
+                    }
+                    None => (p.id, 0.0),
+                };
+                let u = usage.iter().find(|(id, _)| *id == bucket).map(|(_, u)| *u).unwrap_or_default();
+                let peak = if b > 0.0 { (u.peak_second_ru / b * 100.0).min(100.0) } else { 0.0 };
                 PartitionSkew {
                     id: p.id,
                     min: p.min.to_hex(),
@@ -120,6 +134,7 @@ impl SkewReport {
                     peak_normalized_ru: peak,
                     requests: u.admitted,
                     throttled: u.throttled,
+                    budget: b,
                 }
             })
             .collect();
@@ -144,6 +159,19 @@ impl SkewReport {
             top_keys_by_size: sizes.into_iter().take(top).collect(),
             partitions,
             budget,
+            throughput: throttle.as_ref().map(|t| {
+                let mut text = t.provisioning().to_string();
+                if container.throughput_is_shared() {
+                    text.push_str(&format!(", shared with the database over {} partitions", t.shared_partitions()));
+                }
+                if !t.distribution().is_empty() {
+                    text.push_str(", redistributed across partitions");
+                }
+                if t.burst() {
+                    text.push_str(", burst capacity on");
+                }
+                text
+            }),
             flags: Vec::new(),
         };
         report.flags = report.flags(container.logical_partition_cap());
@@ -220,6 +248,7 @@ impl SkewReport {
                 m.insert("requests".into(), Value::from(p.requests as f64));
                 m.insert("throttled".into(), Value::from(p.throttled as f64));
                 m.insert("throttleRate".into(), num(p.throttle_rate()));
+                m.insert("budgetRuPerSecond".into(), num(p.budget));
                 Value::Object(m.into())
             })
             .collect::<Vec<_>>();
@@ -243,6 +272,7 @@ impl SkewReport {
         Value::object([
             ("partitions".to_string(), Value::from(partitions)),
             ("partitionBudgetRuPerSecond".to_string(), self.budget.map_or(Value::Null, num)),
+            ("throughput".to_string(), self.throughput.as_deref().map_or(Value::Null, Value::from)),
             ("topKeysBySize".to_string(), Value::from(by_size)),
             ("topKeysByRu".to_string(), Value::from(by_ru)),
             ("items".to_string(), spread(&self.items)),
@@ -286,9 +316,9 @@ impl fmt::Display for SkewReport {
             self.ru.cv,
             self.top10_key_share * 100.0
         )?;
-        match self.budget {
-            Some(b) => writeln!(f, "each partition's budget: {b:.2} RU/s")?,
-            None => writeln!(f, "no provisioned throughput: request units are not tracked")?,
+        match (&self.throughput, self.budget) {
+            (Some(t), Some(b)) => writeln!(f, "throughput: {t}; each partition's budget: {b:.2} RU/s")?,
+            _ => writeln!(f, "no provisioned throughput: request units are not tracked")?,
         }
         if !self.top_keys_by_ru.is_empty() {
             let keys: Vec<String> = self.top_keys_by_ru.iter().map(|(k, ru)| format!("{k} {ru:.2} RU")).collect();

@@ -11,6 +11,7 @@ use crate::container::{Container, ContainerSettings};
 use crate::error::{Result, StorageError};
 use crate::indexing::IndexingPolicy;
 use crate::partition_key::PartitionKeyDefinition;
+use crate::throughput::Throttle;
 
 /// The whole store: databases by id. `Send + Sync`; share it with an `Arc`.
 #[derive(Debug, Default)]
@@ -32,8 +33,13 @@ impl Store {
             return Err(StorageError::conflict(format!("database `{id}` exists")));
         }
         let rid = self.next_rid.fetch_add(1, Ordering::Relaxed) + 1;
-        let db =
-            Arc::new(Database { id: id.to_string(), rid, containers: RwLock::default(), next_rid: AtomicU32::new(0) });
+        let db = Arc::new(Database {
+            id: id.to_string(),
+            rid,
+            containers: RwLock::default(),
+            next_rid: AtomicU32::new(0),
+            throughput: RwLock::default(),
+        });
         dbs.insert(id.to_string(), Arc::clone(&db));
         Ok(db)
     }
@@ -66,6 +72,9 @@ impl Store {
     }
 }
 
+/// The most containers that may share a database's throughput.
+pub const MAX_SHARED_CONTAINERS: usize = 25;
+
 /// A database: containers by id.
 #[derive(Debug)]
 pub struct Database {
@@ -73,11 +82,36 @@ pub struct Database {
     rid: u32,
     containers: RwLock<BTreeMap<String, Arc<Container>>>,
     next_rid: AtomicU32,
+    /// Throughput shared by the containers without their own.
+    throughput: RwLock<Option<Arc<Throttle>>>,
 }
 
 impl Database {
     pub fn id(&self) -> &str {
         &self.id
+    }
+
+    /// Provisions throughput shared by the database's containers (those without their own), or
+    /// removes it (`None`).
+    pub fn set_throughput(&self, throttle: Option<Arc<Throttle>>) {
+        *self.throughput.write() = throttle.clone();
+        for c in self.containers.read().values() {
+            c.set_shared_throughput(throttle.clone());
+        }
+    }
+
+    /// The containers sharing the database's throughput (those without their own), and the bytes
+    /// they hold.
+    pub fn shared_usage(&self) -> (usize, u64) {
+        let containers = self.containers.read();
+        let sharing: Vec<&Arc<Container>> = containers.values().filter(|c| !c.has_own_throughput()).collect();
+        let bytes = sharing.iter().flat_map(|c| c.partitions()).map(|p| p.bytes).sum();
+        (sharing.len(), bytes)
+    }
+
+    /// The database's shared throughput, if any.
+    pub fn throughput(&self) -> Option<Arc<Throttle>> {
+        self.throughput.read().clone()
     }
 
     /// Creates a container; 409 if it exists.
@@ -87,14 +121,39 @@ impl Database {
         partition_key: PartitionKeyDefinition,
         settings: ContainerSettings,
     ) -> Result<Arc<Container>> {
+        self.create_container_with(id, partition_key, settings, None)
+    }
+
+    /// Creates a container with its own throughput (`dedicated`), or sharing the database's; 409
+    /// if it exists, 400 if it would be the 26th to share the database's throughput.
+    pub fn create_container_with(
+        &self,
+        id: &str,
+        partition_key: PartitionKeyDefinition,
+        settings: ContainerSettings,
+        dedicated: Option<Arc<Throttle>>,
+    ) -> Result<Arc<Container>> {
         validate_resource_id(id, "container")?;
         settings.validate()?;
         let mut containers = self.containers.write();
         if containers.contains_key(id) {
             return Err(StorageError::conflict(format!("container `{id}` exists in database `{}`", self.id)));
         }
+        let shared = self.throughput.read().clone();
+        if shared.is_some()
+            && dedicated.is_none()
+            && containers.values().filter(|c| !c.has_own_throughput()).count() >= MAX_SHARED_CONTAINERS
+        {
+            return Err(StorageError::bad_request(format!(
+                "database `{}` already has {MAX_SHARED_CONTAINERS} containers sharing its throughput: give container \
+                 `{id}` throughput of its own",
+                self.id
+            )));
+        }
         let rid = self.next_rid.fetch_add(1, Ordering::Relaxed) + 1;
         let container = Arc::new(Container::with_rids(id, partition_key, settings, self.rid, rid));
+        container.set_throughput(dedicated);
+        container.set_shared_throughput(shared);
         containers.insert(id.to_string(), Arc::clone(&container));
         Ok(container)
     }

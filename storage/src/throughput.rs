@@ -71,11 +71,131 @@ impl Clock for ManualClock {
     }
 }
 
-/// One partition's consumption: RU in the bucket at a time.
+/// How throughput is provisioned.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Provisioned {
+    /// A fixed number of RU per second.
+    Manual(f64),
+    /// Autoscale up to `max` RU per second: the system scales instantly between 10% of `max` and
+    /// `max` as the busiest partition needs, so every partition may use its share of `max`.
+    Autoscale { max: f64 },
+}
+
+impl Provisioned {
+    /// The most RU per second a request can use: the manual figure, or the autoscale maximum.
+    pub fn ceiling(self) -> f64 {
+        match self {
+            Provisioned::Manual(ru) => ru,
+            Provisioned::Autoscale { max } => max,
+        }
+    }
+}
+
+impl fmt::Display for Provisioned {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Provisioned::Manual(ru) => write!(f, "{ru} RU/s (manual)"),
+            Provisioned::Autoscale { max } => write!(f, "autoscale {} - {max} RU/s", max / 10.0),
+        }
+    }
+}
+
+/// A physical partition's throughput never exceeds this: an offer above `P` times it splits
+/// partitions.
+pub const MAX_RU_PER_PARTITION: f64 = 10_000.0;
+
+/// The least throughput a redistribution leaves a physical partition.
+pub const MIN_PARTITION_TARGET: f64 = 100.0;
+
+/// Burst capacity: a partition banks what it leaves unused, up to this many seconds of its budget…
+pub const BURST_SECONDS: f64 = 300.0;
+/// …and spends it at up to this rate, when its budget is below it.
+pub const BURST_RU_PER_SECOND: f64 = 3_000.0;
+
+/// The physical partitions an offer of `ru_per_second` and `storage_bytes` of data need: one per
+/// 10,000 RU/s and one per 50 GB, at least one.
+pub fn partitions_for(ru_per_second: f64, storage_bytes: u64) -> usize {
+    let by_ru = (ru_per_second / MAX_RU_PER_PARTITION).ceil();
+    let by_storage = (storage_bytes as f64 / (50.0 * GB)).ceil();
+    by_ru.max(by_storage).clamp(1.0, 1e6) as usize
+}
+
+// ---- the documented formulas ("Service quotas", "Best practices for scaling provisioned
+// ---- throughput", the autoscale FAQ); each test below is one of the docs' worked examples.
+
+/// Rounds `ru` up to a multiple of `step`.
+fn round_up(ru: f64, step: f64) -> f64 {
+    (ru / step).ceil() * step
+}
+
+/// The lowest manual RU/s a container may be set to: `MAX(400, storage in GB * 1, highest RU/s
+/// ever provisioned / 100)`, in increments of 100.
+pub fn minimum_manual(storage_gb: f64, highest_ever: f64) -> f64 {
+    round_up(400f64.max(storage_gb).max(highest_ever / 100.0), 100.0)
+}
+
+/// The lowest autoscale maximum a container may be set to: `MAX(1000, storage in GB * 10, highest
+/// RU/s ever provisioned / 10)`, rounded up to a multiple of 1000.
+pub fn minimum_autoscale_max(storage_gb: f64, highest_ever: f64) -> f64 {
+    round_up(1000f64.max(storage_gb * 10.0).max(highest_ever / 10.0), 1000.0)
+}
+
+/// The lowest manual RU/s of a database whose containers share it: the container's rule and
+/// `400 + MAX(containers - 25, 0) * 100`.
+pub fn minimum_shared_manual(storage_gb: f64, highest_ever: f64, containers: usize) -> f64 {
+    let per_container = 400.0 + containers.saturating_sub(25) as f64 * 100.0;
+    minimum_manual(storage_gb, highest_ever).max(per_container)
+}
+
+/// The lowest autoscale maximum of a shared database: the container's rule and
+/// `1000 + MAX(containers - 25, 0) * 1000`.
+pub fn minimum_shared_autoscale_max(storage_gb: f64, highest_ever: f64, containers: usize) -> f64 {
+    let per_container = 1000.0 + containers.saturating_sub(25) as f64 * 1000.0;
+    minimum_autoscale_max(storage_gb, highest_ever).max(per_container)
+}
+
+/// The physical partitions a container (or a shared database) starts with: one per 6,000 RU/s of
+/// manual throughput, one per 10,000 RU/s of an autoscale maximum or of a shared database's
+/// throughput ("Starting RU/s = physical partitions * initial throughput per partition").
+pub fn partitions_at_creation(provisioned: Provisioned, shared: bool) -> usize {
+    let per_partition = match provisioned {
+        Provisioned::Manual(_) if !shared => 6000.0,
+        _ => MAX_RU_PER_PARTITION,
+    };
+    (provisioned.ceiling() / per_partition).ceil().clamp(1.0, 1e6) as usize
+}
+
+/// The highest RU/s `partitions` physical partitions can be scaled to at once, without splits.
+pub fn instant_maximum(partitions: usize) -> f64 {
+    partitions as f64 * MAX_RU_PER_PARTITION
+}
+
+/// The physical partitions after raising the throughput of `partitions` to `ru_per_second`:
+/// beyond [`instant_maximum`], partitions split (each parent in two) until there are
+/// `ROUNDUP(RU/s / 10,000)`.
+pub fn partitions_after_scaling(partitions: usize, ru_per_second: f64) -> usize {
+    partitions.max((ru_per_second / MAX_RU_PER_PARTITION).ceil().clamp(1.0, 1e6) as usize)
+}
+
+/// What to scale `partitions` partitions to first so that reaching `target` RU/s splits every
+/// partition evenly (then lower to `target`): `10,000 * P * 2^ROUNDUP(LOG2(S / (10,000 * P)))`;
+/// `target` itself when no split is needed.
+pub fn prescale_for_even_splits(partitions: usize, target: f64) -> f64 {
+    let now = instant_maximum(partitions.max(1));
+    if target <= now {
+        return target;
+    }
+    now * 2f64.powf((target / now).log2().ceil())
+}
+
+const GB: f64 = 1024.0 * 1024.0 * 1024.0;
+
+/// One partition's consumption: RU in the bucket at a time, and burst capacity banked.
 #[derive(Debug, Clone, Copy)]
 struct Bucket {
     level: f64,
     at: Duration,
+    credit: f64,
 }
 
 /// Request units consumed and refused by one physical partition.
@@ -87,89 +207,279 @@ pub struct PartitionUsage {
     pub throttled: u64,
     /// The most RU consumed in one second (clock seconds), and that second.
     pub peak_second_ru: f64,
+    /// RU consumed from burst capacity (above the partition's budget).
+    pub burst_ru: f64,
     second: u64,
     second_ru: f64,
 }
 
-/// A container's provisioned throughput and its per-partition buckets.
+/// What can change about a throttle once it exists.
+#[derive(Debug, Clone)]
+struct Offer {
+    provisioned: Provisioned,
+    burst: bool,
+    /// Explicit per-partition budgets (throughput redistribution); partitions not listed share
+    /// what the listed ones leave, evenly.
+    targets: std::collections::BTreeMap<u32, f64>,
+    /// The highest ceiling ever set (the minimum throughput depends on it).
+    highest: f64,
+}
+
+/// A container's (or a shared database's) provisioned throughput and its per-partition buckets.
 #[derive(Debug)]
 pub struct Throttle {
-    ru_per_second: f64,
+    offer: Mutex<Offer>,
     clock: Arc<dyn Clock>,
     buckets: Mutex<HashMap<u32, (Bucket, PartitionUsage)>>,
     /// RU consumed per logical partition key (as JSON), for the skew report: exact, one entry
     /// per key that consumed any.
     keys: Mutex<HashMap<String, f64>>,
+    /// Autoscale: the highest RU/s scaled to, per clock hour (what the hour is billed at).
+    scaled: Mutex<std::collections::BTreeMap<u64, f64>>,
 }
 
 impl Throttle {
+    /// Manual throughput of `ru_per_second`.
     pub fn new(ru_per_second: f64, clock: Arc<dyn Clock>) -> Self {
-        Throttle { ru_per_second, clock, buckets: Mutex::new(HashMap::new()), keys: Mutex::new(HashMap::new()) }
+        Throttle::provisioned(Provisioned::Manual(ru_per_second), clock)
     }
 
-    /// The container's offer, in RU per second.
+    pub fn provisioned(provisioned: Provisioned, clock: Arc<dyn Clock>) -> Self {
+        let offer = Offer { provisioned, burst: false, targets: Default::default(), highest: provisioned.ceiling() };
+        Throttle {
+            offer: Mutex::new(offer),
+            clock,
+            buckets: Mutex::new(HashMap::new()),
+            keys: Mutex::new(HashMap::new()),
+            scaled: Mutex::new(Default::default()),
+        }
+    }
+
+    fn offer(&self) -> Offer {
+        self.offer.lock().map(|o| o.clone()).unwrap_or(Offer {
+            provisioned: Provisioned::Manual(0.0),
+            burst: false,
+            targets: Default::default(),
+            highest: 0.0,
+        })
+    }
+
+    /// How the throughput is provisioned now.
+    pub fn provisioning(&self) -> Provisioned {
+        self.offer().provisioned
+    }
+
+    /// Changes the offer; budgets follow at once. An explicit redistribution is reset to even
+    /// (as the service does when the total changes).
+    pub fn set_provisioned(&self, provisioned: Provisioned) {
+        if let Ok(mut o) = self.offer.lock() {
+            o.provisioned = provisioned;
+            o.highest = o.highest.max(provisioned.ceiling());
+            o.targets.clear();
+        }
+    }
+
+    /// The highest RU/s (manual) or maximum (autoscale) ever provisioned.
+    pub fn highest_ever(&self) -> f64 {
+        self.offer().highest
+    }
+
+    /// Turns burst capacity on or off.
+    pub fn set_burst(&self, on: bool) {
+        if let Ok(mut o) = self.offer.lock() {
+            o.burst = on;
+        }
+    }
+
+    pub fn burst(&self) -> bool {
+        self.offer().burst
+    }
+
+    /// The container's offer, in RU per second (the autoscale maximum for autoscale).
     pub fn ru_per_second(&self) -> f64 {
-        self.ru_per_second
+        self.provisioning().ceiling()
     }
 
     pub fn clock(&self) -> &Arc<dyn Clock> {
         &self.clock
     }
 
-    /// Each of `partitions` physical partitions' budget, in RU per second.
-    pub fn partition_budget(&self, partitions: usize) -> f64 {
-        self.ru_per_second / partitions.max(1) as f64
+    /// Redistributes throughput across physical partitions (the service's "Custom" throughput
+    /// policy): each of `targets` gives a partition (by id, one of `partitions`) its RU/s, the
+    /// others keep what they have, and the offer becomes the sum. Refused (400) for an unknown
+    /// partition or a target outside 100-10,000 RU/s (a larger one splits the partition first;
+    /// the caller does that).
+    pub fn redistribute(&self, targets: &[(u32, f64)], partitions: &[u32]) -> Result<()> {
+        let offer = self.offer();
+        for (id, ru) in targets {
+            if !partitions.contains(id) {
+                return Err(StorageError::bad_request(format!("no physical partition {id} in the container")));
+            }
+            if !ru.is_finite() || *ru < MIN_PARTITION_TARGET || *ru > MAX_RU_PER_PARTITION {
+                return Err(StorageError::bad_request(format!(
+                    "the throughput of physical partition {id} must be between {MIN_PARTITION_TARGET} and \
+                     {MAX_RU_PER_PARTITION} RU/s (up to 20,000 splits it), not {ru}"
+                )));
+            }
+        }
+        let mut map: std::collections::BTreeMap<u32, f64> =
+            partitions.iter().map(|id| (*id, Self::budget_in(&offer, *id, partitions.len()))).collect();
+        for (id, ru) in targets {
+            map.insert(*id, *ru);
+        }
+        let total: f64 = map.values().sum();
+        if let Ok(mut o) = self.offer.lock() {
+            o.provisioned = match o.provisioned {
+                Provisioned::Manual(_) => Provisioned::Manual(total),
+                Provisioned::Autoscale { .. } => Provisioned::Autoscale { max: total },
+            };
+            o.highest = o.highest.max(total);
+            o.targets = map;
+        }
+        Ok(())
     }
 
-    /// The bucket of `partition`, drained to now.
-    fn drained(bucket: &mut Bucket, budget: f64, now: Duration) {
+    /// Back to an even split of the same offer (the "Equal" policy).
+    pub fn reset_distribution(&self) {
+        if let Ok(mut o) = self.offer.lock() {
+            o.targets.clear();
+        }
+    }
+
+    /// The explicit per-partition throughput under the "Custom" policy (empty: "Equal", an even
+    /// split).
+    pub fn distribution(&self) -> Vec<(u32, f64)> {
+        self.offer().targets.into_iter().collect()
+    }
+
+    /// A partition with an explicit throughput split: its children share it evenly.
+    pub fn split_target(&self, parent: u32, children: [u32; 2]) {
+        if let Ok(mut o) = self.offer.lock() {
+            if let Some(ru) = o.targets.remove(&parent) {
+                for child in children {
+                    o.targets.insert(child, ru / 2.0);
+                }
+            }
+        }
+    }
+
+    /// The budget of `partition`, one of `partitions` physical partitions, in RU per second.
+    pub fn budget_of(&self, partition: u32, partitions: usize) -> f64 {
+        Self::budget_in(&self.offer(), partition, partitions)
+    }
+
+    fn budget_in(offer: &Offer, partition: u32, partitions: usize) -> f64 {
+        let total = offer.provisioned.ceiling();
+        if let Some(ru) = offer.targets.get(&partition) {
+            return *ru;
+        }
+        let named: f64 = offer.targets.values().sum();
+        let rest = partitions.saturating_sub(offer.targets.len()).max(1);
+        ((total - named) / rest as f64).max(0.0)
+    }
+
+    /// A shared database's physical partitions: one per 10,000 RU/s of its offer, at least one.
+    pub fn shared_partitions(&self) -> usize {
+        partitions_for(self.ru_per_second(), 0)
+    }
+
+    /// Each of `partitions` physical partitions' budget under an even split, in RU per second.
+    pub fn partition_budget(&self, partitions: usize) -> f64 {
+        self.ru_per_second() / partitions.max(1) as f64
+    }
+
+    /// The bucket drained to now: it empties at the budget's rate; what the budget leaves unused
+    /// is banked as burst capacity (when on), which drains the bucket further at up to the burst
+    /// rate.
+    fn drained(bucket: &mut Bucket, budget: f64, burst: bool, now: Duration) {
         let elapsed = now.saturating_sub(bucket.at).as_secs_f64();
-        bucket.level = (bucket.level - budget * elapsed).max(0.0);
         bucket.at = now;
+        let capacity = budget * elapsed;
+        let used = bucket.level.min(capacity);
+        bucket.level -= used;
+        if burst && budget < BURST_RU_PER_SECOND {
+            bucket.credit = (bucket.credit + capacity - used).min(BURST_SECONDS * budget);
+            let extra = bucket.level.min((BURST_RU_PER_SECOND - budget) * elapsed).min(bucket.credit);
+            bucket.level -= extra;
+            bucket.credit -= extra;
+        }
+    }
+
+    /// What a partition may hold in its bucket and still be admitted: a second's budget, or a
+    /// second at the burst rate while it has burst capacity.
+    fn limit(bucket: &Bucket, budget: f64, burst: bool) -> f64 {
+        if burst && budget < BURST_RU_PER_SECOND && bucket.credit > 0.0 {
+            BURST_RU_PER_SECOND.min(budget + bucket.credit)
+        } else {
+            budget
+        }
     }
 
     /// Admits a request to `partition` (one of `partitions`), or refuses it with a 429 saying
     /// how long to wait.
     pub fn admit(&self, partition: u32, partitions: usize) -> Result<()> {
-        let budget = self.partition_budget(partitions);
+        let offer = self.offer();
+        let budget = Self::budget_in(&offer, partition, partitions);
         let now = self.clock.now();
         let mut buckets = self.buckets.lock().map_err(|_| StorageError::internal("throttle lock poisoned"))?;
-        let (bucket, usage) =
-            buckets.entry(partition).or_insert((Bucket { level: 0.0, at: now }, PartitionUsage::default()));
-        Self::drained(bucket, budget, now);
-        if bucket.level < budget {
+        let (bucket, usage) = buckets
+            .entry(partition)
+            .or_insert((Bucket { level: 0.0, at: now, credit: 0.0 }, PartitionUsage::default()));
+        Self::drained(bucket, budget, offer.burst, now);
+        let limit = Self::limit(bucket, budget, offer.burst);
+        if bucket.level < limit {
             usage.admitted += 1;
             return Ok(());
         }
         usage.throttled += 1;
         // Until the bucket holds less than one second's budget again.
         let wait = (bucket.level - budget) / budget.max(f64::MIN_POSITIVE);
-        Err(StorageError::throttled(((wait * 1000.0).ceil() as u64).max(1)))
+        Err(StorageError::throttled(((wait * 1000.0).ceil().min(u64::MAX as f64) as u64).max(1)))
     }
 
     /// Adds a request's charge to `partition`'s bucket (and to its logical partition `key`'s
     /// account, when the request had one).
     pub fn consume(&self, partition: u32, partitions: usize, ru: f64, key: Option<&str>) {
-        let ru = ru.max(0.0);
-        let budget = self.partition_budget(partitions);
+        let ru = if ru.is_finite() { ru.max(0.0) } else { 0.0 };
+        let offer = self.offer();
+        let budget = Self::budget_in(&offer, partition, partitions);
         let now = self.clock.now();
+        let second = now.as_secs();
+        let mut normalized = None;
         if let Ok(mut buckets) = self.buckets.lock() {
-            let (bucket, usage) =
-                buckets.entry(partition).or_insert((Bucket { level: 0.0, at: now }, PartitionUsage::default()));
-            Self::drained(bucket, budget, now);
+            let (bucket, usage) = buckets
+                .entry(partition)
+                .or_insert((Bucket { level: 0.0, at: now, credit: 0.0 }, PartitionUsage::default()));
+            Self::drained(bucket, budget, offer.burst, now);
             bucket.level += ru;
             usage.consumed += ru;
-            let second = now.as_secs();
             if second != usage.second {
                 usage.second = second;
                 usage.second_ru = 0.0;
             }
+            usage.burst_ru += (usage.second_ru + ru - budget).max(0.0) - (usage.second_ru - budget).max(0.0);
             usage.second_ru += ru;
             usage.peak_second_ru = usage.peak_second_ru.max(usage.second_ru);
+            normalized = Some(usage.second_ru / budget.max(f64::MIN_POSITIVE));
+        }
+        if let (Provisioned::Autoscale { max }, Some(n)) = (offer.provisioned, normalized) {
+            // The system scales to what the busiest partition needs, between 10% and 100%.
+            let scaled = (n * max).clamp(max / 10.0, max);
+            if let Ok(mut hours) = self.scaled.lock() {
+                let hour = hours.entry(second / 3600).or_insert(max / 10.0);
+                *hour = hour.max(scaled);
+            }
         }
         if let (Some(key), Ok(mut keys)) = (key, self.keys.lock()) {
             *keys.entry(key.to_string()).or_insert(0.0) += ru;
         }
+    }
+
+    /// Autoscale: the highest RU/s scaled to in each clock hour that saw requests (the hour is
+    /// billed at it; an idle hour at 10% of the maximum), oldest first. Empty for manual
+    /// throughput.
+    pub fn autoscale_hours(&self) -> Vec<(u64, f64)> {
+        self.scaled.lock().map(|h| h.iter().map(|(k, v)| (*k, *v)).collect()).unwrap_or_default()
     }
 
     /// RU consumed per logical partition key, most first.
@@ -193,6 +503,68 @@ impl Throttle {
 mod tests {
     use super::*;
     use crate::error::ErrorKind;
+
+    #[test]
+    fn the_documented_minimums_with_their_worked_examples() {
+        // "a container is provisioned with 400 RU/s and 0-GB storage. You increase the throughput
+        // to 50,000 RU/s and import 20 GB of data. The minimum RU/s is now 500 RU/s. Over time,
+        // the storage grows to 2,000 GB. The minimum RU/s is now 2000 RU/s."
+        assert_eq!(minimum_manual(0.0, 400.0), 400.0);
+        assert_eq!(minimum_manual(20.0, 50_000.0), 500.0);
+        assert_eq!(minimum_manual(2000.0, 50_000.0), 2000.0);
+        // "if the highest RU/s you've ever scaled to is 100,000 RU/s, the lowest RU/s you can set
+        // in the future is 1000 RU/s."
+        assert_eq!(minimum_manual(0.0, 100_000.0), 1000.0);
+        // Autoscale: 50,000 and 20 GB: 5000; 2,000 GB: 20,000.
+        assert_eq!(minimum_autoscale_max(20.0, 50_000.0), 5000.0);
+        assert_eq!(minimum_autoscale_max(2000.0, 50_000.0), 20_000.0);
+        // The autoscale FAQ: 20,000 max and 1,500 GB: 15,000; scaled to 150,000 with 100 GB: 15,000.
+        assert_eq!(minimum_autoscale_max(1500.0, 20_000.0), 15_000.0);
+        assert_eq!(minimum_autoscale_max(100.0, 150_000.0), 15_000.0);
+        // "When we scaled up to 200,000 RU/s, the lowest manual RU/s we can now set in the future
+        // is 2000 RU/s. The lowest autoscale max RU/s we can set is 20,000 RU/s."
+        assert_eq!((minimum_manual(0.0, 200_000.0), minimum_autoscale_max(0.0, 200_000.0)), (2000.0, 20_000.0));
+        // A shared database of 400 RU/s, 15 GB, 10 containers: 400; with 30 containers: 900.
+        assert_eq!(minimum_shared_manual(15.0, 400.0, 10), 400.0);
+        assert_eq!(minimum_shared_manual(15.0, 400.0, 30), 900.0);
+        // Autoscale: 1000 max, 15 GB, 10 containers: 1000. With 30 containers the current page
+        // prints `1000 + MAX(30 - 25, 0) * 1000 RU/s = 5000`, which its own formula makes 6000;
+        // the earlier page says "if you have 30 containers, the lowest autoscale maximum RU/s you
+        // can set is 6000 RU/s".
+        assert_eq!(minimum_shared_autoscale_max(15.0, 1000.0, 10), 1000.0);
+        assert_eq!(minimum_shared_autoscale_max(15.0, 1000.0, 30), 6000.0);
+    }
+
+    #[test]
+    fn the_documented_partition_counts_with_their_worked_examples() {
+        // "to get 25 physical partitions, using manual throughput, you first provision
+        // 25 * 6000 RU/s = 150,000 RU/s"; with autoscale or a shared database, 250,000 RU/s.
+        assert_eq!(partitions_at_creation(Provisioned::Manual(150_000.0), false), 25);
+        assert_eq!(partitions_at_creation(Provisioned::Autoscale { max: 250_000.0 }, false), 25);
+        assert_eq!(partitions_at_creation(Provisioned::Manual(250_000.0), true), 25);
+        // 18,000 RU/s over three physical partitions, 6,000 each.
+        assert_eq!(partitions_at_creation(Provisioned::Manual(18_000.0), false), 3);
+        assert_eq!(partitions_at_creation(Provisioned::Manual(400.0), false), 1);
+        // "five physical partitions and 30,000 RU/s ... You can increase the RU/s to 50,000 RU/s
+        // instantly."
+        assert_eq!(instant_maximum(5), 50_000.0);
+        assert_eq!(partitions_after_scaling(5, 50_000.0), 5);
+        // "three physical partitions and 30,000 RU/s ... increase the throughput to 45,000 RU/s
+        // ... in total, there are ROUNDUP(45,000 / 10,000) = 5 physical partitions".
+        assert_eq!(partitions_after_scaling(3, 45_000.0), 5);
+        // Lowering never merges.
+        assert_eq!(partitions_after_scaling(5, 400.0), 5);
+        // "five physical partitions, 50,000 RU/s and want to scale to 150,000 RU/s. We should
+        // first set 200,000 RU/s, and then lower to 150,000 RU/s."
+        assert_eq!(prescale_for_even_splits(5, 150_000.0), 200_000.0);
+        // "first set RU/s = 4 * 10,000 RU/s per partition = 40,000 RU/s" (2 partitions, 30,000).
+        assert_eq!(prescale_for_even_splits(2, 30_000.0), 40_000.0);
+        assert_eq!(prescale_for_even_splits(5, 40_000.0), 40_000.0);
+        // A shared database: one partition per 10,000 RU/s; 50 GB per partition.
+        assert_eq!(partitions_for(400.0, 0), 1);
+        assert_eq!(partitions_for(25_000.0, 0), 3);
+        assert_eq!(partitions_for(400.0, 120 * 1024 * 1024 * 1024), 3);
+    }
 
     #[test]
     fn a_partition_is_refused_past_its_budget_and_waits_out_its_debt() {
@@ -225,5 +597,119 @@ mod tests {
         assert_eq!((usage[0].1.consumed, usage[0].1.admitted, usage[0].1.throttled), (695.0, 41, 2));
         assert_eq!(usage[0].1.peak_second_ru, 695.0);
         assert_eq!(throttle.key_usage(), vec![("b".to_string(), 500.0), ("a".to_string(), 195.0)]);
+    }
+
+    #[test]
+    fn autoscale_serves_each_partition_its_share_of_the_maximum_and_bills_the_hour_at_its_peak() {
+        let clock = Arc::new(ManualClock::default());
+        let throttle = Throttle::provisioned(Provisioned::Autoscale { max: 20_000.0 }, clock.clone());
+        assert_eq!(throttle.partition_budget(2), 10_000.0);
+        // "if P_1 has used 6,000 RUs and P_2 has used 8,000 RUs, the normalized utilization is
+        // MAX(6,000 RU / 10,000 RU, 8,000 RU / 10,000 RU) = 0.8": the system scales to 16,000.
+        throttle.admit(0, 2).unwrap();
+        throttle.consume(0, 2, 6000.0, None);
+        throttle.admit(1, 2).unwrap();
+        throttle.consume(1, 2, 8000.0, None);
+        assert_eq!(throttle.autoscale_hours(), vec![(0, 16_000.0)]);
+        // An hour that never scaled beyond 10% is billed at 0.1 * Tmax.
+        clock.advance(Duration::from_secs(3600));
+        throttle.consume(0, 2, 50.0, None);
+        assert_eq!(throttle.autoscale_hours(), vec![(0, 16_000.0), (1, 2000.0)]);
+        // "you'll see 429 responses when you consume more than [the max] in a single second":
+        // a partition past its 10,000 is refused.
+        clock.advance(Duration::from_secs(10));
+        throttle.consume(1, 2, 10_000.0, None);
+        assert!(throttle.admit(1, 2).is_err());
+        assert!(throttle.admit(0, 2).is_ok());
+        // Manual throughput has no autoscale hours.
+        assert!(Throttle::new(400.0, clock).autoscale_hours().is_empty());
+    }
+
+    /// How many of `seconds` seconds' requests of `ru` RU, `per_second` a second, a partition
+    /// admits.
+    fn admitted(throttle: &Throttle, clock: &ManualClock, seconds: u64, per_second: u64, ru: f64) -> Vec<u64> {
+        (0..seconds)
+            .map(|_| {
+                let mut n = 0;
+                for _ in 0..per_second {
+                    if throttle.admit(0, 1).is_ok() {
+                        throttle.consume(0, 1, ru, None);
+                        n += 1;
+                    }
+                    clock.advance(Duration::from_millis(1000 / per_second));
+                }
+                n
+            })
+            .collect()
+    }
+
+    #[test]
+    fn burst_capacity_banks_five_idle_minutes_and_spends_them_at_up_to_3000_ru_per_second() {
+        // "a physical partition that has 100 RU/s of provisioned throughput and is idle for 5
+        // minutes ... can accumulate a maximum of 100 RU/s * 300 seconds = 30,000 RU of burst
+        // capacity ... the partition can burst up to 3000 RU/s for up 30,000 RU / 3000 RU/s = 10
+        // seconds."
+        let clock = Arc::new(ManualClock::default());
+        let throttle = Throttle::new(100.0, clock.clone());
+        throttle.set_burst(true);
+        throttle.admit(0, 1).unwrap();
+        clock.advance(Duration::from_secs(600));
+        // 10 requests of 300 RU a second: 3000 RU/s asked.
+        let per_second = admitted(&throttle, &clock, 30, 10, 300.0);
+        let bursting = per_second.iter().take_while(|n| **n >= 9).count();
+        // The bank pays what the budget does not: 30,000 RU at 2,900 RU/s over the budget's 100.
+        assert!((10..=11).contains(&bursting), "{per_second:?}");
+        // Then the budget alone: 100 RU/s, a 300 RU request every 3 seconds.
+        let tail: u64 = per_second[15..].iter().sum();
+        assert!((4..=6).contains(&tail), "{per_second:?}");
+        let usage = throttle.usage()[0].1;
+        assert!(usage.burst_ru > 25_000.0, "{usage:?}");
+        // Without burst capacity the same partition serves its 100 RU/s from the start.
+        let plain = Throttle::new(100.0, clock.clone());
+        plain.admit(0, 1).unwrap();
+        clock.advance(Duration::from_secs(600));
+        let per_second = admitted(&plain, &clock, 10, 10, 300.0);
+        assert!(per_second.iter().sum::<u64>() <= 5, "{per_second:?}");
+        // A partition of 3000 RU/s or more cannot use burst capacity.
+        let big = Throttle::new(3000.0, clock.clone());
+        big.set_burst(true);
+        big.admit(0, 1).unwrap();
+        clock.advance(Duration::from_secs(600));
+        let per_second = admitted(&big, &clock, 5, 10, 600.0);
+        assert!(per_second.iter().skip(1).all(|n| *n <= 5), "{per_second:?}");
+    }
+
+    #[test]
+    fn redistribution_sets_some_partitions_keeps_the_others_and_the_offer_follows_the_sum() {
+        let clock = Arc::new(ManualClock::default());
+        let throttle = Throttle::new(6000.0, clock);
+        let ids = [0, 1, 2];
+        // The docs' example: 6,000 RU/s over three partitions, set to 2,000 / 4,000 / 1,000: the
+        // offer becomes 7,000.
+        throttle.redistribute(&[(0, 2000.0), (1, 4000.0), (2, 1000.0)], &ids).unwrap();
+        assert_eq!(throttle.provisioning(), Provisioned::Manual(7000.0));
+        assert_eq!(
+            (throttle.budget_of(0, 3), throttle.budget_of(1, 3), throttle.budget_of(2, 3)),
+            (2000.0, 4000.0, 1000.0)
+        );
+        // One partition alone: the others keep theirs.
+        throttle.redistribute(&[(2, 3000.0)], &ids).unwrap();
+        assert_eq!(throttle.provisioning(), Provisioned::Manual(9000.0));
+        assert_eq!(throttle.budget_of(0, 3), 2000.0);
+        // A split partition's children share its throughput.
+        throttle.split_target(1, [3, 4]);
+        assert_eq!((throttle.budget_of(3, 4), throttle.budget_of(4, 4)), (2000.0, 2000.0));
+        // Refused: an unknown partition, less than 100 or more than 10,000 RU/s.
+        for (target, says) in [
+            ((9, 500.0), "no physical partition 9"),
+            ((0, 50.0), "must be between 100 and 10000 RU/s"),
+            ((0, 12_000.0), "must be between 100 and 10000 RU/s"),
+        ] {
+            let e = throttle.redistribute(&[target], &[0, 2, 3, 4]).unwrap_err();
+            assert!(e.message.contains(says), "{}", e.message);
+        }
+        // Back to an even split of the same offer.
+        throttle.reset_distribution();
+        assert_eq!(throttle.budget_of(0, 4), 2250.0);
     }
 }
