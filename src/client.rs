@@ -697,12 +697,25 @@ impl ContainerClient {
         partition: impl Fn() -> Result<(u32, PartitionKey), cosmoql_storage::StorageError>,
         op: impl FnOnce() -> Result<cosmoql_storage::ItemResponse, cosmoql_storage::StorageError>,
     ) -> Result<(cosmoql_storage::ItemResponse, u32), Error> {
-        let Some(throttle) = self.container.throughput() else { return Ok((op()?, 0)) };
+        let priced = |mut e: cosmoql_storage::StorageError| {
+            e.request_charge = cosmoql_executor::cost::error_charge(e.kind);
+            e
+        };
+        let Some(throttle) = self.container.throughput() else { return Ok((op().map_err(priced)?, 0)) };
         let (ids, retries) = admit(&self.container, &throttle, self.retry, || Ok(vec![partition()?.0]))?;
         let key = partition().ok().map(|(_, key)| key.to_string());
-        let r = op()?;
-        self.container.consume(ids[0], self.charge(&r), key.as_deref());
-        Ok((r, retries))
+        match op() {
+            Ok(r) => {
+                self.container.consume(ids[0], self.charge(&r), key.as_deref());
+                Ok((r, retries))
+            }
+            Err(e) => {
+                // A refusal after the lookup costs what the lookup did.
+                let e = priced(e);
+                self.container.consume(ids[0], e.request_charge, key.as_deref());
+                Err(e.into())
+            }
+        }
     }
 
     /// The partition holding `key`'s items, and the key.
@@ -835,10 +848,15 @@ impl ContainerClient {
             }
             None => (0, 0),
         };
-        let responses = self
-            .container
-            .execute_batch(&partition_key, &batch.operations)
-            .map_err(|e| Error::Batch { index: e.index, error: e.error })?;
+        let responses = self.container.execute_batch(&partition_key, &batch.operations).map_err(|e| {
+            // The failing operation's lookup is what the batch cost; the rest was rolled back.
+            let mut error = e.error;
+            error.request_charge = cosmoql_executor::cost::error_charge(error.kind);
+            if throttle.is_some() {
+                self.container.consume(id, error.request_charge, Some(&partition_key.to_string()));
+            }
+            Error::Batch { index: e.index, error }
+        })?;
         if throttle.is_some() {
             let total: f64 = responses.iter().map(|r| self.charge(r)).sum();
             self.container.consume(id, total, Some(&partition_key.to_string()));

@@ -106,6 +106,17 @@ impl Error {
         }
     }
 
+    /// Request units the failed request cost (the service's `x-ms-request-charge` on an error):
+    /// a point read's worth when the item was looked up (404, 409, 412), nothing when the request
+    /// was refused before any work (400, 413, a 429, a query that does not compile). A failed
+    /// batch costs what its failing operation did (the others were rolled back).
+    pub fn request_charge(&self) -> f64 {
+        match self {
+            Error::Storage(e) | Error::Batch { error: e, .. } => e.request_charge,
+            Error::Query { .. } | Error::Serialization(_) => 0.0,
+        }
+    }
+
     /// The query error, for a failed query.
     pub fn query_error(&self) -> Option<&QueryError> {
         match self {

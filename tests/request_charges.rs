@@ -198,3 +198,36 @@ fn strong_and_bounded_staleness_reads_cost_twice() {
     let again = session.upsert_item::<Value>(&doc("b", "p", 10)).unwrap().request_charge;
     assert_eq!(write * 2.0, again, "a create, then a replace of the same item");
 }
+
+#[test]
+fn failed_requests_carry_their_charge() {
+    use cosmoql::storage::ManualClock;
+    use cosmoql::{ContainerClient, TransactionalBatch};
+    let client = ContainerClient::from_container(std::sync::Arc::new(container(1, "{}")));
+    client.create_item::<Value>(&doc("a", "p", 10)).unwrap();
+    let charge = |e: cosmoql::Error| (e.status(), e.request_charge());
+    // Refused after looking the item up: a point read's worth.
+    assert_eq!(charge(client.read_item::<Value>(PartitionKey::from("p"), "none").unwrap_err()), (Some(404), 1.0));
+    assert_eq!(charge(client.create_item::<Value>(&doc("a", "p", 10)).unwrap_err()), (Some(409), 1.0));
+    let stale = client.replace_item::<Value>(PartitionKey::from("p"), "a", &doc("a", "p", 1), Some("\"0\""));
+    assert_eq!(charge(stale.unwrap_err()), (Some(412), 1.0));
+    assert_eq!(charge(client.delete_item(PartitionKey::from("p"), "none").unwrap_err()), (Some(404), 1.0));
+    // Refused before any work: nothing.
+    let bad = parse_json(r#"{"id":"a/b","pk":"p"}"#).unwrap();
+    assert_eq!(charge(client.create_item::<Value>(&bad).unwrap_err()), (Some(400), 0.0));
+    let syntax = client.query_items_blocking::<Value>("SELECT FROM", QueryOptions::default()).unwrap_err();
+    assert_eq!(charge(syntax), (Some(400), 0.0));
+    // A failed batch: its failing operation's lookup (the others were rolled back).
+    let batch = TransactionalBatch::new().create_item(&doc("b", "p", 1)).unwrap().create_item(&doc("a", "p", 1)).unwrap();
+    assert_eq!(charge(client.execute_transactional_batch(PartitionKey::from("p"), batch).unwrap_err()), (Some(409), 1.0));
+    // Under provisioned throughput a failed request's charge is consumed from its partition; a
+    // throttled one costs nothing.
+    client.set_throughput(Some(400.0), std::sync::Arc::new(ManualClock::default()));
+    let _ = client.read_item::<Value>(PartitionKey::from("p"), "none");
+    let usage = client.container().throughput().unwrap().usage();
+    assert_eq!(usage[0].1.consumed, 1.0);
+    client.set_throughput(Some(0.001), std::sync::Arc::new(ManualClock::default()));
+    let strict = client.with_retry_options(cosmoql::RetryOptions { max_attempts: 1, max_wait: std::time::Duration::ZERO });
+    let _ = strict.read_item::<Value>(PartitionKey::from("p"), "a").unwrap();
+    assert_eq!(charge(strict.read_item::<Value>(PartitionKey::from("p"), "a").unwrap_err()), (Some(429), 0.0));
+}

@@ -105,6 +105,20 @@ pub fn response_charge(r: &ItemResponse) -> f64 {
     item_charge(&ItemWork::from(r), Consistency::Session)
 }
 
+/// The charge of an item request the service refused: one that looked its item up first (404 not
+/// found, 409 conflict, 412 precondition failed) costs the point read of at most 1 KB it did; one
+/// refused before any work (400 bad request, 403 partition full, 413 too large, and a 429, which
+/// "changed nothing") costs nothing. The service documents that failed requests are charged for
+/// what they consumed ("requests that do not complete successfully due to application errors
+/// such as 400, 412, 449"), not the amounts.
+pub fn error_charge(kind: cosmoql_storage::ErrorKind) -> f64 {
+    use cosmoql_storage::ErrorKind;
+    match kind {
+        ErrorKind::NotFound | ErrorKind::Conflict | ErrorKind::PreconditionFailed => MODEL.read_1kb,
+        _ => 0.0,
+    }
+}
+
 /// What one page of a query did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct QueryWork {

@@ -56,7 +56,7 @@ pub const KEYWORDS: [&str; 34] = [
 ];
 
 /// REPL commands offered by completion.
-pub const COMMANDS: [&str; 24] = [
+pub const COMMANDS: [&str; 25] = [
     ".help",
     ".policy",
     ".containers",
@@ -68,6 +68,7 @@ pub const COMMANDS: [&str; 24] = [
     ".explain",
     ".stats",
     ".skew",
+    ".throughput",
     ".advise",
     ".mode",
     ".set",

@@ -95,6 +95,11 @@ FROM is an alias, as in Cosmos DB). Ctrl-C clears the line or cancels a running 
                                     how they spread storage and writes, with the reasons; with a
                                     workload file (as `cosmoql advise --workload`), also by the
                                     queries they keep on one partition and the writes' load
+  .throughput [RU | autoscale MAX | off]
+                                    show or provision the current container's throughput (the
+                                    service's minimums and steps; more than 10,000 RU/s per
+                                    partition splits partitions); also `burst on|off`,
+                                    `redistribute ID=RU...` and `even`
   .skew                             per physical partition: items, bytes, logical partitions, RU,
                                     peak RU % of its budget, 429s; spread measures, heaviest
                                     keys and flags (hot partition, 429 rate, key near its cap)
@@ -429,6 +434,7 @@ impl Session {
             }
             ".stats" => self.stats()?,
             ".skew" => self.skew()?,
+            ".throughput" => self.throughput(rest)?,
             ".advise" => {
                 let container = self.container()?;
                 let client = ContainerClient::from_container(container);
@@ -653,6 +659,58 @@ impl Session {
                 "usage: .set maxdop N | maxbuffered N|off | pagesize N|off | pk JSON|off | crosspartition on|off | maxrows N | budget BYTES|off"
                     .into(),
             ),
+        }
+        Ok(())
+    }
+
+    /// `.throughput [off | N | autoscale N | burst on|off | redistribute ID=RU... | even]`.
+    fn throughput(&self, args: &str) -> Result<(), String> {
+        use cosmoql::storage::Provisioned;
+        let client = ContainerClient::from_container(self.container()?);
+        let words: Vec<&str> = args.split_whitespace().collect();
+        let number = |w: &str| w.parse::<f64>().map_err(|_| format!("`{w}` is not a number of RU/s"));
+        let err = |e: cosmoql::Error| e.to_string();
+        match words.as_slice() {
+            [] => {}
+            ["off"] => client.container().set_throughput(None),
+            ["autoscale", max] => drop(client.replace_throughput(Provisioned::Autoscale { max: number(max)? }).map_err(err)?),
+            ["burst", on @ ("on" | "off")] => client.set_burst_capacity(*on == "on").map_err(err)?,
+            ["even"] => drop(client.reset_throughput_distribution().map_err(err)?),
+            ["redistribute", targets @ ..] if !targets.is_empty() => {
+                let mut list = Vec::new();
+                for t in targets {
+                    let (id, ru) = t.split_once('=').ok_or(format!("`{t}`: write PARTITION=RU, e.g. 0=4000"))?;
+                    let id = id.parse::<u32>().map_err(|_| format!("`{id}` is not a partition id"))?;
+                    list.push((id, number(ru)?));
+                }
+                drop(client.redistribute_throughput(&list).map_err(err)?);
+            }
+            [ru] => drop(client.replace_throughput(Provisioned::Manual(number(ru)?)).map_err(err)?),
+            _ => {
+                return Err(
+                    "usage: .throughput [off | RU | autoscale MAX | burst on|off | redistribute ID=RU... | even]".into()
+                )
+            }
+        }
+        let mut out = crate::output::stdout();
+        match client.read_throughput() {
+            None => {
+                let _ = writeln!(out, "no provisioned throughput: requests are never throttled");
+            }
+            Some(t) => {
+                let _ = writeln!(
+                    out,
+                    "{}{}{}; minimum {} RU/s, up to {} RU/s without splits",
+                    t.provisioned,
+                    if t.shared { ", shared by the database's containers" } else { "" },
+                    if t.burst { ", burst capacity on" } else { "" },
+                    t.minimum,
+                    t.instant_maximum
+                );
+                let per: Vec<String> = t.per_partition.iter().map(|(id, ru)| format!("{id}: {ru:.0}")).collect();
+                let policy = if t.custom_distribution { "custom" } else { "even" };
+                let _ = writeln!(out, "{} physical partitions ({policy}), RU/s each: {}", t.partitions, per.join(", "));
+            }
         }
         Ok(())
     }

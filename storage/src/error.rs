@@ -62,17 +62,20 @@ impl ErrorKind {
 }
 
 /// A failed storage operation. A failed write always leaves the store exactly as it was.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct StorageError {
     pub kind: ErrorKind,
     pub message: String,
     /// For a 429: how long to wait before retrying (the service's `x-ms-retry-after-ms`).
     pub retry_after_ms: Option<u64>,
+    /// Request units the refused request still cost (the service's `x-ms-request-charge` on an
+    /// error), set by the layer that prices requests; 0 until then.
+    pub request_charge: f64,
 }
 
 impl StorageError {
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        StorageError { kind, message: message.into(), retry_after_ms: None }
+        StorageError { kind, message: message.into(), retry_after_ms: None, request_charge: 0.0 }
     }
 
     /// A 429: the partition's request units are used up for now; retry after `retry_after_ms`.
