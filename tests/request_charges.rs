@@ -218,8 +218,12 @@ fn failed_requests_carry_their_charge() {
     let syntax = client.query_items_blocking::<Value>("SELECT FROM", QueryOptions::default()).unwrap_err();
     assert_eq!(charge(syntax), (Some(400), 0.0));
     // A failed batch: its failing operation's lookup (the others were rolled back).
-    let batch = TransactionalBatch::new().create_item(&doc("b", "p", 1)).unwrap().create_item(&doc("a", "p", 1)).unwrap();
-    assert_eq!(charge(client.execute_transactional_batch(PartitionKey::from("p"), batch).unwrap_err()), (Some(409), 1.0));
+    let batch =
+        TransactionalBatch::new().create_item(&doc("b", "p", 1)).unwrap().create_item(&doc("a", "p", 1)).unwrap();
+    assert_eq!(
+        charge(client.execute_transactional_batch(PartitionKey::from("p"), batch).unwrap_err()),
+        (Some(409), 1.0)
+    );
     // Under provisioned throughput a failed request's charge is consumed from its partition; a
     // throttled one costs nothing.
     client.set_throughput(Some(400.0), std::sync::Arc::new(ManualClock::default()));
@@ -227,7 +231,84 @@ fn failed_requests_carry_their_charge() {
     let usage = client.container().throughput().unwrap().usage();
     assert_eq!(usage[0].1.consumed, 1.0);
     client.set_throughput(Some(0.001), std::sync::Arc::new(ManualClock::default()));
-    let strict = client.with_retry_options(cosmoql::RetryOptions { max_attempts: 1, max_wait: std::time::Duration::ZERO });
+    let strict =
+        client.with_retry_options(cosmoql::RetryOptions { max_attempts: 1, max_wait: std::time::Duration::ZERO });
     let _ = strict.read_item::<Value>(PartitionKey::from("p"), "a").unwrap();
     assert_eq!(charge(strict.read_item::<Value>(PartitionKey::from("p"), "a").unwrap_err()), (Some(429), 0.0));
+}
+
+/// Every page of `sql` at `page` results a page and MaxDegreeOfParallelism `dop`: the charges in
+/// hundredths of an RU, and the results.
+fn paged(c: &Container, sql: &str, page: Option<usize>, dop: i32) -> (Vec<i64>, Vec<Value>) {
+    let mut options = QueryOptions { max_item_count: page, max_degree_of_parallelism: dop, ..QueryOptions::default() };
+    let (mut charges, mut items) = (Vec::new(), Vec::new());
+    loop {
+        let out = execute(c, sql, &options).unwrap_or_else(|e| panic!("{sql}: {e}"));
+        charges.push((out.metrics.request_charge * 100.0).round() as i64);
+        items.extend(out.items);
+        match out.continuation {
+            Some(token) => options.continuation = Some(token),
+            None => return (charges, items),
+        }
+    }
+}
+
+/// The query shapes whose pages resume in each way: after a scan position (filters answered by
+/// the index or by reading items, JOINs, OFFSET, TOP), after sort keys (ORDER BY walking its
+/// index or sorting, with and without a filter the index cannot answer), or by running again
+/// (aggregates, GROUP BY, DISTINCT).
+const PAGED_QUERIES: &[&str] = &[
+    "SELECT * FROM c",
+    "SELECT c.id FROM c WHERE c.n > 40",
+    "SELECT c.id FROM c WHERE c.excluded > 40",
+    "SELECT c.id, t FROM c JOIN t IN c.tags WHERE t != 'b'",
+    "SELECT c.id FROM c WHERE UPPER(c.pk) = 'P3' OFFSET 3 LIMIT 20",
+    "SELECT TOP 17 c.id FROM c WHERE c.n % 3 = 0",
+    "SELECT c.id, c.n FROM c ORDER BY c.n DESC",
+    "SELECT c.id FROM c WHERE c.n % 4 = 1 ORDER BY c.n",
+    "SELECT c.id FROM c WHERE c.excluded < 60 ORDER BY c.n",
+    "SELECT c.id FROM c WHERE c.n > 40 ORDER BY c.n",
+    "SELECT c.id FROM c WHERE c.pk = 'p3' ORDER BY c.n DESC",
+    "SELECT c.id FROM c ORDER BY c.n OFFSET 5 LIMIT 30",
+    "SELECT c.id FROM c ORDER BY c.n OFFSET 7 LIMIT 100",
+    "SELECT TOP 25 c.id FROM c WHERE c.n > 10 ORDER BY c.n DESC",
+    "SELECT c.pk, COUNT(1) AS n, SUM(c.n) AS s FROM c GROUP BY c.pk",
+    "SELECT VALUE COUNT(1) FROM c WHERE c.n > 30",
+    "SELECT DISTINCT c.pk FROM c",
+    "SELECT DISTINCT VALUE c.n % 7 FROM c",
+    "SELECT * FROM (SELECT c.id, c.n FROM c WHERE c.n < 50) s WHERE s.n > 5",
+];
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+
+    /// The pages of a query cost, together, exactly what one page returning everything costs,
+    /// whatever the page size and the parallelism (issue 12's invariant).
+    #[test]
+    fn the_pages_of_a_query_add_up_to_its_one_page_charge(
+        partitions in 1usize..5,
+        items in 0usize..140,
+        page in 1usize..40,
+        dop in proptest::sample::select(vec![-1, 1, 3]),
+    ) {
+        let c = container(partitions, r#"{"includedPaths":[{"path":"/*"}],"excludedPaths":[{"path":"/excluded/?"}]}"#);
+        for i in 0..items {
+            let tags = ["a", "b", "c"][..i % 4 % 3].iter().map(|t| format!("\"{t}\"")).collect::<Vec<_>>().join(",");
+            let item = format!(
+                r#"{{"id":"i{i}","pk":"p{}","n":{},"excluded":{},"tags":[{tags}],"pad":"{}"}}"#,
+                i % 7,
+                (i * 37) % 101,
+                (i * 53) % 97,
+                "z".repeat(i % 5 * 300)
+            );
+            c.create(&parse_json(&item).unwrap()).unwrap();
+        }
+        for sql in PAGED_QUERIES {
+            let (whole, all) = paged(&c, sql, None, 1);
+            proptest::prop_assert_eq!(whole.len(), 1);
+            let (pages, items) = paged(&c, sql, Some(page), dop);
+            proptest::prop_assert_eq!(items.len(), all.len(), "{}", sql);
+            proptest::prop_assert_eq!(pages.iter().sum::<i64>(), whole[0], "{} in pages of {}: {:?}", sql, page, pages);
+        }
+    }
 }

@@ -17,6 +17,9 @@
 //!   nothing.
 //! - `keys` (ORDER BY only): the last result's sort key values, each `[]` for undefined, `[v]`
 //!   for a JSON value, or `{"f": "NaN" | "Infinity" | "-Infinity"}`.
+//! - `ru` (optional): what the pages so far were charged for, `[partitions, item bytes, index
+//!   entries, output bytes]` (see `cost::ChargedSoFar`): the next page's charge is the formula on
+//!   the sums less the formula on these.
 //!
 //! How the next page uses them is the plan's `Paging`: results in scan order resume after `pos`;
 //! ORDER BY resumes after (`keys`, `pos`); the other shapes run again and skip `n` results.
@@ -26,6 +29,7 @@ use std::collections::HashMap;
 use cosmoql_storage::{Epk, ItemPosition, PartitionKey};
 use cosmoql_value::{parse_json, to_json_string, Map, Value};
 
+use crate::cost::{ChargedSoFar, Work};
 use crate::error::{QueryError, QueryErrorKind};
 use crate::merge::SortCursor;
 use crate::row::RowPos;
@@ -47,6 +51,8 @@ pub struct Token {
     /// Results the pages so far returned.
     pub returned: u64,
     pub resume: Option<ResumePoint>,
+    /// What the pages so far were charged for.
+    pub charged: ChargedSoFar,
 }
 
 /// The fingerprint of a query request: its text, parameters and partition key.
@@ -91,6 +97,11 @@ pub fn encode(fp: u64, token: &Token) -> String {
     }
     if let Some(keys) = keys {
         object.insert("keys".into(), Value::from(keys.iter().map(encode_key).collect::<Vec<_>>()));
+    }
+    let c = &token.charged;
+    if *c != ChargedSoFar::default() {
+        let sums = [c.partitions, c.work.bytes, c.work.entries, c.output_bytes];
+        object.insert("ru".into(), Value::from(sums.iter().map(|n| Value::from(*n as f64)).collect::<Vec<_>>()));
     }
     let json = to_json_string(&Value::from(object)).unwrap_or_default();
     let hex: String = json.bytes().map(|b| format!("{b:02x}")).collect();
@@ -163,7 +174,15 @@ pub fn decode(text: &str, fp: u64) -> Result<Token, QueryError> {
         }
         _ => return Err(not_ours()),
     };
-    Ok(Token { returned, resume })
+    let charged = match object.get("ru") {
+        Value::Undefined => ChargedSoFar::default(),
+        Value::Array(a) if a.len() == 4 => {
+            let n = |i: usize| count(&a[i]).ok_or_else(not_ours);
+            ChargedSoFar { partitions: n(0)?, work: Work { bytes: n(1)?, entries: n(2)? }, output_bytes: n(3)? }
+        }
+        _ => return Err(not_ours()),
+    };
+    Ok(Token { returned, resume, charged })
 }
 
 /// A non-negative integer field (exact up to 2^53).
@@ -181,9 +200,17 @@ mod tests {
         let pos = RowPos { item: Some(ItemPosition { epk: Epk::from_hex("0A1B").unwrap(), seq: 77 }), sub: 3 };
         let keys = vec![Value::Undefined, Value::from(2.5), Value::from("x"), Value::from(f64::INFINITY)];
         for token in [
-            Token { returned: 0, resume: None },
-            Token { returned: 40, resume: Some(ResumePoint::Position(pos.clone())) },
-            Token { returned: 7, resume: Some(ResumePoint::Sort(SortCursor { keys: keys.clone(), pos: pos.clone() })) },
+            Token { returned: 0, resume: None, charged: ChargedSoFar::default() },
+            Token {
+                returned: 40,
+                resume: Some(ResumePoint::Position(pos.clone())),
+                charged: ChargedSoFar { partitions: 3, work: Work { bytes: 123_456, entries: 17 }, output_bytes: 9000 },
+            },
+            Token {
+                returned: 7,
+                resume: Some(ResumePoint::Sort(SortCursor { keys: keys.clone(), pos: pos.clone() })),
+                charged: ChargedSoFar::default(),
+            },
         ] {
             let text = encode(42, &token);
             assert!(text.starts_with("cq2."));
@@ -196,6 +223,7 @@ mod tests {
                 }
                 _ => assert_eq!(back, token),
             }
+            assert_eq!(back.charged, token.charged);
             assert!(decode(&text, 43).unwrap_err().message.contains("another query"));
         }
         for bad in ["", "cq1.00", "cq2.zz", "cq2.7b7d", "cq2.5b5d"] {

@@ -12,6 +12,7 @@
 //!
 //! With one producer at a time, the work runs on the caller's thread, in EPK order.
 
+use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering as AtomicOrdering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::Mutex;
@@ -25,6 +26,7 @@ use cosmoql_value::Value;
 
 use crate::aggregate::{merge_groups, Accumulator, Groups};
 use crate::continuation::ResumePoint;
+use crate::cost::Work;
 use crate::error::QueryError;
 use crate::memory::{value_bytes, Charge};
 use crate::merge::{KWayMerge, SortCursor, SortedRow};
@@ -51,29 +53,58 @@ pub fn unit_input<'c>(
     unit: &Unit,
     filter: Option<&IndexProbe>,
     stats: &mut RunStats,
+    meter: &'c Cell<Work>,
 ) -> Box<Input<'c>> {
+    let tick = move |entries: u64, bytes: u64| {
+        let mut w = meter.get();
+        w.add(Work { bytes, entries });
+        meter.set(w);
+    };
     if let (None, Some(probe)) = (&unit.point, filter.filter(|_| !scan_is_smaller(source, unit))) {
         if let Some((positions, work)) = source.index_probe(&unit.ranges, probe, unit.start.as_ref()) {
             stats.index_entries += work.entries;
-            return Box::new(Fetch { source, positions, next: 0, buffer: Vec::new().into_iter() });
+            // The probe's entries are charged one per item as the items are read; what it read
+            // beyond them, when the unit starts at its beginning (a resumed unit's earlier
+            // entries were charged by earlier pages).
+            if unit.start.is_none() {
+                tick(work.entries.saturating_sub(positions.len() as u64), 0);
+            }
+            let fetch = Fetch { source, positions, next: 0, buffer: Vec::new().into_iter() };
+            return Box::new(fetch.inspect(move |(_, item)| tick(1, item.doc.len() as u64)));
         }
     }
     if let Some(point) = &unit.point {
         let found = source.read_item(&point.key, &point.id);
         let epk = unit.ranges.first().map(|r| r.0.clone()).unwrap_or_else(Epk::min);
-        return Box::new(
-            found.into_iter().map(move |item| (ItemPosition { epk: epk.clone(), seq: item.meta.seq }, item)),
-        );
+        return Box::new(found.into_iter().map(move |item| {
+            tick(0, item.doc.len() as u64);
+            (ItemPosition { epk: epk.clone(), seq: item.meta.seq }, item)
+        }));
     }
     let ranges = unit.ranges.clone();
     let start = unit.start.clone();
-    Box::new(ranges.into_iter().flat_map(move |(min, max)| {
-        let from = match &start {
-            Some(at) if min <= at.epk && at.epk < max => at.clone(),
-            _ => ItemPosition::start_of(min),
-        };
-        source.scan(from, max)
-    }))
+    Box::new(
+        ranges
+            .into_iter()
+            .flat_map(move |(min, max)| {
+                let from = match &start {
+                    Some(at) if min <= at.epk && at.epk < max => at.clone(),
+                    _ => ItemPosition::start_of(min),
+                };
+                source.scan(from, max)
+            })
+            .inspect(move |(_, item)| tick(0, item.doc.len() as u64)),
+    )
+}
+
+/// The bytes of the item a row comes from.
+fn item_bytes(row: &crate::row::Row) -> u64 {
+    row.iter()
+        .find_map(|b| match b {
+            crate::row::Binding::Item(item) => Some(item.doc.len() as u64),
+            _ => None,
+        })
+        .unwrap_or(0)
 }
 
 /// Whether the unit's key ranges hold so small a part of their physical partitions (fewer than
@@ -86,8 +117,10 @@ fn scan_is_smaller(source: &dyn QuerySource, unit: &Unit) -> bool {
 /// other logical partitions, reads less than scanning the unit's own items: the walk reads about
 /// `rows × whole / inside` entries for `rows` rows, an entry costing a fraction of an item (a
 /// TOP 10 of a big logical partition in a bigger physical one walks; of a small one, scans).
+/// `rows`: the rows wanted, all of the unit's without a bound.
 fn walk_is_smaller(source: &dyn QuerySource, unit: &Unit, rows: Option<u64>) -> bool {
-    let (Some(rows), Some((inside, whole))) = (rows, source.items_in(&unit.ranges)) else { return false };
+    let Some((inside, whole)) = source.items_in(&unit.ranges) else { return false };
+    let rows = rows.unwrap_or(inside);
     inside > 0 && rows.saturating_mul(whole) / inside < inside.saturating_mul(4)
 }
 
@@ -186,8 +219,10 @@ pub fn producer_threads(max_degree_of_parallelism: i32, units: usize) -> usize {
 
 /// A page of results from a producer, or its end.
 enum Message {
-    Page(Vec<(RowPos, Value)>),
-    Done(RunStats),
+    /// Results, each with the work read since the previous one of its unit.
+    Page(Vec<(RowPos, Value, Work)>),
+    /// The unit's counters, and the work read after its last result.
+    Done(RunStats, Work),
     Failed(QueryError),
 }
 
@@ -299,32 +334,50 @@ impl Coordinator<'_> {
 
     /// Every target partition's items in EPK order as one input, for the queries that run in one
     /// pass on the client (ORDER BY RANK, FROM subqueries).
-    pub fn one_pass(&self, stats: &mut RunStats, out: &mut Emitter<'_>) -> Result<(), QueryError> {
+    /// `meter` counts the work read (the emitter reads it at each result).
+    pub fn one_pass(&self, stats: &mut RunStats, out: &mut Emitter<'_>, meter: &Cell<Work>) -> Result<(), QueryError> {
         let mut inputs = Vec::with_capacity(self.units.len());
         for u in self.units {
-            inputs.push(unit_input(self.source, u, self.access.filter.as_ref(), stats));
+            inputs.push(unit_input(self.source, u, self.access.filter.as_ref(), stats, meter));
         }
         let mut all = inputs.into_iter().flatten();
         self.runner.run_into(self.query, &mut all, stats, out)
     }
 
     /// No ORDER BY: concatenate the partitions' results in EPK order.
-    pub fn concatenated(&self, stats: &mut RunStats, out: &mut Emitter<'_>) -> Result<(), QueryError> {
+    /// Run serially, the work read is counted on `meter` (the emitter reads it at each result).
+    pub fn concatenated(
+        &self,
+        stats: &mut RunStats,
+        out: &mut Emitter<'_>,
+        meter: &Cell<Work>,
+    ) -> Result<(), QueryError> {
         if self.access.distinct_keys.is_some() {
-            return self.distinct_values(stats, out);
+            return self.distinct_values(stats, out, meter);
         }
-        self.concatenated_rows(stats, out)
+        self.concatenated_rows(stats, out, meter)
     }
 
     /// `DISTINCT VALUE` of an indexed path: the values in ascending order, from the index's keys
     /// when it has them all, else from the items (sorted, so that the results, and the pages,
     /// are the same whichever way they were found).
-    fn distinct_values(&self, stats: &mut RunStats, out: &mut Emitter<'_>) -> Result<(), QueryError> {
+    fn distinct_values(
+        &self,
+        stats: &mut RunStats,
+        out: &mut Emitter<'_>,
+        meter: &Cell<Work>,
+    ) -> Result<(), QueryError> {
+        let before = stats.index_entries;
         let values = match self.distinct_from_index(stats) {
-            Some(values) => values,
+            Some(values) => {
+                out.note_work(Work { bytes: 0, entries: stats.index_entries - before });
+                values
+            }
             None => {
                 let mut all = Emitter::unlimited(self.query).with_budget(&self.runner.budget);
-                self.concatenated_rows(stats, &mut all)?;
+                self.concatenated_rows(stats, &mut all, meter)?;
+                // All of it is read before the first value goes out.
+                out.note_work(all.charged_work(true));
                 let mut values = all.finish();
                 values.sort_unstable();
                 values
@@ -338,9 +391,14 @@ impl Coordinator<'_> {
         Ok(())
     }
 
-    fn concatenated_rows(&self, stats: &mut RunStats, out: &mut Emitter<'_>) -> Result<(), QueryError> {
+    fn concatenated_rows(
+        &self,
+        stats: &mut RunStats,
+        out: &mut Emitter<'_>,
+        meter: &Cell<Work>,
+    ) -> Result<(), QueryError> {
         if self.threads() == 1 {
-            return self.concatenated_serially(stats, out);
+            return self.concatenated_serially(stats, out, meter);
         }
         // Results a producer sends at once: a page, at most 1,000 (a page of usize::MAX is no batch).
         let page = self.page_size.clamp(1, 1000);
@@ -359,7 +417,11 @@ impl Coordinator<'_> {
         let q = self.query;
         // A page may go out when it keeps the buffer within the bound, or, for the unit being
         // drained, when none of its pages is waiting (so the merge always moves).
-        let send = |i: usize, tx: &SyncSender<Message>, batch: Vec<(RowPos, Value)>, cancel: &AtomicBool| -> bool {
+        let send = |i: usize,
+                    tx: &SyncSender<Message>,
+                    batch: Vec<(RowPos, Value, Work)>,
+                    cancel: &AtomicBool|
+         -> bool {
             let n = batch.len() as i64;
             // Reserve room atomically, so two producers cannot both take the last of it.
             let now = loop {
@@ -389,12 +451,18 @@ impl Coordinator<'_> {
             // This producer's DISTINCT set, given back when it is done.
             let mut held = Charge::new(&self.runner.budget);
             let ctx = self.runner.ctx(None);
-            let mut input = unit_input(self.source, &self.units[i], self.access.filter.as_ref(), &mut unit_stats);
+            // The unit's work, and its reading at the last result sent.
+            let meter = Cell::new(Work::default());
+            let mut last = Work::default();
+            let mut input =
+                unit_input(self.source, &self.units[i], self.access.filter.as_ref(), &mut unit_stats, &meter);
             let result = self.runner.for_each_row(q, &mut input, &Vec::new(), &mut unit_stats, &mut |row, pos| {
                 if cancel.load(AtomicOrdering::Relaxed) {
                     return Ok(Flow::Stop);
                 }
                 if self.resume_after().is_some_and(|after| pos <= after) {
+                    // Read again to find the resume point: charged by the page that read it first.
+                    last = meter.get();
                     return Ok(Flow::Continue);
                 }
                 if !self.runner.passes(q, row)? {
@@ -413,7 +481,9 @@ impl Coordinator<'_> {
                     held.add(value_bytes(&v), "DISTINCT")?;
                     seen.insert(v.clone());
                 }
-                batch.push((pos.clone(), v));
+                let work = meter.get().since(last);
+                last = meter.get();
+                batch.push((pos.clone(), v, work));
                 produced += 1;
                 if batch.len() == page && !send(i, &tx, std::mem::take(&mut batch), cancel) {
                     return Ok(Flow::Stop);
@@ -430,7 +500,7 @@ impl Coordinator<'_> {
             }
             unit_stats.nanos = started.elapsed().as_nanos() as u64;
             self.report(i, &unit_stats);
-            let _ = tx.send(Message::Done(unit_stats));
+            let _ = tx.send(Message::Done(unit_stats, meter.get().since(last)));
         };
         let mut failure = None;
         std::thread::scope(|scope| {
@@ -445,11 +515,12 @@ impl Coordinator<'_> {
                             let n = values.len() as i64;
                             buffered.fetch_sub(n, AtomicOrdering::SeqCst);
                             pending[i].fetch_sub(n, AtomicOrdering::SeqCst);
-                            for (pos, v) in values {
+                            for (pos, v, work) in values {
                                 if let Err(e) = self.runner.check_cancelled() {
                                     failure = Some(e);
                                     break 'units;
                                 }
+                                out.note_work(work);
                                 match out.push_row(v, || ResumePoint::Position(pos)) {
                                     Ok(false) => {}
                                     Ok(true) => break 'units,
@@ -460,8 +531,9 @@ impl Coordinator<'_> {
                                 }
                             }
                         }
-                        Message::Done(s) => {
+                        Message::Done(s, tail) => {
                             stats.add(&RunStats { peak_buffered: 0, ..s });
+                            out.note_work(tail);
                             break;
                         }
                         Message::Failed(e) => {
@@ -475,7 +547,7 @@ impl Coordinator<'_> {
             cancel.store(true, AtomicOrdering::Relaxed);
             for rx in &receivers {
                 while let Ok(m) = rx.try_recv() {
-                    if let Message::Done(s) = m {
+                    if let Message::Done(s, _) = m {
                         stats.add(&RunStats { peak_buffered: 0, ..s });
                     }
                 }
@@ -491,16 +563,26 @@ impl Coordinator<'_> {
 
     /// One producer at a time: the partitions' rows go straight to the caller, in EPK order, on
     /// this thread (nothing is buffered).
-    fn concatenated_serially(&self, stats: &mut RunStats, out: &mut Emitter<'_>) -> Result<(), QueryError> {
+    fn concatenated_serially(
+        &self,
+        stats: &mut RunStats,
+        out: &mut Emitter<'_>,
+        meter: &Cell<Work>,
+    ) -> Result<(), QueryError> {
         let q = self.query;
         let ctx = self.runner.ctx(None);
         for (i, unit) in self.units.iter().enumerate() {
             let started = std::time::Instant::now();
             let mut unit_stats = RunStats::default();
-            let mut input = unit_input(self.source, unit, self.access.filter.as_ref(), &mut unit_stats);
+            let mut input = unit_input(self.source, unit, self.access.filter.as_ref(), &mut unit_stats, meter);
             let mut done = false;
             self.runner.for_each_row(q, &mut input, &Vec::new(), &mut unit_stats, &mut |row, pos| {
-                if self.resume_after().is_some_and(|after| pos <= after) || !self.runner.passes(q, row)? {
+                if self.resume_after().is_some_and(|after| pos <= after) {
+                    // Read again to find the resume point: charged by the page that read it first.
+                    out.drop_pending();
+                    return Ok(Flow::Continue);
+                }
+                if !self.runner.passes(q, row)? {
                     return Ok(Flow::Continue);
                 }
                 done = out.push_row(self.runner.project(q, &ctx, row)?, || ResumePoint::Position(pos.clone()))?;
@@ -524,20 +606,28 @@ impl Coordinator<'_> {
         // OFFSET on index keys: find the last row it skips without reading any item, then read
         // only what follows.
         let mut skipped_to = None;
+        // The work read before each unit's first row is charged on the first page only (later
+        // pages start after the cursor; see `Runner::sort_indexed`).
+        let first_page = self.sort_cursor().is_none();
         if self.access.skip_on_keys {
             // Every item is a result: merging the partitions' index keys finds the rows OFFSET
-            // skips and the rows the page returns without reading any other item.
+            // skips and (for a query with a limit, whatever the page size) the rows the page
+            // returns without reading any other item.
             let skip = out.pending_skip();
-            let take = out.rows_wanted().map_or(0, |w| w.saturating_sub(skip));
+            let take = if q.limit.is_some() { out.rows_wanted().map_or(0, |w| w.saturating_sub(skip)) } else { 0 };
             if skip > 0 || take > 0 {
                 if let Some(merged) = self.merge_on_index(skip, take, stats)? {
                     out.skipped_before(merged.skipped);
+                    // OFFSET's rows cost their index entries.
+                    out.note_work(Work { bytes: 0, entries: merged.skipped });
                     skipped_to = merged.cursor;
                     if take > 0 {
                         if let Some((rows, charge)) = self.rows_at(merged.taken, stats)? {
                             let ctx = self.runner.ctx(None);
                             for row in rows {
                                 self.runner.check_cancelled()?;
+                                // A result costs its index entry and its item.
+                                out.note_work(Work { bytes: item_bytes(&row.row), entries: 1 });
                                 let result = self.runner.project(q, &ctx, &row.row)?;
                                 if out.push_row(result, || ResumePoint::Sort(row.cursor()))? {
                                     break;
@@ -551,8 +641,12 @@ impl Coordinator<'_> {
             }
         }
         let keep = out.rows_wanted();
+        // Walk or sort: decided on the query's own bound, never the page size, so that every
+        // page of a query reads its partitions the same way (and is charged the same way).
+        let bound = q.limit.map(|l| l.saturating_add(q.offset));
         let cursor = skipped_to.as_ref().or(self.sort_cursor());
-        let slots: Vec<Outcome<(Vec<SortedRow>, Charge<'_>)>> = self.units.iter().map(|_| Mutex::new(None)).collect();
+        let slots: Vec<Outcome<(Vec<SortedRow>, Charge<'_>, Work)>> =
+            self.units.iter().map(|_| Mutex::new(None)).collect();
         let cancel = AtomicBool::new(false);
         let work = |i: usize, _cancel: &AtomicBool| {
             let started = std::time::Instant::now();
@@ -561,7 +655,7 @@ impl Coordinator<'_> {
             // An index seek that finds few items: sort those. Otherwise walk the ORDER BY index,
             // unless the unit is a small part of its partitions and the walk would read more
             // entries than the unit has items (it skips other logical partitions' entries).
-            let walk = self.access.filter.is_none() && walk_is_smaller(self.source, unit, keep);
+            let walk = self.access.filter.is_none() && walk_is_smaller(self.source, unit, bound);
             let scan = unit.point.is_some() || (scan_is_smaller(self.source, unit) && !walk);
             let sought = match (&self.access.order, scan) {
                 (Some(_), false) if self.access.has_seek() => self.access.filter.as_ref().and_then(|probe| {
@@ -571,12 +665,16 @@ impl Coordinator<'_> {
                 }),
                 _ => None,
             };
+            // A sort reads the unit whole on every page: its work is charged as the head.
+            let whole = |s: &RunStats| Work { bytes: s.retrieved_bytes, entries: s.index_entries };
             let indexed = match (&self.access.order, scan, sought) {
                 (_, _, Some((positions, work))) => {
                     unit_stats.index_entries += work.entries;
                     let mut input: Box<Input<'_>> =
                         Box::new(Fetch { source: self.source, positions, next: 0, buffer: Vec::new().into_iter() });
-                    self.runner.sort(q, &mut input, &Vec::new(), keep, cursor, &mut unit_stats).map(Some)
+                    self.runner
+                        .sort(q, &mut input, &Vec::new(), keep, cursor, &mut unit_stats)
+                        .map(|(rows, charge)| Some((rows, charge, whole(&unit_stats))))
                 }
                 (Some(order), false, None) => {
                     self.runner.sort_indexed(q, &unit.ranges, order, keep, cursor, &mut unit_stats)
@@ -587,8 +685,11 @@ impl Coordinator<'_> {
                 Ok(Some(sorted)) => Ok(sorted),
                 Err(e) => Err(e),
                 Ok(None) => {
-                    let mut input = unit_input(self.source, unit, self.access.filter.as_ref(), &mut unit_stats);
-                    self.runner.sort(q, &mut input, &Vec::new(), keep, cursor, &mut unit_stats)
+                    let meter = Cell::new(Work::default());
+                    let mut input = unit_input(self.source, unit, self.access.filter.as_ref(), &mut unit_stats, &meter);
+                    self.runner
+                        .sort(q, &mut input, &Vec::new(), keep, cursor, &mut unit_stats)
+                        .map(|(rows, charge)| (rows, charge, whole(&unit_stats)))
                 }
             }
             .map(|sorted| {
@@ -605,13 +706,15 @@ impl Coordinator<'_> {
         // The rows held for the merge, and their charges (given back when the merge is done).
         let mut charges = Vec::with_capacity(self.units.len());
         let mut held = 0u64;
+        let mut heads = Work::default();
         for slot in slots {
             match slot.into_inner().map_err(|_| QueryError::internal("a producer panicked"))? {
-                Some(Ok(((rows, charge), s))) => {
+                Some(Ok(((rows, charge, head), s))) => {
                     stats.add(&RunStats { peak_buffered: 0, ..s });
                     held += rows.len() as u64;
                     sorted.push(rows.into_iter());
                     charges.push(charge);
+                    heads.add(head);
                 }
                 Some(Err(e)) => return Err(e),
                 None => return Err(QueryError::internal("a producer did not report")),
@@ -621,8 +724,12 @@ impl Coordinator<'_> {
         // only when it is returned.
         stats.peak_buffered = stats.peak_buffered.max(held);
         let ctx = self.runner.ctx(None);
+        if first_page {
+            out.note_work(heads);
+        }
         for row in KWayMerge::new(&q.order_by, sorted) {
             self.runner.check_cancelled()?;
+            out.note_work(row.work);
             if out.push_row(self.runner.project(q, &ctx, &row.row)?, || ResumePoint::Sort(row.cursor()))? {
                 break;
             }
@@ -767,10 +874,17 @@ impl Coordinator<'_> {
     /// Aggregates and GROUP BY: partial groups per partition, merged in scan order.
     pub fn grouped(&self, stats: &mut RunStats, out: &mut Emitter<'_>) -> Result<(), QueryError> {
         let q = self.query;
+        // Everything is read before the first group goes out: the first result carries it all.
+        let before = *stats;
+        let read = |stats: &RunStats| Work {
+            bytes: stats.retrieved_bytes - before.retrieved_bytes,
+            entries: stats.index_entries - before.index_entries,
+        };
         if self.access.count_only && self.resume_after().is_none() {
             if let Some(n) = self.count_from_index(stats) {
                 let mut groups: Groups = Groups::new();
                 groups.insert(Vec::new(), (Vec::new(), q.aggregates.iter().map(|_| Accumulator::counted(n)).collect()));
+                out.note_work(read(stats));
                 return self.runner.finish_groups(q, groups, out);
             }
         }
@@ -790,6 +904,7 @@ impl Coordinator<'_> {
                     .collect();
                 let mut groups: Groups = Groups::new();
                 groups.insert(Vec::new(), (Vec::new(), accumulators));
+                out.note_work(read(stats));
                 return self.runner.finish_groups(q, groups, out);
             }
         }
@@ -798,7 +913,9 @@ impl Coordinator<'_> {
         let work = |i: usize, _cancel: &AtomicBool| {
             let started = std::time::Instant::now();
             let mut unit_stats = RunStats::default();
-            let mut input = unit_input(self.source, &self.units[i], self.access.filter.as_ref(), &mut unit_stats);
+            let meter = Cell::new(Work::default());
+            let mut input =
+                unit_input(self.source, &self.units[i], self.access.filter.as_ref(), &mut unit_stats, &meter);
             let outcome = self.runner.collect_groups(q, &mut input, &Vec::new(), &mut unit_stats).map(|g| {
                 unit_stats.nanos = started.elapsed().as_nanos() as u64;
                 self.report(i, &unit_stats);
@@ -834,6 +951,7 @@ impl Coordinator<'_> {
                 groups
             }
         };
+        out.note_work(read(stats));
         self.runner.finish_groups(q, groups, out)
     }
 }

@@ -168,13 +168,66 @@ pub fn item_charge(work: &ItemWork, consistency: Consistency) -> f64 {
 
 /// The charge of one page of a query, rounded.
 pub fn query_charge(work: &QueryWork) -> f64 {
-    round(
-        MODEL.query_base
-            + MODEL.per_partition * work.partitions.max(1) as f64
-            + MODEL.per_kb_retrieved * work.retrieved_bytes as f64 / 1024.0
-            + MODEL.per_index_entry * work.index_entries as f64
-            + MODEL.per_kb_output * work.output_bytes as f64 / 1024.0,
-    )
+    round(unrounded(work.partitions as u64, work.retrieved_bytes, work.index_entries, work.output_bytes))
+}
+
+/// The query charge formula before rounding.
+fn unrounded(partitions: u64, retrieved_bytes: u64, index_entries: u64, output_bytes: u64) -> f64 {
+    MODEL.query_base
+        + MODEL.per_partition * partitions.max(1) as f64
+        + MODEL.per_kb_retrieved * retrieved_bytes as f64 / 1024.0
+        + MODEL.per_index_entry * index_entries as f64
+        + MODEL.per_kb_output * output_bytes as f64 / 1024.0
+}
+
+/// Work a query is charged for: item bytes loaded and index entries read, as the executor
+/// attributes them to the results (see `Emitter::note_work`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Work {
+    pub bytes: u64,
+    pub entries: u64,
+}
+
+impl Work {
+    pub fn add(&mut self, other: Work) {
+        self.bytes = self.bytes.saturating_add(other.bytes);
+        self.entries = self.entries.saturating_add(other.entries);
+    }
+
+    /// What `self` holds beyond `earlier` (a counter's reading against an earlier one).
+    pub fn since(self, earlier: Work) -> Work {
+        Work { bytes: self.bytes.saturating_sub(earlier.bytes), entries: self.entries.saturating_sub(earlier.entries) }
+    }
+}
+
+/// What a query's pages have been charged for so far, carried from page to page in the
+/// continuation token: the charge of pages 1..k is the formula applied to these sums, so the
+/// pages' charges add up to exactly what one page returning everything costs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ChargedSoFar {
+    /// Physical partitions (charged once, on the first page).
+    pub partitions: u64,
+    pub work: Work,
+    pub output_bytes: u64,
+}
+
+impl ChargedSoFar {
+    /// The charge of everything so far, rounded (zero before the first page).
+    pub fn charge(&self, consistency: Consistency) -> f64 {
+        if *self == ChargedSoFar::default() {
+            return 0.0;
+        }
+        round(
+            unrounded(self.partitions, self.work.bytes, self.work.entries, self.output_bytes)
+                * consistency.read_factor(),
+        )
+    }
+
+    /// The charge of the page that took the sums from `before` to `self`: the difference of the
+    /// two rounded totals, so that the pages' charges add up to the total's.
+    pub fn page_charge(&self, before: &ChargedSoFar, consistency: Consistency) -> f64 {
+        round(self.charge(consistency) - before.charge(consistency))
+    }
 }
 
 /// How a query page's `charge` divides among the physical partitions it read, for the budgets

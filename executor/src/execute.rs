@@ -251,7 +251,7 @@ fn run(
     let fp = continuation::fingerprint(&plan.sql, &options.parameters, options.partition_key.as_ref());
     let token = match &options.continuation {
         Some(text) => continuation::decode(text, fp)?,
-        None => Token { returned: 0, resume: None },
+        None => Token { returned: 0, resume: None, charged: cost::ChargedSoFar::default() },
     };
     if options.max_item_count == Some(0) {
         return Err(QueryError::new(QueryErrorKind::Bind, "max_item_count must be at least 1", None));
@@ -283,8 +283,11 @@ fn run(
     let runner = Runner::new(source)
         .with_cancel(options.cancel.clone())
         .with_budget(options.memory_budget.unwrap_or(DEFAULT_MEMORY_BUDGET));
+    // The work read on this thread by the runs whose results the runner produces.
+    let meter = std::cell::Cell::new(cost::Work::default());
     let mut out = Emitter::page(&plan.query, token.returned, take, options.max_item_count, resume.is_some())
-        .with_budget(&runner.budget);
+        .with_budget(&runner.budget)
+        .with_meter(&meter);
     let streaming = sink.is_some();
     if let Some(sink) = sink {
         out = out.into_sink(sink);
@@ -304,12 +307,14 @@ fn run(
     };
     match plan.strategy {
         Strategy::NoItems => runner.run_into(&plan.query, &mut std::iter::empty(), &mut stats, &mut out)?,
-        Strategy::OnePass(_) => coordinator.one_pass(&mut stats, &mut out)?,
-        Strategy::Concatenate => coordinator.concatenated(&mut stats, &mut out)?,
+        Strategy::OnePass(_) => coordinator.one_pass(&mut stats, &mut out, &meter)?,
+        Strategy::Concatenate => coordinator.concatenated(&mut stats, &mut out, &meter)?,
         Strategy::MergeSorted => coordinator.ordered(&mut stats, &mut out)?,
         Strategy::MergeGroups => coordinator.grouped(&mut stats, &mut out)?,
     }
     let mark = out.mark().cloned();
+    // The page is charged for the work its results carry, and for the rest when it is the last.
+    let charged_work = out.charged_work(!out.overflowed());
     let emitted = out.emitted();
     let emitted_bytes = out.emitted_bytes();
     let mut items = out.finish();
@@ -319,21 +324,23 @@ fn run(
             items.truncate(page);
             let resume = if plan.paging == Paging::Replay { None } else { mark };
             let returned = token.returned.saturating_add(page as u64);
-            continuation = Some(continuation::encode(fp, &Token { returned, resume }));
+            continuation = Some((returned, resume));
         }
     }
     // Results returned: those of the page, or every one handed to the sink.
     let output = if streaming { emitted } else { items.len() as u64 };
     let output_bytes =
         if streaming { emitted_bytes } else { items.iter().map(crate::memory::value_bytes).sum::<u64>() };
-    let work = cost::QueryWork {
-        partitions: units.len(),
-        index_entries: stats.index_entries,
-        retrieved: stats.retrieved,
-        retrieved_bytes: stats.retrieved_bytes,
-        output,
-        output_bytes,
-    };
+    // What the pages so far and this one were charged for: the partitions once, on the first.
+    let before = token.charged;
+    let mut charged = before;
+    if options.continuation.is_none() {
+        charged.partitions = units.len().max(1) as u64;
+    }
+    charged.work.add(charged_work);
+    charged.output_bytes = charged.output_bytes.saturating_add(output_bytes);
+    let continuation =
+        continuation.map(|(returned, resume)| continuation::encode(fp, &Token { returned, resume, charged }));
     let metrics = QueryMetrics {
         partitions_touched: units.len(),
         physical_partitions,
@@ -344,7 +351,7 @@ fn run(
         output_document_size: output_bytes,
         compile_time_ns: 0,
         execution_time_ns: started.elapsed().as_nanos() as u64,
-        request_charge: cost::query_charge(&work) * options.consistency.read_factor(),
+        request_charge: charged.page_charge(&before, options.consistency),
         peak_buffered_items: stats.peak_buffered,
     };
     let index_metrics = options.populate_index_metrics.then(|| cosmoql_planner::access::index_metrics(&plan.access));

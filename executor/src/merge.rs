@@ -24,6 +24,9 @@ pub struct SortedRow {
     pub keys: Vec<Value>,
     pub pos: RowPos,
     pub row: Row,
+    /// The work the row is charged for (see `Runner::sort_indexed`; zero for a sort, whose work
+    /// is charged whole on the first page).
+    pub work: crate::cost::Work,
 }
 
 impl SortedRow {
@@ -204,7 +207,12 @@ mod tests {
     use super::*;
 
     fn row(key: f64, sub: u64) -> SortedRow {
-        SortedRow { keys: vec![Value::from(key)], pos: RowPos { item: None, sub }, row: Vec::new() }
+        SortedRow {
+            keys: vec![Value::from(key)],
+            pos: RowPos { item: None, sub },
+            row: Vec::new(),
+            work: crate::cost::Work::default(),
+        }
     }
 
     fn keys(rows: impl IntoIterator<Item = SortedRow>) -> Vec<(f64, u64)> {

@@ -6,6 +6,7 @@
 //! A stored item stays in its binary form in a row; a path read decodes only the value it reaches,
 //! so `WHERE c.metricValue > 99.5` never decodes the rest of the item.
 
+use std::cell::Cell;
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 use std::sync::Arc;
@@ -17,6 +18,7 @@ use cosmoql_value::{Map, Value};
 
 use crate::aggregate::{Accumulator, Groups};
 use crate::continuation::ResumePoint;
+use crate::cost::Work;
 use crate::error::QueryError;
 use crate::eval::{read_path, Eval, EvalContext, Subqueries};
 use crate::memory::{row_bytes, value_bytes, Charge, MemoryBudget, DEFAULT_MEMORY_BUDGET};
@@ -66,6 +68,16 @@ pub struct IndexWalk<'s> {
     /// The source stopped answering from the index.
     pub broken: bool,
     pub work: IndexWork,
+    /// Counts the entries handed out and their items' bytes, one entry at a time.
+    meter: Option<&'s WalkMeter>,
+}
+
+/// What an index walk handed out: entries and item bytes so far, and the same before the last
+/// entry (so a row can tell its own entry from those before it).
+#[derive(Debug, Default)]
+pub struct WalkMeter {
+    pub now: Cell<Work>,
+    pub before_last: Cell<Work>,
 }
 
 impl std::fmt::Debug for IndexWalk<'_> {
@@ -95,7 +107,13 @@ impl<'s> IndexWalk<'s> {
             done: false,
             broken: false,
             work: IndexWork::default(),
+            meter: None,
         }
+    }
+
+    /// Counts what the walk hands out on `meter`.
+    pub fn with_meter(self, meter: &'s WalkMeter) -> Self {
+        IndexWalk { meter: Some(meter), ..self }
     }
 
     /// Reads the next chunk; false if the index cannot serve.
@@ -155,6 +173,12 @@ impl<'s> IndexWalk<'s> {
     pub fn next_entry(&mut self) -> Option<(WalkKey, ItemPosition, Option<StoredItem>)> {
         loop {
             if let Some(entry) = self.buffer.next() {
+                if let Some(meter) = self.meter {
+                    let mut now = meter.now.get();
+                    meter.before_last.set(now);
+                    now.add(Work { bytes: entry.2.as_ref().map_or(0, |i| i.doc.len() as u64), entries: 1 });
+                    meter.now.set(now);
+                }
                 return Some(entry);
             }
             if self.done || !self.fill() {
@@ -381,7 +405,7 @@ impl<'a> Runner<'a> {
                     return Ok(Flow::Continue);
                 }
             }
-            let held = SortedRow { keys, pos: pos.clone(), row: row.clone() };
+            let held = SortedRow { keys, pos: pos.clone(), row: row.clone(), work: Work::default() };
             charge.add(sorted_bytes(&held), "ORDER BY")?;
             if let Some(dropped) = buffer.push(held) {
                 charge.release(sorted_bytes(&dropped));
@@ -395,6 +419,11 @@ impl<'a> Runner<'a> {
     /// ORDER BY from a range index: the rows of `ranges` in index order, after `after`, the first
     /// `keep` of them (all without), read lazily so that only what the page needs is read.
     /// `None` when the index cannot order every item there (the caller sorts instead).
+    ///
+    /// Each row carries the work of its own entry and item and of the entries after it up to the
+    /// next row (read for that: the walk reads one row past `keep`); the work before the first
+    /// row is returned apart. So a page charged for the rows it returns, and the first page for
+    /// that first stretch, charges each entry once whatever the page size.
     pub fn sort_indexed(
         &self,
         q: &BoundQuery,
@@ -403,7 +432,7 @@ impl<'a> Runner<'a> {
         keep: Option<u64>,
         after: Option<&SortCursor>,
         stats: &mut RunStats,
-    ) -> Result<Option<(Vec<SortedRow>, Charge<'_>)>, QueryError> {
+    ) -> Result<Option<(Vec<SortedRow>, Charge<'_>, Work)>, QueryError> {
         let ctx = self.ctx(None);
         let mut charge = Charge::new(&self.budget);
         let keep = keep.map(|k| usize::try_from(k).unwrap_or(usize::MAX));
@@ -414,11 +443,15 @@ impl<'a> Runner<'a> {
                 _ => return Ok(None),
             },
         };
-        let mut walk = IndexWalk::new(self.source, ranges, order, (start, keep), true);
+        let meter = WalkMeter::default();
+        let bound = keep.map(|k| k.saturating_add(1));
+        let mut walk = IndexWalk::new(self.source, ranges, order, (start, bound), true).with_meter(&meter);
         if !walk.fill() {
             return Ok(None);
         }
-        let mut rows = Vec::new();
+        let mut rows: Vec<SortedRow> = Vec::new();
+        let mut head = Work::default();
+        let mut last = Work::default();
         if keep != Some(0) {
             self.for_each_row(q, &mut walk, &Vec::new(), stats, &mut |row, pos| {
                 if !self.passes(q, row)? {
@@ -433,11 +466,33 @@ impl<'a> Runner<'a> {
                         return Ok(Flow::Continue);
                     }
                 }
-                let held = SortedRow { keys, pos: pos.clone(), row: row.clone() };
+                // The entries before this row's own go to the row before it (or the head); its
+                // own entry and item to it (a second row of the same item has none).
+                let (now, pre) = (meter.now.get(), meter.before_last.get());
+                let from = if pre.entries > last.entries { pre } else { last };
+                match rows.last_mut() {
+                    Some(r) => r.work.add(from.since(last)),
+                    None => head.add(from.since(last)),
+                }
+                last = now;
+                let held = SortedRow { keys, pos: pos.clone(), row: row.clone(), work: now.since(from) };
                 charge.add(sorted_bytes(&held), "ORDER BY")?;
                 rows.push(held);
-                Ok(if keep.is_some_and(|k| rows.len() >= k) { Flow::Stop } else { Flow::Continue })
+                Ok(if bound.is_some_and(|k| rows.len() >= k) { Flow::Stop } else { Flow::Continue })
             })?;
+        }
+        if bound.is_some_and(|k| rows.len() >= k) {
+            // The row past `keep` only closed the stretch after the last one kept.
+            if let Some(extra) = rows.pop() {
+                charge.release(sorted_bytes(&extra));
+            }
+        } else {
+            // The walk reached its end: the rest follows the last row.
+            let tail = meter.now.get().since(last);
+            match rows.last_mut() {
+                Some(r) => r.work.add(tail),
+                None => head.add(tail),
+            }
         }
         stats.index_entries += walk.work.entries;
         if walk.broken {
@@ -445,7 +500,7 @@ impl<'a> Runner<'a> {
             return Ok(None);
         }
         stats.peak_buffered = stats.peak_buffered.max(rows.len() as u64);
-        Ok(Some((rows, charge)))
+        Ok(Some((rows, charge, head)))
     }
 
     fn run_ranked(
@@ -729,6 +784,17 @@ pub struct Emitter<'s> {
     mark: Option<ResumePoint>,
     /// The query's own results (not a subquery's): they must be JSON.
     top_level: bool,
+    /// Work read but not yet attributed to a result: the next result taken (or skipped by
+    /// OFFSET) carries it (see [`Emitter::note_work`]).
+    pending: Work,
+    /// Work attributed to this page's results and OFFSET's skips: what the page is charged for.
+    charged: Work,
+    /// A replayed page: the results it skips were returned (and charged) by earlier pages.
+    replayed: bool,
+    /// A counter of the work read on this thread, read at each result (for the runs whose
+    /// results the runner produces from inputs it pulls), and its last reading.
+    meter: Option<&'s Cell<Work>>,
+    metered: Work,
 }
 
 impl std::fmt::Debug for Emitter<'_> {
@@ -757,6 +823,11 @@ impl<'s> Emitter<'s> {
             mark_at: None,
             mark: None,
             top_level: false,
+            pending: Work::default(),
+            charged: Work::default(),
+            replayed: false,
+            meter: None,
+            metered: Work::default(),
         }
     }
 
@@ -776,7 +847,68 @@ impl<'s> Emitter<'s> {
             (r, t) => r.or(t),
         };
         let skip = if resumed && returned > 0 { 0 } else { q.offset.saturating_add(returned) };
-        Emitter { skip, limit, mark_at: page.map(|p| p as u64), top_level: true, ..Emitter::new(q) }
+        Emitter {
+            skip,
+            limit,
+            mark_at: page.map(|p| p as u64),
+            top_level: true,
+            replayed: !resumed && returned > 0,
+            ..Emitter::new(q)
+        }
+    }
+
+    /// Reads `meter` at each result: the work it counted since the last one is attributed to it.
+    pub fn with_meter(self, meter: &'s Cell<Work>) -> Self {
+        let metered = meter.get();
+        Emitter { meter: Some(meter), metered, ..self }
+    }
+
+    /// Work done towards the next result: the next result this page takes (or OFFSET skips)
+    /// carries it; a result skipped because an earlier page returned it drops it (that page was
+    /// charged); work after the page's last result is charged only when no page follows.
+    /// Attributing work to results this way makes the charges of a query's pages add up to the
+    /// charge of one page returning everything, whatever the page size and parallelism.
+    pub fn note_work(&mut self, work: Work) {
+        self.pending.add(work);
+    }
+
+    /// Drops the work noted since the last result (it was charged to an earlier page: a resumed
+    /// scan re-reading what precedes its resume point).
+    pub fn drop_pending(&mut self) {
+        self.read_meter();
+        self.pending = Work::default();
+    }
+
+    fn read_meter(&mut self) {
+        if let Some(meter) = self.meter {
+            let now = meter.get();
+            self.pending.add(now.since(self.metered));
+            self.metered = now;
+        }
+    }
+
+    /// The pending work goes to the result just taken (or, `false`, is dropped).
+    fn attribute(&mut self, charge: bool) {
+        if charge {
+            self.charged.add(self.pending);
+        }
+        self.pending = Work::default();
+    }
+
+    /// What this page is charged for: the work attributed to its results, and, when no page
+    /// follows (`last`), the work after them.
+    pub fn charged_work(&mut self, last: bool) -> Work {
+        self.read_meter();
+        let mut work = self.charged;
+        if last {
+            work.add(self.pending);
+        }
+        work
+    }
+
+    /// Whether the page took more results than it returns (so a continuation follows).
+    pub fn overflowed(&self) -> bool {
+        self.mark_at.is_some_and(|page| self.emitted > page)
     }
 
     /// Hands results to `sink` as they come instead of collecting them.
@@ -799,6 +931,7 @@ impl<'s> Emitter<'s> {
         if self.limit.is_some_and(|l| self.emitted >= l) {
             return Ok(true);
         }
+        self.read_meter();
         if v.is_undefined() {
             return Ok(false);
         }
@@ -824,9 +957,13 @@ impl<'s> Emitter<'s> {
         }
         if self.skip > 0 {
             self.skip -= 1;
+            self.attribute(!self.replayed);
             return Ok(false);
         }
         self.emitted += 1;
+        // The page's results carry their work; the one taken past the page (to know that a
+        // continuation follows) does not: the next page reads it again.
+        self.attribute(self.mark_at.is_none_or(|page| self.emitted <= page));
         self.emitted_bytes = self.emitted_bytes.saturating_add(value_bytes(&v));
         if self.mark_at == Some(self.emitted) {
             self.mark = Some(resume());

@@ -673,7 +673,9 @@ impl Session {
         match words.as_slice() {
             [] => {}
             ["off"] => client.container().set_throughput(None),
-            ["autoscale", max] => drop(client.replace_throughput(Provisioned::Autoscale { max: number(max)? }).map_err(err)?),
+            ["autoscale", max] => {
+                drop(client.replace_throughput(Provisioned::Autoscale { max: number(max)? }).map_err(err)?)
+            }
             ["burst", on @ ("on" | "off")] => client.set_burst_capacity(*on == "on").map_err(err)?,
             ["even"] => drop(client.reset_throughput_distribution().map_err(err)?),
             ["redistribute", targets @ ..] if !targets.is_empty() => {
@@ -688,7 +690,8 @@ impl Session {
             [ru] => drop(client.replace_throughput(Provisioned::Manual(number(ru)?)).map_err(err)?),
             _ => {
                 return Err(
-                    "usage: .throughput [off | RU | autoscale MAX | burst on|off | redistribute ID=RU... | even]".into()
+                    "usage: .throughput [off | RU | autoscale MAX | burst on|off | redistribute ID=RU... | even]"
+                        .into(),
                 )
             }
         }
