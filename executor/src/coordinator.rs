@@ -611,10 +611,10 @@ impl Coordinator<'_> {
         let first_page = self.sort_cursor().is_none();
         if self.access.skip_on_keys {
             // Every item is a result: merging the partitions' index keys finds the rows OFFSET
-            // skips and (for a query with a limit, whatever the page size) the rows the page
-            // returns without reading any other item.
+            // skips and the rows the page returns without reading any other item. (Charged as
+            // the walk below would charge them: an entry and an item per row, nothing between.)
             let skip = out.pending_skip();
-            let take = if q.limit.is_some() { out.rows_wanted().map_or(0, |w| w.saturating_sub(skip)) } else { 0 };
+            let take = out.rows_wanted().map_or(0, |w| w.saturating_sub(skip));
             if skip > 0 || take > 0 {
                 if let Some(merged) = self.merge_on_index(skip, take, stats)? {
                     out.skipped_before(merged.skipped);
