@@ -191,9 +191,13 @@ impl ContainerClient {
                     reasons.push(format!("{:.0}% of the workload's queries read one logical partition", share * 100.0));
                 }
                 if workload.creates > 0.0 {
-                    // Writes land where the items do: per hour for time-stamped items, else as
-                    // storage spreads.
-                    let busiest = c.write_concentration.unwrap_or(c.storage.max_over_mean / p as f64).min(1.0);
+                    // Writes land where the items do: per second (or hour) for time-stamped
+                    // items, else as storage spreads.
+                    let busiest = c
+                        .write_concentration_per_second
+                        .or(c.write_concentration)
+                        .unwrap_or(c.storage.max_over_mean / p as f64)
+                        .min(1.0);
                     let ru = workload.creates * busiest * per_create;
                     if ru > cosmoql_storage::throughput::MAX_RU_PER_PARTITION {
                         c.penalty = f64::INFINITY;
@@ -274,6 +278,7 @@ pub fn ranking_json(ranked: &[(Candidate, Option<f64>)]) -> Value {
                 ("storageMaxOverMean".to_string(), num(c.storage.max_over_mean)),
                 ("storageCv".to_string(), num(c.storage.cv)),
                 ("writeConcentration".to_string(), c.write_concentration.map_or(Value::Null, num)),
+                ("writeConcentrationPerSecond".to_string(), c.write_concentration_per_second.map_or(Value::Null, num)),
                 ("penalty".to_string(), if c.penalty.is_finite() { num(c.penalty) } else { Value::Null }),
                 ("ruledOut".to_string(), Value::from(!c.penalty.is_finite())),
             ];

@@ -106,10 +106,13 @@ fn write_rates_rule_out_a_key_one_partition_cannot_serve_and_changing_paths_are_
     // partition, 25,000 RU/s, which no physical partition serves.
     let at = &find(&KeyChoice::Path("/at".into())).0;
     assert!(at.penalty.is_infinite(), "{at:?}");
+    // Measured per second: all of each second's writes on one partition.
+    assert_eq!(at.write_concentration_per_second, Some(1.0));
     assert!(at.reasons.iter().any(|r| r.contains("more than the 10,000 RU/s a physical partition serves")), "{at:?}");
     // Under /deviceId they spread: the load is a reason, not a verdict.
     let device = &find(&KeyChoice::Path("/deviceId".into())).0;
     assert!(device.penalty.is_finite(), "{device:?}");
+    assert!(device.write_concentration_per_second.is_some_and(|c| c < 0.25), "{device:?}");
     assert!(
         device.reasons.iter().any(|r| r.starts_with("at 5000 creates/s the busiest partition takes")),
         "{device:?}"

@@ -70,6 +70,9 @@ pub struct Candidate {
     /// For time-stamped items: the average share of an hour's writes landing on the busiest
     /// partition (`1 / P` is even, 1 is one partition taking them all).
     pub write_concentration: Option<f64>,
+    /// For items stamped to the second: the same per second, over the seconds with at least two
+    /// writes (what a throughput budget, counted per second, sees).
+    pub write_concentration_per_second: Option<f64>,
     /// Lower is better; `f64::INFINITY` rules the key out.
     pub penalty: f64,
     pub reasons: Vec<String>,
@@ -134,6 +137,8 @@ struct Item {
     stamp: Option<String>,
     fields: HashMap<String, String>,
     hour: Option<String>,
+    /// The item's second (`None` when its time has no seconds).
+    second: Option<String>,
 }
 
 /// At most this many items are read by [`advise_container`]: a sample beyond.
@@ -161,7 +166,15 @@ pub fn render(ranked: &[Candidate], top: usize) -> String {
             c.cardinality,
             c.largest_bytes,
             c.storage.max_over_mean,
-            c.write_concentration.map_or(String::new(), |w| format!(", hourly writes on the busiest partition {:.0}%", w * 100.0)),
+            match (c.write_concentration, c.write_concentration_per_second) {
+                (Some(h), Some(s)) => format!(
+                    ", writes on the busiest partition {:.0}% of each hour's, {:.0}% of each second's",
+                    h * 100.0,
+                    s * 100.0
+                ),
+                (Some(h), None) => format!(", hourly writes on the busiest partition {:.0}%", h * 100.0),
+                _ => String::new(),
+            },
             c.reasons.join("; ")
         ));
     }
@@ -185,7 +198,13 @@ fn parse(items: &[Value]) -> Parsed {
             let mut leaves = Vec::new();
             scalars(v, "", 0, &mut leaves);
             let fields: HashMap<String, String> = leaves.into_iter().collect();
-            Item { bytes: to_json_string(v).map_or(0, |s| s.len() as u64), hour: None, stamp: None, fields }
+            Item {
+                bytes: to_json_string(v).map_or(0, |s| s.len() as u64),
+                hour: None,
+                second: None,
+                stamp: None,
+                fields,
+            }
         })
         .collect();
     let n = parsed.len();
@@ -225,6 +244,7 @@ fn parse(items: &[Value]) -> Parsed {
         .map(|mut i| {
             i.stamp = stamp.as_ref().and_then(|s| i.fields.get(s)).cloned();
             i.hour = i.stamp.as_ref().map(|t| t.chars().take(13).collect());
+            i.second = i.stamp.as_ref().filter(|t| t.len() >= 19).map(|t| t.chars().take(19).collect());
             i
         })
         .collect();
@@ -444,11 +464,23 @@ fn measure(key: KeyChoice, items: &[Item], context: &Context<'_>) -> Option<Cand
     let (time_paths, options, p, scale) = (context.time_paths, context.options, context.p, context.scale);
     let Layout { keys, per_key, per_partition, group_of } = layout(&key, items, p)?;
     let mut per_hour: HashMap<&str, Vec<u64>> = HashMap::new();
+    let mut per_second: HashMap<&str, Vec<u64>> = HashMap::new();
     for (item, (key, _)) in items.iter().zip(&keys) {
         if let (Some(hour), Some(slot)) = (&item.hour, group_of.get(key)) {
             per_hour.entry(hour.as_str()).or_insert_with(|| vec![0; p])[*slot] += 1;
+            if let Some(second) = &item.second {
+                per_second.entry(second.as_str()).or_insert_with(|| vec![0; p])[*slot] += 1;
+            }
         }
     }
+    // The busiest partition's share of the writes of each second that has several, weighted by
+    // the writes.
+    let (busiest, several): (u64, u64) = per_second
+        .values()
+        .map(|counts| (counts.iter().copied().max().unwrap_or(0), counts.iter().sum::<u64>()))
+        .filter(|(_, total)| *total >= 2)
+        .fold((0, 0), |(b, t), (max, total)| (b + max, t + total));
+    let write_concentration_per_second = (several > 0).then(|| busiest as f64 / several as f64);
 
     let largest = per_key.values().copied().max().unwrap_or(0);
     let largest_bytes = (largest as f64 * scale) as u64;
@@ -533,7 +565,16 @@ fn measure(key: KeyChoice, items: &[Item], context: &Context<'_>) -> Option<Cand
     if reasons.is_empty() || penalty < 0.5 {
         reasons.push("spreads storage and writes evenly".into());
     }
-    Some(Candidate { key, cardinality, largest_bytes, storage, write_concentration, penalty, reasons })
+    Some(Candidate {
+        key,
+        cardinality,
+        largest_bytes,
+        storage,
+        write_concentration,
+        write_concentration_per_second,
+        penalty,
+        reasons,
+    })
 }
 
 #[cfg(test)]
