@@ -87,7 +87,15 @@ fn key_definition(key: &KeyChoice) -> Option<PartitionKeyDefinition> {
     let path = |p: &str| PartitionKeyPath::parse(p).ok();
     match key {
         KeyChoice::Path(p) => PartitionKeyDefinition::hash(p).ok(),
-        KeyChoice::Hierarchical(a, b) => PartitionKeyDefinition::from_paths(&[a, b]).ok(),
+        KeyChoice::Hierarchical(_) => PartitionKeyDefinition::from_paths(&key.paths()).ok(),
+        KeyChoice::RandomSuffix(base, buckets) => {
+            PartitionKeyDefinition::synthetic(SyntheticKey::new(SyntheticKind::RandomSuffix {
+                base: path(base)?,
+                buckets: *buckets,
+                seed: 0,
+            }))
+            .ok()
+        }
         KeyChoice::Concat(a, b) => PartitionKeyDefinition::synthetic(SyntheticKey::new(SyntheticKind::Concat {
             paths: vec![path(a)?, path(b)?],
             separator: "-".into(),
@@ -122,6 +130,7 @@ impl ContainerClient {
         let options = cosmoql_storage::AdvisorOptions {
             partitions: partitions.unwrap_or_else(|| self.container.partition_count()),
             logical_partition_cap: self.container.logical_partition_cap(),
+            write_charge: create_charge,
             ..cosmoql_storage::AdvisorOptions::default()
         };
         cosmoql_storage::advise_container(&self.container, &options)
@@ -277,6 +286,8 @@ pub fn ranking_json(ranked: &[(Candidate, Option<f64>)]) -> Value {
                 ("largestLogicalPartitionBytes".to_string(), Value::from(c.largest_bytes as f64)),
                 ("storageMaxOverMean".to_string(), num(c.storage.max_over_mean)),
                 ("storageCv".to_string(), num(c.storage.cv)),
+                ("writeRuMaxOverMean".to_string(), num(c.writes.max_over_mean)),
+                ("writeRuCv".to_string(), num(c.writes.cv)),
                 ("writeConcentration".to_string(), c.write_concentration.map_or(Value::Null, num)),
                 ("writeConcentrationPerSecond".to_string(), c.write_concentration_per_second.map_or(Value::Null, num)),
                 ("penalty".to_string(), if c.penalty.is_finite() { num(c.penalty) } else { Value::Null }),

@@ -12,7 +12,7 @@ use cosmoql_executor::{Analysis, Explain, PartitionMetrics, QueryError, QueryMet
 use cosmoql_planner::Plan;
 use cosmoql_storage::{
     BatchOperation, Clock, Container, ContainerSettings, IndexingPolicy, PartitionKey, PartitionKeyDefinition,
-    PatchOperation, Provisioned, Store, SystemClock, WriteOptions,
+    PatchOperation, Provisioned, RequestKind, Store, SystemClock, WriteOptions,
 };
 use cosmoql_value::Value;
 use serde::de::DeserializeOwned;
@@ -269,8 +269,9 @@ fn admit(
     }
 }
 
-/// Consumes a query page's charge from the partitions it read, each its share of the work.
-fn consume_query(container: &Container, ids: &[u32], out: &cosmoql_executor::QueryOutput) {
+/// Consumes a query page's charge from the partitions it read, each its share of the work (and,
+/// for a query scoped to one partition key, from that key's account).
+fn consume_query(container: &Container, ids: &[u32], out: &cosmoql_executor::QueryOutput, key: Option<&PartitionKey>) {
     let work: Vec<(u32, u64, u64)> = ids
         .iter()
         .map(|id| {
@@ -278,8 +279,9 @@ fn consume_query(container: &Container, ids: &[u32], out: &cosmoql_executor::Que
             (*id, m.map_or(0, |m| m.retrieved_document_size), m.map_or(0, |m| m.index_entries))
         })
         .collect();
+    let key = key.map(ToString::to_string);
     for (id, ru) in cosmoql_executor::cost::partition_shares(out.metrics.request_charge, &work) {
-        container.consume(id, ru, None);
+        container.consume(id, ru, key.as_deref().map(|k| (k, RequestKind::Query)));
     }
 }
 
@@ -351,6 +353,8 @@ pub struct FeedPage<T> {
     pub partitions: Vec<PartitionMetrics>,
     /// With `QueryOptions::populate_index_metrics`: the index metrics, in the service's JSON.
     pub index_metrics: Option<Value>,
+    /// Diagnostics: how many times the page was refused (429) and retried before it ran.
+    pub retries: u32,
 }
 
 /// What running a query to the end did.
@@ -450,17 +454,17 @@ impl<T: DeserializeOwned + 'static> QueryPager<T> {
         };
         // Under provisioned throughput, every partition the page reads must admit it.
         let throttle = self.container.throughput();
-        let ids = match &throttle {
+        let (ids, retries) = match &throttle {
             Some(t) => match admit(&self.container, t, self.retry, || Ok(self.partitions_read(&plan))) {
-                Ok((ids, _)) => ids,
+                Ok(admitted) => admitted,
                 Err(e) => return Some(Err(e)),
             },
-            None => Vec::new(),
+            None => (Vec::new(), 0),
         };
         let result = cosmoql_executor::execute_plan(&*self.container, &plan, &self.options).map(|mut out| {
             out.metrics.compile_time_ns = compile_time_ns;
             if throttle.is_some() {
-                consume_query(&self.container, &ids, &out);
+                consume_query(&self.container, &ids, &out, self.options.partition_key.as_ref());
             }
             out
         });
@@ -479,6 +483,7 @@ impl<T: DeserializeOwned + 'static> QueryPager<T> {
                     metrics: out.metrics,
                     partitions: out.partitions,
                     index_metrics: out.index_metrics,
+                    retries,
                 })
             }
         })
@@ -514,7 +519,7 @@ impl<T: DeserializeOwned + 'static> QueryPager<T> {
                 .map_err(|e| self.error(e))?;
             out.metrics.compile_time_ns = compile_time_ns;
             if throttle.is_some() {
-                consume_query(&self.container, &ids, &out);
+                consume_query(&self.container, &ids, &out, self.options.partition_key.as_ref());
             }
             if let Some(e) = failure {
                 return Err(e);
@@ -694,6 +699,7 @@ impl ContainerClient {
     /// charge of the operation is consumed from its partition's budget.
     fn throttled(
         &self,
+        kind: RequestKind,
         partition: impl Fn() -> Result<(u32, PartitionKey), cosmoql_storage::StorageError>,
         op: impl FnOnce() -> Result<cosmoql_storage::ItemResponse, cosmoql_storage::StorageError>,
     ) -> Result<(cosmoql_storage::ItemResponse, u32), Error> {
@@ -706,13 +712,13 @@ impl ContainerClient {
         let key = partition().ok().map(|(_, key)| key.to_string());
         match op() {
             Ok(r) => {
-                self.container.consume(ids[0], self.charge(&r), key.as_deref());
+                self.container.consume(ids[0], self.charge(&r), key.as_deref().map(|k| (k, kind)));
                 Ok((r, retries))
             }
             Err(e) => {
                 // A refusal after the lookup costs what the lookup did.
                 let e = priced(e);
-                self.container.consume(ids[0], e.request_charge, key.as_deref());
+                self.container.consume(ids[0], e.request_charge, key.as_deref().map(|k| (k, kind)));
                 Err(e.into())
             }
         }
@@ -770,7 +776,11 @@ impl ContainerClient {
     /// Creates an item; its partition key is read from it (a synthetic key is computed).
     pub fn create_item<T: Serialize + DeserializeOwned + 'static>(&self, item: &T) -> Result<ItemResponse<T>, Error> {
         let item = to_value(item)?;
-        self.response(self.throttled(|| self.container.partition_of_item(&item), || self.container.create(&item))?)
+        self.response(self.throttled(
+            RequestKind::Write,
+            || self.container.partition_of_item(&item),
+            || self.container.create(&item),
+        )?)
     }
 
     /// Reads an item by partition key and id (404 if absent).
@@ -779,15 +789,18 @@ impl ContainerClient {
         partition_key: PartitionKey,
         id: &str,
     ) -> Result<ItemResponse<T>, Error> {
-        self.response(
-            self.throttled(|| self.key_partition(&partition_key), || self.container.read(&partition_key, id))?,
-        )
+        self.response(self.throttled(
+            RequestKind::Read,
+            || self.key_partition(&partition_key),
+            || self.container.read(&partition_key, id),
+        )?)
     }
 
     /// Creates or replaces an item.
     pub fn upsert_item<T: Serialize + DeserializeOwned + 'static>(&self, item: &T) -> Result<ItemResponse<T>, Error> {
         let item = to_value(item)?;
         self.response(self.throttled(
+            RequestKind::Write,
             || self.container.partition_of_item(&item),
             || self.container.upsert(&item, &WriteOptions::default()),
         )?)
@@ -804,6 +817,7 @@ impl ContainerClient {
         let options = WriteOptions { if_match: if_match.map(str::to_string), condition: None };
         let item = to_value(item)?;
         self.response(self.throttled(
+            RequestKind::Write,
             || self.key_partition(&partition_key),
             || self.container.replace(&partition_key, id, &item, &options),
         )?)
@@ -812,6 +826,7 @@ impl ContainerClient {
     /// Deletes an item.
     pub fn delete_item(&self, partition_key: PartitionKey, id: &str) -> Result<(), Error> {
         self.throttled(
+            RequestKind::Write,
             || self.key_partition(&partition_key),
             || self.container.delete(&partition_key, id, &WriteOptions::default()),
         )?;
@@ -826,6 +841,7 @@ impl ContainerClient {
         operations: &[PatchOperation],
     ) -> Result<ItemResponse<T>, Error> {
         self.response(self.throttled(
+            RequestKind::Write,
             || self.key_partition(&partition_key),
             || self.container.patch(&partition_key, id, operations, &WriteOptions::default()),
         )?)
@@ -853,13 +869,17 @@ impl ContainerClient {
             let mut error = e.error;
             error.request_charge = cosmoql_executor::cost::error_charge(error.kind);
             if throttle.is_some() {
-                self.container.consume(id, error.request_charge, Some(&partition_key.to_string()));
+                self.container.consume(
+                    id,
+                    error.request_charge,
+                    Some((&partition_key.to_string(), RequestKind::Batch)),
+                );
             }
             Error::Batch { index: e.index, error }
         })?;
         if throttle.is_some() {
             let total: f64 = responses.iter().map(|r| self.charge(r)).sum();
-            self.container.consume(id, total, Some(&partition_key.to_string()));
+            self.container.consume(id, total, Some((&partition_key.to_string(), RequestKind::Batch)));
         }
         responses.into_iter().map(|r| self.response((r, retries))).collect()
     }

@@ -40,6 +40,12 @@ fn a_date_key_with_a_hash_suffix_spreads_writes_and_keeps_date_and_vin_lookups_o
     // The id spreads writes but no lookup names it: every query fans out.
     assert_eq!(ranked[id].1, 0.0);
     assert!(suffix < id, "{:#?}", (&ranked[suffix], &ranked[id]));
+    // A random suffix spreads the writes too (about as evenly as the hash suffix), but a lookup by date
+    // and VIN cannot know the suffix: it reads all 40 of the date's logical partitions.
+    let random = find(&KeyChoice::RandomSuffix("/date".into(), 40));
+    assert_eq!(ranked[random].1, 0.0);
+    assert!(ranked[random].0.write_concentration.is_some_and(|c| c < 0.25), "{:?}", ranked[random]);
+    assert!(suffix < random && random < date, "{ranked:#?}");
     // What-if at 600 RU/s over 10 partitions: each hour the 60 vehicles write in the same second;
     // under the date they all hit one partition's 60 RU/s, under the suffix they spread.
     let date = client.what_if(&KeyChoice::Path("/date".into()), 600.0, 10).unwrap();

@@ -97,7 +97,14 @@ fn queries_are_admitted_by_every_partition_they_read_and_consume_their_charge() 
     assert_eq!(cold_rows.len(), 1);
     let refused = strict.query_items_blocking::<Value>("SELECT * FROM c", options()).unwrap_err();
     assert_eq!((refused.status(), refused.substatus()), (Some(429), 3200));
-    // With retries it waits the hot partition's debt out, then runs, and its charge is consumed.
+    // With retries it waits the hot partition's debt out, then runs, and its charge is consumed;
+    // the page says how many times it was refused.
+    let page = client.query_items::<Value>("SELECT * FROM c", options()).next_page().unwrap().unwrap();
+    assert!(page.retries >= 1, "{}", page.retries);
+    clock.advance(Duration::from_secs(60));
+    while strict.create_item::<Value>(&item("hot", n)).is_ok() {
+        n += 1;
+    }
     let before = client.container().throughput().unwrap().usage();
     let all: Vec<Value> = client.query_items_blocking("SELECT * FROM c", options()).unwrap();
     assert_eq!(all.len(), n + 1);
@@ -125,7 +132,17 @@ fn the_skew_report_flags_the_hot_partition_and_its_throttling() {
     let row = report.partitions.iter().find(|p| p.id == hot).unwrap();
     assert_eq!((row.items, row.throttled, row.peak_normalized_ru), (n as u64, 6, 100.0));
     assert_eq!(report.budget, Some(100.0));
-    assert!(report.top_keys_by_ru[0].0.contains("hot"), "{:?}", report.top_keys_by_ru);
+    let top = &report.top_keys_by_ru[0];
+    assert!(top.key.contains("hot") && top.write > 0.0 && top.read == 0.0, "{:?}", report.top_keys_by_ru);
+    // Reads and queries scoped to the key are accounted apart.
+    client.read_item::<Value>(PartitionKey::from("hot"), "0").unwrap();
+    let scoped = cosmoql::QueryOptions { partition_key: Some(PartitionKey::from("hot")), ..Default::default() };
+    client.query_items_blocking::<Value>("SELECT * FROM c", scoped).unwrap();
+    let report = client.skew_report();
+    let top = report.top_keys_by_ru.iter().find(|k| k.key.contains("hot")).unwrap();
+    assert_eq!(top.read, 1.0);
+    assert!(top.query >= 2.8, "{top:?}");
+    assert!(report.to_string().contains("(read 1.00, write "), "{report}");
     assert!(report.top_keys_by_size[0].key.contains("hot"));
     let flags = report.flags.join("\n");
     assert!(flags.contains(&format!("hot partition {hot}")), "{flags}");

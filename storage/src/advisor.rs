@@ -2,14 +2,15 @@
 //! for), which partition key would spread storage and writes best, and why.
 //!
 //! Candidates: every scalar path the items almost all have; synthetic concatenations of two of
-//! them; hierarchical pairs whose first level is skewed; a hash suffix on time-derived paths.
-//! For each, computed exactly from the items with the real EPK hash: cardinality, the largest
-//! logical partition against the cap (scaled to the total), the storage spread over `P` physical
-//! partitions (the keys in EPK order cut into `P` ranges of about equal bytes, as splits follow
-//! the data, never inside a logical partition), and for time-derived data the write concentration (the share of
-//! each hour's writes landing on the busiest partition). The ranking penalizes what the service's
-//! documents warn about (few keys, a logical partition over its cap, hot partitions, writes that
-//! all go to the key of "now") and says why.
+//! them; hierarchical pairs (and a third level where a pair is still too big); a hash suffix (on
+//! a chosen source path) and a random suffix on time-derived paths. For each, computed exactly
+//! from the items with the real EPK hash: cardinality, the largest logical partition against the
+//! cap (scaled to the total), the storage and write-RU spread over `P` physical partitions (the
+//! keys in EPK order cut into `P` ranges of about equal bytes, as splits follow the data, never
+//! inside a logical partition), and for time-stamped data the write concentration (the share of
+//! each hour's, and each second's, writes landing on the busiest partition). The ranking
+//! penalizes what the service's documents warn about (few keys, a logical partition over its cap,
+//! hot partitions, writes that all go to the key of "now") and says why.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
@@ -27,19 +28,23 @@ pub enum KeyChoice {
     Path(String),
     /// A synthetic key: the values of two paths joined with `-` (`/deviceId-/date`).
     Concat(String, String),
-    /// A hierarchical key of two paths (`[/tenantId, /userId]`).
-    Hierarchical(String, String),
+    /// A hierarchical key of two or three paths (`[/tenantId, /userId]`).
+    Hierarchical(Vec<String>),
     /// A base path's value, a dot and `hash(source) % buckets + 1` (`SyntheticKind::HashSuffix`).
     HashSuffix(String, String, u32),
+    /// A base path's value, a dot and a random number from 1 to `buckets`, drawn at each write
+    /// (`SyntheticKind::RandomSuffix`): writes spread, but a read by the base value fans out.
+    RandomSuffix(String, u32),
 }
 
 impl KeyChoice {
     /// The item paths the key's value comes from.
     pub fn paths(&self) -> Vec<&str> {
         match self {
-            KeyChoice::Path(a) => vec![a],
+            KeyChoice::Path(a) | KeyChoice::RandomSuffix(a, _) => vec![a],
             KeyChoice::HashSuffix(a, source, _) => vec![a, source],
-            KeyChoice::Concat(a, b) | KeyChoice::Hierarchical(a, b) => vec![a, b],
+            KeyChoice::Concat(a, b) => vec![a, b],
+            KeyChoice::Hierarchical(levels) => levels.iter().map(String::as_str).collect(),
         }
     }
 }
@@ -49,7 +54,8 @@ impl fmt::Display for KeyChoice {
         match self {
             KeyChoice::Path(p) => write!(f, "{p}"),
             KeyChoice::Concat(a, b) => write!(f, "{a} + \"-\" + {b} (synthetic)"),
-            KeyChoice::Hierarchical(a, b) => write!(f, "[{a}, {b}] (hierarchical)"),
+            KeyChoice::Hierarchical(levels) => write!(f, "[{}] (hierarchical)", levels.join(", ")),
+            KeyChoice::RandomSuffix(p, n) => write!(f, "{p} + \".\" + random(1..{n}) (synthetic)"),
             KeyChoice::HashSuffix(p, source, n) => {
                 write!(f, "{p} + \".\" + hash({source}) % {n} + 1 (synthetic)")
             }
@@ -67,6 +73,9 @@ pub struct Candidate {
     pub largest_bytes: u64,
     /// Storage spread over the physical partitions.
     pub storage: Spread,
+    /// The spread of the request units of writing the items (priced by
+    /// [`AdvisorOptions::write_charge`]).
+    pub writes: Spread,
     /// For time-stamped items: the average share of an hour's writes landing on the busiest
     /// partition (`1 / P` is even, 1 is one partition taking them all).
     pub write_concentration: Option<f64>,
@@ -79,7 +88,7 @@ pub struct Candidate {
 }
 
 /// Advisor settings.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy)]
 pub struct AdvisorOptions {
     /// Physical partitions to spread over.
     pub partitions: usize,
@@ -89,6 +98,9 @@ pub struct AdvisorOptions {
     pub logical_partition_cap: u64,
     /// Buckets of a hash suffix.
     pub suffix_buckets: u32,
+    /// The request units of writing an item of this many bytes (the embedded API passes the
+    /// request-charge model; by default, the bytes themselves).
+    pub write_charge: fn(u64) -> f64,
 }
 
 impl Default for AdvisorOptions {
@@ -98,6 +110,7 @@ impl Default for AdvisorOptions {
             total_items: None,
             logical_partition_cap: 20 * 1024 * 1024 * 1024,
             suffix_buckets: 40,
+            write_charge: |bytes| bytes as f64,
         }
     }
 }
@@ -132,6 +145,8 @@ fn is_time(text: &str) -> bool {
 }
 
 struct Item {
+    /// The item's place in the sample.
+    seq: u64,
     bytes: u64,
     /// The item's finest time, as written.
     stamp: Option<String>,
@@ -160,12 +175,13 @@ pub fn render(ranked: &[Candidate], top: usize) -> String {
     for (i, c) in ranked.iter().take(top).enumerate() {
         let verdict = if c.penalty.is_infinite() { "ruled out".to_string() } else { format!("{:.2}", c.penalty) };
         out.push_str(&format!(
-            "{:>2}. {}  ({} values, largest logical partition {} B, storage max/mean {:.2}{}; penalty {verdict})\n    {}\n",
+            "{:>2}. {}  ({} values, largest logical partition {} B, storage max/mean {:.2}, write RU max/mean {:.2}{}; penalty {verdict})\n    {}\n",
             i + 1,
             c.key,
             c.cardinality,
             c.largest_bytes,
             c.storage.max_over_mean,
+            c.writes.max_over_mean,
             match (c.write_concentration, c.write_concentration_per_second) {
                 (Some(h), Some(s)) => format!(
                     ", writes on the busiest partition {:.0}% of each hour's, {:.0}% of each second's",
@@ -191,14 +207,24 @@ struct Parsed {
     measured: BTreeSet<String>,
 }
 
+/// A fixed scramble of `n` (SplitMix64's finalizer): stands for a random draw, repeatably.
+fn scramble(n: u64) -> u64 {
+    let mut z = n.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
 fn parse(items: &[Value]) -> Parsed {
     let parsed: Vec<Item> = items
         .iter()
-        .map(|v| {
+        .enumerate()
+        .map(|(seq, v)| {
             let mut leaves = Vec::new();
             scalars(v, "", 0, &mut leaves);
             let fields: HashMap<String, String> = leaves.into_iter().collect();
             Item {
+                seq: seq as u64,
                 bytes: to_json_string(v).map_or(0, |s| s.len() as u64),
                 hour: None,
                 second: None,
@@ -354,35 +380,53 @@ pub fn advise(items: &[Value], options: &AdvisorOptions) -> Vec<Candidate> {
             }
         }
     }
+    for t in &time_paths {
+        choices.push(KeyChoice::RandomSuffix(t.clone(), options.suffix_buckets));
+    }
     for a in &common {
         for b in &common {
             if a != b && a != "/id" && !time_paths.contains(a) && cardinality(a) < cardinality(b) {
-                choices.push(KeyChoice::Hierarchical(a.clone(), b.clone()));
+                choices.push(KeyChoice::Hierarchical(vec![a.clone(), b.clone()]));
             }
         }
     }
     let scale = options.total_items.map_or(1.0, |t| t as f64 / n as f64);
     let context = Context { time_paths: &time_paths, measured: &measured, options, p, scale };
     let mut out: Vec<Candidate> = choices.into_iter().filter_map(|key| measure(key, &parsed, &context)).collect();
-    // A hierarchical key is worth its second level when its first level alone is too big for a
-    // logical partition.
+    // A hierarchical key is worth its next level when the levels before it are too big for a
+    // logical partition: a third level for a pair still too big.
     let half_cap = 0.5 * options.logical_partition_cap as f64;
-    let too_big: BTreeSet<String> = out
+    let too_big: BTreeSet<Vec<String>> = out
         .iter()
+        .filter(|c| c.largest_bytes as f64 > half_cap)
         .filter_map(|c| match &c.key {
-            KeyChoice::Path(path) if c.largest_bytes as f64 > half_cap => Some(path.clone()),
+            KeyChoice::Path(path) => Some(vec![path.clone()]),
+            KeyChoice::Hierarchical(levels) => Some(levels.clone()),
             _ => None,
         })
         .collect();
+    let mut deeper = Vec::new();
+    for pair in too_big.iter().filter(|levels| levels.len() == 2) {
+        for c in &common {
+            if !pair.contains(c) && !time_paths.contains(c) && cardinality(c) > cardinality(&pair[1]) {
+                let mut levels = pair.clone();
+                levels.push(c.clone());
+                deeper.extend(measure(KeyChoice::Hierarchical(levels), &parsed, &context));
+            }
+        }
+    }
+    out.extend(deeper);
     for c in &mut out {
-        if let KeyChoice::Hierarchical(a, _) = &c.key {
-            if too_big.contains(a) && c.penalty.is_finite() {
+        if let KeyChoice::Hierarchical(levels) = &c.key {
+            let prefix = &levels[..levels.len() - 1];
+            if too_big.contains(prefix) && c.penalty.is_finite() {
                 c.penalty -= 0.5;
+                let named = prefix.join(" + ");
                 c.reasons.insert(
                     0,
                     format!(
-                        "{a} alone is too big for a logical partition; the second level splits it while queries by \
-                         {a} read only its prefix's partitions"
+                        "{named} alone is too big for a logical partition; the next level splits it while queries by \
+                         {named} read only its prefix's partitions"
                     ),
                 );
             }
@@ -406,11 +450,15 @@ fn key_of(key: &KeyChoice, item: &Item) -> Option<PartitionKey> {
     Some(match key {
         KeyChoice::Path(path) => PartitionKey::from(item.fields.get(path)?.as_str()),
         KeyChoice::Concat(a, b) => PartitionKey::from(format!("{}-{}", item.fields.get(a)?, item.fields.get(b)?)),
-        KeyChoice::Hierarchical(a, b) => PartitionKey::from_values(&[
-            Value::from(item.fields.get(a)?.as_str()),
-            Value::from(item.fields.get(b)?.as_str()),
-        ])
+        KeyChoice::Hierarchical(levels) => PartitionKey::from_values(
+            &levels.iter().map(|l| item.fields.get(l).map(|v| Value::from(v.as_str()))).collect::<Option<Vec<_>>>()?,
+        )
         .ok()?,
+        // A random draw at each write: the sample's draws are a fixed scramble of the item's
+        // place in the sample, so the measure is repeatable.
+        KeyChoice::RandomSuffix(path, buckets) => {
+            PartitionKey::from(format!("{}.{}", item.fields.get(path)?, scramble(item.seq) % u64::from(*buckets) + 1))
+        }
         KeyChoice::HashSuffix(path, source, buckets) => PartitionKey::from(format!(
             "{}.{}",
             item.fields.get(path)?,
@@ -421,7 +469,7 @@ fn key_of(key: &KeyChoice, item: &Item) -> Option<PartitionKey> {
 
 fn layout(key: &KeyChoice, items: &[Item], p: usize) -> Option<Layout> {
     let definition = match key {
-        KeyChoice::Hierarchical(a, b) => PartitionKeyDefinition::from_paths(&[a, b]).ok()?,
+        KeyChoice::Hierarchical(_) => PartitionKeyDefinition::from_paths(&key.paths()).ok()?,
         _ => PartitionKeyDefinition::hash("/k").ok()?,
     };
     let mut keys: Vec<(String, Epk)> = Vec::with_capacity(items.len());
@@ -484,17 +532,15 @@ fn measure(key: KeyChoice, items: &[Item], context: &Context<'_>) -> Option<Cand
 
     let largest = per_key.values().copied().max().unwrap_or(0);
     let largest_bytes = (largest as f64 * scale) as u64;
-    let storage = {
-        let values: Vec<f64> = per_partition.iter().map(|b| *b as f64).collect();
-        let mean = values.iter().sum::<f64>() / p as f64;
-        let max = values.iter().copied().fold(0.0, f64::max);
-        let var = values.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / p as f64;
-        if mean > 0.0 {
-            Spread { max_over_mean: max / mean, cv: var.sqrt() / mean }
-        } else {
-            Spread::default()
+    let storage = crate::skew::spread(&per_partition.iter().map(|b| *b as f64).collect::<Vec<_>>());
+    // The request units of writing the items, per partition.
+    let mut ru = vec![0.0; p];
+    for (item, (key, _)) in items.iter().zip(&keys) {
+        if let Some(slot) = group_of.get(key) {
+            ru[*slot] += (options.write_charge)(item.bytes);
         }
-    };
+    }
+    let writes = crate::skew::spread(&ru);
     let write_concentration = (!per_hour.is_empty()).then(|| {
         let shares: Vec<f64> = per_hour
             .values()
@@ -530,15 +576,15 @@ fn measure(key: KeyChoice, items: &[Item], context: &Context<'_>) -> Option<Cand
     if storage.max_over_mean > 1.5 {
         reasons.push(format!("storage is uneven: the fullest partition holds {:.1}x the mean", storage.max_over_mean));
     }
-    let key_paths: Vec<&String> = match &key {
-        KeyChoice::Path(a) | KeyChoice::HashSuffix(a, _, _) => vec![a],
-        KeyChoice::Concat(a, b) | KeyChoice::Hierarchical(a, b) => vec![a, b],
+    let key_paths: Vec<&str> = match &key {
+        KeyChoice::Path(a) | KeyChoice::HashSuffix(a, _, _) | KeyChoice::RandomSuffix(a, _) => vec![a],
+        other => other.paths(),
     };
     if let Some(c) = write_concentration {
         penalty += 10.0 * (c - 1.0 / p as f64).max(0.0);
         if c > 2.0 / p as f64 {
-            let time_only =
-                !matches!(key, KeyChoice::HashSuffix(..)) && key_paths.iter().all(|k| time_paths.contains(*k));
+            let time_only = !matches!(key, KeyChoice::HashSuffix(..) | KeyChoice::RandomSuffix(..))
+                && key_paths.iter().all(|k| time_paths.contains(*k));
             reasons.push(format!(
                 "hot writes: each hour {:.0}% of the writes go to one partition{}",
                 c * 100.0,
@@ -570,6 +616,7 @@ fn measure(key: KeyChoice, items: &[Item], context: &Context<'_>) -> Option<Cand
         cardinality,
         largest_bytes,
         storage,
+        writes,
         write_concentration,
         write_concentration_per_second,
         penalty,
@@ -656,9 +703,56 @@ mod tests {
         // The 2,000 items stand for 2 billion: the big tenant alone would pass the 20 GB cap.
         let options = AdvisorOptions { total_items: Some(2_000_000_000), ..AdvisorOptions::default() };
         let ranked = advise(&items, &options);
-        assert_eq!(ranked[0].key, KeyChoice::Hierarchical("/tenantId".into(), "/userId".into()), "{ranked:#?}");
+        assert_eq!(ranked[0].key, KeyChoice::Hierarchical(vec!["/tenantId".into(), "/userId".into()]), "{ranked:#?}");
         let tenant = ranked.iter().find(|c| c.key == KeyChoice::Path("/tenantId".into())).unwrap();
         assert_eq!(tenant.penalty, f64::INFINITY);
         assert!(tenant.reasons[0].contains("cap"), "{:?}", tenant.reasons);
+    }
+
+    #[test]
+    fn write_units_spread_as_the_requests_do_not_as_the_bytes() {
+        // Two kinds: a few large items and many small ones, each group under its own kind.
+        let mut items = Vec::new();
+        for i in 0..200 {
+            let (kind, pad) = if i < 10 { ("large", 20_000) } else { ("small", 10) };
+            items.push(parse_json(&format!(r#"{{"id":"{i}","kind":"{kind}","pad":"{}"}}"#, "x".repeat(pad))).unwrap());
+        }
+        // Every write costs the same: the RU follow the item counts, the storage the bytes.
+        let options = AdvisorOptions { partitions: 2, write_charge: |_| 1.0, ..AdvisorOptions::default() };
+        let ranked = advise(&items, &options);
+        let kind = ranked.iter().find(|c| c.key == KeyChoice::Path("/kind".into())).unwrap();
+        assert!((kind.writes.max_over_mean - 190.0 / 100.0).abs() < 1e-9, "{kind:?}");
+        assert!(kind.storage.max_over_mean > 1.9 && kind.storage.max_over_mean < 2.0, "{kind:?}");
+        let large_share = 200_000.0 / (200_000.0 + 190.0 * 60.0);
+        assert!((kind.storage.max_over_mean / 2.0 - large_share).abs() < 0.02, "{kind:?}");
+        // By default the writes are priced by their bytes: the same spread as storage.
+        let by_bytes = advise(&items, &AdvisorOptions { partitions: 2, ..AdvisorOptions::default() });
+        let kind = by_bytes.iter().find(|c| c.key == KeyChoice::Path("/kind".into())).unwrap();
+        assert!((kind.writes.max_over_mean - kind.storage.max_over_mean).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_huge_user_of_a_huge_tenant_suggests_a_third_level() {
+        let mut items = Vec::new();
+        for i in 0..3000 {
+            // Contoso holds 80% of the items, and one of its users 80% of those.
+            let tenant = if i % 10 < 8 { "contoso".to_string() } else { format!("t{}", i % 37) };
+            let user = if tenant == "contoso" && i % 5 != 0 { "u-big".to_string() } else { format!("u{}", i % 300) };
+            items.push(
+                parse_json(&format!(
+                    r#"{{"id":"{i}","tenantId":"{tenant}","userId":"{user}","sessionId":"s{}"}}"#,
+                    i % 1000
+                ))
+                .unwrap(),
+            );
+        }
+        let options = AdvisorOptions { total_items: Some(3_000_000_000), ..AdvisorOptions::default() };
+        let ranked = advise(&items, &options);
+        let three = KeyChoice::Hierarchical(vec!["/tenantId".into(), "/userId".into(), "/sessionId".into()]);
+        assert_eq!(ranked[0].key, three, "{ranked:#?}");
+        assert!(ranked[0].reasons[0].starts_with("/tenantId + /userId alone is too big"), "{:?}", ranked[0].reasons);
+        assert_eq!(three.to_string(), "[/tenantId, /userId, /sessionId] (hierarchical)");
+        let two = ranked.iter().find(|c| c.key == KeyChoice::Hierarchical(vec!["/tenantId".into(), "/userId".into()]));
+        assert!(two.is_some_and(|c| c.penalty.is_infinite()), "{two:?}");
     }
 }

@@ -558,8 +558,9 @@ impl Container {
         buckets.iter().try_for_each(|b| throttle.admit(*b, n))
     }
 
-    /// Charges `ru` to the physical partition `id` (and to the logical partition `key`).
-    pub fn consume(&self, id: u32, ru: f64, key: Option<&str>) {
+    /// Charges `ru` to the physical partition `id` (and to the logical partition `key`'s account
+    /// for the kind of request).
+    pub fn consume(&self, id: u32, ru: f64, key: Option<(&str, crate::throughput::RequestKind)>) {
         let Some(throttle) = self.throughput() else { return };
         let (buckets, n) = self.throughput_buckets(&throttle, &[id]);
         if let Some(b) = buckets.first() {

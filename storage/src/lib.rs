@@ -36,4 +36,4 @@ pub use partition_key::{PartitionKey, PartitionKeyDefinition, PartitionKeyPath, 
 pub use patch::PatchOperation;
 pub use skew::{KeySize, PartitionSkew, SkewReport, Spread};
 pub use store::{Database, Store};
-pub use throughput::{Clock, ManualClock, PartitionUsage, Provisioned, SystemClock, Throttle};
+pub use throughput::{Clock, KeyUsage, ManualClock, PartitionUsage, Provisioned, RequestKind, SystemClock, Throttle};

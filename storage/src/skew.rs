@@ -70,7 +70,7 @@ pub struct SkewReport {
     /// "burst capacity on", "redistributed").
     pub throughput: Option<String>,
     pub top_keys_by_size: Vec<KeySize>,
-    pub top_keys_by_ru: Vec<(String, f64)>,
+    pub top_keys_by_ru: Vec<crate::throughput::KeyUsage>,
     pub items: Spread,
     pub bytes: Spread,
     pub ru: Spread,
@@ -80,7 +80,8 @@ pub struct SkewReport {
     pub flags: Vec<String>,
 }
 
-fn spread(values: &[f64]) -> Spread {
+/// Max over mean and coefficient of variation of `values` (all zero when they are).
+pub(crate) fn spread(values: &[f64]) -> Spread {
     let n = values.len() as f64;
     let mean = values.iter().sum::<f64>() / n.max(1.0);
     if values.is_empty() || mean <= 0.0 {
@@ -267,7 +268,16 @@ impl SkewReport {
         let by_ru = self
             .top_keys_by_ru
             .iter()
-            .map(|(k, ru)| Value::object([("key".to_string(), Value::from(k.as_str())), ("ru".to_string(), num(*ru))]))
+            .map(|k| {
+                Value::object([
+                    ("key".to_string(), Value::from(k.key.as_str())),
+                    ("ru".to_string(), num(k.total())),
+                    ("read".to_string(), num(k.read)),
+                    ("write".to_string(), num(k.write)),
+                    ("query".to_string(), num(k.query)),
+                    ("batch".to_string(), num(k.batch)),
+                ])
+            })
             .collect::<Vec<_>>();
         Value::object([
             ("partitions".to_string(), Value::from(partitions)),
@@ -321,7 +331,7 @@ impl fmt::Display for SkewReport {
             _ => writeln!(f, "no provisioned throughput: request units are not tracked")?,
         }
         if !self.top_keys_by_ru.is_empty() {
-            let keys: Vec<String> = self.top_keys_by_ru.iter().map(|(k, ru)| format!("{k} {ru:.2} RU")).collect();
+            let keys: Vec<String> = self.top_keys_by_ru.iter().map(ToString::to_string).collect();
             writeln!(f, "top keys by RU: {}", keys.join(", "))?;
         }
         let keys: Vec<String> =

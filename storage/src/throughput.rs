@@ -71,6 +71,59 @@ impl Clock for ManualClock {
     }
 }
 
+/// The kind of request that consumed request units, for the per-key accounts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RequestKind {
+    /// Point reads.
+    Read,
+    /// Creates, replaces, upserts, patches and deletes.
+    Write,
+    /// Queries scoped to the key.
+    Query,
+    /// Transactional batches.
+    Batch,
+}
+
+/// Request units one logical partition key consumed, by kind of request (exact: the service's
+/// own report only samples).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct KeyUsage {
+    /// The key, as JSON.
+    pub key: String,
+    pub read: f64,
+    pub write: f64,
+    pub query: f64,
+    pub batch: f64,
+}
+
+impl KeyUsage {
+    pub fn total(&self) -> f64 {
+        self.read + self.write + self.query + self.batch
+    }
+
+    fn add(&mut self, kind: RequestKind, ru: f64) {
+        match kind {
+            RequestKind::Read => self.read += ru,
+            RequestKind::Write => self.write += ru,
+            RequestKind::Query => self.query += ru,
+            RequestKind::Batch => self.batch += ru,
+        }
+    }
+}
+
+impl fmt::Display for KeyUsage {
+    /// `["dev-1"] 12.00 RU (read 2.00, write 10.00)`: the kinds that consumed any.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kinds: Vec<String> =
+            [("read", self.read), ("write", self.write), ("query", self.query), ("batch", self.batch)]
+                .iter()
+                .filter(|(_, ru)| *ru > 0.0)
+                .map(|(name, ru)| format!("{name} {ru:.2}"))
+                .collect();
+        write!(f, "{} {:.2} RU ({})", self.key, self.total(), kinds.join(", "))
+    }
+}
+
 /// How throughput is provisioned.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Provisioned {
@@ -231,9 +284,9 @@ pub struct Throttle {
     offer: Mutex<Offer>,
     clock: Arc<dyn Clock>,
     buckets: Mutex<HashMap<u32, (Bucket, PartitionUsage)>>,
-    /// RU consumed per logical partition key (as JSON), for the skew report: exact, one entry
-    /// per key that consumed any.
-    keys: Mutex<HashMap<String, f64>>,
+    /// RU consumed per logical partition key (as JSON) and kind of request, for the skew report:
+    /// exact, one entry per key that consumed any.
+    keys: Mutex<HashMap<String, KeyUsage>>,
     /// Autoscale: the highest RU/s scaled to, per clock hour (what the hour is billed at).
     scaled: Mutex<std::collections::BTreeMap<u64, f64>>,
 }
@@ -438,8 +491,8 @@ impl Throttle {
     }
 
     /// Adds a request's charge to `partition`'s bucket (and to its logical partition `key`'s
-    /// account, when the request had one).
-    pub fn consume(&self, partition: u32, partitions: usize, ru: f64, key: Option<&str>) {
+    /// account under the request's kind, when the request had one key).
+    pub fn consume(&self, partition: u32, partitions: usize, ru: f64, key: Option<(&str, RequestKind)>) {
         let ru = if ru.is_finite() { ru.max(0.0) } else { 0.0 };
         let offer = self.offer();
         let budget = Self::budget_in(&offer, partition, partitions);
@@ -470,8 +523,10 @@ impl Throttle {
                 *hour = hour.max(scaled);
             }
         }
-        if let (Some(key), Ok(mut keys)) = (key, self.keys.lock()) {
-            *keys.entry(key.to_string()).or_insert(0.0) += ru;
+        if let (Some((key, kind)), Ok(mut keys)) = (key, self.keys.lock()) {
+            keys.entry(key.to_string())
+                .or_insert_with(|| KeyUsage { key: key.to_string(), ..KeyUsage::default() })
+                .add(kind, ru);
         }
     }
 
@@ -482,11 +537,10 @@ impl Throttle {
         self.scaled.lock().map(|h| h.iter().map(|(k, v)| (*k, *v)).collect()).unwrap_or_default()
     }
 
-    /// RU consumed per logical partition key, most first.
-    pub fn key_usage(&self) -> Vec<(String, f64)> {
-        let mut out: Vec<(String, f64)> =
-            self.keys.lock().map(|k| k.iter().map(|(k, v)| (k.clone(), *v)).collect()).unwrap_or_default();
-        out.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    /// RU consumed per logical partition key, by kind, most first.
+    pub fn key_usage(&self) -> Vec<KeyUsage> {
+        let mut out: Vec<KeyUsage> = self.keys.lock().map(|k| k.values().cloned().collect()).unwrap_or_default();
+        out.sort_by(|a, b| b.total().total_cmp(&a.total()).then_with(|| a.key.cmp(&b.key)));
         out
     }
 
@@ -574,11 +628,11 @@ mod tests {
         assert_eq!(throttle.partition_budget(2), 200.0);
         for _ in 0..39 {
             throttle.admit(0, 2).unwrap();
-            throttle.consume(0, 2, 5.0, Some("a"));
+            throttle.consume(0, 2, 5.0, Some(("a", RequestKind::Write)));
         }
         throttle.admit(0, 2).unwrap();
         // One huge request overdraws: 195 + 500 = 695 RU in a 200 RU/s bucket.
-        throttle.consume(0, 2, 500.0, Some("b"));
+        throttle.consume(0, 2, 500.0, Some(("b", RequestKind::Query)));
         let refused = throttle.admit(0, 2).unwrap_err();
         assert_eq!(
             (refused.kind, refused.status_code(), refused.kind.substatus()),
@@ -596,7 +650,10 @@ mod tests {
         let usage = throttle.usage();
         assert_eq!((usage[0].1.consumed, usage[0].1.admitted, usage[0].1.throttled), (695.0, 41, 2));
         assert_eq!(usage[0].1.peak_second_ru, 695.0);
-        assert_eq!(throttle.key_usage(), vec![("b".to_string(), 500.0), ("a".to_string(), 195.0)]);
+        let keys = throttle.key_usage();
+        assert_eq!(keys.iter().map(|k| (k.key.as_str(), k.total())).collect::<Vec<_>>(), [("b", 500.0), ("a", 195.0)]);
+        assert_eq!((keys[0].query, keys[1].write), (500.0, 195.0));
+        assert_eq!(keys[0].to_string(), "b 500.00 RU (query 500.00)");
     }
 
     #[test]
