@@ -161,6 +161,22 @@ impl ContainerProperties {
         self
     }
 
+    /// Adds a unique key (set at creation only): within each logical partition, at most one item
+    /// may have a given combination of values at `paths` (a missing value counts as null); a
+    /// write that would make a second is refused (409).
+    pub fn unique_key(mut self, paths: &[&str]) -> Result<Self, Error> {
+        self.settings.unique_keys.push(cosmoql_storage::UniqueKey::new(paths)?);
+        Ok(self)
+    }
+
+    /// Sets the default time to live (`defaultTtl`): `None` off, `Some(-1)` on without a default
+    /// (items with their own `ttl` expire), `Some(n)` items expire `n` seconds after their last
+    /// write unless their own `ttl` says otherwise.
+    pub fn default_ttl(mut self, ttl: Option<i64>) -> Self {
+        self.settings.default_ttl = ttl;
+        self
+    }
+
     /// Sets the sizing (for example more physical partitions to start with).
     pub fn settings(mut self, settings: ContainerSettings) -> Self {
         self.settings = settings;
@@ -197,6 +213,7 @@ impl DatabaseClient {
         };
         let container = db.create_container_with(&properties.id, properties.partition_key, settings, dedicated)?;
         container.replace_indexing_policy(properties.indexing_policy);
+        container.set_clock(Arc::clone(&self.clock));
         Ok(ContainerClient {
             container,
             retry: RetryOptions::default(),
@@ -687,6 +704,12 @@ impl ContainerClient {
     /// at once. `None` removes it.
     pub fn set_throughput(&self, ru_per_second: Option<f64>, clock: Arc<dyn Clock>) {
         self.container.set_throughput(ru_per_second.map(|ru| Arc::new(cosmoql_storage::Throttle::new(ru, clock))));
+    }
+
+    /// Replaces the container's default time to live (`None` off, `-1` on without a default,
+    /// `n` seconds); 400 for another value. Items' expiry follows at once.
+    pub fn replace_default_ttl(&self, ttl: Option<i64>) -> Result<(), Error> {
+        Ok(self.container.set_default_ttl(ttl)?)
     }
 
     /// The same container with provisioned throughput timed by `clock` from now on (for

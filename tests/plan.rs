@@ -133,7 +133,7 @@ impl Memory {
             let pos = ItemPosition { epk: epk.clone(), seq: seq as u64 + 1 };
             let id = v.get("id").as_str().unwrap().to_string();
             m.ids.insert((epk, id), pos.clone());
-            m.items.insert(pos, StoredItem { doc, meta: ItemMeta { seq: seq as u64 + 1, lsn: 1, ts: 0 } });
+            m.items.insert(pos, StoredItem { doc, meta: ItemMeta { seq: seq as u64 + 1, lsn: 1, ts: 0, ttl: None } });
         }
         m
     }

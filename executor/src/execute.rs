@@ -248,6 +248,7 @@ fn run(
     sink: Option<&mut dyn FnMut(Value) -> bool>,
 ) -> Result<QueryOutput, QueryError> {
     let started = std::time::Instant::now();
+    source.begin_read();
     let fp = continuation::fingerprint(&plan.sql, &options.parameters, options.partition_key.as_ref());
     let token = match &options.continuation {
         Some(text) => continuation::decode(text, fp)?,

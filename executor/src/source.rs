@@ -37,6 +37,10 @@ pub trait QuerySource: Sync {
     /// How many physical partitions there are now.
     fn partition_count(&self) -> usize;
 
+    /// Called before a query reads: a store removes what has expired (time to live) so that the
+    /// query never sees it.
+    fn begin_read(&self) {}
+
     /// A number that changes whenever what planning reads from the source changes (its indexing
     /// policy), unique among sources: plans are cached under it. `None`: do not cache.
     fn plan_epoch(&self) -> Option<u64> {
@@ -135,6 +139,10 @@ pub trait QuerySource: Sync {
 }
 
 impl QuerySource for Container {
+    fn begin_read(&self) {
+        self.expire();
+    }
+
     fn partition_key(&self) -> &PartitionKeyDefinition {
         Container::partition_key(self)
     }

@@ -9,14 +9,13 @@
 //! operation is inside a partition while it splits. Scans hold the locks for one chunk of items at
 //! a time and resume from an (EPK, sequence) cursor, so they never block writers for long.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ops::Bound;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use cosmoql_value::{Map, Value};
-use parking_lot::RwLock;
+use parking_lot::{Mutex, RwLock};
 
 use crate::doc::{Doc, SYSTEM_PROPERTIES};
 use crate::epk::Epk;
@@ -25,7 +24,7 @@ use crate::index::{IndexKey, IndexProbe, IndexStats, IndexWork, PartitionIndex};
 use crate::indexing::{IndexStep, IndexingPolicy};
 use crate::partition_key::{PartitionKey, PartitionKeyDefinition};
 use crate::patch::{apply_patch, PatchOperation};
-use crate::throughput::Throttle;
+use crate::throughput::{Clock, SystemClock, Throttle};
 
 /// Cosmos DB's item size limit (2 MB of JSON).
 pub const MAX_ITEM_BYTES: usize = 2 * 1024 * 1024;
@@ -49,6 +48,75 @@ pub struct ContainerSettings {
     pub split_max_bytes: u64,
     /// A write that would grow a logical partition past this many bytes fails with 403.
     pub logical_partition_max_bytes: u64,
+    /// The unique key policy (set at creation only): each key's paths take a combination of
+    /// values at most one item per logical partition may have.
+    pub unique_keys: Vec<UniqueKey>,
+    /// The default time to live (`defaultTtl`): `None` off, `-1` on without a default, `n` seconds.
+    pub default_ttl: Option<i64>,
+}
+
+/// One unique key of a container's unique key policy: the paths whose values together must be
+/// unique within each logical partition (a missing value counts as null).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UniqueKey {
+    /// The paths as written (`/address/zipCode`).
+    pub paths: Vec<String>,
+    /// Each path's property names.
+    segments: Vec<Vec<String>>,
+}
+
+impl UniqueKey {
+    /// The keys of a `uniqueKeyPolicy` (`{"uniqueKeys": [{"paths": ["/a", "/b"]}]}`); 400 when it
+    /// is malformed.
+    pub fn policy_from_json(policy: &Value) -> Result<Vec<UniqueKey>> {
+        let bad =
+            || StorageError::bad_request("a uniqueKeyPolicy is {\"uniqueKeys\": [{\"paths\": [\"/path\", ...]}, ...]}");
+        let keys = match policy.get("uniqueKeys") {
+            Value::Undefined | Value::Null => return Ok(Vec::new()),
+            Value::Array(keys) => keys,
+            _ => return Err(bad()),
+        };
+        keys.iter()
+            .map(|k| {
+                let paths = k.get("paths");
+                let paths = paths.as_array().ok_or_else(bad)?;
+                let paths: Vec<&str> = paths.iter().map(|p| p.as_str().ok_or_else(bad)).collect::<Result<_>>()?;
+                UniqueKey::new(&paths)
+            })
+            .collect()
+    }
+
+    /// A unique key of `paths` (each `/a/b`); 400 for a path that is not a plain property path.
+    pub fn new(paths: &[&str]) -> Result<UniqueKey> {
+        if paths.is_empty() {
+            return Err(StorageError::bad_request("a unique key needs at least one path"));
+        }
+        let mut segments = Vec::with_capacity(paths.len());
+        for path in paths {
+            let parsed = crate::partition_key::PartitionKeyPath::parse(path)
+                .map_err(|e| StorageError::bad_request(format!("unique key path `{path}`: {e}")))?;
+            segments.push(parsed.segments().to_vec());
+        }
+        Ok(UniqueKey { paths: paths.iter().map(|p| p.to_string()).collect(), segments })
+    }
+}
+
+/// The most unique keys a policy may have, and the most paths they may name together.
+pub const MAX_UNIQUE_KEYS: usize = 10;
+pub const MAX_UNIQUE_KEY_PATHS: usize = 16;
+/// The longest time to live, in seconds.
+pub const MAX_TTL: i64 = 2_147_483_647;
+
+/// A 400 unless `ttl` is a valid time to live (`-1`, or 1 to 2,147,483,647 seconds); `what`
+/// names it (`defaultTtl`, `ttl`).
+pub fn validate_ttl(ttl: i64, what: &str) -> Result<()> {
+    if ttl == -1 || (1..=MAX_TTL).contains(&ttl) {
+        return Ok(());
+    }
+    Err(StorageError::bad_request(format!(
+        "The input {what} '{ttl}' is invalid. Ensure to provide a nonzero positive integer less than or equal to \
+         '{MAX_TTL}', or '-1' which means never expire."
+    )))
 }
 
 impl Default for ContainerSettings {
@@ -58,6 +126,8 @@ impl Default for ContainerSettings {
             split_max_items: 2 * ITEMS_PER_INITIAL_PARTITION,
             split_max_bytes: 64 * 1024 * 1024,
             logical_partition_max_bytes: DEFAULT_LOGICAL_PARTITION_MAX_BYTES,
+            unique_keys: Vec::new(),
+            default_ttl: None,
         }
     }
 }
@@ -85,6 +155,16 @@ impl ContainerSettings {
         if self.split_max_items == 0 || self.split_max_bytes == 0 {
             return Err(StorageError::bad_request("split thresholds must be at least 1"));
         }
+        if self.unique_keys.len() > MAX_UNIQUE_KEYS
+            || self.unique_keys.iter().map(|k| k.paths.len()).sum::<usize>() > MAX_UNIQUE_KEY_PATHS
+        {
+            return Err(StorageError::bad_request(format!(
+                "a unique key policy has at most {MAX_UNIQUE_KEYS} unique keys and {MAX_UNIQUE_KEY_PATHS} paths in all"
+            )));
+        }
+        if let Some(ttl) = self.default_ttl {
+            validate_ttl(ttl, "defaultTtl")?;
+        }
         Ok(())
     }
 }
@@ -108,6 +188,8 @@ pub struct ItemMeta {
     pub lsn: u64,
     /// Seconds since the Unix epoch of the last write (`_ts`).
     pub ts: u64,
+    /// The item's own time to live (its `ttl` property, when an integer).
+    pub ttl: Option<i64>,
 }
 
 impl ItemMeta {
@@ -293,11 +375,34 @@ struct LogicalPartition {
     /// Items by increasing creation sequence number (assigned under the partition's write lock).
     slots: Vec<Slot>,
     bytes: u64,
+    /// Under a unique key policy: each item's unique values (see `Container::unique_values`) to
+    /// its id.
+    unique: HashMap<String, Arc<str>, foldhash::fast::RandomState>,
 }
 
 impl LogicalPartition {
     fn new(key: PartitionKey) -> Self {
-        LogicalPartition { key, ids: HashMap::default(), slots: Vec::new(), bytes: 0 }
+        LogicalPartition { key, ids: HashMap::default(), slots: Vec::new(), bytes: 0, unique: HashMap::default() }
+    }
+
+    /// A 409 if another item than `id` holds one of `values`.
+    fn check_unique(&self, id: &str, values: &[String]) -> Result<()> {
+        if values.iter().any(|v| self.unique.get(v).is_some_and(|owner| &**owner != id)) {
+            return Err(StorageError::conflict("Unique index constraint violation."));
+        }
+        Ok(())
+    }
+
+    fn unindex_unique(&mut self, values: &[String]) {
+        for v in values {
+            self.unique.remove(v);
+        }
+    }
+
+    fn index_unique(&mut self, id: &Arc<str>, values: Vec<String>) {
+        for v in values {
+            self.unique.insert(v, Arc::clone(id));
+        }
     }
 
     fn len(&self) -> usize {
@@ -407,6 +512,8 @@ pub(crate) struct Prepared {
     id: Arc<str>,
     key: PartitionKey,
     epk: Epk,
+    /// The item's `ttl` property, when an integer.
+    ttl: Option<i64>,
 }
 
 /// What to do to take a write back (batches roll back with these).
@@ -439,6 +546,17 @@ pub struct Container {
     throughput: RwLock<Option<Arc<Throttle>>>,
     /// Its database's throughput, when the database has some and the container none of its own.
     shared_throughput: RwLock<Option<Arc<Throttle>>>,
+    /// Where `_ts` and time to live take the time from.
+    clock: RwLock<Arc<dyn Clock>>,
+    /// The default time to live (`defaultTtl`; `None`: off).
+    default_ttl: RwLock<Option<i64>>,
+    /// Items that may expire, by when: (expiry, EPK, id). Entries go stale when their item is
+    /// written again or deleted; they are checked when they come due.
+    expiry: Mutex<BTreeSet<(u64, Epk, Arc<str>)>>,
+    /// Items removed because their time to live passed.
+    expired: AtomicU64,
+    /// The earliest expiry queued (Unix seconds; `u64::MAX`: none), read without a lock.
+    next_expiry: AtomicU64,
 }
 
 /// The next plan epoch, shared by every container of the process.
@@ -461,6 +579,7 @@ impl Container {
         // out of range are clamped here ([`ContainerSettings::validate`] reports them as errors).
         let n = if definition.is_none() { 1 } else { settings.initial_partitions.clamp(1, MAX_INITIAL_PARTITIONS) };
         let bounds = crate::epk::split_space(n);
+        let settings_ttl = settings.default_ttl;
         let policy = Arc::new(IndexingPolicy::default());
         let partitions = bounds
             .windows(2)
@@ -494,6 +613,11 @@ impl Container {
             plan_epoch: AtomicU64::new(NEXT_PLAN_EPOCH.fetch_add(1, Ordering::Relaxed)),
             throughput: RwLock::new(None),
             shared_throughput: RwLock::new(None),
+            clock: RwLock::new(Arc::new(SystemClock::default())),
+            default_ttl: RwLock::new(settings_ttl),
+            expiry: Mutex::new(BTreeSet::new()),
+            expired: AtomicU64::new(0),
+            next_expiry: AtomicU64::new(u64::MAX),
         }
     }
 
@@ -512,6 +636,132 @@ impl Container {
     /// The throughput in force: the container's own, else its database's shared one.
     pub fn throughput(&self) -> Option<Arc<Throttle>> {
         self.throughput.read().clone().or_else(|| self.shared_throughput.read().clone())
+    }
+
+    // ---- time: `_ts` and time to live ----------------------------------------------------------
+
+    /// Takes `_ts` and time to live from `clock` (tests use a manual clock).
+    pub fn set_clock(&self, clock: Arc<dyn Clock>) {
+        *self.clock.write() = clock;
+    }
+
+    /// The default time to live (`defaultTtl`): `None` off, `-1` on without a default, `n` seconds.
+    pub fn default_ttl(&self) -> Option<i64> {
+        *self.default_ttl.read()
+    }
+
+    /// Replaces the default time to live (400 for a value other than -1 or 1 to 2,147,483,647);
+    /// every item's expiry follows at once.
+    pub fn set_default_ttl(&self, ttl: Option<i64>) -> Result<()> {
+        if let Some(ttl) = ttl {
+            validate_ttl(ttl, "defaultTtl")?;
+        }
+        *self.default_ttl.write() = ttl;
+        let mut due = BTreeSet::new();
+        if ttl.is_some() {
+            let map = self.partitions.read();
+            for p in map.iter() {
+                let data = p.data.read();
+                for (epk, lp) in &data.logical {
+                    for (id, at) in &lp.ids {
+                        if let Some(Slot::Live(item)) = lp.slots.get(*at as usize) {
+                            if let Some(when) = self.expires_at(&item.meta) {
+                                due.insert((when, epk.clone(), Arc::clone(id)));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        let next = due.first().map_or(u64::MAX, |(when, _, _)| *when);
+        *self.expiry.lock() = due;
+        self.next_expiry.store(next, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// When an item written with `meta` expires (Unix seconds), under the current default: its
+    /// own `ttl` applies only while the container has time to live on; -1 never expires.
+    fn expires_at(&self, meta: &ItemMeta) -> Option<u64> {
+        let default = (*self.default_ttl.read())?;
+        let ttl = meta.ttl.unwrap_or(default);
+        (ttl > 0).then(|| meta.ts.saturating_add(ttl as u64))
+    }
+
+    /// Notes when an item just written expires.
+    fn schedule_expiry(&self, epk: &Epk, id: &Arc<str>, meta: &ItemMeta) {
+        if let Some(when) = self.expires_at(meta) {
+            self.expiry.lock().insert((when, epk.clone(), Arc::clone(id)));
+            self.next_expiry.fetch_min(when, Ordering::Relaxed);
+        }
+    }
+
+    /// Removes what has expired, if anything may have (a load and a comparison otherwise).
+    pub fn expire(&self) {
+        let next = self.next_expiry.load(Ordering::Relaxed);
+        if next != u64::MAX && self.clock.read().unix_seconds() >= next {
+            self.purge_expired();
+        }
+    }
+
+    /// Removes the items whose time to live has passed; returns how many. Reads, writes and
+    /// queries call it first, so an expired item is never seen.
+    pub fn purge_expired(&self) -> usize {
+        let now = self.clock.read().unix_seconds();
+        let mut purged = 0;
+        loop {
+            let due = {
+                let mut queue = self.expiry.lock();
+                match queue.first() {
+                    Some((when, _, _)) if *when <= now => queue.pop_first(),
+                    _ => None,
+                }
+            };
+            let Some((_, epk, id)) = due else { break };
+            // The entry may be stale: the item rewritten (a later expiry) or deleted.
+            let removed = self.write_partition(&epk, |data| {
+                let current = existing(data, &epk, &id).map(|item| item.meta);
+                Ok(match current {
+                    Some(meta) if self.expires_at(&meta).is_some_and(|w| w <= now) => {
+                        self.apply_delete(data, &epk, &id).is_some()
+                    }
+                    _ => false,
+                })
+            });
+            if removed.unwrap_or(false) {
+                purged += 1;
+            }
+        }
+        let next = self.expiry.lock().first().map_or(u64::MAX, |(when, _, _)| *when);
+        self.next_expiry.store(next, Ordering::Relaxed);
+        self.expired.fetch_add(purged as u64, Ordering::Relaxed);
+        purged
+    }
+
+    /// Items removed so far because their time to live passed.
+    pub fn expired_count(&self) -> u64 {
+        self.expired.load(Ordering::Relaxed)
+    }
+
+    /// Each unique key's values in `doc`, tagged with the key's place in the policy (a missing
+    /// value counts as null).
+    fn unique_values(&self, doc: &Doc) -> Vec<String> {
+        self.settings
+            .unique_keys
+            .iter()
+            .enumerate()
+            .map(|(i, key)| {
+                let mut text = format!("{i}:");
+                for path in &key.segments {
+                    let names: Vec<&str> = path.iter().map(String::as_str).collect();
+                    match doc.root().path(&names) {
+                        Some(v) => text.push_str(&v.to_json_string().unwrap_or_default()),
+                        None => text.push_str("null"),
+                    }
+                    text.push('\u{1}');
+                }
+                text
+            })
+            .collect()
     }
 
     /// Whether the container has throughput of its own (dedicated).
@@ -623,6 +873,21 @@ impl Container {
         m.insert("id".into(), Value::from(self.id.as_str()));
         m.insert("indexingPolicy".into(), self.indexing_policy().to_json());
         m.insert("partitionKey".into(), self.definition.to_json());
+        if let Some(ttl) = self.default_ttl() {
+            m.insert("defaultTtl".into(), Value::from(ttl as f64));
+        }
+        if !self.settings.unique_keys.is_empty() {
+            let keys: Vec<Value> = self
+                .settings
+                .unique_keys
+                .iter()
+                .map(|k| {
+                    let paths: Vec<Value> = k.paths.iter().map(|p| Value::from(p.as_str())).collect();
+                    Value::object([("paths", Value::from(paths))])
+                })
+                .collect();
+            m.insert("uniqueKeyPolicy".into(), Value::object([("uniqueKeys", Value::from(keys))]));
+        }
         m.insert("_rid".into(), Value::from(self.rid_text()));
         Value::from(m)
     }
@@ -1051,7 +1316,35 @@ impl Container {
         check_size(&doc)?;
         let key = self.definition.key_of(doc.root())?;
         let epk = self.definition.epk(&key)?;
-        Ok(Prepared { doc, id, key, epk })
+        let ttl = self.item_ttl(&doc)?;
+        Ok(Prepared { doc, id, key, epk, ttl })
+    }
+
+    /// The item's own time to live: its `ttl` property, which must be `-1` or 1 to 2,147,483,647
+    /// seconds when the container has time to live on (otherwise it is an ordinary property,
+    /// taken only when it is such an integer).
+    fn item_ttl(&self, doc: &Doc) -> Result<Option<i64>> {
+        let Some(v) = doc.root().get("ttl") else { return Ok(None) };
+        let n = v.as_f64().filter(|n| n.fract() == 0.0 && n.abs() < 1e15).map(|n| n as i64);
+        if self.default_ttl.read().is_some() {
+            match n {
+                Some(n) => validate_ttl(n, "ttl")?,
+                None => {
+                    return Err(StorageError::bad_request(format!(
+                        "The input ttl '{}' is invalid. Ensure to provide a nonzero positive integer less than or \
+                         equal to '{MAX_TTL}', or '-1' which means never expire.",
+                        v.to_json_string().unwrap_or_default()
+                    )))
+                }
+            }
+        }
+        Ok(n.filter(|n| *n == -1 || (1..=MAX_TTL).contains(n)))
+    }
+
+    /// The item to store for `prep`: a new write's metadata (`seq`: the item's creation sequence
+    /// number when it exists).
+    fn stored(&self, prep: &Prepared, seq: Option<u64>) -> StoredItem {
+        StoredItem { doc: prep.doc.clone(), meta: ItemMeta { ttl: prep.ttl, ..self.new_meta(seq) } }
     }
 
     fn prepare_value(&self, item: &Value) -> Result<Prepared> {
@@ -1068,7 +1361,8 @@ impl Container {
         ItemMeta {
             seq: seq.unwrap_or_else(|| self.next_seq.fetch_add(1, Ordering::Relaxed)),
             lsn: self.next_lsn.fetch_add(1, Ordering::Relaxed),
-            ts: now_seconds(),
+            ts: self.clock.read().unix_seconds(),
+            ttl: None,
         }
     }
 
@@ -1153,6 +1447,7 @@ impl Container {
 
     /// Creates an item from an encoded document.
     pub fn create_doc(&self, doc: Doc) -> Result<ItemResponse> {
+        self.expire();
         let stored = self.insert_doc(doc)?;
         Ok(self.response(201, &stored, OperationKind::Create))
     }
@@ -1160,6 +1455,7 @@ impl Container {
     /// Creates an item and returns what was stored, without materializing a response (the import
     /// path).
     pub fn insert_doc(&self, doc: Doc) -> Result<StoredItem> {
+        self.expire();
         self.insert_prepared(self.prepare(doc)?)
     }
 
@@ -1169,7 +1465,7 @@ impl Container {
         self.write_partition(&epk, |data| {
             // Sequence numbers are taken under the partition's write lock, so a logical
             // partition's items are in sequence order.
-            let stored = StoredItem { doc: prep.doc.clone(), meta: self.new_meta(None) };
+            let stored = self.stored(&prep, None);
             self.apply_insert(data, &prep, stored.clone())?;
             Ok(stored)
         })
@@ -1177,12 +1473,14 @@ impl Container {
 
     /// Reads an item by partition key and id; 404 if there is none.
     pub fn read(&self, key: &PartitionKey, id: &str) -> Result<ItemResponse> {
+        self.expire();
         let stored = self.read_stored(key, id)?;
         Ok(self.response(200, &stored, OperationKind::Read))
     }
 
     /// Reads the stored form of an item (no decoding).
     pub fn read_stored(&self, key: &PartitionKey, id: &str) -> Result<StoredItem> {
+        self.expire();
         let epk = self.key_epk(key)?;
         self.read_partition(&epk, |data| data.logical.get(&epk).and_then(|lp| lp.get(id)).cloned())
             .ok_or_else(|| not_found(key, id))
@@ -1196,13 +1494,14 @@ impl Container {
         item: &Value,
         options: &WriteOptions<'_>,
     ) -> Result<ItemResponse> {
+        self.expire();
         let prep = self.prepare_value(item)?;
         self.check_same_item(key, id, &prep)?;
         let epk = prep.epk.clone();
         let stored = self.write_partition(&epk, |data| {
             let old = existing(data, &prep.epk, &prep.id).ok_or_else(|| not_found(key, id))?;
             check_etag(&old, options)?;
-            let stored = StoredItem { doc: prep.doc.clone(), meta: self.new_meta(Some(old.meta.seq)) };
+            let stored = self.stored(&prep, Some(old.meta.seq));
             self.apply_replace(data, &prep, stored.clone())?;
             Ok(stored)
         })?;
@@ -1211,6 +1510,7 @@ impl Container {
 
     /// Creates the item, or replaces the one with the same partition key and id.
     pub fn upsert(&self, item: &Value, options: &WriteOptions<'_>) -> Result<ItemResponse> {
+        self.expire();
         let prep = self.prepare_value(item)?;
         let epk = prep.epk.clone();
         let (status, stored) =
@@ -1220,6 +1520,7 @@ impl Container {
 
     /// Deletes an item.
     pub fn delete(&self, key: &PartitionKey, id: &str, options: &WriteOptions<'_>) -> Result<ItemResponse> {
+        self.expire();
         let epk = self.key_epk(key)?;
         let old = self.write_partition(&epk, |data| {
             let old = existing(data, &epk, id).ok_or_else(|| not_found(key, id))?;
@@ -1239,6 +1540,7 @@ impl Container {
         operations: &[PatchOperation],
         options: &WriteOptions<'_>,
     ) -> Result<ItemResponse> {
+        self.expire();
         let epk = self.key_epk(key)?;
         let stored = self.write_partition(&epk, |data| {
             let (stored, _) = self.apply_patch_locked(data, key, &epk, id, operations, options)?;
@@ -1269,6 +1571,7 @@ impl Container {
     fn apply_insert(&self, data: &mut PartitionData, prep: &Prepared, stored: StoredItem) -> Result<Undo> {
         let cap = self.settings.logical_partition_max_bytes;
         let size = stored.doc.len() as u64;
+        let unique = self.unique_values(&stored.doc);
         let lp = data.logical.entry(prep.epk.clone()).or_insert_with(|| LogicalPartition::new(prep.key.clone()));
         let failure = if lp.contains(&prep.id) {
             Some(StorageError::conflict(format!(
@@ -1278,7 +1581,7 @@ impl Container {
         } else if lp.bytes + size > cap {
             Some(partition_full(&prep.key, lp.bytes, size, cap))
         } else {
-            None
+            lp.check_unique(&prep.id, &unique).err()
         };
         if let Some(err) = failure {
             if lp.is_empty() {
@@ -1287,6 +1590,8 @@ impl Container {
             return Err(err);
         }
         data.index.insert(&prep.epk, &stored);
+        lp.index_unique(&prep.id, unique);
+        self.schedule_expiry(&prep.epk, &prep.id, &stored.meta);
         lp.push(Arc::clone(&prep.id), stored);
         data.items += 1;
         data.bytes += size;
@@ -1305,8 +1610,13 @@ impl Container {
         if new_size > old_size && lp.bytes - old_size + new_size > cap {
             return Err(partition_full(&prep.key, lp.bytes - old_size, new_size, cap));
         }
+        let unique = self.unique_values(&stored.doc);
+        lp.check_unique(&prep.id, &unique)?;
+        self.schedule_expiry(&prep.epk, &prep.id, &stored.meta);
         let old =
             lp.replace(&prep.id, stored.clone()).ok_or_else(|| StorageError::internal("replace of a missing item"))?;
+        lp.unindex_unique(&self.unique_values(&old.doc));
+        lp.index_unique(&prep.id, unique);
         data.index.remove(&old);
         data.index.insert(&prep.epk, &stored);
         data.bytes = data.bytes - old_size + new_size;
@@ -1322,7 +1632,7 @@ impl Container {
         match existing(data, &prep.epk, &prep.id) {
             Some(old) => {
                 check_etag(&old, options)?;
-                let stored = StoredItem { doc: prep.doc.clone(), meta: self.new_meta(Some(old.meta.seq)) };
+                let stored = self.stored(prep, Some(old.meta.seq));
                 let undo = self.apply_replace(data, prep, stored.clone())?;
                 Ok((200, stored, undo))
             }
@@ -1333,7 +1643,7 @@ impl Container {
                         format!("no item `{}` to match the etag against", prep.id),
                     ));
                 }
-                let stored = StoredItem { doc: prep.doc.clone(), meta: self.new_meta(None) };
+                let stored = self.stored(prep, None);
                 let undo = self.apply_insert(data, prep, stored.clone())?;
                 Ok((201, stored, undo))
             }
@@ -1344,6 +1654,7 @@ impl Container {
     fn apply_delete(&self, data: &mut PartitionData, epk: &Epk, id: &str) -> Option<Undo> {
         let lp = data.logical.get_mut(epk)?;
         let (id, old) = lp.remove(id)?;
+        lp.unindex_unique(&self.unique_values(&old.doc));
         data.index.remove(&old);
         data.items -= 1;
         data.bytes -= old.doc.len() as u64;
@@ -1384,7 +1695,7 @@ impl Container {
         if prep.key != *key || &*prep.id != id {
             return Err(StorageError::bad_request("a patch cannot change the item's id or partition key"));
         }
-        let stored = StoredItem { doc: prep.doc.clone(), meta: self.new_meta(Some(old.meta.seq)) };
+        let stored = self.stored(&prep, Some(old.meta.seq));
         let undo = self.apply_replace(data, &prep, stored.clone())?;
         Ok((stored, undo))
     }
@@ -1398,6 +1709,9 @@ impl Container {
                 if let Some(lp) = data.logical.get_mut(&epk) {
                     let size = old.doc.len() as u64;
                     if let Some(newer) = lp.replace(&id, old.clone()) {
+                        lp.unindex_unique(&self.unique_values(&newer.doc));
+                        lp.index_unique(&id, self.unique_values(&old.doc));
+                        self.schedule_expiry(&epk, &id, &old.meta);
                         data.index.remove(&newer);
                         data.index.insert(&epk, &old);
                         data.bytes = data.bytes - newer.doc.len() as u64 + size;
@@ -1407,7 +1721,11 @@ impl Container {
             Undo::Deleted { epk, key, id, old } => {
                 let size = old.doc.len() as u64;
                 data.index.insert(&epk, &old);
-                data.logical.entry(epk).or_insert_with(|| LogicalPartition::new(key)).restore(id, old);
+                self.schedule_expiry(&epk, &id, &old.meta);
+                let unique = self.unique_values(&old.doc);
+                let lp = data.logical.entry(epk).or_insert_with(|| LogicalPartition::new(key));
+                lp.index_unique(&id, unique);
+                lp.restore(id, old);
                 data.items += 1;
                 data.bytes += size;
             }
@@ -1423,6 +1741,7 @@ impl Container {
         key: &PartitionKey,
         operations: &[BatchOperation],
     ) -> Result<Vec<ItemResponse>, BatchError> {
+        self.expire();
         let whole = |error| BatchError { index: 0, error };
         if operations.is_empty() {
             return Err(whole(StorageError::bad_request("a batch needs at least one operation")));
@@ -1495,7 +1814,7 @@ impl Container {
         match op {
             BatchOperation::Create { .. } => {
                 let prep = prep_ref()?;
-                let stored = StoredItem { doc: prep.doc.clone(), meta: self.new_meta(None) };
+                let stored = self.stored(prep, None);
                 let undo = self.apply_insert(data, prep, stored.clone())?;
                 Ok((self.response(201, &stored, OperationKind::Replace), Some(undo)))
             }
@@ -1508,7 +1827,7 @@ impl Container {
                 let prep = prep_ref()?;
                 let old = existing(data, epk, id).ok_or_else(|| not_found(key, id))?;
                 check_etag(&old, &WriteOptions { if_match: if_match.clone(), condition: None })?;
-                let stored = StoredItem { doc: prep.doc.clone(), meta: self.new_meta(Some(old.meta.seq)) };
+                let stored = self.stored(prep, Some(old.meta.seq));
                 let undo = self.apply_replace(data, prep, stored.clone())?;
                 Ok((self.response(200, &stored, OperationKind::Replace), Some(undo)))
             }
@@ -1534,6 +1853,7 @@ impl Container {
 
     /// Every item, in scan order: by the EPK of its logical partition, then by creation.
     pub fn scan(&self) -> Scan<'_> {
+        self.expire();
         self.scan_range(Epk::min(), Epk::max())
     }
 
@@ -1552,6 +1872,7 @@ impl Container {
 
     /// The items of one logical partition, in creation order.
     pub fn scan_partition_key(&self, key: &PartitionKey) -> Result<Vec<StoredItem>> {
+        self.expire();
         let epk = self.key_epk(key)?;
         Ok(self.read_partition(&epk, |data| {
             data.logical.get(&epk).map(|lp| lp.iter_from(0).cloned().collect()).unwrap_or_default()
@@ -2017,10 +2338,6 @@ fn check_size(doc: &Doc) -> Result<()> {
         ));
     }
     Ok(())
-}
-
-fn now_seconds() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
 }
 
 /// The 8 bytes of a container's resource id: its database's number, then its own.

@@ -1491,7 +1491,7 @@ mod tests {
     use crate::doc::Doc;
 
     fn item(seq: u64, json: &str) -> StoredItem {
-        StoredItem { doc: Doc::from_json_str(json).unwrap(), meta: ItemMeta { seq, lsn: seq, ts: 7 } }
+        StoredItem { doc: Doc::from_json_str(json).unwrap(), meta: ItemMeta { seq, lsn: seq, ts: 7, ttl: None } }
     }
 
     fn key(path: &str) -> Vec<IndexStep> {

@@ -23,7 +23,7 @@ pub mod throughput;
 pub use advisor::{advise, advise_container, AdvisorOptions, Candidate, KeyChoice};
 pub use container::{
     BatchError, BatchOperation, CompositeWalk, Container, ContainerSettings, IndexBounds, ItemMeta, ItemPosition,
-    ItemResponse, OperationKind, OrderedEntries, OrderedWalk, PartitionInfo, Scan, StoredItem, WriteOptions,
+    ItemResponse, OperationKind, OrderedEntries, OrderedWalk, PartitionInfo, Scan, StoredItem, UniqueKey, WriteOptions,
     MAX_INITIAL_PARTITIONS,
 };
 pub use doc::{Doc, DocRef, SYSTEM_PROPERTIES};

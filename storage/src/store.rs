@@ -173,6 +173,17 @@ impl Database {
             Value::Undefined | Value::Null => IndexingPolicy::default(),
             p => IndexingPolicy::from_json(p)?,
         };
+        let mut settings = settings;
+        settings.unique_keys = crate::container::UniqueKey::policy_from_json(properties.get("uniqueKeyPolicy"))?;
+        settings.default_ttl = match properties.get("defaultTtl") {
+            Value::Undefined | Value::Null => None,
+            v => Some(
+                v.as_f64()
+                    .filter(|n| n.fract() == 0.0 && n.abs() < 1e15)
+                    .map(|n| n as i64)
+                    .ok_or_else(|| StorageError::bad_request("defaultTtl is an integer: -1 or 1 to 2147483647"))?,
+            ),
+        };
         let container = self.create_container(id, key, settings)?;
         container.replace_indexing_policy(policy);
         Ok(container)

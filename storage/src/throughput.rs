@@ -25,6 +25,8 @@ pub trait Clock: Send + Sync + fmt::Debug {
     fn now(&self) -> Duration;
     /// Waits (a manual clock moves forward instead).
     fn sleep(&self, d: Duration);
+    /// Seconds since the Unix epoch (an item's `_ts`, and what its time to live counts from).
+    fn unix_seconds(&self) -> u64;
 }
 
 /// Real time.
@@ -46,15 +48,22 @@ impl Clock for SystemClock {
     fn sleep(&self, d: Duration) {
         std::thread::sleep(d);
     }
+    fn unix_seconds(&self) -> u64 {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
+    }
 }
 
-/// Time that moves only when told to (or when something sleeps on it).
+/// Time that moves only when told to (or when something sleeps on it). It starts at
+/// [`ManualClock::EPOCH`] seconds after the Unix epoch.
 #[derive(Debug, Default)]
 pub struct ManualClock {
     now: Mutex<Duration>,
 }
 
 impl ManualClock {
+    /// Where a manual clock's Unix time starts: 2026-01-01T00:00:00Z.
+    pub const EPOCH: u64 = 1_767_225_600;
+
     pub fn advance(&self, d: Duration) {
         if let Ok(mut now) = self.now.lock() {
             *now = now.saturating_add(d);
@@ -68,6 +77,9 @@ impl Clock for ManualClock {
     }
     fn sleep(&self, d: Duration) {
         self.advance(d);
+    }
+    fn unix_seconds(&self) -> u64 {
+        ManualClock::EPOCH + self.now().as_secs()
     }
 }
 
