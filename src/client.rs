@@ -989,3 +989,50 @@ impl ContainerClient {
         self.query_pages(query, options).collect_all()
     }
 }
+
+/// One page of a container's change feed (latest-version mode).
+#[derive(Debug, Clone)]
+pub struct ChangeFeedPage<T> {
+    /// Each changed item once, in its latest version, with its system properties and `_lsn`.
+    pub items: Vec<T>,
+    /// Where the next read resumes: a change feed never ends, a later read returns what was
+    /// written since.
+    pub continuation: String,
+    /// Request units charged.
+    pub request_charge: f64,
+}
+
+impl ContainerClient {
+    /// Reads a page of at most `max_item_count` changes of `range` in latest-version mode: from
+    /// `start`, or from the `continuation` of an earlier page of the same range (which resumes
+    /// across partition splits with nothing missed or repeated).
+    pub fn read_change_feed<T: DeserializeOwned + 'static>(
+        &self,
+        range: &cosmoql_storage::FeedRange,
+        start: cosmoql_storage::ChangeFeedStart,
+        continuation: Option<&str>,
+        max_item_count: usize,
+    ) -> Result<ChangeFeedPage<T>, Error> {
+        let page = self.container.read_changes(range, start, continuation, max_item_count)?;
+        let mut items = Vec::with_capacity(page.items.len());
+        let mut bytes = 0u64;
+        for (item, _) in &page.items {
+            bytes += item.doc.len() as u64;
+            let mut value = self.container.materialize(item);
+            if let Some(map) = value.as_object_mut() {
+                map.insert("_lsn".into(), Value::from(item.meta.lsn as f64));
+            }
+            items.push(from_value(value)?);
+        }
+        let work = cosmoql_executor::cost::QueryWork {
+            partitions: 1,
+            index_entries: page.items.len() as u64,
+            retrieved: page.items.len() as u64,
+            retrieved_bytes: bytes,
+            output: page.items.len() as u64,
+            output_bytes: bytes,
+        };
+        let request_charge = cosmoql_executor::cost::query_charge(&work);
+        Ok(ChangeFeedPage { items, continuation: page.continuation, request_charge })
+    }
+}

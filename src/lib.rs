@@ -49,8 +49,8 @@ pub struct ReadmeDoctests;
 
 pub use advice::{ranking_json, read_workload, Workload};
 pub use client::{
-    ContainerClient, ContainerProperties, CosmosClient, DatabaseClient, FeedPage, ItemResponse, MemoryReport, Query,
-    QueryPager, QueryResults, QuerySummary, RetryOptions, TransactionalBatch,
+    ChangeFeedPage, ContainerClient, ContainerProperties, CosmosClient, DatabaseClient, FeedPage, ItemResponse,
+    MemoryReport, Query, QueryPager, QueryResults, QuerySummary, RetryOptions, TransactionalBatch,
 };
 pub use provisioning::{ThroughputProperties, MAX_OFFER};
 

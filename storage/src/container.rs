@@ -320,6 +320,9 @@ struct PartitionData {
     index: PartitionIndex,
     /// Writes so far (an index transformation checks that none happened while it built).
     writes: u64,
+    /// The change feed: each live item's last write by its LSN (assigned under this partition's
+    /// write lock, so in commit order).
+    changes: BTreeMap<u64, (Epk, Arc<str>)>,
 }
 
 impl PartitionData {
@@ -331,7 +334,21 @@ impl PartitionData {
             bytes: 0,
             index: PartitionIndex::new(policy),
             writes: 0,
+            changes: BTreeMap::new(),
         }
+    }
+
+    /// The change feed entries of `logical`'s items.
+    fn changes_of(logical: &BTreeMap<Epk, LogicalPartition>) -> BTreeMap<u64, (Epk, Arc<str>)> {
+        let mut changes = BTreeMap::new();
+        for (epk, lp) in logical {
+            for (id, at) in &lp.ids {
+                if let Some(Slot::Live(item)) = lp.slots.get(*at as usize) {
+                    changes.insert(item.meta.lsn, (epk.clone(), Arc::clone(id)));
+                }
+            }
+        }
+        changes
     }
 
     /// A fresh index of the items for `policy`.
@@ -735,6 +752,48 @@ impl Container {
         self.next_expiry.store(next, Ordering::Relaxed);
         self.expired.fetch_add(purged as u64, Ordering::Relaxed);
         purged
+    }
+
+    /// The LSN of the last write so far (0 before any).
+    pub fn last_lsn(&self) -> u64 {
+        self.next_lsn.load(Ordering::Relaxed).saturating_sub(1)
+    }
+
+    /// The change feed of physical partition `id` after LSN `from`, in `[lo, hi)`, last written
+    /// at or after `min_ts`: at most `room` items with their EPKs, and the LSN read up to. A
+    /// partition gone since (split) gives nothing and keeps `from`: the next read finds its
+    /// children.
+    pub(crate) fn changes_in(
+        &self,
+        id: u32,
+        (lo, hi): (&Epk, &Epk),
+        from: u64,
+        min_ts: Option<u64>,
+        room: usize,
+    ) -> crate::changefeed::PartitionChanges {
+        let map = self.partitions.read();
+        let Some(p) = map.iter().find(|p| p.id == id) else { return (Vec::new(), from) };
+        let data = p.data.read();
+        if data.retired || room == 0 {
+            return (Vec::new(), from);
+        }
+        let mut items = Vec::new();
+        let mut upto = from;
+        for (lsn, (epk, item_id)) in data.changes.range(from.saturating_add(1)..) {
+            upto = *lsn;
+            if epk < lo || epk >= hi {
+                continue;
+            }
+            let Some(item) = existing(&data, epk, item_id) else { continue };
+            if min_ts.is_some_and(|t| item.meta.ts < t) {
+                continue;
+            }
+            items.push((item, epk.clone()));
+            if items.len() == room {
+                break;
+            }
+        }
+        (items, upto)
     }
 
     /// Items removed so far because their time to live passed.
@@ -1215,7 +1274,15 @@ impl Container {
                 id: self.next_partition_id.fetch_add(1, Ordering::Relaxed) as u32,
                 min,
                 max,
-                data: RwLock::new(PartitionData { retired: false, logical, items, bytes, index, writes: 0 }),
+                data: RwLock::new(PartitionData {
+                    retired: false,
+                    changes: PartitionData::changes_of(&logical),
+                    logical,
+                    items,
+                    bytes,
+                    index,
+                    writes: 0,
+                }),
             })
         };
         let left = make(p.min.clone(), boundary.clone(), lower, lower_index);
@@ -1590,6 +1657,7 @@ impl Container {
             return Err(err);
         }
         data.index.insert(&prep.epk, &stored);
+        data.changes.insert(stored.meta.lsn, (prep.epk.clone(), Arc::clone(&prep.id)));
         lp.index_unique(&prep.id, unique);
         self.schedule_expiry(&prep.epk, &prep.id, &stored.meta);
         lp.push(Arc::clone(&prep.id), stored);
@@ -1617,6 +1685,8 @@ impl Container {
             lp.replace(&prep.id, stored.clone()).ok_or_else(|| StorageError::internal("replace of a missing item"))?;
         lp.unindex_unique(&self.unique_values(&old.doc));
         lp.index_unique(&prep.id, unique);
+        data.changes.remove(&old.meta.lsn);
+        data.changes.insert(stored.meta.lsn, (prep.epk.clone(), Arc::clone(&prep.id)));
         data.index.remove(&old);
         data.index.insert(&prep.epk, &stored);
         data.bytes = data.bytes - old_size + new_size;
@@ -1655,6 +1725,7 @@ impl Container {
         let lp = data.logical.get_mut(epk)?;
         let (id, old) = lp.remove(id)?;
         lp.unindex_unique(&self.unique_values(&old.doc));
+        data.changes.remove(&old.meta.lsn);
         data.index.remove(&old);
         data.items -= 1;
         data.bytes -= old.doc.len() as u64;
@@ -1712,6 +1783,8 @@ impl Container {
                         lp.unindex_unique(&self.unique_values(&newer.doc));
                         lp.index_unique(&id, self.unique_values(&old.doc));
                         self.schedule_expiry(&epk, &id, &old.meta);
+                        data.changes.remove(&newer.meta.lsn);
+                        data.changes.insert(old.meta.lsn, (epk.clone(), Arc::clone(&id)));
                         data.index.remove(&newer);
                         data.index.insert(&epk, &old);
                         data.bytes = data.bytes - newer.doc.len() as u64 + size;
@@ -1722,6 +1795,7 @@ impl Container {
                 let size = old.doc.len() as u64;
                 data.index.insert(&epk, &old);
                 self.schedule_expiry(&epk, &id, &old.meta);
+                data.changes.insert(old.meta.lsn, (epk.clone(), Arc::clone(&id)));
                 let unique = self.unique_values(&old.doc);
                 let lp = data.logical.entry(epk).or_insert_with(|| LogicalPartition::new(key));
                 lp.index_unique(&id, unique);

@@ -6,6 +6,7 @@
 //! See `docs/ARCHITECTURE.md`.
 
 pub mod advisor;
+pub mod changefeed;
 pub mod container;
 pub mod doc;
 pub mod epk;
@@ -21,6 +22,7 @@ pub mod store;
 pub mod throughput;
 
 pub use advisor::{advise, advise_container, AdvisorOptions, Candidate, KeyChoice};
+pub use changefeed::{ChangeFeedStart, ChangePage, FeedRange};
 pub use container::{
     BatchError, BatchOperation, CompositeWalk, Container, ContainerSettings, IndexBounds, ItemMeta, ItemPosition,
     ItemResponse, OperationKind, OrderedEntries, OrderedWalk, PartitionInfo, Scan, StoredItem, UniqueKey, WriteOptions,

@@ -1,0 +1,195 @@
+//! The change feed, latest-version mode: every item created or replaced, once, in its latest
+//! version, in the order of its partition's writes (each write's LSN is taken under its physical
+//! partition's write lock, so a partition's LSNs are in commit order).
+//!
+//! A read covers a feed range (the whole container, an EPK range, or one logical partition's
+//! key) and returns a page and a continuation. The continuation keeps, for each piece of the range
+//! a physical partition owned when the page was read, the LSN read up to. A partition that split
+//! since hands its cursor to both children (their items all came from it, and later writes get
+//! later LSNs), so a continuation resumes across splits with no change missed or repeated.
+//!
+//! # Continuation format (version 1)
+//!
+//! `cf1.` followed by the lowercase hex of a JSON object:
+//! `{"range": ["<min EPK hex>", "<max EPK hex>"], "t": <min _ts or absent>, "at": [["<min>", "<max>", <lsn>], ...]}`.
+
+use cosmoql_value::{parse_json, to_json_string, Map, Value};
+
+use crate::container::{Container, StoredItem};
+use crate::epk::Epk;
+use crate::error::{Result, StorageError};
+use crate::partition_key::PartitionKey;
+
+const PREFIX: &str = "cf1.";
+
+/// Where a change feed starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChangeFeedStart {
+    /// Every item's latest version.
+    Beginning,
+    /// Only what is written from now on.
+    Now,
+    /// What was last written at or after this time (Unix seconds, as `_ts`).
+    Time(u64),
+}
+
+/// The part of a container a change feed reads.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FeedRange {
+    /// The whole container.
+    All,
+    /// An EPK range `[min, max)` (for example a physical partition's, to spread the reading).
+    Epk(Epk, Epk),
+    /// One logical partition (or, for a hierarchical key, a key prefix).
+    Key(PartitionKey),
+}
+
+/// One page of a change feed.
+#[derive(Debug, Clone)]
+pub struct ChangePage {
+    /// The changed items, each in its latest version, with its system properties and `_lsn`.
+    pub items: Vec<(StoredItem, Epk)>,
+    /// Where the next read resumes (always given: a change feed never ends).
+    pub continuation: String,
+}
+
+/// What a continuation says: the feed range, the `_ts` floor of a feed started at a time, and
+/// the LSN each piece of the range was read up to.
+#[derive(Debug, Clone, PartialEq)]
+struct Cursor {
+    range: (Epk, Epk),
+    min_ts: Option<u64>,
+    at: Vec<(Epk, Epk, u64)>,
+}
+
+impl Cursor {
+    /// The LSN a piece `[min, max)` was read up to: the lowest of the recorded pieces overlapping
+    /// it (a child of a split partition takes its parent's).
+    fn lsn_for(&self, min: &Epk, max: &Epk) -> u64 {
+        self.at.iter().filter(|(a, b, _)| a < max && min < b).map(|(_, _, lsn)| *lsn).min().unwrap_or(0)
+    }
+
+    fn encode(&self) -> String {
+        let mut object = Map::new();
+        object.insert(
+            "range".into(),
+            Value::from(vec![Value::from(self.range.0.to_hex()), Value::from(self.range.1.to_hex())]),
+        );
+        if let Some(t) = self.min_ts {
+            object.insert("t".into(), Value::from(t as f64));
+        }
+        let at: Vec<Value> = self
+            .at
+            .iter()
+            .map(|(a, b, lsn)| {
+                Value::from(vec![Value::from(a.to_hex()), Value::from(b.to_hex()), Value::from(*lsn as f64)])
+            })
+            .collect();
+        object.insert("at".into(), Value::from(at));
+        let json = to_json_string(&Value::from(object)).unwrap_or_default();
+        let hex: String = json.bytes().map(|b| format!("{b:02x}")).collect();
+        format!("{PREFIX}{hex}")
+    }
+
+    fn decode(text: &str) -> Result<Cursor> {
+        let bad =
+            || StorageError::bad_request("invalid change feed continuation: it is not a cosmoql change feed token");
+        let hex = text.strip_prefix(PREFIX).ok_or_else(bad)?;
+        if hex.len() % 2 != 0 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(bad());
+        }
+        let bytes: Vec<u8> =
+            (0..hex.len()).step_by(2).filter_map(|i| u8::from_str_radix(&hex[i..i + 2], 16).ok()).collect();
+        let object = parse_json(&String::from_utf8(bytes).map_err(|_| bad())?).map_err(|_| bad())?;
+        let epk = |v: &Value| v.as_str().and_then(|s| Epk::from_hex(s).ok()).ok_or_else(bad);
+        let count = |v: &Value| {
+            v.as_f64().filter(|n| *n >= 0.0 && n.fract() == 0.0 && *n <= 9_007_199_254_740_992.0).map(|n| n as u64)
+        };
+        let range = match object.get("range") {
+            Value::Array(r) if r.len() == 2 => (epk(&r[0])?, epk(&r[1])?),
+            _ => return Err(bad()),
+        };
+        let min_ts = match object.get("t") {
+            Value::Undefined => None,
+            v => Some(count(v).ok_or_else(bad)?),
+        };
+        let at = match object.get("at") {
+            Value::Array(pieces) => pieces
+                .iter()
+                .map(|p| match p {
+                    Value::Array(p) if p.len() == 3 => Ok((epk(&p[0])?, epk(&p[1])?, count(&p[2]).ok_or_else(bad)?)),
+                    _ => Err(bad()),
+                })
+                .collect::<Result<Vec<_>>>()?,
+            _ => return Err(bad()),
+        };
+        Ok(Cursor { range, min_ts, at })
+    }
+}
+
+impl Container {
+    /// The EPK range a feed range covers.
+    fn feed_epk_range(&self, range: &FeedRange) -> Result<(Epk, Epk)> {
+        match range {
+            FeedRange::All => Ok((Epk::min(), Epk::max())),
+            FeedRange::Epk(min, max) if min < max => Ok((min.clone(), max.clone())),
+            FeedRange::Epk(..) => Err(StorageError::bad_request("a feed range's minimum must be below its maximum")),
+            FeedRange::Key(key) => self.partition_key().epk_range(key),
+        }
+    }
+
+    /// The feed ranges of the physical partitions now, to read a change feed in parallel.
+    pub fn feed_ranges(&self) -> Vec<FeedRange> {
+        self.partitions().into_iter().map(|p| FeedRange::Epk(p.min, p.max)).collect()
+    }
+
+    /// Reads a page of at most `max_items` changes of `range` (latest-version mode), from `start`
+    /// or from `continuation` (a token of an earlier page of the same range).
+    pub fn read_changes(
+        &self,
+        range: &FeedRange,
+        start: ChangeFeedStart,
+        continuation: Option<&str>,
+        max_items: usize,
+    ) -> Result<ChangePage> {
+        self.expire();
+        let bounds = self.feed_epk_range(range)?;
+        let cursor = match continuation {
+            Some(text) => {
+                let cursor = Cursor::decode(text)?;
+                if cursor.range != bounds {
+                    return Err(StorageError::bad_request(
+                        "invalid change feed continuation: it belongs to another feed range",
+                    ));
+                }
+                cursor
+            }
+            None => {
+                let (lsn, min_ts) = match start {
+                    ChangeFeedStart::Beginning => (0, None),
+                    ChangeFeedStart::Now => (self.last_lsn(), None),
+                    ChangeFeedStart::Time(t) => (0, Some(t)),
+                };
+                Cursor { range: bounds.clone(), min_ts, at: vec![(bounds.0.clone(), bounds.1.clone(), lsn)] }
+            }
+        };
+        let max_items = max_items.max(1);
+        let mut items = Vec::new();
+        let mut at = Vec::new();
+        for (id, pmin, pmax) in self.partitions_overlapping(std::slice::from_ref(&bounds)) {
+            let lo = if pmin > bounds.0 { pmin } else { bounds.0.clone() };
+            let hi = if pmax < bounds.1 { pmax } else { bounds.1.clone() };
+            let from = cursor.lsn_for(&lo, &hi);
+            let room = max_items - items.len();
+            let (read, upto) = self.changes_in(id, (&lo, &hi), from, cursor.min_ts, room);
+            items.extend(read);
+            at.push((lo, hi, upto));
+        }
+        let next = Cursor { range: bounds, min_ts: cursor.min_ts, at };
+        Ok(ChangePage { items, continuation: next.encode() })
+    }
+}
+
+/// Reads one partition's changes after `from` in `[lo, hi)`: at most `room` items (none when
+/// `room` is 0), and the LSN read up to.
+pub(crate) type PartitionChanges = (Vec<(StoredItem, Epk)>, u64);
