@@ -39,6 +39,7 @@
 
 mod advice;
 mod client;
+mod processor;
 mod provisioning;
 pub mod testing;
 
@@ -52,6 +53,7 @@ pub use client::{
     ChangeFeedPage, ContainerClient, ContainerProperties, CosmosClient, DatabaseClient, FeedPage, ItemResponse,
     MemoryReport, Query, QueryPager, QueryResults, QuerySummary, RetryOptions, TransactionalBatch,
 };
+pub use processor::{ChangeFeedProcessor, LeaseLag, LEASE_EXPIRY_SECONDS};
 pub use provisioning::{ThroughputProperties, MAX_OFFER};
 
 /// Errors of the embedded API. Each says what the service would answer: [`Error::status`] and

@@ -180,3 +180,51 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn the_processor_delivers_at_least_once_and_shares_its_leases() {
+    use cosmoql::{ChangeFeedProcessor, ContainerProperties, CosmosClient};
+    let clock = Arc::new(ManualClock::default());
+    let account = CosmosClient::new().with_clock(clock.clone());
+    let db = account.create_database("db").unwrap();
+    let settings = ContainerSettings { initial_partitions: 4, ..ContainerSettings::default() };
+    let monitored = db.create_container(ContainerProperties::new("m", "/pk").unwrap().settings(settings)).unwrap();
+    let leases = db.create_container(ContainerProperties::new("leases", "/id").unwrap()).unwrap();
+    for i in 0..40 {
+        monitored.create_item::<Value>(&item(i, &format!("k{}", i % 9), 0)).unwrap();
+    }
+    let a = ChangeFeedProcessor::new(&monitored, &leases, "p", "a").max_items(1000);
+    let b = ChangeFeedProcessor::new(&monitored, &leases, "p", "b").max_items(1000);
+    // A failing handler checkpoints nothing: everything comes again.
+    let mut seen = Vec::new();
+    assert_eq!(a.run_once(|_| Err("not now".into())).unwrap(), 0);
+    assert_eq!(a.estimate_lag().unwrap().iter().map(|l| l.pending).sum::<u64>(), 40);
+    let handled = a
+        .run_once(|changes| {
+            seen.extend(changes.iter().map(|c| c.get("id").as_str().unwrap().to_string()));
+            Ok(())
+        })
+        .unwrap();
+    assert_eq!((handled, seen.len()), (40, 40));
+    let lag = a.estimate_lag().unwrap();
+    assert_eq!(lag.len(), 4);
+    assert!(lag.iter().all(|l| l.pending == 0 && l.owner.as_deref() == Some("a")), "{lag:?}");
+    // B finds every lease held; once A stops renewing, B takes them over from A's checkpoints.
+    monitored.upsert_item::<Value>(&item(3, "k3", 1)).unwrap();
+    assert_eq!(b.run_once(|_| Ok(())).unwrap(), 0);
+    clock.advance(Duration::from_secs(cosmoql::LEASE_EXPIRY_SECONDS));
+    // The monitored container splits meanwhile: the leases' ranges still cover it.
+    let ids = monitored.container().partition_ids();
+    monitored.container().split_partition_evenly(ids[0]).unwrap();
+    monitored.create_item::<Value>(&item(77, "k5", 0)).unwrap();
+    let mut later = Vec::new();
+    let handled = b
+        .run_once(|changes| {
+            later.extend(changes.iter().map(|c| c.get("id").as_str().unwrap().to_string()));
+            Ok(())
+        })
+        .unwrap();
+    later.sort();
+    assert_eq!((handled, later), (2, vec!["3".to_string(), "77".to_string()]));
+    assert!(b.estimate_lag().unwrap().iter().all(|l| l.owner.as_deref() == Some("b")));
+}

@@ -662,6 +662,11 @@ impl Container {
         *self.clock.write() = clock;
     }
 
+    /// Now, in Unix seconds, by the container's clock.
+    pub fn clock_now(&self) -> u64 {
+        self.clock.read().unix_seconds()
+    }
+
     /// The default time to live (`defaultTtl`): `None` off, `-1` on without a default, `n` seconds.
     pub fn default_ttl(&self) -> Option<i64> {
         *self.default_ttl.read()
