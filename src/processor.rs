@@ -78,10 +78,13 @@ impl ChangeFeedProcessor {
     /// the first time.
     fn lease_items(&self) -> Result<Vec<Value>, Error> {
         let prefix = format!("{}.", self.name);
-        let all: Vec<Value> = self.leases.query_items_blocking(
-            crate::Query::from("SELECT * FROM c WHERE STARTSWITH(c.id, @p)").with_parameter("@p", &prefix)?,
-            crate::QueryOptions::default(),
-        )?;
+        let query = || -> Result<Vec<Value>, Error> {
+            self.leases.query_items_blocking(
+                crate::Query::from("SELECT * FROM c WHERE STARTSWITH(c.id, @p)").with_parameter("@p", &prefix)?,
+                crate::QueryOptions::default(),
+            )
+        };
+        let all = query()?;
         if !all.is_empty() {
             return Ok(all);
         }
@@ -102,10 +105,7 @@ impl ChangeFeedProcessor {
                 Err(e) => return Err(e),
             }
         }
-        Ok(self.leases.query_items_blocking(
-            crate::Query::from("SELECT * FROM c WHERE STARTSWITH(c.id, @p)").with_parameter("@p", &prefix)?,
-            crate::QueryOptions::default(),
-        )?)
+        query()
     }
 
     fn range_of(lease: &Value) -> Result<FeedRange, Error> {
