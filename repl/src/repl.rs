@@ -56,7 +56,7 @@ pub const KEYWORDS: [&str; 34] = [
 ];
 
 /// REPL commands offered by completion.
-pub const COMMANDS: [&str; 25] = [
+pub const COMMANDS: [&str; 26] = [
     ".help",
     ".policy",
     ".containers",
@@ -68,6 +68,7 @@ pub const COMMANDS: [&str; 25] = [
     ".explain",
     ".stats",
     ".skew",
+    ".changes",
     ".throughput",
     ".advise",
     ".mode",

@@ -65,6 +65,8 @@ pub struct Session {
     params: BTreeMap<String, Value>,
     max_rows: usize,
     pub vocabulary: Arc<RwLock<Vocabulary>>,
+    /// Per container: where `.changes` resumes.
+    changes: BTreeMap<String, String>,
 }
 
 /// The text of `.help`.
@@ -100,6 +102,9 @@ FROM is an alias, as in Cosmos DB). Ctrl-C clears the line or cancels a running 
                                     service's minimums and steps; more than 10,000 RU/s per
                                     partition splits partitions); also `burst on|off`,
                                     `redistribute ID=RU...` and `even`
+  .changes [now | reset] [N]        the current container's change feed: what was created or
+                                    replaced since the last `.changes` (all of it the first time),
+                                    each item once in its latest version, N at a time (20)
   .skew                             per physical partition: items, bytes, logical partitions, RU,
                                     peak RU % of its budget, 429s; spread measures, heaviest
                                     keys and flags (hot partition, 429 rate, key near its cap)
@@ -137,6 +142,7 @@ impl Session {
             params: BTreeMap::new(),
             max_rows: 100,
             vocabulary: Arc::new(RwLock::new(Vocabulary::default())),
+            changes: BTreeMap::new(),
         };
         session.refresh_vocabulary();
         session
@@ -433,6 +439,7 @@ impl Session {
                 self.explain(sql, analyze)?;
             }
             ".stats" => self.stats()?,
+            ".changes" => self.changes(rest)?,
             ".skew" => self.skew()?,
             ".throughput" => self.throughput(rest)?,
             ".advise" => {
@@ -715,6 +722,52 @@ impl Session {
                 let _ = writeln!(out, "{} physical partitions ({policy}), RU/s each: {}", t.partitions, per.join(", "));
             }
         }
+        Ok(())
+    }
+
+    /// `.changes [now | reset] [N]`: the current container's change feed since the last
+    /// `.changes` (from the beginning the first time): each changed item once, in its latest
+    /// version, at most N (default 20) at a time.
+    fn changes(&mut self, args: &str) -> Result<(), String> {
+        use cosmoql::storage::{ChangeFeedStart, FeedRange};
+        let container = self.container()?;
+        let name = container.id().to_string();
+        let client = ContainerClient::from_container(container);
+        let mut max = 20;
+        for word in args.split_whitespace() {
+            match word {
+                "reset" => {
+                    self.changes.remove(&name);
+                    self.say("the change feed of this container starts from the beginning again");
+                    return Ok(());
+                }
+                "now" => {
+                    let page = client
+                        .read_change_feed::<Value>(&FeedRange::All, ChangeFeedStart::Now, None, 1)
+                        .map_err(|e| e.to_string())?;
+                    self.changes.insert(name, page.continuation);
+                    self.say("the change feed of this container starts now: `.changes` shows what is written next");
+                    return Ok(());
+                }
+                n => max = n.parse::<usize>().map_err(|_| format!("usage: .changes [now | reset] [N], not `{n}`"))?,
+            }
+        }
+        let token = self.changes.get(&name).cloned();
+        let page = client
+            .read_change_feed::<Value>(&FeedRange::All, ChangeFeedStart::Beginning, token.as_deref(), max)
+            .map_err(|e| e.to_string())?;
+        let mut out = crate::output::stdout();
+        for item in &page.items {
+            let _ = writeln!(out, "{}", render::printable(&to_json_string(item).unwrap_or_default()));
+        }
+        let n = page.items.len();
+        self.changes.insert(name, page.continuation);
+        self.say(&match n {
+            0 => "no changes since the last `.changes`".to_string(),
+            1 => "1 change".to_string(),
+            n if n == max => format!("{n} changes (more may follow: `.changes` again)"),
+            n => format!("{n} changes"),
+        });
         Ok(())
     }
 

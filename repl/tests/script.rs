@@ -156,3 +156,20 @@ fn hash_suffix_keys_and_explain_analyze() {
     assert!(stdout.contains("analyze\n"), "{stdout}");
     assert!(stdout.contains("retrieved 1 items"), "{stdout}");
 }
+
+#[test]
+fn changes_shows_the_change_feed_since_the_last_call() {
+    let data = temp_file(
+        "changes.ndjson",
+        "{\"id\":\"a\",\"pk\":\"p\"}\n{\"id\":\"b\",\"pk\":\"q\"}\n{\"id\":\"c\",\"pk\":\"p\"}\n",
+    );
+    let script = format!(".create t /pk\n.changes now\n.import {}\n.changes 2\n.changes\n.changes\n", data.display());
+    let out = run_stdin(&[], &script);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let ids: Vec<&str> = stdout.lines().filter_map(|l| l.split("\"id\":\"").nth(1)).map(|r| &r[..1]).collect();
+    assert_eq!(ids, ["a", "b", "c"], "{stdout}");
+    assert!(stdout.lines().all(|l| l.contains("\"_lsn\":")), "{stdout}");
+    assert!(stderr.contains("2 changes (more may follow"), "{stderr}");
+    assert!(stderr.contains("no changes since the last `.changes`"), "{stderr}");
+}
