@@ -177,6 +177,14 @@ impl ContainerProperties {
         self
     }
 
+    /// Keeps every create, replace and delete for `retention` (whole minutes, as the service's
+    /// `changeFeedPolicy.retentionDuration`), for the all-versions-and-deletes change feed
+    /// ([`ContainerClient::read_change_feed_all_versions`]); `None` keeps only latest versions.
+    pub fn change_feed_retention(mut self, retention: Option<std::time::Duration>) -> Self {
+        self.settings.change_feed_retention = retention.map(|d| d.as_secs() / 60 * 60).filter(|s| *s > 0);
+        self
+    }
+
     /// Sets the sizing (for example more physical partitions to start with).
     pub fn settings(mut self, settings: ContainerSettings) -> Self {
         self.settings = settings;
@@ -1034,5 +1042,67 @@ impl ContainerClient {
         };
         let request_charge = cosmoql_executor::cost::query_charge(&work);
         Ok(ChangeFeedPage { items, continuation: page.continuation, request_charge })
+    }
+}
+
+impl ContainerClient {
+    /// Reads a page of at most `max_item_count` writes of `range` in all-versions-and-deletes
+    /// mode: every create, replace and delete within the container's change feed retention,
+    /// each as the service shapes it, `{"current": item, "metadata": {"operationType", "lsn",
+    /// "crts", "previousImageLSN", "timeToLiveExpired", "id", "partitionKey"}}` (a delete has no
+    /// `current`). 400 without a retention ([`ContainerProperties::change_feed_retention`]).
+    pub fn read_change_feed_all_versions(
+        &self,
+        range: &cosmoql_storage::FeedRange,
+        start: cosmoql_storage::ChangeFeedStart,
+        continuation: Option<&str>,
+        max_item_count: usize,
+    ) -> Result<ChangeFeedPage<Value>, Error> {
+        use cosmoql_storage::ChangeOperation;
+        let page = self.container.read_all_versions(range, start, continuation, max_item_count)?;
+        let mut items = Vec::with_capacity(page.changes.len());
+        let mut bytes = 0u64;
+        for (lsn, change) in &page.changes {
+            let operation = match change.operation {
+                ChangeOperation::Create => "create",
+                ChangeOperation::Replace => "replace",
+                ChangeOperation::Delete => "delete",
+            };
+            let mut metadata = vec![
+                ("operationType".to_string(), Value::from(operation)),
+                ("lsn".to_string(), Value::from(*lsn as f64)),
+                ("crts".to_string(), Value::from(change.ts as f64)),
+                ("timeToLiveExpired".to_string(), Value::from(change.ttl_expired)),
+                ("id".to_string(), Value::from(&*change.id)),
+                ("partitionKey".to_string(), Value::from(change.key.to_values())),
+            ];
+            if let Some(previous) = change.previous_lsn {
+                metadata.push(("previousImageLSN".to_string(), Value::from(previous as f64)));
+            }
+            let mut fields = Vec::new();
+            if let Some(item) = &change.item {
+                bytes += item.doc.len() as u64;
+                let mut current = self.container.materialize(item);
+                if let Some(map) = current.as_object_mut() {
+                    map.insert("_lsn".into(), Value::from(*lsn as f64));
+                }
+                fields.push(("current".to_string(), current));
+            }
+            fields.push(("metadata".to_string(), Value::object(metadata)));
+            items.push(Value::object(fields));
+        }
+        let work = cosmoql_executor::cost::QueryWork {
+            partitions: 1,
+            index_entries: page.changes.len() as u64,
+            retrieved: page.changes.len() as u64,
+            retrieved_bytes: bytes,
+            output: page.changes.len() as u64,
+            output_bytes: bytes,
+        };
+        Ok(ChangeFeedPage {
+            items,
+            continuation: page.continuation,
+            request_charge: cosmoql_executor::cost::query_charge(&work),
+        })
     }
 }

@@ -16,7 +16,11 @@ use cosmoql::ContainerClient;
 use proptest::prelude::*;
 
 fn client(partitions: usize) -> (ContainerClient, Arc<ManualClock>) {
-    let settings = ContainerSettings { initial_partitions: partitions, ..ContainerSettings::default() };
+    let settings = ContainerSettings {
+        initial_partitions: partitions,
+        change_feed_retention: Some(1_000_000),
+        ..ContainerSettings::default()
+    };
     let container = Container::new("c", PartitionKeyDefinition::hash("/pk").unwrap(), settings);
     let clock = Arc::new(ManualClock::default());
     container.set_clock(clock.clone());
@@ -143,6 +147,7 @@ proptest! {
         let mut token: Option<String> = None;
         let mut delivered: HashSet<(String, u64)> = HashSet::new();
         let mut latest: BTreeMap<String, (i64, u64)> = BTreeMap::new();
+        let mut writes = 0usize;
         let read = |c: &ContainerClient, token: &mut Option<String>, page: usize, delivered: &mut HashSet<(String, u64)>, latest: &mut BTreeMap<String, (i64, u64)>| {
             let p = c.read_change_feed::<Value>(&FeedRange::All, ChangeFeedStart::Beginning, token.as_deref(), page).unwrap();
             *token = Some(p.continuation);
@@ -158,9 +163,12 @@ proptest! {
             match step {
                 Step::Write(id, v) => {
                     c.upsert_item::<Value>(&item(*id, &format!("k{}", id % 13), *v)).unwrap();
+                    writes += 1;
                 }
                 Step::Delete(id) => {
-                    let _ = c.container().delete(&PartitionKey::from(format!("k{}", id % 13)), &id.to_string(), &WriteOptions::default());
+                    if c.container().delete(&PartitionKey::from(format!("k{}", id % 13)), &id.to_string(), &WriteOptions::default()).is_ok() {
+                        writes += 1;
+                    }
                 }
                 Step::Read(page) => {
                     read(&c, &mut token, *page, &mut delivered, &mut latest);
@@ -172,6 +180,20 @@ proptest! {
             }
         }
         while read(&c, &mut token, 5, &mut delivered, &mut latest) > 0 {}
+        // Every write is in the all-versions feed once, whatever split since.
+        let mut history = HashSet::new();
+        let mut token: Option<String> = None;
+        loop {
+            let page = c.read_change_feed_all_versions(&FeedRange::All, ChangeFeedStart::Beginning, token.as_deref(), 7).unwrap();
+            token = Some(page.continuation);
+            if page.items.is_empty() {
+                break;
+            }
+            for v in &page.items {
+                prop_assert!(history.insert(v.get("metadata").get("lsn").as_f64().unwrap() as u64));
+            }
+        }
+        prop_assert_eq!(history.len(), writes);
         let live: Vec<Value> = c.query_items_blocking("SELECT * FROM c", cosmoql::QueryOptions::default()).unwrap();
         for v in live {
             let id = v.get("id").as_str().unwrap().to_string();
@@ -227,4 +249,69 @@ fn the_processor_delivers_at_least_once_and_shares_its_leases() {
     later.sort();
     assert_eq!((handled, later), (2, vec!["3".to_string(), "77".to_string()]));
     assert!(b.estimate_lag().unwrap().iter().all(|l| l.owner.as_deref() == Some("b")));
+}
+
+#[test]
+fn all_versions_and_deletes_keeps_every_write_within_the_retention() {
+    use cosmoql::{ContainerProperties, CosmosClient, TransactionalBatch};
+    let clock = Arc::new(ManualClock::default());
+    let account = CosmosClient::new().with_clock(clock.clone());
+    let db = account.create_database("db").unwrap();
+    let c = db
+        .create_container(
+            ContainerProperties::new("c", "/pk")
+                .unwrap()
+                .default_ttl(Some(-1))
+                .change_feed_retention(Some(Duration::from_secs(600))),
+        )
+        .unwrap();
+    let start = c.read_change_feed_all_versions(&FeedRange::All, ChangeFeedStart::Now, None, 10).unwrap().continuation;
+    c.create_item::<Value>(&item(1, "k", 0)).unwrap();
+    c.upsert_item::<Value>(&item(1, "k", 1)).unwrap();
+    c.create_item::<Value>(&parse_json(r#"{"id":"2","pk":"k","ttl":5}"#).unwrap()).unwrap();
+    c.delete_item(PartitionKey::from("k"), "1").unwrap();
+    // A batch that fails leaves nothing in the feed.
+    let batch = TransactionalBatch::new().create_item(&item(3, "k", 0)).unwrap().create_item(&item(3, "k", 0)).unwrap();
+    assert!(c.execute_transactional_batch(PartitionKey::from("k"), batch).is_err());
+    clock.advance(Duration::from_secs(5));
+    let page = c.read_change_feed_all_versions(&FeedRange::All, ChangeFeedStart::Now, Some(&start), 100).unwrap();
+    let ops: Vec<(String, String, bool)> = page
+        .items
+        .iter()
+        .map(|v| {
+            let m = v.get("metadata");
+            (
+                m.get("operationType").as_str().unwrap().to_string(),
+                m.get("id").as_str().unwrap().to_string(),
+                m.get("timeToLiveExpired") == &Value::from(true),
+            )
+        })
+        .collect();
+    let expect = |op: &str, id: &str, ttl: bool| (op.to_string(), id.to_string(), ttl);
+    assert_eq!(
+        ops,
+        vec![
+            expect("create", "1", false),
+            expect("replace", "1", false),
+            expect("create", "2", false),
+            expect("delete", "1", false),
+            expect("delete", "2", true),
+        ]
+    );
+    // A replace and a delete name the version before them; a delete has no current image.
+    let replace = page.items[1].get("metadata");
+    assert_eq!(replace.get("previousImageLSN"), page.items[0].get("metadata").get("lsn"));
+    assert_eq!(page.items[1].get("current").get("v"), &Value::from(1.0));
+    assert_eq!(page.items[3].get("current"), &Value::Undefined);
+    assert_eq!(page.items[3].get("metadata").get("partitionKey"), &Value::from(vec![Value::from("k")]));
+    // Past the retention the oldest writes are gone.
+    clock.advance(Duration::from_secs(3600));
+    c.create_item::<Value>(&item(4, "k", 0)).unwrap();
+    let all = c.read_change_feed_all_versions(&FeedRange::All, ChangeFeedStart::Beginning, None, 100).unwrap();
+    assert_eq!(all.items.len(), 1);
+    // Without a retention the mode is refused.
+    let plain = db.create_container(ContainerProperties::new("plain", "/pk").unwrap()).unwrap();
+    let e = plain.read_change_feed_all_versions(&FeedRange::All, ChangeFeedStart::Now, None, 1).unwrap_err();
+    assert_eq!(e.status(), Some(400));
+    assert_eq!(c.container().properties().get("changeFeedPolicy").get("retentionDuration"), &Value::from(10.0));
 }

@@ -15,7 +15,7 @@
 
 use cosmoql_value::{parse_json, to_json_string, Map, Value};
 
-use crate::container::{Container, StoredItem};
+use crate::container::{Change, Container, StoredItem};
 use crate::epk::Epk;
 use crate::error::{Result, StorageError};
 use crate::partition_key::PartitionKey;
@@ -50,6 +50,15 @@ pub struct ChangePage {
     /// The changed items, each in its latest version, with its system properties and `_lsn`.
     pub items: Vec<(StoredItem, Epk)>,
     /// Where the next read resumes (always given: a change feed never ends).
+    pub continuation: String,
+}
+
+/// One page of the all-versions-and-deletes change feed.
+#[derive(Debug, Clone)]
+pub struct HistoryPage {
+    /// Every create, replace and delete after the continuation, with its LSN, in the order of
+    /// its partition's writes.
+    pub changes: Vec<(u64, Change)>,
     pub continuation: String,
 }
 
@@ -152,6 +161,47 @@ impl Container {
         continuation: Option<&str>,
         max_items: usize,
     ) -> Result<ChangePage> {
+        let (items, continuation) =
+            self.read_feed(range, start, continuation, max_items, |id, piece, from, t, room| {
+                self.changes_in(id, piece, from, t, room)
+            })?;
+        Ok(ChangePage { items, continuation })
+    }
+
+    /// Reads a page of at most `max_items` writes of `range` in all-versions-and-deletes mode:
+    /// every create, replace and delete (a delete by time to live marked so) within the
+    /// container's change feed retention. 400 when the container keeps no history
+    /// (`changeFeedPolicy`).
+    pub fn read_all_versions(
+        &self,
+        range: &FeedRange,
+        start: ChangeFeedStart,
+        continuation: Option<&str>,
+        max_items: usize,
+    ) -> Result<HistoryPage> {
+        if self.settings().change_feed_retention.is_none() {
+            return Err(StorageError::bad_request(
+                "the all versions and deletes change feed mode needs a change feed policy with a retention \
+                 (changeFeedPolicy.retentionDuration)",
+            ));
+        }
+        let (changes, continuation) =
+            self.read_feed(range, start, continuation, max_items, |id, piece, from, t, room| {
+                self.history_in(id, piece, from, t, room)
+            })?;
+        Ok(HistoryPage { changes, continuation })
+    }
+
+    /// A page of either mode: `read(partition, piece, after LSN, min _ts, room)` reads one
+    /// partition's piece.
+    fn read_feed<T>(
+        &self,
+        range: &FeedRange,
+        start: ChangeFeedStart,
+        continuation: Option<&str>,
+        max_items: usize,
+        read: impl Fn(u32, (&Epk, &Epk), u64, Option<u64>, usize) -> (Vec<T>, u64),
+    ) -> Result<(Vec<T>, String)> {
         self.expire();
         let bounds = self.feed_epk_range(range)?;
         let cursor = match continuation {
@@ -181,12 +231,12 @@ impl Container {
             let hi = if pmax < bounds.1 { pmax } else { bounds.1.clone() };
             let from = cursor.lsn_for(&lo, &hi);
             let room = max_items - items.len();
-            let (read, upto) = self.changes_in(id, (&lo, &hi), from, cursor.min_ts, room);
-            items.extend(read);
+            let (got, upto) = read(id, (&lo, &hi), from, cursor.min_ts, room);
+            items.extend(got);
             at.push((lo, hi, upto));
         }
         let next = Cursor { range: bounds, min_ts: cursor.min_ts, at };
-        Ok(ChangePage { items, continuation: next.encode() })
+        Ok((items, next.encode()))
     }
 }
 

@@ -53,6 +53,35 @@ pub struct ContainerSettings {
     pub unique_keys: Vec<UniqueKey>,
     /// The default time to live (`defaultTtl`): `None` off, `-1` on without a default, `n` seconds.
     pub default_ttl: Option<i64>,
+    /// The change feed's all-versions-and-deletes retention (`changeFeedPolicy.retentionDuration`,
+    /// here in seconds): every create, replace and delete is kept this long. `None`: off (only
+    /// latest versions).
+    pub change_feed_retention: Option<u64>,
+}
+
+/// What a write did, as the all-versions-and-deletes change feed reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChangeOperation {
+    Create,
+    Replace,
+    Delete,
+}
+
+/// One write kept for the all-versions-and-deletes change feed.
+#[derive(Debug, Clone)]
+pub struct Change {
+    pub operation: ChangeOperation,
+    pub epk: Epk,
+    pub id: Arc<str>,
+    pub key: PartitionKey,
+    /// The item written (`None` for a delete).
+    pub item: Option<StoredItem>,
+    /// The LSN of the version it replaced or deleted.
+    pub previous_lsn: Option<u64>,
+    /// When it was written (Unix seconds).
+    pub ts: u64,
+    /// A delete because the item's time to live passed.
+    pub ttl_expired: bool,
 }
 
 /// One unique key of a container's unique key policy: the paths whose values together must be
@@ -128,6 +157,7 @@ impl Default for ContainerSettings {
             logical_partition_max_bytes: DEFAULT_LOGICAL_PARTITION_MAX_BYTES,
             unique_keys: Vec::new(),
             default_ttl: None,
+            change_feed_retention: None,
         }
     }
 }
@@ -323,6 +353,8 @@ struct PartitionData {
     /// The change feed: each live item's last write by its LSN (assigned under this partition's
     /// write lock, so in commit order).
     changes: BTreeMap<u64, (Epk, Arc<str>)>,
+    /// With a change feed retention: every write within it, by LSN.
+    history: BTreeMap<u64, Change>,
 }
 
 impl PartitionData {
@@ -335,6 +367,7 @@ impl PartitionData {
             index: PartitionIndex::new(policy),
             writes: 0,
             changes: BTreeMap::new(),
+            history: BTreeMap::new(),
         }
     }
 
@@ -744,7 +777,7 @@ impl Container {
                 let current = existing(data, &epk, &id).map(|item| item.meta);
                 Ok(match current {
                     Some(meta) if self.expires_at(&meta).is_some_and(|w| w <= now) => {
-                        self.apply_delete(data, &epk, &id).is_some()
+                        self.apply_delete_as(data, &epk, &id, true).is_some()
                     }
                     _ => false,
                 })
@@ -799,6 +832,37 @@ impl Container {
             }
         }
         (items, upto)
+    }
+
+    /// The kept writes of physical partition `id` after LSN `from`, in `[lo, hi)`, at or after
+    /// `min_ts`: at most `room`, and the LSN read up to (see [`Self::changes_in`]).
+    pub(crate) fn history_in(
+        &self,
+        id: u32,
+        (lo, hi): (&Epk, &Epk),
+        from: u64,
+        min_ts: Option<u64>,
+        room: usize,
+    ) -> (Vec<(u64, Change)>, u64) {
+        let map = self.partitions.read();
+        let Some(p) = map.iter().find(|p| p.id == id) else { return (Vec::new(), from) };
+        let data = p.data.read();
+        if data.retired || room == 0 {
+            return (Vec::new(), from);
+        }
+        let mut out = Vec::new();
+        let mut upto = from;
+        for (lsn, change) in data.history.range(from.saturating_add(1)..) {
+            upto = *lsn;
+            if change.epk < *lo || change.epk >= *hi || min_ts.is_some_and(|t| change.ts < t) {
+                continue;
+            }
+            out.push((*lsn, change.clone()));
+            if out.len() == room {
+                break;
+            }
+        }
+        (out, upto)
     }
 
     /// Items removed so far because their time to live passed.
@@ -939,6 +1003,12 @@ impl Container {
         m.insert("partitionKey".into(), self.definition.to_json());
         if let Some(ttl) = self.default_ttl() {
             m.insert("defaultTtl".into(), Value::from(ttl as f64));
+        }
+        if let Some(seconds) = self.settings.change_feed_retention {
+            m.insert(
+                "changeFeedPolicy".into(),
+                Value::object([("retentionDuration", Value::from((seconds / 60) as f64))]),
+            );
         }
         if !self.settings.unique_keys.is_empty() {
             let keys: Vec<Value> = self
@@ -1281,6 +1351,7 @@ impl Container {
                 max,
                 data: RwLock::new(PartitionData {
                     retired: false,
+                    history: BTreeMap::new(),
                     changes: PartitionData::changes_of(&logical),
                     logical,
                     items,
@@ -1291,7 +1362,12 @@ impl Container {
             })
         };
         let left = make(p.min.clone(), boundary.clone(), lower, lower_index);
-        let right = make(boundary, p.max.clone(), upper, upper_index);
+        let right = make(boundary.clone(), p.max.clone(), upper, upper_index);
+        // The kept writes go with their keys.
+        for (lsn, change) in std::mem::take(&mut data.history) {
+            let child = if change.epk < boundary { &left } else { &right };
+            child.data.write().history.insert(lsn, change);
+        }
         data.retired = true;
         data.items = 0;
         data.bytes = 0;
@@ -1665,9 +1741,23 @@ impl Container {
         data.changes.insert(stored.meta.lsn, (prep.epk.clone(), Arc::clone(&prep.id)));
         lp.index_unique(&prep.id, unique);
         self.schedule_expiry(&prep.epk, &prep.id, &stored.meta);
+        let change = self.settings.change_feed_retention.is_some().then(|| Change {
+            operation: ChangeOperation::Create,
+            epk: prep.epk.clone(),
+            id: Arc::clone(&prep.id),
+            key: prep.key.clone(),
+            item: Some(stored.clone()),
+            previous_lsn: None,
+            ts: stored.meta.ts,
+            ttl_expired: false,
+        });
+        let lsn = stored.meta.lsn;
         lp.push(Arc::clone(&prep.id), stored);
         data.items += 1;
         data.bytes += size;
+        if let Some(change) = change {
+            self.record(data, lsn, change);
+        }
         Ok(Undo::Inserted { epk: prep.epk.clone(), id: Arc::clone(&prep.id) })
     }
 
@@ -1692,6 +1782,19 @@ impl Container {
         lp.index_unique(&prep.id, unique);
         data.changes.remove(&old.meta.lsn);
         data.changes.insert(stored.meta.lsn, (prep.epk.clone(), Arc::clone(&prep.id)));
+        if self.settings.change_feed_retention.is_some() {
+            let change = Change {
+                operation: ChangeOperation::Replace,
+                epk: prep.epk.clone(),
+                id: Arc::clone(&prep.id),
+                key: prep.key.clone(),
+                item: Some(stored.clone()),
+                previous_lsn: Some(old.meta.lsn),
+                ts: stored.meta.ts,
+                ttl_expired: false,
+            };
+            self.record(data, stored.meta.lsn, change);
+        }
         data.index.remove(&old);
         data.index.insert(&prep.epk, &stored);
         data.bytes = data.bytes - old_size + new_size;
@@ -1725,10 +1828,41 @@ impl Container {
         }
     }
 
+    /// Keeps a write for the all-versions-and-deletes change feed (with a retention), dropping
+    /// what is older than the retention.
+    fn record(&self, data: &mut PartitionData, lsn: u64, change: Change) {
+        let Some(retention) = self.settings.change_feed_retention else { return };
+        let horizon = change.ts.saturating_sub(retention);
+        while data.history.first_key_value().is_some_and(|(_, c)| c.ts < horizon) {
+            data.history.pop_first();
+        }
+        data.history.insert(lsn, change);
+    }
+
     /// Removes an item known to exist; returns the undo record.
     fn apply_delete(&self, data: &mut PartitionData, epk: &Epk, id: &str) -> Option<Undo> {
+        self.apply_delete_as(data, epk, id, false)
+    }
+
+    /// Removes an item known to exist (`expired`: because its time to live passed).
+    fn apply_delete_as(&self, data: &mut PartitionData, epk: &Epk, id: &str, expired: bool) -> Option<Undo> {
         let lp = data.logical.get_mut(epk)?;
         let (id, old) = lp.remove(id)?;
+        if self.settings.change_feed_retention.is_some() {
+            let change = Change {
+                operation: ChangeOperation::Delete,
+                epk: epk.clone(),
+                id: Arc::clone(&id),
+                key: lp.key.clone(),
+                item: None,
+                previous_lsn: Some(old.meta.lsn),
+                ts: self.clock.read().unix_seconds(),
+                ttl_expired: expired,
+            };
+            let lsn = self.next_lsn.fetch_add(1, Ordering::Relaxed);
+            self.record(data, lsn, change);
+        }
+        let lp = data.logical.get_mut(epk)?;
         lp.unindex_unique(&self.unique_values(&old.doc));
         data.changes.remove(&old.meta.lsn);
         data.index.remove(&old);
@@ -1859,6 +1993,8 @@ impl Container {
         let result = self.write_partition(&epk, |data| {
             let mut undo_log = Vec::new();
             let mut responses = Vec::new();
+            // The batch's writes are the partition's last: a rollback drops them (and the undo's).
+            let kept = data.history.last_key_value().map_or(0, |(lsn, _)| *lsn);
             for (index, (op, prep)) in operations.iter().zip(&prepared).enumerate() {
                 match self.apply_batch_op(data, key, &epk, op, prep.as_ref()) {
                     Ok((response, undo)) => {
@@ -1869,6 +2005,7 @@ impl Container {
                         for u in undo_log.into_iter().rev() {
                             self.undo(data, u);
                         }
+                        data.history.split_off(&kept.saturating_add(1));
                         return Ok(Err(BatchError { index, error }));
                     }
                 }

@@ -22,11 +22,11 @@ pub mod store;
 pub mod throughput;
 
 pub use advisor::{advise, advise_container, AdvisorOptions, Candidate, KeyChoice};
-pub use changefeed::{ChangeFeedStart, ChangePage, FeedRange};
+pub use changefeed::{ChangeFeedStart, ChangePage, FeedRange, HistoryPage};
 pub use container::{
-    BatchError, BatchOperation, CompositeWalk, Container, ContainerSettings, IndexBounds, ItemMeta, ItemPosition,
-    ItemResponse, OperationKind, OrderedEntries, OrderedWalk, PartitionInfo, Scan, StoredItem, UniqueKey, WriteOptions,
-    MAX_INITIAL_PARTITIONS,
+    BatchError, BatchOperation, Change, ChangeOperation, CompositeWalk, Container, ContainerSettings, IndexBounds,
+    ItemMeta, ItemPosition, ItemResponse, OperationKind, OrderedEntries, OrderedWalk, PartitionInfo, Scan, StoredItem,
+    UniqueKey, WriteOptions, MAX_INITIAL_PARTITIONS,
 };
 pub use doc::{Doc, DocRef, SYSTEM_PROPERTIES};
 pub use epk::{Epk, HashVersion, PartitionKeyComponent, PartitionKeyKind};

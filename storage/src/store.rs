@@ -184,6 +184,18 @@ impl Database {
                     .ok_or_else(|| StorageError::bad_request("defaultTtl is an integer: -1 or 1 to 2147483647"))?,
             ),
         };
+        settings.change_feed_retention = match properties.get("changeFeedPolicy").get("retentionDuration") {
+            Value::Undefined | Value::Null => None,
+            v => Some(
+                v.as_f64()
+                    .filter(|n| n.fract() == 0.0 && *n >= 0.0 && *n < 1e9)
+                    .map(|minutes| minutes as u64 * 60)
+                    .ok_or_else(|| {
+                        StorageError::bad_request("changeFeedPolicy.retentionDuration is a number of minutes")
+                    })?,
+            )
+            .filter(|s| *s > 0),
+        };
         let container = self.create_container(id, key, settings)?;
         container.replace_indexing_policy(policy);
         Ok(container)
