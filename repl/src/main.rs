@@ -72,6 +72,10 @@ enum Command {
     /// bytes and logical partitions per partition, spread measures, the heaviest logical
     /// partitions and flags (a key near its cap, uneven key space); `--json` for one JSON object.
     Skew(query_cmd::SkewArgs),
+    /// Load items from files and print the container's change feed (or `--pk`'s logical
+    /// partition's): each changed item once in its latest version, or with `--all-versions`
+    /// every create, replace and delete; one per line, the continuation on standard error.
+    Changes(query_cmd::ChangesArgs),
     /// Load items from files and rank candidate partition keys (paths, synthetic concatenations,
     /// hierarchical pairs, hash suffixes) by how they would spread storage and writes over the
     /// physical partitions, with the reasons (few keys, a logical partition over its cap, hot
@@ -161,6 +165,7 @@ fn run(cli: Cli) -> ExitCode {
         Command::Import(args) => report(import_cmd::run(&args)),
         Command::Query(args) => report(query_cmd::run_query(&args)),
         Command::Skew(args) => report(query_cmd::run_skew(&args)),
+        Command::Changes(args) => report(query_cmd::run_changes(&args)),
         Command::Advise(args) => report(query_cmd::run_advise(&args)),
         Command::Bench(args) => report(query_cmd::run_bench(&args)),
         Command::Explain(args) => report(query_cmd::run_explain(&args)),

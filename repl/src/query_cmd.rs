@@ -210,6 +210,67 @@ pub fn run_advise(args: &AdviseArgs) -> Result<(), String> {
     Ok(())
 }
 
+/// Options of `cosmoql changes`.
+#[derive(Debug, clap::Args)]
+pub struct ChangesArgs {
+    #[command(flatten)]
+    load: LoadArgs,
+    /// Where the feed starts: `beginning`, `now`, or a time in Unix seconds (as `_ts`).
+    #[arg(long, default_value = "beginning", value_name = "WHEN")]
+    from: String,
+    /// Resume after an earlier page (its continuation is printed on standard error).
+    #[arg(long, value_name = "TOKEN")]
+    continuation: Option<String>,
+    /// Changes per page.
+    #[arg(long = "max-items", default_value_t = 100, value_name = "N")]
+    max_items: usize,
+    /// Read page after page until the feed has nothing more (default: one page).
+    #[arg(long)]
+    all: bool,
+    /// All versions and deletes (the container needs a retention: `--container` with a
+    /// `changeFeedPolicy`); default: each changed item once, in its latest version.
+    #[arg(long = "all-versions")]
+    all_versions: bool,
+}
+
+/// `cosmoql changes`: the loaded container's change feed (the whole container, or `--pk`'s
+/// logical partition), one change per line; the continuation on standard error.
+pub fn run_changes(args: &ChangesArgs) -> Result<(), String> {
+    use cosmoql::storage::{ChangeFeedStart, FeedRange};
+    let loaded = load(&args.load)?;
+    let start = match args.from.as_str() {
+        "beginning" => ChangeFeedStart::Beginning,
+        "now" => ChangeFeedStart::Now,
+        t => ChangeFeedStart::Time(
+            t.parse::<u64>().map_err(|_| format!("--from: `{t}` is not beginning, now or a Unix time in seconds"))?,
+        ),
+    };
+    let range = match &loaded.options.partition_key {
+        Some(key) => FeedRange::Key(key.clone()),
+        None => FeedRange::All,
+    };
+    let mut token = args.continuation.clone();
+    let mut total = 0usize;
+    loop {
+        let page = if args.all_versions {
+            loaded.client.read_change_feed_all_versions(&range, start, token.as_deref(), args.max_items)
+        } else {
+            loaded.client.read_change_feed::<Value>(&range, start, token.as_deref(), args.max_items)
+        }
+        .map_err(|e| e.to_string())?;
+        for change in &page.items {
+            outln!("{}", cosmoql::value::to_json_string(change).unwrap_or_default());
+        }
+        total += page.items.len();
+        token = Some(page.continuation);
+        if !args.all || page.items.is_empty() {
+            break;
+        }
+    }
+    eprintln!("{total} changes; continuation: {}", token.unwrap_or_default());
+    Ok(())
+}
+
 /// Options of `cosmoql bench`.
 #[derive(Debug, clap::Args)]
 pub struct BenchArgs {

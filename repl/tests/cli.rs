@@ -413,3 +413,29 @@ fn advise_ranks_keys_and_says_why() {
     assert!(report.contains("writes throttled, busiest partition at"), "{report}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn changes_prints_the_change_feed_a_page_at_a_time() {
+    let data = temp_file(
+        "changes.ndjson",
+        "{\"id\":\"a\",\"pk\":\"p\"}\n{\"id\":\"b\",\"pk\":\"q\"}\n{\"id\":\"c\",\"pk\":\"p\"}\n",
+    );
+    let path = data.to_str().unwrap();
+    let first = cosmoql(&["changes", "--data", path, "--partition-key", "/pk", "--max-items", "2"]);
+    assert!(first.status.success(), "{}", text(&first.stderr));
+    assert_eq!(text(&first.stdout).lines().count(), 2);
+    let stderr = text(&first.stderr);
+    let token = stderr.split("continuation: ").nth(1).unwrap().trim().to_string();
+    assert!(stderr.starts_with("2 changes; continuation: cf1."), "{stderr}");
+    // The same data loads with the same LSNs: the continuation gives the rest.
+    let rest = cosmoql(&["changes", "--data", path, "--partition-key", "/pk", "--continuation", &token]);
+    assert_eq!(text(&rest.stdout).lines().count(), 1, "{}", text(&rest.stdout));
+    // One logical partition's feed; every page with --all.
+    let p =
+        cosmoql(&["changes", "--data", path, "--partition-key", "/pk", "--pk", "\"p\"", "--all", "--max-items", "1"]);
+    assert_eq!(text(&p.stdout).lines().count(), 2);
+    // All versions and deletes needs a retention.
+    let refused = cosmoql(&["changes", "--data", path, "--partition-key", "/pk", "--all-versions"]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(text(&refused.stderr).contains("changeFeedPolicy.retentionDuration"), "{}", text(&refused.stderr));
+}
