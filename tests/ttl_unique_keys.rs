@@ -60,6 +60,9 @@ fn a_default_of_minus_one_expires_only_items_with_their_own_ttl() {
     assert_eq!(ids(&c), ["long", "never", "plain"]);
     assert_eq!(c.read_item::<Value>(PartitionKey::from("p"), "short").unwrap_err().status(), Some(404));
     clock.advance(Duration::from_secs(1_000_000));
+    // Purged without any read, as the service's background purge does.
+    assert_eq!(c.container().purge_expired(), 1);
+    assert_eq!(c.container().item_count(), 2);
     assert_eq!(ids(&c), ["never", "plain"]);
     assert_eq!(c.container().expired_count(), 2);
 }

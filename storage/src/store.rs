@@ -62,6 +62,16 @@ impl Store {
         self.databases.read().keys().cloned().collect()
     }
 
+    /// Removes every expired item of every container now (reads, writes and queries also remove
+    /// what has expired before they run); returns how many.
+    pub fn purge_expired(&self) -> usize {
+        let dbs: Vec<Arc<Database>> = self.databases.read().values().cloned().collect();
+        dbs.iter()
+            .flat_map(|db| db.containers.read().values().cloned().collect::<Vec<_>>())
+            .map(|c| c.purge_expired())
+            .sum()
+    }
+
     /// Deletes a database and its containers; 404 if there is none.
     pub fn delete_database(&self, id: &str) -> Result<()> {
         self.databases
