@@ -310,17 +310,18 @@ impl Session {
         if self.metrics {
             let m = &summary.metrics;
             notes.push(format!(
-                "{} RU, {} of {} partitions, {} index entries read, {} items retrieved, {} results{}",
+                "{} RU, {} of {} {}, {} read, {} retrieved, {}{}",
                 format_number((m.request_charge * 100.0).round() / 100.0),
                 m.partitions_touched,
                 m.physical_partitions,
-                m.index_entries_read,
-                m.retrieved_document_count,
-                results,
+                if m.physical_partitions == 1 { "partition" } else { "partitions" },
+                plural(m.index_entries_read, "index entry", "index entries"),
+                plural(m.retrieved_document_count, "item", "items"),
+                plural(results as u64, "result", "results"),
                 if pages > 1 { format!(", {pages} pages") } else { String::new() }
             ));
         }
-        if self.timing || self.metrics {
+        if self.timing {
             notes.push(format!("{:.1} ms", elapsed.as_secs_f64() * 1000.0));
         }
         if let Some(index) = summary.index_metrics.as_ref().filter(|_| self.metrics) {
@@ -603,14 +604,14 @@ impl Session {
         }
         self.refresh_vocabulary();
         self.say(&format!(
-            "imported {} items into {}, skipped {}, failed {} ({:.2} s); {} items, {} physical partitions",
-            summary.imported,
+            "imported {} into {}, skipped {}, failed {} ({:.2} s); {}, {}",
+            plural(summary.imported as u64, "item", "items"),
             container.id(),
             summary.skipped,
             summary.failed,
             started.elapsed().as_secs_f64(),
-            container.item_count(),
-            container.partition_count()
+            plural(container.item_count() as u64, "item", "items"),
+            plural(container.partition_count() as u64, "physical partition", "physical partitions")
         ));
         Ok(())
     }
@@ -1285,5 +1286,14 @@ mod tests {
         assert_eq!(strip_explain("EXPLAIN ANALYZE select 1"), (Some(true), "select 1"));
         assert_eq!(strip_explain("explain select 1"), (Some(false), "select 1"));
         assert_eq!(strip_explain("explainer"), (None, "explainer"));
+    }
+}
+
+/// `1 item`, `2 items`.
+fn plural(n: u64, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {many}")
     }
 }
