@@ -605,7 +605,7 @@ impl Session {
         self.refresh_vocabulary();
         self.say(&format!(
             "imported {} into {}, skipped {}, failed {} ({:.2} s); {}, {}",
-            plural(summary.imported as u64, "item", "items"),
+            plural(summary.imported, "item", "items"),
             container.id(),
             summary.skipped,
             summary.failed,
@@ -1246,6 +1246,15 @@ pub fn new_store(demo: bool) -> Result<(Store, Arc<Database>, Option<String>, St
     Ok((store, db, Some("telemetry".to_string()), banner))
 }
 
+/// `1 item`, `2 items`.
+fn plural(n: u64, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{n} {many}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1286,14 +1295,5 @@ mod tests {
         assert_eq!(strip_explain("EXPLAIN ANALYZE select 1"), (Some(true), "select 1"));
         assert_eq!(strip_explain("explain select 1"), (Some(false), "select 1"));
         assert_eq!(strip_explain("explainer"), (None, "explainer"));
-    }
-}
-
-/// `1 item`, `2 items`.
-fn plural(n: u64, one: &str, many: &str) -> String {
-    if n == 1 {
-        format!("1 {one}")
-    } else {
-        format!("{n} {many}")
     }
 }
