@@ -267,7 +267,8 @@ pub fn run_changes(args: &ChangesArgs) -> Result<(), String> {
             break;
         }
     }
-    eprintln!("{total} changes; continuation: {}", token.unwrap_or_default());
+    let noun = if total == 1 { "change" } else { "changes" };
+    eprintln!("{total} {noun}; continuation: {}", token.unwrap_or_default());
     Ok(())
 }
 
