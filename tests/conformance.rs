@@ -1,8 +1,9 @@
 //! Replays every query case of the shared conformance corpus (results recorded from the real
 //! Cosmos DB service) and compares the results.
 //!
-//! The corpus lives next to the repository (`../shared/conformance`, or
-//! `$COSMOQL_CONFORMANCE_DIR`); without it the runner says so and checks nothing. Cases that are
+//! The corpus is `tests/conformance` (copied from `../shared/conformance` by
+//! `scripts/sync-conformance.sh`; `$COSMOQL_CONFORMANCE_DIR` names another copy); without it the
+//! runner fails. Cases that are
 //! known to fail are listed below with their cause: the test fails when an unlisted case fails,
 //! and also when a listed case starts passing, so the list cannot rot.
 
@@ -38,12 +39,18 @@ const KNOWN_FAILURES: &[(&str, &str)] = &[
     ),
 ];
 
-fn corpus() -> Option<PathBuf> {
+/// The corpus folder; a test failure when it is missing (a clone must check every case).
+fn corpus() -> PathBuf {
     let dir = match std::env::var_os("COSMOQL_CONFORMANCE_DIR") {
         Some(d) => PathBuf::from(d),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance"),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/conformance"),
     };
-    dir.is_dir().then_some(dir)
+    assert!(
+        dir.join("docs").is_dir() && dir.join("engine/cases").is_dir(),
+        "the conformance corpus is missing at {} (restore tests/conformance, or run scripts/sync-conformance.sh)",
+        dir.display()
+    );
+    dir
 }
 
 fn json_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -231,10 +238,7 @@ fn run_query(
 
 #[test]
 fn conformance_cases_match_the_service() {
-    let Some(dir) = corpus() else {
-        println!("conformance corpus not found (../shared/conformance): no case checked");
-        return;
-    };
+    let dir = corpus();
     let mut files = Vec::new();
     json_files(&dir.join("docs"), &mut files);
     json_files(&dir.join("engine/cases"), &mut files);
@@ -387,10 +391,7 @@ fn is_index_error(error: &str) -> bool {
 /// some read page by page), or fails for lack of an index as the service does.
 #[test]
 fn conformance_cases_agree_under_every_policy() {
-    let Some(dir) = corpus() else {
-        println!("conformance corpus not found (../shared/conformance): no case checked");
-        return;
-    };
+    let dir = corpus();
     let mut files = Vec::new();
     json_files(&dir.join("docs"), &mut files);
     json_files(&dir.join("engine/cases"), &mut files);

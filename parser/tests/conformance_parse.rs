@@ -1,16 +1,17 @@
 //! Every query of the shared conformance corpus parses, prints, and parses back to the same tree.
 //!
-//! The corpus lives outside the repository (`../shared/conformance`, or `$COSMOQL_CONFORMANCE_DIR`);
-//! when it is absent the test says so and checks nothing.
+//! The corpus is the repository's `tests/conformance` (copied from `../shared/conformance`;
+//! `$COSMOQL_CONFORMANCE_DIR` names another copy); the test fails when it is missing.
 
 use std::path::{Path, PathBuf};
 
-fn conformance_dir() -> Option<PathBuf> {
+fn conformance_dir() -> PathBuf {
     let dir = match std::env::var_os("COSMOQL_CONFORMANCE_DIR") {
         Some(d) => PathBuf::from(d),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/conformance"),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/conformance"),
     };
-    dir.is_dir().then_some(dir)
+    assert!(dir.join("docs").is_dir(), "the conformance corpus is missing at {}", dir.display());
+    dir
 }
 
 fn case_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -27,10 +28,7 @@ fn case_files(dir: &Path, out: &mut Vec<PathBuf>) {
 
 #[test]
 fn every_conformance_query_parses_and_round_trips() {
-    let Some(dir) = conformance_dir() else {
-        println!("conformance corpus not found (../shared/conformance): no query checked");
-        return;
-    };
+    let dir = conformance_dir();
     let mut files = Vec::new();
     case_files(&dir.join("docs"), &mut files);
     case_files(&dir.join("engine/cases"), &mut files);
