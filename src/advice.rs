@@ -267,6 +267,70 @@ pub fn read_workload(path: &std::path::Path) -> Result<Workload, String> {
     Workload::from_json(&json).map_err(|e| format!("{}: {e}", path.display()))
 }
 
+impl ContainerClient {
+    /// [`Self::what_if`] with a recorded workload's queries replayed too, each at its rate every
+    /// second of the replay on the partitions the planner's pruning says it reads under `key`
+    /// (one key's partition, or all for a fan-out), each run charged as a query returning one
+    /// item of the container's average size (an estimate: the model's fixed costs dominate).
+    pub fn what_if_workload(
+        &self,
+        key: &KeyChoice,
+        ru_per_second: f64,
+        partitions: usize,
+        workload: &Workload,
+    ) -> Result<Option<cosmoql_storage::advisor::WhatIf>, Error> {
+        let definition = key_definition(key);
+        let parameters = std::collections::HashMap::new();
+        let (items, bytes) = self
+            .container
+            .partitions()
+            .iter()
+            .fold((0u64, 0u64), |(i, b), part| (i + part.items as u64, b + part.bytes));
+        let average = bytes / items.max(1);
+        let mut queries = Vec::with_capacity(workload.queries.len());
+        for (sql, rate) in &workload.queries {
+            let query = cosmoql_parser::parse(sql).map_err(|e| Error::Query {
+                sql: sql.clone(),
+                error: QueryError::from(cosmoql_planner::PlanError::from(e)),
+            })?;
+            let context = cosmoql_planner::BindContext { parameters: &parameters, vector_policies: &[] };
+            let query = cosmoql_planner::bind(&query, context)
+                .map_err(|e| Error::Query { sql: sql.clone(), error: QueryError::from(e) })?;
+            let keys = definition.as_ref().and_then(|d| match cosmoql_planner::prune(&query, None, d).targets {
+                cosmoql_planner::Targets::Keys(keys) => Some(keys),
+                _ => None,
+            });
+            let reads = keys.as_ref().map_or(partitions.max(1), Vec::len);
+            let work = cosmoql_executor::cost::QueryWork {
+                partitions: reads,
+                index_entries: 1,
+                retrieved: 1,
+                retrieved_bytes: average,
+                output: 1,
+                output_bytes: average,
+            };
+            queries.push(cosmoql_storage::advisor::WhatIfQuery {
+                keys,
+                rate: rate.max(0.0),
+                charge: cosmoql_executor::cost::query_charge(&work),
+            });
+        }
+        let total = self.container.item_count();
+        let step = total.div_ceil(cosmoql_storage::advisor::SAMPLE).max(1);
+        let sample: Vec<Value> =
+            self.container.scan().items().step_by(step).map(|item| self.container.materialize(&item)).collect();
+        let options = cosmoql_storage::AdvisorOptions { partitions, ..cosmoql_storage::AdvisorOptions::default() };
+        Ok(cosmoql_storage::advisor::what_if_with_queries(
+            &sample,
+            key,
+            &options,
+            ru_per_second,
+            &create_charge,
+            &queries,
+        ))
+    }
+}
+
 /// The ranking as one JSON object: `{"candidates": [...]}`, each with its measures, penalty
 /// (`null` when ruled out), the workload's single-partition share when one was given, and reasons.
 pub fn ranking_json(ranked: &[(Candidate, Option<f64>)]) -> Value {

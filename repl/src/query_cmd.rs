@@ -159,10 +159,17 @@ pub fn run_advise(args: &AdviseArgs) -> Result<(), String> {
     };
     let shown = &ranked[..ranked.len().min(args.top)];
     let partitions = args.for_partitions.unwrap_or_else(|| loaded.client.container().partition_count());
-    let what_ifs: Vec<_> = match args.what_if {
-        Some(ru) => shown.iter().map(|(c, _)| (c, loaded.client.what_if(&c.key, ru, partitions))).collect(),
-        None => Vec::new(),
-    };
+    let workload = args.workload.as_ref().map(|p| cosmoql::read_workload(p)).transpose()?;
+    let mut what_ifs = Vec::new();
+    if let Some(ru) = args.what_if {
+        for (c, _) in shown {
+            let w = match &workload {
+                Some(w) => loaded.client.what_if_workload(&c.key, ru, partitions, w).map_err(|e| e.to_string())?,
+                None => loaded.client.what_if(&c.key, ru, partitions),
+            };
+            what_ifs.push((c, w));
+        }
+    }
     if args.json {
         let mut json = cosmoql::ranking_json(shown);
         if let (Some(ru), Value::Object(map)) = (args.what_if, &mut json) {
@@ -173,6 +180,8 @@ pub fn run_advise(args: &AdviseArgs) -> Result<(), String> {
                     if let Some(w) = w {
                         fields.push(("writes".to_string(), Value::from(w.writes as f64)));
                         fields.push(("throttled".to_string(), Value::from(w.throttled as f64)));
+                        fields.push(("queries".to_string(), Value::from(w.queries as f64)));
+                        fields.push(("queriesThrottled".to_string(), Value::from(w.queries_throttled as f64)));
                         fields.push(("throttleRate".to_string(), Value::from((w.throttle_rate() * 1e4).round() / 1e4)));
                         let peak = w.peak_normalized.iter().map(|p| Value::from(p.round())).collect::<Vec<_>>();
                         fields.push(("peakNormalizedRuPercent".to_string(), Value::Array(peak.into())));
@@ -197,10 +206,19 @@ pub fn run_advise(args: &AdviseArgs) -> Result<(), String> {
         for (c, w) in &what_ifs {
             match w {
                 Some(w) => outln!(
-                    "  {}: {:.1}% of {} writes throttled, busiest partition at {:.0}% of its RU/s",
+                    "  {}: {:.1}% of {} writes throttled{}, busiest partition at {:.0}% of its RU/s",
                     c.key,
                     w.throttle_rate() * 100.0,
                     w.writes,
+                    if w.queries > 0 {
+                        format!(
+                            ", {:.1}% of {} queries",
+                            w.queries_throttled as f64 / w.queries as f64 * 100.0,
+                            w.queries
+                        )
+                    } else {
+                        String::new()
+                    },
                     w.peak_normalized.iter().copied().fold(0.0, f64::max)
                 ),
                 None => outln!("  {}: the items carry no timestamp to replay", c.key),

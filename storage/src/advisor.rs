@@ -299,6 +299,9 @@ pub struct WhatIf {
     pub writes: u64,
     /// Writes the throttling model refuses (429) at their moment.
     pub throttled: u64,
+    /// Query runs replayed from a recorded workload, and those refused.
+    pub queries: u64,
+    pub queries_throttled: u64,
     /// Each physical partition's peak RU in one second against its budget, in percent (capped
     /// at 100).
     pub peak_normalized: Vec<f64>,
@@ -310,6 +313,17 @@ impl WhatIf {
     }
 }
 
+/// A recorded query for the what-if: the logical partitions it reads under the candidate key
+/// (`None`: it fans out to every partition), how often, and what it costs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WhatIfQuery {
+    pub keys: Option<Vec<PartitionKey>>,
+    /// Per second.
+    pub rate: f64,
+    /// Request units per run (a fan-out's are spread over the partitions).
+    pub charge: f64,
+}
+
 /// Replays `items` as writes at their timestamps (their finest time path) under `key`, with
 /// `ru_per_second` split over `options.partitions` physical partitions laid out as splits would
 /// lay them out, each write charged `charge(bytes)`; `None` when the items carry no time.
@@ -319,6 +333,19 @@ pub fn what_if(
     options: &AdvisorOptions,
     ru_per_second: f64,
     charge: &dyn Fn(u64) -> f64,
+) -> Option<WhatIf> {
+    what_if_with_queries(items, key, options, ru_per_second, charge, &[])
+}
+
+/// [`what_if`] with a recorded workload's queries replayed alongside the writes, each at its
+/// rate every second of the replay, on the partitions it reads under the candidate key.
+pub fn what_if_with_queries(
+    items: &[Value],
+    key: &KeyChoice,
+    options: &AdvisorOptions,
+    ru_per_second: f64,
+    charge: &dyn Fn(u64) -> f64,
+    queries: &[WhatIfQuery],
 ) -> Option<WhatIf> {
     let p = options.partitions.max(1);
     let parsed = parse(items);
@@ -337,8 +364,54 @@ pub fn what_if(
     let throttle = crate::throughput::Throttle::new(ru_per_second, clock.clone());
     let start = writes[0].0;
     let mut throttled = 0;
+    // Each query's partitions under the candidate (the keys' groups; all for a fan-out).
+    let targets: Vec<Vec<u32>> = queries
+        .iter()
+        .map(|q| match &q.keys {
+            None => (0..p as u32).collect(),
+            Some(keys) => {
+                let mut slots: Vec<u32> =
+                    keys.iter().filter_map(|k| group_of.get(&k.to_string()).map(|g| *g as u32)).collect();
+                slots.sort_unstable();
+                slots.dedup();
+                slots
+            }
+        })
+        .collect();
+    let mut owed = vec![0.0f64; queries.len()];
+    let (mut query_runs, mut queries_throttled) = (0u64, 0u64);
+    let mut second = 0u64;
+    let mut run_queries = |upto: u64, clock: &crate::throughput::ManualClock| {
+        // The queries of every second before `upto`, spread over the second.
+        while second < upto {
+            for (i, q) in queries.iter().enumerate() {
+                owed[i] += q.rate;
+                let runs = owed[i].floor();
+                owed[i] -= runs;
+                for _ in 0..runs as u64 {
+                    let slots = &targets[i];
+                    if slots.is_empty() {
+                        continue;
+                    }
+                    query_runs += 1;
+                    if slots.iter().all(|s| throttle.admit(*s, p).is_ok()) {
+                        for s in slots {
+                            throttle.consume(*s, p, q.charge / slots.len() as f64, None);
+                        }
+                    } else {
+                        queries_throttled += 1;
+                    }
+                }
+            }
+            second += 1;
+            let next = std::time::Duration::from_secs(second);
+            clock.advance(next.saturating_sub(crate::throughput::Clock::now(clock)));
+        }
+    };
     for (at, slot, bytes) in &writes {
-        let now = std::time::Duration::from_secs(u64::try_from(at - start).unwrap_or(0));
+        let offset = u64::try_from(at - start).unwrap_or(0);
+        run_queries(offset, &clock);
+        let now = std::time::Duration::from_secs(offset);
         let elapsed = now.saturating_sub(crate::throughput::Clock::now(&*clock));
         clock.advance(elapsed);
         match throttle.admit(*slot as u32, p) {
@@ -346,6 +419,8 @@ pub fn what_if(
             Err(_) => throttled += 1,
         }
     }
+    let last = u64::try_from(writes[writes.len() - 1].0 - start).unwrap_or(0);
+    run_queries(last + 1, &clock);
     let budget = throttle.partition_budget(p);
     let usage = throttle.usage();
     let peak_normalized = (0..p as u32)
@@ -353,7 +428,7 @@ pub fn what_if(
             usage.iter().find(|(i, _)| *i == id).map_or(0.0, |(_, u)| (u.peak_second_ru / budget * 100.0).min(100.0))
         })
         .collect();
-    Some(WhatIf { writes: writes.len() as u64, throttled, peak_normalized })
+    Some(WhatIf { writes: writes.len() as u64, throttled, queries: query_runs, queries_throttled, peak_normalized })
 }
 
 pub fn advise(items: &[Value], options: &AdvisorOptions) -> Vec<Candidate> {
