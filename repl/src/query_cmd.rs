@@ -202,7 +202,12 @@ pub fn run_advise(args: &AdviseArgs) -> Result<(), String> {
     let candidates: Vec<cosmoql::storage::Candidate> = shown.iter().map(|(c, _)| c.clone()).collect();
     outln!("{}", cosmoql::storage::advisor::render(&candidates, args.top).trim_end());
     if let Some(ru) = args.what_if {
-        outln!("what-if at {ru} RU/s over {partitions} partitions (the items' writes replayed at their timestamps):");
+        let replayed = if workload.is_some() {
+            "the items' writes replayed at their timestamps, the workload's queries at their rates"
+        } else {
+            "the items' writes replayed at their timestamps"
+        };
+        outln!("what-if at {ru} RU/s over {partitions} partitions ({replayed}):");
         for (c, w) in &what_ifs {
             match w {
                 Some(w) => outln!(
