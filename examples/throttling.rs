@@ -14,7 +14,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let settings = ContainerSettings { initial_partitions: 4, ..ContainerSettings::default() };
     let container = Container::new("orders", PartitionKeyDefinition::hash("/customer")?, settings);
     let client = ContainerClient::from_container(Arc::new(container));
-    client.set_throughput(Some(400.0), Arc::new(SystemClock::default()));
+    client.set_throughput(Some(400.0), Arc::new(SystemClock::default()))?;
 
     // No retries: the hot partition answers 429 once its second's budget is spent.
     let impatient = client.with_retry_options(RetryOptions { max_attempts: 1, max_wait: Duration::ZERO });

@@ -11,8 +11,8 @@ use cosmoql_executor::cost::{item_charge, Consistency, ItemWork};
 use cosmoql_executor::{Analysis, Explain, PartitionMetrics, QueryError, QueryMetrics, QueryOptions};
 use cosmoql_planner::Plan;
 use cosmoql_storage::{
-    BatchOperation, Clock, Container, ContainerSettings, IndexingPolicy, PartitionKey, PartitionKeyDefinition,
-    PatchOperation, Provisioned, RequestKind, Store, SystemClock, WriteOptions,
+    BatchOperation, Clock, Container, ContainerSettings, DurableOptions, IndexingPolicy, PartitionKey,
+    PartitionKeyDefinition, PatchOperation, Provisioned, RequestKind, Store, SystemClock, WriteOptions,
 };
 use cosmoql_value::Value;
 use serde::de::DeserializeOwned;
@@ -99,6 +99,24 @@ impl CosmosClient {
     /// all-versions change feed) sooner: an application may call it from a timer.
     pub fn purge_expired(&self) -> usize {
         self.store.purge_expired()
+    }
+
+    /// Opens (or creates) a database directory: everything in it is loaded, and every change is
+    /// on disk before it returns (see [`DurableOptions`] for the relaxed mode). One process at a
+    /// time may open a directory.
+    pub fn open(dir: impl AsRef<std::path::Path>) -> Result<Self, Error> {
+        Self::open_with(dir, DurableOptions::default())
+    }
+
+    /// [`CosmosClient::open`] with options (sync mode, checkpoint size, recovery of a damaged log).
+    pub fn open_with(dir: impl AsRef<std::path::Path>, options: DurableOptions) -> Result<Self, Error> {
+        Ok(CosmosClient { store: Store::open(dir.as_ref(), options)?, clock: Arc::new(SystemClock::default()) })
+    }
+
+    /// Writes a checkpoint of a durable database now (the log then starts over from the current
+    /// state, so the next open replays less); nothing for an in-memory one.
+    pub fn checkpoint(&self) -> Result<(), Error> {
+        Ok(self.store.checkpoint()?)
     }
 
     /// The underlying store.
@@ -229,6 +247,7 @@ impl DatabaseClient {
         };
         let container = db.create_container_with(&properties.id, properties.partition_key, settings, dedicated)?;
         container.replace_indexing_policy(properties.indexing_policy);
+        container.persist_properties()?;
         container.set_clock(Arc::clone(&self.clock));
         Ok(ContainerClient {
             container,
@@ -718,8 +737,9 @@ impl ContainerClient {
     /// physical partitions), timed by `clock`, without the service's checks ([`Self::
     /// replace_throughput`] applies them): a simulation knob, e.g. a tiny budget that throttles
     /// at once. `None` removes it.
-    pub fn set_throughput(&self, ru_per_second: Option<f64>, clock: Arc<dyn Clock>) {
+    pub fn set_throughput(&self, ru_per_second: Option<f64>, clock: Arc<dyn Clock>) -> Result<(), Error> {
         self.container.set_throughput(ru_per_second.map(|ru| Arc::new(cosmoql_storage::Throttle::new(ru, clock))));
+        Ok(self.container.persist_properties()?)
     }
 
     /// Replaces the container's default time to live (`None` off, `-1` on without a default,
@@ -783,10 +803,12 @@ impl ContainerClient {
     /// paths it no longer indexes; the paths it adds serve queries once the index transformation,
     /// started here on a background thread, has rebuilt each partition's index
     /// ([`ContainerClient::index_transformation_progress`]). Results are exact throughout.
-    pub fn replace_indexing_policy(&self, policy: IndexingPolicy) {
+    pub fn replace_indexing_policy(&self, policy: IndexingPolicy) -> Result<(), Error> {
         self.container.replace_indexing_policy(policy);
+        self.container.persist_properties()?;
         let container = Arc::clone(&self.container);
         std::thread::spawn(move || container.transform_indexes(usize::MAX));
+        Ok(())
     }
 
     /// How far the index transformation is, in percent (100 when no transformation is running).

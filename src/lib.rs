@@ -165,6 +165,7 @@ pub use cosmoql_executor::{execute, explain, Explain, QueryError, QueryErrorKind
 
 pub use cosmoql_parser::{parse, ParseError};
 pub use cosmoql_storage::{
-    Container, ContainerSettings, Database, PartitionKey, PartitionKeyDefinition, StorageError, Store,
+    Container, ContainerSettings, Database, DurableOptions, PartitionKey, PartitionKeyDefinition, StorageError, Store,
+    SyncMode,
 };
 pub use cosmoql_value::Value;

@@ -132,6 +132,7 @@ impl ContainerClient {
         };
         let now = self.container.partition_count();
         self.container.split_to(tp::partitions_after_scaling(now, provisioned.ceiling()));
+        self.container.persist_properties()?;
         Ok(self.read_throughput().unwrap_or_else(|| properties(&throttle, &[], 0.0, false)))
     }
 
@@ -140,7 +141,7 @@ impl ContainerClient {
     /// it leaves unused and spends it at up to 3,000 RU/s.
     pub fn set_burst_capacity(&self, on: bool) -> Result<(), Error> {
         self.container.throughput().ok_or_else(|| no_throughput("the container"))?.set_burst(on);
-        Ok(())
+        Ok(self.container.persist_properties()?)
     }
 
     /// Redistributes the container's throughput across its physical partitions: each target
@@ -167,12 +168,14 @@ impl ContainerClient {
             }
         }
         throttle.redistribute(&resolved, &self.container.partition_ids())?;
+        self.container.persist_properties()?;
         self.read_throughput().ok_or_else(|| no_throughput("the container"))
     }
 
     /// Back to an even split of the same offer (the "Equal" policy).
     pub fn reset_throughput_distribution(&self) -> Result<ThroughputProperties, Error> {
         self.container.throughput().ok_or_else(|| no_throughput("the container"))?.reset_distribution();
+        self.container.persist_properties()?;
         self.read_throughput().ok_or_else(|| no_throughput("the container"))
     }
 }
@@ -204,6 +207,7 @@ impl DatabaseClient {
             Some(t) => t.set_provisioned(provisioned),
             None => db.set_throughput(Some(Arc::new(Throttle::provisioned(provisioned, Arc::clone(&self.clock))))),
         }
+        db.persist_throughput()?;
         self.read_throughput()?.ok_or_else(|| no_throughput("the database"))
     }
 
@@ -211,6 +215,6 @@ impl DatabaseClient {
     pub fn set_burst_capacity(&self, on: bool) -> Result<(), Error> {
         let db = self.store.database(&self.id)?;
         db.throughput().ok_or_else(|| no_throughput("the database"))?.set_burst(on);
-        Ok(())
+        Ok(db.persist_throughput()?)
     }
 }

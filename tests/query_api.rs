@@ -91,7 +91,7 @@ fn the_client_reports_memory_and_the_transformation_of_a_replaced_policy() {
     // id, pk, n and _ts of every item.
     assert!(memory.index.entries >= 800, "{memory:?}");
     let excluded = r#"{"includedPaths":[{"path":"/*"}],"excludedPaths":[{"path":"/n/?"}]}"#;
-    client.replace_indexing_policy(IndexingPolicy::from_json(&parse_json(excluded).unwrap()).unwrap());
+    client.replace_indexing_policy(IndexingPolicy::from_json(&parse_json(excluded).unwrap()).unwrap()).unwrap();
     // The transformation runs in the background; it ends, and /n leaves the indexes.
     let started = std::time::Instant::now();
     while client.index_transformation_progress() < 100 {

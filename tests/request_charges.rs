@@ -226,11 +226,11 @@ fn failed_requests_carry_their_charge() {
     );
     // Under provisioned throughput a failed request's charge is consumed from its partition; a
     // throttled one costs nothing.
-    client.set_throughput(Some(400.0), std::sync::Arc::new(ManualClock::default()));
+    client.set_throughput(Some(400.0), std::sync::Arc::new(ManualClock::default())).unwrap();
     let _ = client.read_item::<Value>(PartitionKey::from("p"), "none");
     let usage = client.container().throughput().unwrap().usage();
     assert_eq!(usage[0].1.consumed, 1.0);
-    client.set_throughput(Some(0.001), std::sync::Arc::new(ManualClock::default()));
+    client.set_throughput(Some(0.001), std::sync::Arc::new(ManualClock::default())).unwrap();
     let strict =
         client.with_retry_options(cosmoql::RetryOptions { max_attempts: 1, max_wait: std::time::Duration::ZERO });
     let _ = strict.read_item::<Value>(PartitionKey::from("p"), "a").unwrap();

@@ -14,7 +14,7 @@ fn client(partitions: usize, ru_per_second: f64) -> (ContainerClient, Arc<Manual
     let container = Container::new("c", PartitionKeyDefinition::hash("/pk").unwrap(), settings);
     let client = ContainerClient::from_container(Arc::new(container));
     let clock = Arc::new(ManualClock::default());
-    client.set_throughput(Some(ru_per_second), clock.clone());
+    client.set_throughput(Some(ru_per_second), clock.clone()).unwrap();
     (client, clock)
 }
 

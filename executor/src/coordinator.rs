@@ -771,7 +771,7 @@ impl Coordinator<'_> {
         let mut taken = Vec::new();
         while skipped.saturating_add(taken.len() as u64) < n {
             let Some(Reverse(head)) = heads.pop() else { break };
-            if (skipped + taken.len() as u64) % 1024 == 0 {
+            if (skipped + taken.len() as u64).is_multiple_of(1024) {
                 self.runner.check_cancelled()?;
             }
             if let Some((key, pos, _)) = walks[head.unit].next_entry() {

@@ -229,7 +229,7 @@ impl Epk {
     /// Parse hex (either case; `""` is [`Epk::min`]).
     pub fn from_hex(s: &str) -> Result<Epk, EpkError> {
         let b = s.as_bytes();
-        if b.len() % 2 != 0 {
+        if !b.len().is_multiple_of(2) {
             return Err(EpkError::new(EpkErrorKind::OddHexLength(b.len())));
         }
         let mut e = Epk::min();

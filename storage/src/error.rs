@@ -21,6 +21,9 @@ pub enum ErrorKind {
     TooManyRequests,
     /// 500: a bug in cosmoql, never the user's fault.
     Internal,
+    /// 503: the database directory cannot be read or written (disk full, not writable, in use by
+    /// another process, damaged); the message names the file. Nothing was changed.
+    Unavailable,
 }
 
 impl ErrorKind {
@@ -35,6 +38,7 @@ impl ErrorKind {
             ErrorKind::TooLarge => 413,
             ErrorKind::TooManyRequests => 429,
             ErrorKind::Internal => 500,
+            ErrorKind::Unavailable => 503,
         }
     }
 
@@ -57,6 +61,7 @@ impl ErrorKind {
             ErrorKind::TooLarge => "Request Entity Too Large",
             ErrorKind::TooManyRequests => "Too Many Requests",
             ErrorKind::Internal => "Internal Server Error",
+            ErrorKind::Unavailable => "Service Unavailable",
         }
     }
 }

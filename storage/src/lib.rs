@@ -7,8 +7,10 @@
 
 pub mod advisor;
 pub mod changefeed;
+mod codec;
 pub mod container;
 pub mod doc;
+pub mod durable;
 pub mod epk;
 pub mod error;
 pub mod import;
@@ -20,6 +22,7 @@ pub mod patch;
 pub mod skew;
 pub mod store;
 pub mod throughput;
+pub mod wal;
 
 pub use advisor::{advise, advise_container, AdvisorOptions, Candidate, KeyChoice};
 pub use changefeed::{ChangeFeedStart, ChangePage, FeedRange, HistoryPage};
@@ -29,6 +32,7 @@ pub use container::{
     UniqueKey, WriteOptions, MAX_INITIAL_PARTITIONS,
 };
 pub use doc::{Doc, DocRef, SYSTEM_PROPERTIES};
+pub use durable::{DurableOptions, Recovery};
 pub use epk::{Epk, HashVersion, PartitionKeyComponent, PartitionKeyKind};
 pub use error::{ErrorKind, StorageError};
 pub use import::{ImportError, ImportOptions, ImportSummary};
@@ -39,3 +43,4 @@ pub use patch::PatchOperation;
 pub use skew::{KeySize, PartitionSkew, SkewReport, Spread};
 pub use store::{Database, Store};
 pub use throughput::{Clock, KeyUsage, ManualClock, PartitionUsage, Provisioned, RequestKind, SystemClock, Throttle};
+pub use wal::{Faults, SyncMode};

@@ -184,7 +184,7 @@ impl SkewReport {
         if self.budget.is_some() && self.partitions.len() > 1 {
             let mut peaks: Vec<f64> = self.partitions.iter().map(|p| p.peak_normalized_ru).collect();
             peaks.sort_by(f64::total_cmp);
-            let median = peaks[peaks.len() / 2 - usize::from(peaks.len() % 2 == 0)];
+            let median = peaks[peaks.len() / 2 - usize::from(peaks.len().is_multiple_of(2))];
             for p in self.partitions.iter().filter(|p| p.peak_normalized_ru >= 100.0) {
                 if median <= 30.0 {
                     flags.push(format!(

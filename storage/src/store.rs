@@ -1,33 +1,218 @@
 //! Databases and the containers they hold.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use cosmoql_value::Value;
 use parking_lot::RwLock;
 
+use crate::codec::{DecodeError, Decoded, Reader, Writer};
 use crate::container::{Container, ContainerSettings};
+use crate::durable::{tag, Checkpoint, Durable, DurableOptions, Recovery};
+use crate::error::ErrorKind;
 use crate::error::{Result, StorageError};
 use crate::indexing::IndexingPolicy;
 use crate::partition_key::PartitionKeyDefinition;
-use crate::throughput::Throttle;
+use crate::throughput::{Clock, Throttle};
 
 /// The whole store: databases by id. `Send + Sync`; share it with an `Arc`.
+///
+/// In memory ([`Store::new`]) or durable ([`Store::open`]: a database directory, see
+/// [`crate::durable`]).
 #[derive(Debug, Default)]
 pub struct Store {
     databases: RwLock<BTreeMap<String, Arc<Database>>>,
     next_rid: AtomicU32,
+    durable: Option<Arc<Durable>>,
 }
 
 impl Store {
+    /// An empty store in memory.
     pub fn new() -> Self {
         Store::default()
+    }
+
+    /// Opens (or creates) the database directory `dir`: replays its log, rebuilds the indexes,
+    /// and keeps every change durable from then on. Refused while another process has it open;
+    /// a damaged log is refused with the file and offset (see [`DurableOptions::recover`]).
+    pub fn open(dir: &Path, options: DurableOptions) -> Result<Arc<Store>> {
+        let locked = Durable::lock(dir)?;
+        let mut store = Store::default();
+        let mut recovery = Recovery::default();
+        let mut handles: HashMap<u32, Arc<Container>> = HashMap::new();
+        let clock: Arc<dyn Clock> = Arc::new(crate::throughput::SystemClock::default());
+        let end = if locked.new {
+            None
+        } else {
+            let path = locked.path.clone();
+            let read = crate::wal::read_frames(&path, |offset, payload| {
+                store.replay(payload, &mut handles, &clock).map_err(|e| {
+                    StorageError::new(
+                        ErrorKind::Unavailable,
+                        format!("{}: the log record at byte offset {offset} does not replay: {}", path.display(), e.0),
+                    )
+                })?;
+                recovery.records += 1;
+                Ok::<(), StorageError>(())
+            })?
+            .map_err(|e| crate::durable::io_error("reading", &path, &e))?;
+            recovery.torn_bytes = read.torn_bytes;
+            if let Some(c) = read.corruption {
+                if !options.recover {
+                    return Err(StorageError::new(
+                        ErrorKind::Unavailable,
+                        format!(
+                            "{c}. Nothing was changed. To open the database with those intact records, set the rest                              of the file aside with `cosmoql recover {}` (or DurableOptions::recover)",
+                            dir.display()
+                        ),
+                    ));
+                }
+                let aside = path.with_extension(format!("log.damaged-at-{}", c.offset));
+                let bytes = std::fs::read(&path).map_err(|e| crate::durable::io_error("reading", &path, &e))?;
+                std::fs::write(&aside, &bytes[c.offset as usize..])
+                    .map_err(|e| crate::durable::io_error("writing", &aside, &e))?;
+                recovery.set_aside = Some(aside);
+            }
+            Some(read.end)
+        };
+        for container in handles.values() {
+            container.finish_replay();
+        }
+        let next_handle = handles.keys().max().map_or(1, |h| h + 1);
+        let durable = Durable::start(locked, end, options, recovery, next_handle)?;
+        for (handle, container) in &handles {
+            container.attach_journal(Arc::clone(&durable), *handle);
+        }
+        for db in store.databases.get_mut().values_mut() {
+            if let Some(db) = Arc::get_mut(db) {
+                db.durable = Some(Arc::clone(&durable));
+            }
+        }
+        store.durable = Some(Arc::clone(&durable));
+        let store = Arc::new(store);
+        let weak: Weak<dyn Checkpoint> = Arc::downgrade(&store) as Weak<dyn Checkpoint>;
+        durable.set_checkpointer(weak);
+        Ok(store)
+    }
+
+    /// The database directory's log, when the store is durable.
+    pub fn durable(&self) -> Option<&Arc<Durable>> {
+        self.durable.as_ref()
+    }
+
+    /// Writes a checkpoint now (a durable store; nothing otherwise).
+    pub fn checkpoint(&self) -> Result<()> {
+        match &self.durable {
+            Some(d) => d.checkpoint(),
+            None => Ok(()),
+        }
+    }
+
+    /// Replays one log record into the store (opening).
+    fn replay(
+        &mut self,
+        payload: &[u8],
+        handles: &mut HashMap<u32, Arc<Container>>,
+        clock: &Arc<dyn Clock>,
+    ) -> Decoded<()> {
+        let mut r = Reader::new(payload);
+        match r.u8()? {
+            tag::CREATE_DATABASE => {
+                let id = r.str()?.to_string();
+                let rid = r.u32()?;
+                let next_container_rid = r.u32()?;
+                self.next_rid.fetch_max(rid, Ordering::Relaxed);
+                let throttle = match r.u8()? {
+                    1 => Some(Arc::new(Throttle::decode_offer(&mut r, Arc::clone(clock))?)),
+                    _ => None,
+                };
+                let dbs = self.databases.get_mut();
+                if !dbs.contains_key(&id) {
+                    dbs.insert(
+                        id.clone(),
+                        Arc::new(Database {
+                            id,
+                            rid,
+                            containers: RwLock::default(),
+                            next_rid: AtomicU32::new(next_container_rid),
+                            throughput: RwLock::new(throttle),
+                            durable: None,
+                        }),
+                    );
+                }
+            }
+            tag::DELETE_DATABASE => {
+                let id = r.str()?;
+                if let Some(db) = self.databases.get_mut().remove(id) {
+                    handles.retain(|_, c| !db.containers.read().values().any(|d| Arc::ptr_eq(c, d)));
+                }
+            }
+            tag::DATABASE_THROUGHPUT => {
+                let id = r.str()?;
+                let throttle = match r.u8()? {
+                    1 => Some(Arc::new(Throttle::decode_offer(&mut r, Arc::clone(clock))?)),
+                    _ => None,
+                };
+                if let Some(db) = self.databases.get_mut().get(id) {
+                    db.set_throughput(throttle);
+                }
+            }
+            tag::CREATE_CONTAINER => {
+                let db_id = r.str()?.to_string();
+                let (container, handle) = Container::decode_state(&mut r, Arc::clone(clock))?;
+                let db =
+                    self.databases.get_mut().get(&db_id).cloned().ok_or_else(|| {
+                        DecodeError(format!("a container of database `{db_id}`, which does not exist"))
+                    })?;
+                let mut containers = db.containers.write();
+                if !containers.contains_key(container.id()) {
+                    db.next_rid.fetch_max(container.rid(), Ordering::Relaxed);
+                    container.set_shared_throughput(db.throughput());
+                    let container = Arc::new(container);
+                    containers.insert(container.id().to_string(), Arc::clone(&container));
+                    handles.insert(handle, container);
+                }
+            }
+            tag::DELETE_CONTAINER => {
+                let db_id = r.str()?;
+                let id = r.str()?;
+                if let Some(db) = self.databases.get_mut().get(db_id) {
+                    if let Some(c) = db.containers.write().remove(id) {
+                        handles.retain(|_, h| !Arc::ptr_eq(h, &c));
+                    }
+                }
+            }
+            tag::CONTAINER_PROPERTIES | tag::WRITES | tag::SPLIT | tag::HISTORY => {
+                let kind = payload[0];
+                let handle = r.u32()?;
+                // A container deleted later in the log (or before a checkpoint) is skipped.
+                let Some(container) = handles.get(&handle) else { return Ok(()) };
+                match kind {
+                    tag::CONTAINER_PROPERTIES => container.replay_properties(&mut r)?,
+                    tag::WRITES => container.replay_writes(&mut r)?,
+                    tag::SPLIT => container.replay_split(&mut r)?,
+                    _ => container.replay_history(&mut r)?,
+                }
+            }
+            t => return Err(DecodeError(format!("a record of unknown kind {t}"))),
+        }
+        Ok(())
+    }
+
+    /// Logs a record now and waits until it is durable (nothing in memory).
+    fn log(&self, record: &[u8]) -> Result<()> {
+        match &self.durable {
+            Some(d) => d.append_synced(record),
+            None => Ok(()),
+        }
     }
 
     /// Creates a database; 409 if it exists.
     pub fn create_database(&self, id: &str) -> Result<Arc<Database>> {
         validate_resource_id(id, "database")?;
+        let _gate = self.durable.as_ref().map(|d| d.gate());
         let mut dbs = self.databases.write();
         if dbs.contains_key(id) {
             return Err(StorageError::conflict(format!("database `{id}` exists")));
@@ -39,7 +224,9 @@ impl Store {
             containers: RwLock::default(),
             next_rid: AtomicU32::new(0),
             throughput: RwLock::default(),
+            durable: self.durable.clone(),
         });
+        self.log(&db.encode())?;
         dbs.insert(id.to_string(), Arc::clone(&db));
         Ok(db)
     }
@@ -74,11 +261,32 @@ impl Store {
 
     /// Deletes a database and its containers; 404 if there is none.
     pub fn delete_database(&self, id: &str) -> Result<()> {
-        self.databases
-            .write()
-            .remove(id)
-            .map(|_| ())
-            .ok_or_else(|| StorageError::not_found(format!("no database `{id}`")))
+        let _gate = self.durable.as_ref().map(|d| d.gate());
+        let mut dbs = self.databases.write();
+        if !dbs.contains_key(id) {
+            return Err(StorageError::not_found(format!("no database `{id}`")));
+        }
+        let mut w = Writer::new();
+        w.u8(tag::DELETE_DATABASE).str(id);
+        self.log(&w.buf)?;
+        dbs.remove(id);
+        Ok(())
+    }
+}
+
+impl Checkpoint for Store {
+    fn checkpoint_records(&self, out: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> {
+        let dbs: Vec<Arc<Database>> = self.databases.read().values().cloned().collect();
+        for db in dbs {
+            out(&db.encode())?;
+            let containers: Vec<Arc<Container>> = db.containers.read().values().cloned().collect();
+            for c in containers {
+                let Some(handle) = c.journal_handle() else { continue };
+                out(&c.encode_state(&db.id, handle))?;
+                c.checkpoint_frames(handle, out)?;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -94,9 +302,40 @@ pub struct Database {
     next_rid: AtomicU32,
     /// Throughput shared by the containers without their own.
     throughput: RwLock<Option<Arc<Throttle>>>,
+    /// The store's log, when it is durable.
+    durable: Option<Arc<Durable>>,
 }
 
 impl Database {
+    /// The database's creation record.
+    fn encode(&self) -> Vec<u8> {
+        let mut w = Writer::new();
+        w.u8(tag::CREATE_DATABASE).str(&self.id).u32(self.rid).u32(self.next_rid.load(Ordering::Relaxed));
+        self.encode_throughput(&mut w);
+        w.buf
+    }
+
+    fn encode_throughput(&self, w: &mut Writer) {
+        match self.throughput.read().as_ref() {
+            Some(t) => {
+                w.u8(1);
+                t.encode_offer(w);
+            }
+            None => {
+                w.u8(0);
+            }
+        }
+    }
+
+    /// Logs the database's throughput as it is now (after a change to its offer), synced.
+    pub fn persist_throughput(&self) -> Result<()> {
+        let Some(d) = &self.durable else { return Ok(()) };
+        let mut w = Writer::new();
+        w.u8(tag::DATABASE_THROUGHPUT).str(&self.id);
+        self.encode_throughput(&mut w);
+        d.append_synced(&w.buf)
+    }
+
     pub fn id(&self) -> &str {
         &self.id
     }
@@ -145,6 +384,7 @@ impl Database {
     ) -> Result<Arc<Container>> {
         validate_resource_id(id, "container")?;
         settings.validate()?;
+        let _gate = self.durable.as_ref().map(|d| d.gate());
         let mut containers = self.containers.write();
         if containers.contains_key(id) {
             return Err(StorageError::conflict(format!("container `{id}` exists in database `{}`", self.id)));
@@ -164,6 +404,11 @@ impl Database {
         let container = Arc::new(Container::with_rids(id, partition_key, settings, self.rid, rid));
         container.set_throughput(dedicated);
         container.set_shared_throughput(shared);
+        if let Some(d) = &self.durable {
+            let handle = d.next_handle();
+            d.append_synced(&container.encode_state(&self.id, handle))?;
+            container.attach_journal(Arc::clone(d), handle);
+        }
         containers.insert(id.to_string(), Arc::clone(&container));
         Ok(container)
     }
@@ -208,6 +453,7 @@ impl Database {
         };
         let container = self.create_container(id, key, settings)?;
         container.replace_indexing_policy(policy);
+        container.persist_properties()?;
         Ok(container)
     }
 
@@ -227,11 +473,18 @@ impl Database {
 
     /// Deletes a container; 404 if there is none.
     pub fn delete_container(&self, id: &str) -> Result<()> {
-        self.containers
-            .write()
-            .remove(id)
-            .map(|_| ())
-            .ok_or_else(|| StorageError::not_found(format!("no container `{id}` in database `{}`", self.id)))
+        let _gate = self.durable.as_ref().map(|d| d.gate());
+        let mut containers = self.containers.write();
+        if !containers.contains_key(id) {
+            return Err(StorageError::not_found(format!("no container `{id}` in database `{}`", self.id)));
+        }
+        if let Some(d) = &self.durable {
+            let mut w = Writer::new();
+            w.u8(tag::DELETE_CONTAINER).str(&self.id).str(id);
+            d.append_synced(&w.buf)?;
+        }
+        containers.remove(id);
+        Ok(())
     }
 }
 

@@ -565,6 +565,40 @@ impl Throttle {
     }
 }
 
+impl Throttle {
+    /// Writes the offer (what persists of a throttle: consumption is not kept across restarts).
+    pub(crate) fn encode_offer(&self, w: &mut crate::codec::Writer) {
+        let o = self.offer();
+        match o.provisioned {
+            Provisioned::Manual(ru) => w.u8(0).f64(ru),
+            Provisioned::Autoscale { max } => w.u8(1).f64(max),
+        };
+        w.u8(o.burst as u8).f64(o.highest).u32(o.targets.len() as u32);
+        for (id, ru) in &o.targets {
+            w.u32(*id).f64(*ru);
+        }
+    }
+
+    /// A throttle with the offer [`Throttle::encode_offer`] wrote.
+    pub(crate) fn decode_offer(r: &mut crate::codec::Reader<'_>, clock: Arc<dyn Clock>) -> crate::codec::Decoded<Self> {
+        let provisioned = match r.u8()? {
+            0 => Provisioned::Manual(r.f64()?),
+            _ => Provisioned::Autoscale { max: r.f64()? },
+        };
+        let burst = r.u8()? != 0;
+        let highest = r.f64()?;
+        let mut targets = std::collections::BTreeMap::new();
+        for _ in 0..r.u32()? {
+            targets.insert(r.u32()?, r.f64()?);
+        }
+        let throttle = Throttle::provisioned(provisioned, clock);
+        if let Ok(mut o) = throttle.offer.lock() {
+            *o = Offer { provisioned, burst, targets, highest };
+        }
+        Ok(throttle)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -551,7 +551,7 @@ fn format_custom(t: i64, fmt: &str) -> Option<String> {
                 });
             }
             'h' => {
-                let h = if c.hour % 12 == 0 { 12 } else { c.hour % 12 };
+                let h = if c.hour.is_multiple_of(12) { 12 } else { c.hour % 12 };
                 out.push_str(&if run == 1 { h.to_string() } else { pad(h, 2) });
             }
             'H' => out.push_str(&if run == 1 { c.hour.to_string() } else { pad(c.hour, 2) }),

@@ -26,6 +26,10 @@ use crate::partition_key::{PartitionKey, PartitionKeyDefinition};
 use crate::patch::{apply_patch, PatchOperation};
 use crate::throughput::{Clock, SystemClock, Throttle};
 
+mod persist;
+pub(crate) use persist::Journal;
+use persist::{Entry, Pending};
+
 /// Cosmos DB's item size limit (2 MB of JSON).
 pub const MAX_ITEM_BYTES: usize = 2 * 1024 * 1024;
 /// Cosmos DB's id length limit, in UTF-8 bytes.
@@ -355,6 +359,8 @@ struct PartitionData {
     changes: BTreeMap<u64, (Epk, Arc<str>)>,
     /// With a change feed retention: every write within it, by LSN.
     history: BTreeMap<u64, Change>,
+    /// In a durable store: the changes of the write under way, logged when it commits.
+    pending: Vec<Pending>,
 }
 
 impl PartitionData {
@@ -368,6 +374,7 @@ impl PartitionData {
             writes: 0,
             changes: BTreeMap::new(),
             history: BTreeMap::new(),
+            pending: Vec::new(),
         }
     }
 
@@ -567,6 +574,7 @@ pub(crate) struct Prepared {
 }
 
 /// What to do to take a write back (batches roll back with these).
+#[derive(Debug, Clone)]
 enum Undo {
     Inserted { epk: Epk, id: Arc<str> },
     Replaced { epk: Epk, id: Arc<str>, old: StoredItem },
@@ -607,6 +615,8 @@ pub struct Container {
     expired: AtomicU64,
     /// The earliest expiry queued (Unix seconds; `u64::MAX`: none), read without a lock.
     next_expiry: AtomicU64,
+    /// In a durable store: its log.
+    journal: std::sync::OnceLock<Journal>,
 }
 
 /// The next plan epoch, shared by every container of the process.
@@ -668,6 +678,7 @@ impl Container {
             expiry: Mutex::new(BTreeSet::new()),
             expired: AtomicU64::new(0),
             next_expiry: AtomicU64::new(u64::MAX),
+            journal: std::sync::OnceLock::new(),
         }
     }
 
@@ -731,7 +742,7 @@ impl Container {
         let next = due.first().map_or(u64::MAX, |(when, _, _)| *when);
         *self.expiry.lock() = due;
         self.next_expiry.store(next, Ordering::Relaxed);
-        Ok(())
+        self.persist_properties()
     }
 
     /// When an item written with `meta` expires (Unix seconds), under the current default: its
@@ -777,7 +788,7 @@ impl Container {
                 let current = existing(data, &epk, &id).map(|item| item.meta);
                 Ok(match current {
                     Some(meta) if self.expires_at(&meta).is_some_and(|w| w <= now) => {
-                        self.apply_delete_as(data, &epk, &id, true).is_some()
+                        self.apply_delete_at(data, &epk, &id, true, None).is_some()
                     }
                     _ => false,
                 })
@@ -1255,20 +1266,45 @@ impl Container {
     /// The map's read lock is held while `f` runs: splits take the map's write lock, so the
     /// partition cannot be split (retired) under `f`, and no reference count is touched on the
     /// hot path. Nothing that holds a partition lock ever waits for the map's write lock.
+    ///
+    /// In a durable store, the write's changes are logged before the partition's lock is released
+    /// (a write the log refuses is taken back and fails), and the write returns once the log is
+    /// synced (see [`crate::wal`]).
     fn write_partition<R>(&self, epk: &Epk, f: impl FnOnce(&mut PartitionData) -> Result<R>) -> Result<R> {
-        let (result, to_split) = {
+        let gate = self.journal().map(|j| j.durable.gate());
+        let (result, to_split, logged) = {
             let map = self.partitions.read();
             let p = &map[Self::index_for(&map, epk)];
             let mut data = p.data.write();
             data.writes += 1;
-            let result = f(&mut data)?;
+            let kept_history = data.history.last_key_value().map_or(0, |(lsn, _)| *lsn);
+            let result = match f(&mut data) {
+                Ok(r) => r,
+                Err(e) => {
+                    data.pending.clear();
+                    return Err(e);
+                }
+            };
+            let logged = self.commit_pending(&mut data, gate.as_deref().map(|log| &**log), kept_history)?;
             let split = self.over_threshold(&data) && data.logical.len() > 1;
-            (result, split.then(|| Arc::clone(p)))
+            (result, split.then(|| Arc::clone(p)), logged)
         };
+        if let (Some(end), Some(gate)) = (logged, gate) {
+            let log = Arc::clone(&gate);
+            drop(gate);
+            if let Some(journal) = self.journal() {
+                journal.durable.sync(&log, end)?;
+            }
+        }
         if let Some(p) = to_split {
             self.split(&p);
         }
         Ok(result)
+    }
+
+    /// Holds off checkpoints while a change is made and logged (`None`: not durable).
+    fn gate(&self) -> Option<crate::durable::Gate<'_>> {
+        self.journal().map(|j| j.durable.gate())
     }
 
     fn read_partition<R>(&self, epk: &Epk, f: impl Fn(&PartitionData) -> R) -> R {
@@ -1284,6 +1320,7 @@ impl Container {
     /// Splits `p` in two at a boundary between logical partitions, if it is still live and over a
     /// threshold. Returns whether it split.
     fn split(&self, p: &Arc<PhysicalPartition>) -> bool {
+        let _gate = self.gate();
         let mut map = self.partitions.write();
         let mut data = p.data.write();
         if data.retired || !self.over_threshold(&data) {
@@ -1337,6 +1374,9 @@ impl Container {
             return false;
         }
         let Some(at) = map.iter().position(|q| Arc::ptr_eq(q, p)) else { return false };
+        if !self.log_split(&boundary) {
+            return false; // the log refused it (disk full): the partition stays whole
+        }
         let upper = data.logical.split_off(&boundary);
         let lower = std::mem::take(&mut data.logical);
         let policy = Arc::clone(data.index.policy());
@@ -1352,6 +1392,7 @@ impl Container {
                 data: RwLock::new(PartitionData {
                     retired: false,
                     history: BTreeMap::new(),
+                    pending: Vec::new(),
                     changes: PartitionData::changes_of(&logical),
                     logical,
                     items,
@@ -1386,6 +1427,7 @@ impl Container {
     /// partitions can serve: 10,000 RU/s each). Returns how many splits it made.
     pub fn split_to(&self, n: usize) -> usize {
         let mut splits = 0;
+        let _gate = self.gate();
         let mut map = self.partitions.write();
         while map.len() < n {
             // How much key space a split would give away: the widest range goes first.
@@ -1406,6 +1448,7 @@ impl Container {
     /// Splits the physical partition `id` at the middle of its EPK range; the children's ids, or
     /// `None` when there is no such partition or its range is too narrow.
     pub fn split_partition_evenly(&self, id: u32) -> Option<[u32; 2]> {
+        let _gate = self.gate();
         let mut map = self.partitions.write();
         let p = Arc::clone(map.iter().find(|p| p.id == id)?);
         let mid = crate::epk::midpoint(&p.min, &p.max)?;
@@ -1420,6 +1463,7 @@ impl Container {
     /// Splits the physical partition holding `epk` now, whatever its size (tests and tools use
     /// this to force splits). Returns false when it holds fewer than two logical partitions.
     pub fn force_split(&self, epk: &Epk) -> bool {
+        let _gate = self.gate();
         let mut map = self.partitions.write();
         let p = Arc::clone(&map[Self::index_for(&map, epk)]);
         let mut data = p.data.write();
@@ -1752,13 +1796,18 @@ impl Container {
             ttl_expired: false,
         });
         let lsn = stored.meta.lsn;
+        let undo = Undo::Inserted { epk: prep.epk.clone(), id: Arc::clone(&prep.id) };
+        let logged = self.journal().is_some().then(|| stored.clone());
         lp.push(Arc::clone(&prep.id), stored);
         data.items += 1;
         data.bytes += size;
         if let Some(change) = change {
             self.record(data, lsn, change);
         }
-        Ok(Undo::Inserted { epk: prep.epk.clone(), id: Arc::clone(&prep.id) })
+        if let Some(item) = logged {
+            self.log_change(data, || Entry::Put(item), &undo);
+        }
+        Ok(undo)
     }
 
     fn apply_replace(&self, data: &mut PartitionData, prep: &Prepared, stored: StoredItem) -> Result<Undo> {
@@ -1798,7 +1847,9 @@ impl Container {
         data.index.remove(&old);
         data.index.insert(&prep.epk, &stored);
         data.bytes = data.bytes - old_size + new_size;
-        Ok(Undo::Replaced { epk: prep.epk.clone(), id: Arc::clone(&prep.id), old })
+        let undo = Undo::Replaced { epk: prep.epk.clone(), id: Arc::clone(&prep.id), old };
+        self.log_change(data, || Entry::Put(stored), &undo);
+        Ok(undo)
     }
 
     fn apply_upsert(
@@ -1841,14 +1892,27 @@ impl Container {
 
     /// Removes an item known to exist; returns the undo record.
     fn apply_delete(&self, data: &mut PartitionData, epk: &Epk, id: &str) -> Option<Undo> {
-        self.apply_delete_as(data, epk, id, false)
+        self.apply_delete_at(data, epk, id, false, None)
     }
 
-    /// Removes an item known to exist (`expired`: because its time to live passed).
-    fn apply_delete_as(&self, data: &mut PartitionData, epk: &Epk, id: &str, expired: bool) -> Option<Undo> {
+    /// Removes an item known to exist (`expired`: because its time to live passed; `at`: the
+    /// delete's LSN and time when replayed, else new ones).
+    fn apply_delete_at(
+        &self,
+        data: &mut PartitionData,
+        epk: &Epk,
+        id: &str,
+        expired: bool,
+        at: Option<(u64, u64)>,
+    ) -> Option<Undo> {
         let lp = data.logical.get_mut(epk)?;
         let (id, old) = lp.remove(id)?;
+        let (mut lsn, mut ts) = at.unwrap_or((0, 0));
         if self.settings.change_feed_retention.is_some() {
+            if at.is_none() {
+                ts = self.clock.read().unix_seconds();
+                lsn = self.next_lsn.fetch_add(1, Ordering::Relaxed);
+            }
             let change = Change {
                 operation: ChangeOperation::Delete,
                 epk: epk.clone(),
@@ -1856,10 +1920,9 @@ impl Container {
                 key: lp.key.clone(),
                 item: None,
                 previous_lsn: Some(old.meta.lsn),
-                ts: self.clock.read().unix_seconds(),
+                ts,
                 ttl_expired: expired,
             };
-            let lsn = self.next_lsn.fetch_add(1, Ordering::Relaxed);
             self.record(data, lsn, change);
         }
         let lp = data.logical.get_mut(epk)?;
@@ -1872,7 +1935,9 @@ impl Container {
         if lp.is_empty() {
             data.logical.remove(epk);
         }
-        Some(Undo::Deleted { epk: epk.clone(), key, id, old })
+        let undo = Undo::Deleted { epk: epk.clone(), key, id: Arc::clone(&id), old };
+        self.log_change(data, || Entry::Delete { epk: epk.clone(), id, lsn, ts, expired }, &undo);
+        Some(undo)
     }
 
     fn apply_patch_locked(
@@ -2005,6 +2070,7 @@ impl Container {
                         for u in undo_log.into_iter().rev() {
                             self.undo(data, u);
                         }
+                        data.pending.clear();
                         data.history.split_off(&kept.saturating_add(1));
                         return Ok(Err(BatchError { index, error }));
                     }

@@ -1,0 +1,389 @@
+//! A database directory: the write-ahead log that makes a [`crate::Store`] durable.
+//!
+//! The directory holds
+//! - `LOCK`: locked (`flock`) by the process that has the database open, with its pid;
+//! - `CURRENT`: the name of the live log file;
+//! - `wal-NNNNNN.log`: the live log (see [`crate::wal`] for its frames). It starts with a
+//!   checkpoint (every database, container and item as records) and continues with the writes
+//!   since. A checkpoint writes the next generation's file, syncs it, and switches `CURRENT` to it
+//!   with an atomic rename; the old file is then removed.
+//!
+//! Opening replays the live log into memory (indexes are rebuilt in bulk, as an import does) and
+//! appends to it from there. What memory holds is always what the log says: a write is logged
+//! while it still holds its partition's lock, so one the log refuses (disk full) is taken back
+//! and fails, and it returns once the log is synced ([`SyncMode`]).
+
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock, Weak};
+
+use parking_lot::{RwLock, RwLockReadGuard};
+
+use crate::error::{ErrorKind, Result, StorageError};
+use crate::wal::{Faults, Log, SyncMode};
+
+/// Record kinds (the first byte of every frame).
+pub(crate) mod tag {
+    pub const CREATE_DATABASE: u8 = 1;
+    pub const DELETE_DATABASE: u8 = 2;
+    pub const DATABASE_THROUGHPUT: u8 = 3;
+    pub const CREATE_CONTAINER: u8 = 4;
+    pub const DELETE_CONTAINER: u8 = 5;
+    pub const CONTAINER_PROPERTIES: u8 = 6;
+    pub const WRITES: u8 = 7;
+    pub const SPLIT: u8 = 8;
+    pub const HISTORY: u8 = 9;
+}
+
+/// How a database directory is opened.
+#[derive(Debug, Clone)]
+pub struct DurableOptions {
+    /// When a write is acknowledged (default: after an `fsync`).
+    pub sync: SyncMode,
+    /// A checkpoint is written when the log has grown past this many bytes and past twice its
+    /// size after the last checkpoint.
+    pub checkpoint_bytes: u64,
+    /// On a damaged log record: keep the intact records before it, set the rest of the file
+    /// aside (`wal-NNNNNN.log.damaged-at-OFFSET`) and open, instead of refusing to open.
+    pub recover: bool,
+    /// Failures to inject (tests).
+    pub faults: Arc<Faults>,
+}
+
+impl Default for DurableOptions {
+    fn default() -> Self {
+        DurableOptions { sync: SyncMode::Full, checkpoint_bytes: 64 << 20, recover: false, faults: Faults::none() }
+    }
+}
+
+/// Holds off checkpoints while a change is made and logged; derefs to the live log.
+pub type Gate<'a> = RwLockReadGuard<'a, Arc<Log>>;
+
+/// What opening a directory found, for the user.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Recovery {
+    /// Records replayed.
+    pub records: u64,
+    /// Bytes of a torn last record cut off (a write that crashed before it was acknowledged).
+    pub torn_bytes: u64,
+    /// With [`DurableOptions::recover`]: where the damaged part of the log was set aside.
+    pub set_aside: Option<PathBuf>,
+}
+
+/// A durable store's directory and live log.
+#[derive(Debug)]
+pub struct Durable {
+    dir: PathBuf,
+    /// Held (locked) while the database is open.
+    _lock: File,
+    /// The live log; writers read-lock it around a change and its logging, a checkpoint
+    /// write-locks it to switch files.
+    log: RwLock<Arc<Log>>,
+    generation: AtomicU64,
+    options: DurableOptions,
+    next_handle: AtomicU32,
+    /// The log's size after the last checkpoint.
+    checkpointed_len: AtomicU64,
+    checkpointing: AtomicBool,
+    /// Writes a checkpoint (set by the store that owns this log).
+    checkpointer: OnceLock<Weak<dyn Checkpoint>>,
+    pub(crate) recovery: RwLock<Recovery>,
+}
+
+/// What can write a checkpoint of itself (the store).
+pub(crate) trait Checkpoint: Send + Sync + std::fmt::Debug {
+    /// Every record that recreates the current state, passed to `out` (called with the log
+    /// write-locked: no change is under way).
+    fn checkpoint_records(&self, out: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()>;
+}
+
+/// A database directory locked by this process, its log not yet open.
+#[derive(Debug)]
+pub(crate) struct LockedDir {
+    pub dir: PathBuf,
+    lock: File,
+    generation: u64,
+    /// The live log.
+    pub path: PathBuf,
+    /// No `CURRENT` yet: a new database.
+    pub new: bool,
+}
+
+/// An I/O failure as a storage error naming the file.
+pub(crate) fn io_error(doing: &str, path: &Path, e: &io::Error) -> StorageError {
+    let hint = match e.kind() {
+        io::ErrorKind::StorageFull => {
+            ": the disk is full; the write was not made (free some space: the database stays usable)"
+        }
+        io::ErrorKind::PermissionDenied | io::ErrorKind::ReadOnlyFilesystem => {
+            ": the database directory is not writable"
+        }
+        _ => "",
+    };
+    StorageError::new(ErrorKind::Unavailable, format!("{doing} {} failed: {e}{hint}", path.display()))
+}
+
+fn log_name(generation: u64) -> String {
+    format!("wal-{generation:06}.log")
+}
+
+impl Durable {
+    /// Locks `dir` (creating it if needed) and finds its live log; [`Durable::start`] opens it
+    /// for appends once it is replayed.
+    pub(crate) fn lock(dir: &Path) -> Result<LockedDir> {
+        let fail = |what: &str, path: &Path, e: io::Error| {
+            let hint = match e.kind() {
+                io::ErrorKind::PermissionDenied | io::ErrorKind::ReadOnlyFilesystem => {
+                    ": the database directory must be writable (copy it somewhere writable to read it)"
+                }
+                _ => "",
+            };
+            StorageError::new(ErrorKind::Unavailable, format!("cannot {what} {}: {e}{hint}", path.display()))
+        };
+        std::fs::create_dir_all(dir).map_err(|e| fail("create the database directory", dir, e))?;
+        let lock_path = dir.join("LOCK");
+        let mut lock = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&lock_path)
+            .map_err(|e| fail("open", &lock_path, e))?;
+        match lock.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                let holder = std::fs::read_to_string(&lock_path).unwrap_or_default();
+                let holder = holder.trim();
+                let who = if holder.is_empty() { String::new() } else { format!(" (pid {holder})") };
+                return Err(StorageError::new(
+                    ErrorKind::Unavailable,
+                    format!(
+                        "the database {} is open in another process{who}: one process at a time may open a database \
+                         directory",
+                        dir.display()
+                    ),
+                ));
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(fail("lock", &lock_path, e)),
+        }
+        let _ = lock.set_len(0);
+        let _ = lock.write_all(format!("{}\n", std::process::id()).as_bytes());
+        let current = dir.join("CURRENT");
+        let (generation, new) = match std::fs::read_to_string(&current) {
+            Ok(name) => {
+                let name = name.trim();
+                let generation = name
+                    .strip_prefix("wal-")
+                    .and_then(|n| n.strip_suffix(".log"))
+                    .and_then(|n| n.parse::<u64>().ok())
+                    .ok_or_else(|| {
+                        StorageError::new(
+                            ErrorKind::Unavailable,
+                            format!("{}: `{name}` is not a log file name (wal-NNNNNN.log)", current.display()),
+                        )
+                    })?;
+                (generation, false)
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => (1, true),
+            Err(e) => return Err(fail("read", &current, e)),
+        };
+        let path = dir.join(log_name(generation));
+        Ok(LockedDir { dir: dir.to_path_buf(), lock, generation, path, new })
+    }
+
+    /// Opens the live log for appends after its last whole record at `end` (`None`: a new
+    /// database, whose log is created), removes files of other generations, and starts the
+    /// periodic sync of [`SyncMode::Normal`].
+    pub(crate) fn start(
+        locked: LockedDir,
+        end: Option<u64>,
+        options: DurableOptions,
+        recovery: Recovery,
+        next_handle: u32,
+    ) -> Result<Arc<Durable>> {
+        let LockedDir { dir, lock, generation, path, .. } = locked;
+        let faults = Arc::clone(&options.faults);
+        let log = match end {
+            Some(end) => Log::open_at(&path, end, options.sync, faults),
+            None => {
+                let _ = std::fs::remove_file(&path);
+                Log::create(&path, options.sync, faults)
+            }
+        };
+        let log = log.map_err(|e| io_error("opening", &path, &e))?;
+        let durable = Arc::new(Durable {
+            dir,
+            _lock: lock,
+            checkpointed_len: AtomicU64::new(log.len()),
+            log: RwLock::new(Arc::new(log)),
+            generation: AtomicU64::new(generation),
+            options,
+            next_handle: AtomicU32::new(next_handle),
+            checkpointing: AtomicBool::new(false),
+            checkpointer: OnceLock::new(),
+            recovery: RwLock::new(recovery),
+        });
+        if end.is_none() {
+            durable.write_current(generation)?;
+        }
+        durable.remove_stale_logs();
+        if durable.options.sync == SyncMode::Normal {
+            let weak = Arc::downgrade(&durable);
+            std::thread::Builder::new()
+                .name("cosmoql-log-sync".into())
+                .spawn(move || loop {
+                    std::thread::sleep(crate::wal::NORMAL_SYNC_INTERVAL);
+                    let Some(durable) = weak.upgrade() else { return };
+                    let log = Arc::clone(&durable.log.read_recursive());
+                    let _ = log.sync_all();
+                })
+                .map_err(|e| StorageError::internal(format!("starting the log sync thread: {e}")))?;
+        }
+        Ok(durable)
+    }
+
+    pub(crate) fn set_checkpointer(&self, store: Weak<dyn Checkpoint>) {
+        let _ = self.checkpointer.set(store);
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn options(&self) -> &DurableOptions {
+        &self.options
+    }
+
+    /// The live log file and its size.
+    pub fn log_file(&self) -> (PathBuf, u64) {
+        let log = self.log.read_recursive();
+        (log.path().to_path_buf(), log.len())
+    }
+
+    /// What opening the directory found.
+    pub fn recovery(&self) -> Recovery {
+        self.recovery.read().clone()
+    }
+
+    /// A new container number.
+    pub(crate) fn next_handle(&self) -> u32 {
+        self.next_handle.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Holds off checkpoints (see [`Gate`]).
+    pub(crate) fn gate(&self) -> Gate<'_> {
+        self.log.read_recursive()
+    }
+
+    /// An I/O failure as a storage error naming the file.
+    pub(crate) fn io_error(&self, doing: &str, path: &Path, e: &io::Error) -> StorageError {
+        io_error(doing, path, e)
+    }
+
+    /// Appends a record now (the caller holds the gate); not synced.
+    pub(crate) fn append_now(&self, payload: &[u8]) -> Result<u64> {
+        let log = self.log.read_recursive();
+        log.append(payload).map_err(|e| self.io_error("writing to", log.path(), &e))
+    }
+
+    /// Appends a record and waits until it is durable (the caller holds the gate or not).
+    pub(crate) fn append_synced(&self, payload: &[u8]) -> Result<()> {
+        let log = Arc::clone(&self.log.read_recursive());
+        let end = log.append(payload).map_err(|e| self.io_error("writing to", log.path(), &e))?;
+        log.sync_to(end).map_err(|e| self.io_error("syncing", log.path(), &e))
+    }
+
+    /// Waits until `log` is durable up to `end` (per [`SyncMode`]); then writes a checkpoint if
+    /// the log has grown enough. Called with no lock held.
+    pub(crate) fn sync(&self, log: &Log, end: u64) -> Result<()> {
+        log.sync_to(end).map_err(|e| self.io_error("syncing", log.path(), &e))?;
+        let grown = self.checkpointed_len.load(Ordering::Relaxed);
+        if end > self.options.checkpoint_bytes.max(grown.saturating_mul(2)) {
+            // A failed checkpoint loses nothing (the live log stays); the next write tries again.
+            let _ = self.checkpoint();
+        }
+        Ok(())
+    }
+
+    /// Writes a checkpoint: the next generation's log holding the whole state, synced, made
+    /// live by an atomic rename of `CURRENT`. Writers wait meanwhile. Nothing changes if it
+    /// fails (the error says why).
+    pub fn checkpoint(&self) -> Result<()> {
+        let Some(store) = self.checkpointer.get().and_then(Weak::upgrade) else { return Ok(()) };
+        if self.checkpointing.swap(true, Ordering::AcqRel) {
+            return Ok(()); // another thread is at it
+        }
+        let result = self.checkpoint_of(&*store);
+        self.checkpointing.store(false, Ordering::Release);
+        result
+    }
+
+    fn checkpoint_of(&self, store: &dyn Checkpoint) -> Result<()> {
+        let mut live = self.log.write();
+        let generation = self.generation.load(Ordering::Relaxed) + 1;
+        let path = self.dir.join(log_name(generation));
+        let _ = std::fs::remove_file(&path); // what a crashed checkpoint left
+        let attempt = || -> Result<Log> {
+            let log = Log::create(&path, self.options.sync, Arc::clone(&self.options.faults))
+                .map_err(|e| self.io_error("creating", &path, &e))?;
+            store.checkpoint_records(&mut |record| {
+                log.append(record).map(drop).map_err(|e| self.io_error("writing to", &path, &e))
+            })?;
+            log.sync_all().map_err(|e| self.io_error("syncing", &path, &e))?;
+            self.write_current(generation)?;
+            Ok(log)
+        };
+        match attempt() {
+            Ok(log) => {
+                let old = live.path().to_path_buf();
+                self.checkpointed_len.store(log.len(), Ordering::Relaxed);
+                *live = Arc::new(log);
+                self.generation.store(generation, Ordering::Relaxed);
+                drop(live);
+                let _ = std::fs::remove_file(old);
+                Ok(())
+            }
+            Err(e) => {
+                let _ = std::fs::remove_file(&path);
+                Err(e)
+            }
+        }
+    }
+
+    /// Points `CURRENT` at a generation's log: written aside, synced, renamed over, directory
+    /// synced.
+    fn write_current(&self, generation: u64) -> Result<()> {
+        let tmp = self.dir.join("CURRENT.tmp");
+        let current = self.dir.join("CURRENT");
+        let write = || -> io::Result<()> {
+            let mut f = File::create(&tmp)?;
+            f.write_all(format!("{}\n", log_name(generation)).as_bytes())?;
+            f.sync_all()?;
+            std::fs::rename(&tmp, &current)?;
+            File::open(&self.dir)?.sync_all()
+        };
+        write().map_err(|e| self.io_error("writing", &current, &e))
+    }
+
+    /// Removes log files of other generations (a finished checkpoint's predecessor, or a
+    /// crashed checkpoint's unfinished successor).
+    fn remove_stale_logs(&self) {
+        let live = log_name(self.generation.load(Ordering::Relaxed));
+        if let Ok(entries) = std::fs::read_dir(&self.dir) {
+            for entry in entries.flatten() {
+                let name = entry.file_name().to_string_lossy().to_string();
+                if name.starts_with("wal-") && name.ends_with(".log") && name != live {
+                    let _ = std::fs::remove_file(entry.path());
+                }
+            }
+        }
+    }
+
+    /// Syncs the log (a clean close).
+    pub fn sync_all(&self) -> Result<()> {
+        let log = Arc::clone(&self.log.read_recursive());
+        log.sync_all().map_err(|e| self.io_error("syncing", log.path(), &e))
+    }
+}

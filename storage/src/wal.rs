@@ -1,0 +1,441 @@
+//! The write-ahead log: checksummed frames appended to one file, made durable with group commit.
+//!
+//! A log file starts with an 8-byte magic; each frame is its payload's length (`u32`, little
+//! endian), the payload's CRC-32 (`u32`) and the payload. A frame is written with one positioned
+//! write while the writer still holds the lock of what it changed, so a write that cannot be
+//! logged (disk full) fails before anyone sees it; the `fsync` that makes it durable is shared by
+//! every writer waiting at that moment (group commit: one leader syncs, the others wait for it).
+//!
+//! Reading a log back ([`read_frames`]) stops at the first frame that is incomplete or fails its
+//! checksum. If that frame is the last thing in the file, a crash tore it while it was being
+//! written: it was never acknowledged, and the log is cut there. Anything after it means the file
+//! was damaged afterwards: that is a [`Corruption`] naming the file and the offset.
+
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use parking_lot::{Condvar, Mutex};
+
+/// The first bytes of every log file.
+pub const MAGIC: &[u8; 8] = b"cosmoql\x01";
+/// Length and checksum before each payload.
+pub const FRAME_HEADER: usize = 8;
+/// The largest payload a frame may carry (a batch of 100 items of 2 MB, with room to spare).
+pub const MAX_FRAME: usize = 256 * 1024 * 1024;
+
+/// When an acknowledged write is on stable storage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SyncMode {
+    /// Every write returns only after an `fsync` covered it (concurrent writers share one).
+    #[default]
+    Full,
+    /// Writes return once the operating system has them (they survive the process being killed,
+    /// not a power loss); the log is synced every [`NORMAL_SYNC_INTERVAL`] and at checkpoints,
+    /// as SQLite's `synchronous=NORMAL` in WAL mode.
+    Normal,
+}
+
+/// How often [`SyncMode::Normal`] syncs the log.
+pub const NORMAL_SYNC_INTERVAL: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// Failures to inject (tests of the failure paths).
+#[derive(Debug, Default)]
+pub struct Faults {
+    /// Appends fail with "no space left on device" once the log would pass this many bytes.
+    pub disk_full_at: AtomicU64,
+}
+
+impl Faults {
+    /// No failure planned.
+    pub fn none() -> Arc<Faults> {
+        Arc::new(Faults { disk_full_at: AtomicU64::new(u64::MAX) })
+    }
+
+    /// Makes appends fail once the log holds `bytes` (`u64::MAX`: never).
+    pub fn set_disk_full_at(&self, bytes: u64) {
+        self.disk_full_at.store(bytes, Ordering::Relaxed);
+    }
+}
+
+#[derive(Debug)]
+struct Tail {
+    file: File,
+    /// The end of the last whole frame.
+    end: u64,
+}
+
+#[derive(Debug, Default)]
+struct SyncState {
+    durable: u64,
+    syncing: bool,
+    /// An `fsync` failed: what the page cache holds is unknown, so nothing more is acknowledged
+    /// (as PostgreSQL does); reopening the database recovers from what is on disk.
+    failed: Option<String>,
+}
+
+/// An open log file being appended to.
+#[derive(Debug)]
+pub struct Log {
+    path: PathBuf,
+    tail: Mutex<Tail>,
+    /// A second handle for `fsync`, so a sync never holds up appends.
+    sync_file: File,
+    sync: Mutex<SyncState>,
+    synced: Condvar,
+    mode: SyncMode,
+    faults: Arc<Faults>,
+}
+
+impl Log {
+    /// Creates a new log file (it must not exist) with its magic, synced.
+    pub fn create(path: &Path, mode: SyncMode, faults: Arc<Faults>) -> io::Result<Log> {
+        let file = std::fs::OpenOptions::new().read(true).write(true).create_new(true).open(path)?;
+        file.write_all_at(MAGIC, 0)?;
+        file.sync_all()?;
+        Self::with_file(path, file, MAGIC.len() as u64, mode, faults)
+    }
+
+    /// Opens an existing log to append after its last whole frame at `end` (what
+    /// [`read_frames`] returned); whatever follows is cut off.
+    pub fn open_at(path: &Path, end: u64, mode: SyncMode, faults: Arc<Faults>) -> io::Result<Log> {
+        let file = std::fs::OpenOptions::new().read(true).write(true).open(path)?;
+        if file.metadata()?.len() != end {
+            file.set_len(end)?;
+            file.sync_all()?;
+        }
+        Self::with_file(path, file, end, mode, faults)
+    }
+
+    fn with_file(path: &Path, file: File, end: u64, mode: SyncMode, faults: Arc<Faults>) -> io::Result<Log> {
+        let sync_file = file.try_clone()?;
+        Ok(Log {
+            path: path.to_path_buf(),
+            tail: Mutex::new(Tail { file, end }),
+            sync_file,
+            sync: Mutex::new(SyncState { durable: end, ..SyncState::default() }),
+            synced: Condvar::new(),
+            mode,
+            faults,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn mode(&self) -> SyncMode {
+        self.mode
+    }
+
+    /// The log's size in bytes.
+    pub fn len(&self) -> u64 {
+        self.tail.lock().end
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() <= MAGIC.len() as u64
+    }
+
+    /// Appends one frame; returns the offset it ends at (what [`Log::sync_to`] takes). A failed
+    /// write leaves the log as it was (a partly written frame is cut off).
+    pub fn append(&self, payload: &[u8]) -> io::Result<u64> {
+        if payload.len() > MAX_FRAME {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, "a log record of more than 256 MB"));
+        }
+        let mut frame = Vec::with_capacity(FRAME_HEADER + payload.len());
+        frame.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+        frame.extend_from_slice(&crc32fast::hash(payload).to_le_bytes());
+        frame.extend_from_slice(payload);
+        let mut tail = self.tail.lock();
+        let end = tail.end + frame.len() as u64;
+        let result = if end > self.faults.disk_full_at.load(Ordering::Relaxed) {
+            // As a full disk does: part of the frame may land.
+            let room = self.faults.disk_full_at.load(Ordering::Relaxed).saturating_sub(tail.end) as usize;
+            let _ = tail.file.write_all_at(&frame[..room.min(frame.len())], tail.end);
+            Err(io::Error::new(io::ErrorKind::StorageFull, "No space left on device (os error 28)"))
+        } else {
+            tail.file.write_all_at(&frame, tail.end)
+        };
+        match result {
+            Ok(()) => {
+                tail.end = end;
+                Ok(end)
+            }
+            Err(e) => {
+                // Cut off whatever part of the frame landed, so the next frame follows a whole one.
+                let _ = tail.file.set_len(tail.end);
+                Err(e)
+            }
+        }
+    }
+
+    /// Waits until everything up to `offset` is on stable storage (in [`SyncMode::Normal`]:
+    /// returns at once). Writers waiting together share one `fsync`.
+    pub fn sync_to(&self, offset: u64) -> io::Result<()> {
+        if self.mode == SyncMode::Normal {
+            return self.check_failed();
+        }
+        self.sync_to_now(offset)
+    }
+
+    /// Syncs everything appended so far, whatever the mode.
+    pub fn sync_all(&self) -> io::Result<()> {
+        let end = self.tail.lock().end;
+        self.sync_to_now(end)
+    }
+
+    fn check_failed(&self) -> io::Result<()> {
+        match &self.sync.lock().failed {
+            Some(why) => Err(io::Error::other(why.clone())),
+            None => Ok(()),
+        }
+    }
+
+    fn sync_to_now(&self, offset: u64) -> io::Result<()> {
+        let mut state = self.sync.lock();
+        loop {
+            if let Some(why) = &state.failed {
+                return Err(io::Error::other(why.clone()));
+            }
+            if state.durable >= offset {
+                return Ok(());
+            }
+            if !state.syncing {
+                break;
+            }
+            self.synced.wait(&mut state);
+        }
+        // This writer leads: it syncs everything appended so far, for itself and whoever waits.
+        state.syncing = true;
+        drop(state);
+        let end = self.tail.lock().end;
+        let result = self.sync_file.sync_data();
+        let mut state = self.sync.lock();
+        state.syncing = false;
+        let outcome = match result {
+            Ok(()) => {
+                state.durable = state.durable.max(end);
+                Ok(())
+            }
+            Err(e) => {
+                let why = format!("syncing {} failed: {e}; reopen the database to recover", self.path.display());
+                state.failed = Some(why.clone());
+                Err(io::Error::other(why))
+            }
+        };
+        self.synced.notify_all();
+        outcome
+    }
+}
+
+/// A damaged frame in a log file, with what comes before it intact.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Corruption {
+    pub file: PathBuf,
+    /// Where the damaged frame starts.
+    pub offset: u64,
+    /// Frames before it, all intact.
+    pub intact_frames: u64,
+    pub why: String,
+}
+
+impl std::fmt::Display for Corruption {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{}: damaged log record at byte offset {} ({}); the {} records before it are intact",
+            self.file.display(),
+            self.offset,
+            self.why,
+            self.intact_frames
+        )
+    }
+}
+
+/// What reading a log found.
+#[derive(Debug)]
+pub struct ReadLog {
+    /// Where the last whole frame ends (appends go there).
+    pub end: u64,
+    /// The file's length past `end` that was a torn write, cut off (0: none).
+    pub torn_bytes: u64,
+    /// A damaged frame followed by more data (`None`: the log is sound).
+    pub corruption: Option<Corruption>,
+}
+
+/// Reads a log file's frames in order, calling `each` with every intact payload and its offset;
+/// stops at the end, at a torn tail, or at a damaged frame (see the module documentation).
+/// `each` may stop the reading by returning an error, which is returned.
+pub fn read_frames<E>(
+    path: &Path,
+    mut each: impl FnMut(u64, &[u8]) -> Result<(), E>,
+) -> Result<io::Result<ReadLog>, E> {
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) => return Ok(Err(e)),
+    };
+    let len = bytes.len() as u64;
+    if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
+        // A log is created with its magic and synced before anything is appended.
+        let corruption = Corruption {
+            file: path.to_path_buf(),
+            offset: 0,
+            intact_frames: 0,
+            why: "not a cosmoql log file (bad header)".into(),
+        };
+        return Ok(Ok(ReadLog { end: 0, torn_bytes: 0, corruption: Some(corruption) }));
+    }
+    let mut at = MAGIC.len();
+    let mut frames = 0u64;
+    loop {
+        if at == bytes.len() {
+            return Ok(Ok(ReadLog { end: len, torn_bytes: 0, corruption: None }));
+        }
+        let bad = |why: &str, frame_end: Option<usize>| {
+            // Torn: the damaged frame reaches the end of the file (or only zeros follow it).
+            let rest = frame_end.map_or(&[][..], |e| &bytes[e.min(bytes.len())..]);
+            if frame_end.is_none_or(|e| e >= bytes.len()) || rest.iter().all(|b| *b == 0) {
+                ReadLog { end: at as u64, torn_bytes: len - at as u64, corruption: None }
+            } else {
+                ReadLog {
+                    end: at as u64,
+                    torn_bytes: 0,
+                    corruption: Some(Corruption {
+                        file: path.to_path_buf(),
+                        offset: at as u64,
+                        intact_frames: frames,
+                        why: why.to_string(),
+                    }),
+                }
+            }
+        };
+        if bytes.len() - at < FRAME_HEADER {
+            return Ok(Ok(bad("incomplete record header", None)));
+        }
+        let size = u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap_or_default()) as usize;
+        let crc = u32::from_le_bytes(bytes[at + 4..at + 8].try_into().unwrap_or_default());
+        let start = at + FRAME_HEADER;
+        if size == 0 && crc == 0 {
+            // Zeros: space a crash left after the last frame.
+            return Ok(Ok(bad("a zero record header", Some(start))));
+        }
+        if size > MAX_FRAME {
+            return Ok(Ok(bad("a record length past the limit", Some(start))));
+        }
+        let Some(end) = start.checked_add(size).filter(|e| *e <= bytes.len()) else {
+            return Ok(Ok(bad("a record cut short", None)));
+        };
+        let payload = &bytes[start..end];
+        if crc32fast::hash(payload) != crc {
+            return Ok(Ok(bad("checksum mismatch", Some(end))));
+        }
+        each(at as u64, payload)?;
+        frames += 1;
+        at = end;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("cosmoql-wal-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir.join("wal.log")
+    }
+
+    fn frames(path: &Path) -> (Vec<Vec<u8>>, ReadLog) {
+        let mut out = Vec::new();
+        let read = read_frames::<()>(path, |_, p| {
+            out.push(p.to_vec());
+            Ok(())
+        })
+        .unwrap()
+        .unwrap();
+        (out, read)
+    }
+
+    #[test]
+    fn frames_round_trip_and_a_torn_tail_is_cut() {
+        let path = temp("torn");
+        let log = Log::create(&path, SyncMode::Full, Faults::none()).unwrap();
+        let a = log.append(b"first").unwrap();
+        let b = log.append(b"second").unwrap();
+        log.sync_to(b).unwrap();
+        assert!(a < b);
+        drop(log);
+        let (got, read) = frames(&path);
+        assert_eq!(got, vec![b"first".to_vec(), b"second".to_vec()]);
+        assert_eq!(read.end, b);
+        // Half a frame at the end: torn, not corrupt.
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes.extend_from_slice(&[9, 0, 0, 0, 1, 2]);
+        std::fs::write(&path, &bytes).unwrap();
+        let (got, read) = frames(&path);
+        assert_eq!(got.len(), 2);
+        assert_eq!((read.end, read.torn_bytes, read.corruption.is_none()), (b, 6, true));
+        let log = Log::open_at(&path, read.end, SyncMode::Full, Faults::none()).unwrap();
+        log.append(b"third").unwrap();
+        drop(log);
+        assert_eq!(frames(&path).0.len(), 3);
+    }
+
+    #[test]
+    fn a_damaged_frame_followed_by_more_is_corruption_with_its_offset() {
+        let path = temp("corrupt");
+        let log = Log::create(&path, SyncMode::Full, Faults::none()).unwrap();
+        let first_end = log.append(b"one").unwrap();
+        log.append(b"two").unwrap();
+        log.append(b"three").unwrap();
+        drop(log);
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[first_end as usize + FRAME_HEADER] ^= 0xFF; // a byte of "two"
+        std::fs::write(&path, &bytes).unwrap();
+        let (got, read) = frames(&path);
+        assert_eq!(got, vec![b"one".to_vec()]);
+        let c = read.corruption.unwrap();
+        assert_eq!((c.offset, c.intact_frames), (first_end, 1));
+        assert!(c.to_string().contains(&format!("byte offset {first_end}")), "{c}");
+    }
+
+    #[test]
+    fn a_full_disk_fails_the_append_and_leaves_the_log_whole() {
+        let path = temp("full");
+        let faults = Faults::none();
+        let log = Log::create(&path, SyncMode::Full, Arc::clone(&faults)).unwrap();
+        let end = log.append(b"kept").unwrap();
+        faults.set_disk_full_at(end + 5);
+        let err = log.append(b"does not fit").unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::StorageFull);
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), end);
+        faults.set_disk_full_at(u64::MAX);
+        log.append(b"after").unwrap();
+        drop(log);
+        assert_eq!(frames(&path).0, vec![b"kept".to_vec(), b"after".to_vec()]);
+    }
+
+    #[test]
+    fn concurrent_writers_share_syncs() {
+        let path = temp("group");
+        let log = Arc::new(Log::create(&path, SyncMode::Full, Faults::none()).unwrap());
+        std::thread::scope(|s| {
+            for t in 0..8 {
+                let log = Arc::clone(&log);
+                s.spawn(move || {
+                    for i in 0..50 {
+                        let end = log.append(format!("{t}-{i}").as_bytes()).unwrap();
+                        log.sync_to(end).unwrap();
+                    }
+                });
+            }
+        });
+        drop(log);
+        assert_eq!(frames(&path).0.len(), 400);
+    }
+}

@@ -1,0 +1,351 @@
+//! A database directory: what is written survives closing and reopening (with and without a
+//! checkpoint), and the failure paths: a torn last record, a damaged record, a full disk, a
+//! second process, a directory that cannot be written.
+//!
+//! The crash harness (SIGKILL at random points) is `tests/crash.rs`.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use cosmoql::storage::{
+    BatchOperation, ChangeFeedStart, ContainerSettings, DurableOptions, ErrorKind, Faults, FeedRange, IndexingPolicy,
+    PartitionKey, PartitionKeyDefinition, PatchOperation, Provisioned, Store, SyncMode, SystemClock, Throttle,
+    UniqueKey, WriteOptions,
+};
+use cosmoql::{CosmosClient, Value};
+use cosmoql_value::parse_json;
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("cosmoql-durability-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+fn json(text: &str) -> Value {
+    parse_json(text).unwrap()
+}
+
+/// Everything a user can observe of a store, as text: databases, containers with their
+/// properties, partition layout, throughput, items, both change feeds; and the indexes checked
+/// against a rebuild.
+fn dump(store: &Store) -> String {
+    let mut out = String::new();
+    for db_id in store.database_ids() {
+        let db = store.database(&db_id).unwrap();
+        out += &format!("database {db_id} throughput {:?}\n", db.throughput().map(|t| t.provisioning()));
+        for c_id in db.container_ids() {
+            let c = db.container(&c_id).unwrap();
+            c.check_indexes().unwrap_or_else(|e| panic!("{c_id}: indexes differ from a rebuild: {e}"));
+            out += &format!("container {c_id} {}\n", cosmoql_value::to_json_string(&c.properties()).unwrap());
+            out += &format!(
+                "  throughput {:?} distribution {:?} burst {:?}\n",
+                c.throughput().filter(|_| c.has_own_throughput()).map(|t| t.provisioning()),
+                c.throughput().map(|t| t.distribution()),
+                c.throughput().map(|t| t.burst())
+            );
+            for p in c.partitions() {
+                out += &format!("  partition {} [{}, {}) {} items\n", p.id, p.min, p.max, p.items);
+            }
+            let mut items: Vec<String> =
+                c.scan().map(|(_, item)| cosmoql_value::to_json_string(&c.materialize(&item)).unwrap()).collect();
+            items.sort();
+            for item in items {
+                out += &format!("  item {item}\n");
+            }
+            let page = c.read_changes(&FeedRange::All, ChangeFeedStart::Beginning, None, usize::MAX).unwrap();
+            let feed: Vec<String> = page.items.iter().map(|(item, _)| format!("{}", item.meta.lsn)).collect();
+            out += &format!("  feed {}\n", feed.join(" "));
+            if c.settings().change_feed_retention.is_some() {
+                let page = c.read_all_versions(&FeedRange::All, ChangeFeedStart::Beginning, None, usize::MAX).unwrap();
+                for (lsn, ch) in page.changes {
+                    out += &format!(
+                        "  history {lsn} {:?} {} prev {:?} ttl {}\n",
+                        ch.operation, ch.id, ch.previous_lsn, ch.ttl_expired
+                    );
+                }
+            }
+        }
+    }
+    out
+}
+
+fn open(dir: &Path) -> Arc<Store> {
+    Store::open(dir, DurableOptions::default()).unwrap()
+}
+
+/// Every kind of change, in two containers of two databases.
+fn write_everything(store: &Store) {
+    let db = store.create_database("iot").unwrap();
+    let settings = ContainerSettings {
+        split_max_items: 40,
+        unique_keys: vec![UniqueKey::new(&["/serial"]).unwrap()],
+        change_feed_retention: Some(3600),
+        ..ContainerSettings::default()
+    };
+    let readings =
+        db.create_container("readings", PartitionKeyDefinition::hash("/deviceId").unwrap(), settings).unwrap();
+    for i in 0..200 {
+        readings
+            .create(&json(&format!(r#"{{"id":"r{i}","deviceId":"dev-{}","v":{i},"serial":"s{i}"}}"#, i % 17)))
+            .unwrap();
+    }
+    assert!(readings.partitions().len() > 1, "splits happened");
+    let none = WriteOptions::default();
+    readings.upsert(&json(r#"{"id":"r1","deviceId":"dev-1","v":-1,"serial":"s1"}"#), &none).unwrap();
+    readings
+        .replace(
+            &PartitionKey::from_values(&[Value::from("dev-2")]).unwrap(),
+            "r2",
+            &json(r#"{"id":"r2","deviceId":"dev-2","v":-2,"serial":"s2"}"#),
+            &none,
+        )
+        .unwrap();
+    let key3 = PartitionKey::from_values(&[Value::from("dev-3")]).unwrap();
+    readings
+        .patch(&key3, "r3", &[PatchOperation::Set { path: "/patched".into(), value: Value::Bool(true) }], &none)
+        .unwrap();
+    readings.delete(&PartitionKey::from_values(&[Value::from("dev-4")]).unwrap(), "r4", &none).unwrap();
+    let key5 = PartitionKey::from_values(&[Value::from("dev-5")]).unwrap();
+    readings
+        .execute_batch(
+            &key5,
+            &[
+                BatchOperation::Create { item: json(r#"{"id":"b1","deviceId":"dev-5","serial":"b1"}"#) },
+                BatchOperation::Upsert {
+                    item: json(r#"{"id":"b2","deviceId":"dev-5","serial":"b2"}"#),
+                    if_match: None,
+                },
+                BatchOperation::Delete { id: "r5".into(), if_match: None },
+            ],
+        )
+        .unwrap();
+    // A failed batch leaves nothing, in memory or in the log.
+    readings
+        .execute_batch(
+            &key5,
+            &[
+                BatchOperation::Create { item: json(r#"{"id":"b3","deviceId":"dev-5","serial":"b3"}"#) },
+                BatchOperation::Create { item: json(r#"{"id":"b1","deviceId":"dev-5","serial":"b9"}"#) },
+            ],
+        )
+        .unwrap_err();
+    readings.replace_indexing_policy(
+        IndexingPolicy::from_json(&json(r#"{"excludedPaths":[{"path":"/serial/?"}],"includedPaths":[{"path":"/*"}]}"#))
+            .unwrap(),
+    );
+    readings.persist_properties().unwrap();
+    readings.set_default_ttl(Some(-1)).unwrap();
+    readings.set_throughput(Some(Arc::new(Throttle::provisioned(
+        Provisioned::Manual(12_000.0),
+        Arc::new(SystemClock::default()),
+    ))));
+    readings.persist_properties().unwrap();
+    let ids = readings.partition_ids();
+    readings.throughput().unwrap().redistribute(&[(ids[0], 5_000.0)], &ids).unwrap();
+    readings.persist_properties().unwrap();
+
+    let other = store.create_database("other").unwrap();
+    other.set_throughput(Some(Arc::new(Throttle::provisioned(
+        Provisioned::Autoscale { max: 4000.0 },
+        Arc::new(SystemClock::default()),
+    ))));
+    other.persist_throughput().unwrap();
+    let plain = other.create_container("plain", PartitionKeyDefinition::none(), ContainerSettings::default()).unwrap();
+    plain.create(&json(r#"{"id":"only","x":[1,2,{"y":null}]}"#)).unwrap();
+    let gone = other
+        .create_container("gone", PartitionKeyDefinition::hash("/k").unwrap(), ContainerSettings::default())
+        .unwrap();
+    gone.create(&json(r#"{"id":"1","k":"a"}"#)).unwrap();
+    other.delete_container("gone").unwrap();
+    store.create_database("deleted").unwrap();
+    store.delete_database("deleted").unwrap();
+}
+
+#[test]
+fn everything_written_is_there_after_reopening_with_and_without_a_checkpoint() {
+    let dir = temp_dir("reopen");
+    let before = {
+        let store = open(&dir);
+        write_everything(&store);
+        dump(&store)
+    };
+    let store = open(&dir);
+    assert_eq!(dump(&store), before, "reopened from the log");
+    store.checkpoint().unwrap();
+    drop(store);
+    let store = open(&dir);
+    assert_eq!(dump(&store), before, "reopened from a checkpoint");
+    // It goes on: new writes after a checkpoint and a reopen are kept too; sequence numbers
+    // continue.
+    let readings = store.database("iot").unwrap().container("readings").unwrap();
+    let last = readings.last_lsn();
+    let r = readings.create(&json(r#"{"id":"new","deviceId":"dev-1","serial":"new"}"#)).unwrap();
+    assert!(r.etag > String::new());
+    assert!(readings.last_lsn() > last);
+    let after = dump(&store);
+    drop((store, readings));
+    assert_eq!(dump(&open(&dir)), after);
+    let files: Vec<String> =
+        std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().to_string()).collect();
+    assert_eq!(files.iter().filter(|f| f.starts_with("wal-")).count(), 1, "old generations are removed: {files:?}");
+}
+
+#[test]
+fn the_embedded_client_opens_a_directory() {
+    let dir = temp_dir("client");
+    {
+        let client = CosmosClient::open(&dir).unwrap();
+        let db = client.create_database("app").unwrap();
+        let c = db.create_container(cosmoql::ContainerProperties::new("things", "/kind").unwrap()).unwrap();
+        c.create_item(&serde_json::json!({"id": "1", "kind": "a", "n": 1})).unwrap();
+    }
+    let client = CosmosClient::open(&dir).unwrap();
+    let c = client.database_client("app").container_client("things").unwrap();
+    let rows: Vec<serde_json::Value> =
+        c.query_items_blocking("SELECT VALUE c.n FROM c", cosmoql::QueryOptions::default()).unwrap();
+    assert_eq!(rows, vec![serde_json::json!(1)]);
+}
+
+#[test]
+fn a_torn_last_record_is_cut_off() {
+    let dir = temp_dir("torn");
+    let before = {
+        let store = open(&dir);
+        write_everything(&store);
+        dump(&store)
+    };
+    let (log, len) = (dir.join("wal-000001.log"), std::fs::metadata(dir.join("wal-000001.log")).unwrap().len());
+    // A write that was being appended when the process died: half a frame.
+    let mut bytes = std::fs::read(&log).unwrap();
+    bytes.extend_from_slice(&[200, 0, 0, 0, 1, 2, 3, 4, b'{', b'"']);
+    std::fs::write(&log, &bytes).unwrap();
+    let store = open(&dir);
+    assert_eq!(dump(&store), before);
+    assert_eq!(store.durable().unwrap().recovery().torn_bytes, 10);
+    assert_eq!(std::fs::metadata(&log).unwrap().len(), len, "the torn part is cut off");
+}
+
+#[test]
+fn a_damaged_record_is_refused_with_its_file_and_offset_and_can_be_set_aside() {
+    let dir = temp_dir("damaged");
+    {
+        let store = open(&dir);
+        write_everything(&store);
+    }
+    let log = dir.join("wal-000001.log");
+    let mut bytes = std::fs::read(&log).unwrap();
+    let at = bytes.len() / 2;
+    bytes[at] ^= 0x55;
+    std::fs::write(&log, &bytes).unwrap();
+    let err = Store::open(&dir, DurableOptions::default()).unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Unavailable);
+    assert!(err.message.contains("wal-000001.log: damaged log record at byte offset"), "{}", err.message);
+    assert!(err.message.contains("cosmoql recover"), "{}", err.message);
+    // Nothing was changed by the refusal.
+    assert_eq!(std::fs::read(&log).unwrap(), bytes);
+    let store = Store::open(&dir, DurableOptions { recover: true, ..DurableOptions::default() }).unwrap();
+    let recovery = store.durable().unwrap().recovery();
+    let aside = recovery.set_aside.expect("the damaged part is set aside");
+    assert!(aside.to_string_lossy().contains("damaged-at-"));
+    assert!(recovery.records > 0);
+    // The database works from there.
+    let readings = store.database("iot").unwrap().container("readings").unwrap();
+    readings.upsert(&json(r#"{"id":"after","deviceId":"d"}"#), &WriteOptions::default()).unwrap();
+    dump(&store);
+}
+
+#[test]
+fn a_full_disk_fails_writes_cleanly_and_loses_nothing() {
+    let dir = temp_dir("full");
+    let faults = Faults::none();
+    let options = DurableOptions { faults: Arc::clone(&faults), ..DurableOptions::default() };
+    let store = Store::open(&dir, options.clone()).unwrap();
+    write_everything(&store);
+    let before = dump(&store);
+    let (_, len) = store.durable().unwrap().log_file();
+    faults.set_disk_full_at(len + 10);
+    let readings = store.database("iot").unwrap().container("readings").unwrap();
+    let err = readings.create(&json(r#"{"id":"x","deviceId":"dev-1","serial":"x"}"#)).unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Unavailable);
+    assert!(err.message.contains("disk is full"), "{}", err.message);
+    let key5 = PartitionKey::from_values(&[Value::from("dev-5")]).unwrap();
+    let batch = [
+        BatchOperation::Create { item: json(r#"{"id":"c1","deviceId":"dev-5","serial":"c1"}"#) },
+        BatchOperation::Delete { id: "b1".into(), if_match: None },
+    ];
+    assert!(readings.execute_batch(&key5, &batch).is_err());
+    assert!(store.create_database("more").is_err());
+    assert!(readings.force_split(&readings.partitions()[0].min) || readings.partitions().len() > 1);
+    // Memory holds what the log holds: nothing of the refused writes.
+    assert_eq!(dump(&store), before);
+    assert!(store.checkpoint().is_err(), "a checkpoint does not fit either");
+    // Space again: the database goes on.
+    faults.set_disk_full_at(u64::MAX);
+    readings.create(&json(r#"{"id":"x","deviceId":"dev-1","serial":"x"}"#)).unwrap();
+    readings.execute_batch(&key5, &batch).unwrap();
+    let after = dump(&store);
+    drop((store, readings));
+    assert_eq!(dump(&open(&dir)), after);
+}
+
+#[test]
+fn a_second_opener_is_refused_while_the_first_has_it() {
+    let dir = temp_dir("locked");
+    let first = open(&dir);
+    let err = Store::open(&dir, DurableOptions::default()).unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Unavailable);
+    assert!(err.message.contains("is open in another process"), "{}", err.message);
+    assert!(err.message.contains(&format!("pid {}", std::process::id())), "{}", err.message);
+    drop(first);
+    open(&dir);
+}
+
+#[test]
+fn a_directory_that_cannot_be_written_is_refused_clearly() {
+    // A path under a regular file can be neither created nor written, whoever runs the test.
+    let dir = temp_dir("readonly");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("file"), b"").unwrap();
+    let err = Store::open(&dir.join("file").join("db"), DurableOptions::default()).unwrap_err();
+    assert_eq!(err.kind, ErrorKind::Unavailable);
+    assert!(err.message.contains("cannot create the database directory"), "{}", err.message);
+    // A read-only directory (where permissions apply: not for root).
+    let ro = dir.join("ro");
+    {
+        let store = open(&ro);
+        write_everything(&store);
+    }
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).unwrap();
+    std::fs::set_permissions(ro.join("LOCK"), std::fs::Permissions::from_mode(0o444)).unwrap();
+    let writable = std::fs::OpenOptions::new().write(true).open(ro.join("LOCK")).is_ok();
+    if !writable {
+        let err = Store::open(&ro, DurableOptions::default()).unwrap_err();
+        assert!(err.message.contains("must be writable"), "{}", err.message);
+    } else {
+        eprintln!("running as root: permissions do not stop writes, the read-only case is not checked here");
+    }
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[test]
+fn the_relaxed_mode_keeps_what_was_written_when_the_process_ends() {
+    let dir = temp_dir("normal");
+    let options = DurableOptions { sync: SyncMode::Normal, ..DurableOptions::default() };
+    let before = {
+        let store = Store::open(&dir, options.clone()).unwrap();
+        write_everything(&store);
+        dump(&store)
+    };
+    assert_eq!(dump(&Store::open(&dir, options).unwrap()), before);
+}
+
+#[test]
+#[ignore]
+fn print_dump() {
+    let dir = temp_dir("print");
+    let store = open(&dir);
+    write_everything(&store);
+    drop(store);
+    println!("{}", dump(&open(&dir)));
+}
