@@ -6,7 +6,7 @@ use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::path::PathBuf;
 use std::time::Instant;
 
-use cosmoql::storage::{Container, ContainerSettings, ImportOptions, PartitionKeyDefinition};
+use cosmoql::storage::{Container, ContainerSettings, DurableOptions, ImportOptions, PartitionKeyDefinition, Store};
 use indicatif::{ProgressBar, ProgressStyle};
 
 /// Options of `cosmoql import`.
@@ -31,6 +31,13 @@ pub struct ImportArgs {
     /// to change a container's partition key.
     #[arg(long = "rekey", value_name = "PATH", requires = "export")]
     rekey: Vec<String>,
+    /// Import into this database directory (created if missing) instead of memory: the items are
+    /// durable when the command ends (`cosmoql DIR` opens it in the REPL).
+    #[arg(long, value_name = "DIR", requires = "into")]
+    db: Option<PathBuf>,
+    /// With `--db`: the container to import into (created with `--partition-key` if missing).
+    #[arg(long, value_name = "CONTAINER", requires = "db")]
+    into: Option<String>,
 }
 
 /// A reader that moves a progress bar as bytes go through it (`import` and the REPL's `.load`).
@@ -61,7 +68,31 @@ pub fn run(args: &ImportArgs) -> Result<(), String> {
         None => ContainerSettings::for_expected_items(usize::try_from(total_bytes / 300).unwrap_or(usize::MAX)),
     };
     settings.validate().map_err(|e| format!("--partitions: {}", e.message))?;
-    let container = Container::new("imported", key, settings);
+    // Kept open until the end: the store holds the directory's lock.
+    let mut _store = None;
+    let container = match (&args.db, &args.into) {
+        (Some(dir), Some(name)) => {
+            let store = Store::open(dir, DurableOptions::default()).map_err(|e| e.message)?;
+            let db = match store.database_ids().first() {
+                Some(id) => store.database(id),
+                None => store.create_database("demo"),
+            }
+            .map_err(|e| e.to_string())?;
+            let container = match db.container(name) {
+                Ok(c) if args.partition_key.is_empty() || c.partition_key() == &key => c,
+                Ok(c) => {
+                    return Err(format!(
+                        "container `{name}` exists with another partition key ({}): leave --partition-key out to import into it",
+                        crate::session::describe_key(c.partition_key())
+                    ))
+                }
+                Err(_) => db.create_container(name, key, settings).map_err(|e| e.to_string())?,
+            };
+            _store = Some(store);
+            container
+        }
+        _ => std::sync::Arc::new(Container::new("imported", key, settings)),
+    };
     let started = Instant::now();
     let (mut imported, mut skipped, mut failed) = (0u64, 0u64, 0u64);
     for file in &args.files {
@@ -123,7 +154,7 @@ pub fn run(args: &ImportArgs) -> Result<(), String> {
                 ContainerSettings::for_expected_items(imported as usize),
             );
             container.copy_into(&target).map_err(|e| e.to_string())?;
-            target
+            std::sync::Arc::new(target)
         };
         let written = if path.as_os_str() == "-" {
             source.export_ndjson(BufWriter::new(crate::output::stdout()))

@@ -44,9 +44,15 @@ struct ReplArgs {
     /// Print results as JSON (the default when standard output is not a terminal).
     #[arg(long)]
     json: bool,
-    /// A file of statements to run (`-` for standard input), then exit.
-    #[arg(value_name = "FILE.sql")]
-    file: Option<PathBuf>,
+    /// A database directory to open (created if missing; changes are durable), then, or alone, a
+    /// file of statements to run (`-` for standard input) and exit. A single path that is an
+    /// existing file, `-`, or ends in `.sql` is the file; otherwise it is the database. Without a
+    /// database the REPL works in memory on the demo data.
+    #[arg(value_name = "DIR|FILE.sql", num_args = 0..=2)]
+    paths: Vec<PathBuf>,
+    /// With a database directory that has no container yet: load the demo data into it.
+    #[arg(long)]
+    demo: bool,
     /// Bytes a query's sorts without LIMIT, groups, DISTINCT and ranking may hold at once (also
     /// `.set budget`); past it the query fails with a clear error. Results are not counted.
     #[arg(long = "memory-budget", value_name = "BYTES", default_value_t = cosmoql::executor::DEFAULT_MEMORY_BUDGET)]
@@ -119,6 +125,14 @@ enum Command {
         #[arg(long, value_enum)]
         kind: Option<KindArg>,
     },
+    /// Open a database directory whose log has a damaged record (opening it otherwise refuses,
+    /// naming the file and offset): keep every intact record before the damage, set the rest of
+    /// the file aside as `wal-NNNNNN.log.damaged-at-OFFSET`, write a clean checkpoint, and say
+    /// what was kept. A sound database is left as it is.
+    Recover {
+        /// The database directory.
+        dir: PathBuf,
+    },
     /// Run a query suite folder (`fixtures.json` and `*.sql` files of annotated queries, see
     /// `cosmoql::testing`): print a diff of every mismatch, then `N passed, M failed`; exit 1 if
     /// any case failed.
@@ -169,6 +183,7 @@ fn run(cli: Cli) -> ExitCode {
         Command::Advise(args) => report(query_cmd::run_advise(&args)),
         Command::Bench(args) => report(query_cmd::run_bench(&args)),
         Command::Explain(args) => report(query_cmd::run_explain(&args)),
+        Command::Recover { dir } => report(recover(&dir)),
         Command::Test { dir, bless } => {
             match cosmoql::testing::run_suite(&dir, &cosmoql::testing::RunOptions { bless }) {
                 Ok(r) => {
@@ -187,9 +202,14 @@ fn run(cli: Cli) -> ExitCode {
 
 /// The REPL, or a non-interactive run of `-c` statements, a file, or piped standard input.
 fn run_repl(args: &ReplArgs) -> ExitCode {
-    let interactive = args.commands.is_empty() && args.file.is_none() && std::io::stdin().is_terminal();
+    let (dir, file) = match classify_paths(&args.paths) {
+        Ok(paths) => paths,
+        Err(msg) => return report(Err(msg)),
+    };
+    let interactive = args.commands.is_empty() && file.is_none() && std::io::stdin().is_terminal();
     let colored = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-    let (store, db, current, banner) = match session::new_store(!args.empty) {
+    let demo = if dir.is_some() { args.demo } else { !args.empty };
+    let (store, db, current, banner) = match session::open_store(dir.as_deref(), demo) {
         Ok(loaded) => loaded,
         Err(msg) => return report(Err(msg)),
     };
@@ -206,7 +226,7 @@ fn run_repl(args: &ReplArgs) -> ExitCode {
     let mut failed = false;
     // `-c "SELECT 1"` needs no `;`: the end of the text ends the statement.
     let mut inputs: Vec<String> = args.commands.clone();
-    match &args.file {
+    match &file {
         Some(path) if path.as_os_str() == "-" => {}
         Some(path) => match std::fs::read_to_string(path) {
             Ok(text) => inputs.push(text),
@@ -215,7 +235,7 @@ fn run_repl(args: &ReplArgs) -> ExitCode {
         None => {}
     }
     let read_stdin =
-        args.file.as_ref().is_some_and(|p| p.as_os_str() == "-") || (args.commands.is_empty() && args.file.is_none());
+        file.as_ref().is_some_and(|p| p.as_os_str() == "-") || (args.commands.is_empty() && file.is_none());
     if read_stdin {
         let mut text = String::new();
         if let Err(e) = std::io::stdin().read_to_string(&mut text) {
@@ -235,6 +255,51 @@ fn run_repl(args: &ReplArgs) -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// The REPL's paths: `(database directory, statements file)`.
+fn classify_paths(paths: &[PathBuf]) -> Result<(Option<PathBuf>, Option<PathBuf>), String> {
+    match paths {
+        [] => Ok((None, None)),
+        [one] => {
+            let is_file =
+                one.as_os_str() == "-" || one.is_file() || one.extension().is_some_and(|e| e == "sql" || e == "cql");
+            Ok(if is_file { (None, Some(one.clone())) } else { (Some(one.clone()), None) })
+        }
+        [dir, file] => {
+            if dir.is_file() {
+                return Err(format!(
+                    "{} is a file, not a database directory (the database comes first: cosmoql DIR FILE.sql)",
+                    dir.display()
+                ));
+            }
+            Ok((Some(dir.clone()), Some(file.clone())))
+        }
+        _ => Err("at most two paths: a database directory and a file of statements".to_string()),
+    }
+}
+
+/// `cosmoql recover`.
+fn recover(dir: &std::path::Path) -> Result<(), String> {
+    if !dir.join("CURRENT").is_file() {
+        return Err(format!("{} is not a cosmoql database directory (it has no CURRENT file)", dir.display()));
+    }
+    let options = cosmoql::DurableOptions { recover: true, ..Default::default() };
+    let store = cosmoql::Store::open(dir, options).map_err(|e| e.message)?;
+    let recovery = store.durable().map(|d| d.recovery()).unwrap_or_default();
+    match &recovery.set_aside {
+        Some(aside) => {
+            store.checkpoint().map_err(|e| e.message)?;
+            outln!(
+                "kept {} intact log record{}; the damaged rest is set aside in {}",
+                recovery.records,
+                if recovery.records == 1 { "" } else { "s" },
+                aside.display()
+            );
+        }
+        None => outln!("the log is sound ({} records): nothing to recover", recovery.records),
+    }
+    Ok(())
 }
 
 /// Exit 0 on success; print the error and exit 1 otherwise.

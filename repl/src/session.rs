@@ -50,7 +50,7 @@ pub struct Outcome {
 /// The REPL's state.
 #[derive(Debug)]
 pub struct Session {
-    _store: Store,
+    _store: Arc<Store>,
     db: Arc<Database>,
     current: Option<String>,
     pub mode: Mode,
@@ -127,7 +127,13 @@ FROM is an alias, as in Cosmos DB). Ctrl-C clears the line or cancels a running 
 
 impl Session {
     /// A session over `store`'s database `db`, using `current` if given.
-    pub fn new(store: Store, db: Arc<Database>, current: Option<String>, interactive: bool, colored: bool) -> Self {
+    pub fn new(
+        store: Arc<Store>,
+        db: Arc<Database>,
+        current: Option<String>,
+        interactive: bool,
+        colored: bool,
+    ) -> Self {
         let session = Session {
             _store: store,
             db,
@@ -471,6 +477,7 @@ impl Session {
                     let json = parse_json(rest).map_err(|e| format!("the policy is not JSON: {e}"))?;
                     let policy = IndexingPolicy::from_json(&json).map_err(|e| e.to_string())?;
                     container.replace_indexing_policy(policy);
+                    container.persist_properties().map_err(|e| e.to_string())?;
                     // The transformation runs in the background; `.policy` shows how far it is.
                     let background = Arc::clone(&container);
                     std::thread::spawn(move || background.transform_indexes(usize::MAX));
@@ -680,7 +687,10 @@ impl Session {
         let err = |e: cosmoql::Error| e.to_string();
         match words.as_slice() {
             [] => {}
-            ["off"] => client.container().set_throughput(None),
+            ["off"] => {
+                client.container().set_throughput(None);
+                client.container().persist_properties().map_err(|e| e.to_string())?;
+            }
             ["autoscale", max] => {
                 drop(client.replace_throughput(Provisioned::Autoscale { max: number(max)? }).map_err(err)?)
             }
@@ -1221,28 +1231,57 @@ impl Quotes {
 }
 
 /// The container names a new session's store starts with, and the store itself.
-pub fn new_store(demo: bool) -> Result<(Store, Arc<Database>, Option<String>, String), String> {
-    let store = Store::new();
-    let db = store.create_database("demo").map_err(|e| e.to_string())?;
-    if !demo {
-        return Ok((store, db, None, "empty database: .create NAME /key, then .import FILE".into()));
-    }
+/// What [`open_store`] gives: the store, its database, the container to start in, a banner.
+pub type OpenedStore = (Arc<Store>, Arc<Database>, Option<String>, String);
+
+/// The session's store: in memory (`dir` is `None`; the demo data unless `demo` is false), or the
+/// database directory `dir`, opened or created (the demo data loaded into it with `demo` when it
+/// has no container yet). The REPL works in one database: the directory's first, or `demo`.
+pub fn open_store(
+    dir: Option<&std::path::Path>,
+    demo: bool,
+) -> Result<OpenedStore, String> {
     let started = Instant::now();
+    let (store, where_) = match dir {
+        None => (Arc::new(Store::new()), "demo database".to_string()),
+        Some(dir) => (
+            Store::open(dir, cosmoql::DurableOptions::default()).map_err(|e| e.message)?,
+            format!("database {}", dir.display()),
+        ),
+    };
+    let db = match store.database_ids().first() {
+        Some(id) => store.database(id).map_err(|e| e.to_string())?,
+        None => store.create_database("demo").map_err(|e| e.to_string())?,
+    };
+    let describe = |containers: &[Arc<Container>]| -> Vec<String> {
+        containers
+            .iter()
+            .map(|c| {
+                let n = c.partition_count();
+                format!(
+                    "{} ({}, key {}, {})",
+                    c.id(),
+                    plural(c.item_count() as u64, "item", "items"),
+                    describe_key(c.partition_key()),
+                    plural(n as u64, "physical partition", "physical partitions")
+                )
+            })
+            .collect()
+    };
+    let existing: Vec<Arc<Container>> = db.container_ids().iter().filter_map(|id| db.container(id).ok()).collect();
+    if !existing.is_empty() {
+        let current = existing.first().map(|c| c.id().to_string());
+        let banner =
+            format!("{where_} opened in {:.2} s: {}", started.elapsed().as_secs_f64(), describe(&existing).join(", "));
+        return Ok((store, db, current, banner));
+    }
+    if !demo {
+        let what = if dir.is_some() { format!("new {where_}") } else { "empty database".to_string() };
+        return Ok((store, db, None, format!("{what}: .create NAME /key, then .import FILE")));
+    }
     let containers = crate::demo::load(&db)?;
-    let described: Vec<String> = containers
-        .iter()
-        .map(|c| {
-            let n = c.partition_count();
-            format!(
-                "{} ({} items, key {}, {n} physical partition{})",
-                c.id(),
-                c.item_count(),
-                describe_key(c.partition_key()),
-                if n == 1 { "" } else { "s" }
-            )
-        })
-        .collect();
-    let banner = format!("demo database loaded in {:.2} s: {}", started.elapsed().as_secs_f64(), described.join(", "));
+    let banner =
+        format!("{where_} loaded in {:.2} s: {}", started.elapsed().as_secs_f64(), describe(&containers).join(", "));
     Ok((store, db, Some("telemetry".to_string()), banner))
 }
 

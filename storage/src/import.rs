@@ -243,6 +243,8 @@ impl Container {
         }
         self.suspend_indexes();
         let _rebuild = Rebuild(self);
+        // In a durable store the items are synced once, before the import returns.
+        let bulk = crate::container::Bulk::start();
         let mut summary = ImportSummary::default();
         let mut stop: Option<String> = None;
         let cancelled = AtomicBool::new(false);
@@ -323,6 +325,10 @@ impl Container {
             }
         }
         progress(&summary);
+        drop(bulk);
+        if let Err(e) = self.sync_log() {
+            return Err(ImportError { message: e.to_string(), summary });
+        }
         match stop {
             Some(message) => Err(ImportError { message, summary }),
             None => Ok(summary),

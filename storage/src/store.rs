@@ -64,7 +64,8 @@ impl Store {
                     return Err(StorageError::new(
                         ErrorKind::Unavailable,
                         format!(
-                            "{c}. Nothing was changed. To open the database with those intact records, set the rest                              of the file aside with `cosmoql recover {}` (or DurableOptions::recover)",
+                            "{c}. Nothing was changed. To open the database with those intact records, set the rest \
+                             of the file aside with `cosmoql recover {}` (or DurableOptions::recover)",
                             dir.display()
                         ),
                     ));

@@ -245,14 +245,12 @@ pub struct Corruption {
 
 impl std::fmt::Display for Corruption {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{}: damaged log record at byte offset {} ({}); the {} records before it are intact",
-            self.file.display(),
-            self.offset,
-            self.why,
-            self.intact_frames
-        )
+        let intact = match self.intact_frames {
+            0 => "no record before it".to_string(),
+            1 => "the record before it is intact".to_string(),
+            n => format!("the {n} records before it are intact"),
+        };
+        write!(f, "{}: damaged log record at byte offset {} ({}); {intact}", self.file.display(), self.offset, self.why)
     }
 }
 

@@ -619,6 +619,28 @@ pub struct Container {
     journal: std::sync::OnceLock<Journal>,
 }
 
+thread_local! {
+    /// Set while this thread imports in bulk: its writes are synced once, at the end.
+    static BULK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// While it lives, this thread's writes are logged but not synced one by one (an import syncs
+/// once at its end, [`Container::sync_log`]).
+pub(crate) struct Bulk(());
+
+impl Bulk {
+    pub(crate) fn start() -> Bulk {
+        BULK.set(true);
+        Bulk(())
+    }
+}
+
+impl Drop for Bulk {
+    fn drop(&mut self) {
+        BULK.set(false);
+    }
+}
+
 /// The next plan epoch, shared by every container of the process.
 static NEXT_PLAN_EPOCH: AtomicU64 = AtomicU64::new(1);
 
@@ -1292,7 +1314,7 @@ impl Container {
         if let (Some(end), Some(gate)) = (logged, gate) {
             let log = Arc::clone(&gate);
             drop(gate);
-            if let Some(journal) = self.journal() {
+            if let Some(journal) = self.journal().filter(|_| !BULK.get()) {
                 journal.durable.sync(&log, end)?;
             }
         }

@@ -64,6 +64,14 @@ impl Container {
         let _ = self.journal.set(Journal { durable, handle });
     }
 
+    /// Waits until everything logged so far is durable (after a bulk import).
+    pub fn sync_log(&self) -> Result<()> {
+        match self.journal() {
+            Some(j) => j.durable.sync_all(),
+            None => Ok(()),
+        }
+    }
+
     pub(crate) fn journal_handle(&self) -> Option<u32> {
         self.journal().map(|j| j.handle)
     }

@@ -1,0 +1,92 @@
+//! `cosmoql DIR`: a database directory in the REPL and the one-shot commands (the sqlite3 and
+//! duckdb convention: without a path, in memory; with one, persistent).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn cosmoql(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cosmoql")).args(args).output().expect("the binary runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn temp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("cosmoql-cli-db-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    dir
+}
+
+fn arg(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn what_the_repl_writes_to_a_directory_is_there_next_time() {
+    let dir = temp("repl");
+    let data = dir.with_extension("ndjson");
+    std::fs::write(&data, "{\"id\":\"1\",\"kind\":\"a\",\"n\":5}\n{\"id\":\"2\",\"kind\":\"b\",\"n\":7}\n").unwrap();
+    let out = cosmoql(&[arg(&dir), "-c", ".create things /kind", "-c", &format!(".import {}", arg(&data))]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = cosmoql(&[arg(&dir), "-c", "SELECT VALUE SUM(c.n) FROM c"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).trim(), "[12]");
+    // A file of statements after the directory.
+    let script = dir.with_extension("sql");
+    std::fs::write(&script, "SELECT VALUE c.id FROM c WHERE c.kind = 'b';\n").unwrap();
+    let out = cosmoql(&[arg(&dir), arg(&script)]);
+    assert_eq!(text(&out.stdout).trim(), "[\"2\"]", "{}", text(&out.stderr));
+    // Without the directory: the in-memory demo, untouched by any of it.
+    let out = cosmoql(&["-c", ".containers"]);
+    assert!(text(&out.stderr).contains("telemetry") || text(&out.stdout).contains("telemetry"));
+}
+
+#[test]
+fn import_into_a_directory_then_query_it() {
+    let dir = temp("import");
+    let data = dir.with_extension("ndjson");
+    std::fs::write(&data, "{\"id\":\"1\",\"deviceId\":\"d1\",\"t\":20}\n{\"id\":\"2\",\"deviceId\":\"d2\",\"t\":30}\n")
+        .unwrap();
+    let out = cosmoql(&["import", arg(&data), "--db", arg(&dir), "--into", "readings", "--partition-key", "/deviceId"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = cosmoql(&[arg(&dir), "-c", ".use readings", "-c", "SELECT VALUE AVG(c.t) FROM c"]);
+    assert_eq!(text(&out.stdout).trim(), "[25]", "{}", text(&out.stderr));
+    // Another key for an existing container is refused.
+    let out = cosmoql(&["import", arg(&data), "--db", arg(&dir), "--into", "readings", "--partition-key", "/id"]);
+    assert!(!out.status.success());
+    assert!(text(&out.stderr).contains("exists with another partition key (/deviceId)"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn a_damaged_log_is_refused_then_recovered() {
+    let dir = temp("recover");
+    let out = cosmoql(&[arg(&dir), "-c", ".create a /k", "-c", ".create b /k"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = cosmoql(&["recover", arg(&dir)]);
+    assert!(text(&out.stdout).contains("the log is sound"), "{}", text(&out.stdout));
+    let log = dir.join("wal-000001.log");
+    let mut bytes = std::fs::read(&log).unwrap();
+    let at = bytes.len() / 2;
+    bytes[at] ^= 0x55;
+    std::fs::write(&log, &bytes).unwrap();
+    let out = cosmoql(&[arg(&dir), "-c", ".containers"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(err.contains("wal-000001.log: damaged log record at byte offset"), "{err}");
+    assert!(err.contains(&format!("cosmoql recover {}", dir.display())), "{err}");
+    let out = cosmoql(&["recover", arg(&dir)]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("set aside in"), "{}", text(&out.stdout));
+    let out = cosmoql(&[arg(&dir), "-c", ".containers"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
+#[test]
+fn a_directory_open_elsewhere_is_refused() {
+    let dir = temp("locked");
+    let _held = cosmoql::Store::open(&dir, cosmoql::DurableOptions::default()).unwrap();
+    let out = cosmoql(&[arg(&dir), "-c", "SELECT VALUE 1"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("is open in another process"), "{}", text(&out.stderr));
+}
