@@ -18,11 +18,12 @@ use cosmoql::storage::epk::{self, HashVersion, PartitionKeyComponent, PartitionK
 
 /// Azure Cosmos DB for NoSQL-style SQL over a partitioned JSON document store.
 ///
-/// Without a command, `cosmoql` opens the interactive REPL on a demo database (`telemetry`:
-/// 100,000 generated IoT readings keyed on /deviceId; `families`: nested documents keyed on
-/// /lastName). With `-c SQL`, a FILE or statements piped on standard input it runs them and
-/// exits: results on standard output (JSON when it is not a terminal), errors on standard error,
-/// exit status 1 if any statement failed.
+/// Without a command, `cosmoql` opens the interactive REPL on a demo database in memory
+/// (`telemetry`: 100,000 generated IoT readings keyed on /deviceId; `families`: nested documents
+/// keyed on /lastName); `cosmoql DIR` opens the database kept in the directory DIR instead
+/// (created if missing; every change is durable). With `-c SQL`, a FILE or statements piped on
+/// standard input it runs them and exits: results on standard output (JSON when it is not a
+/// terminal), errors on standard error, exit status 1 if any statement failed.
 #[derive(Debug, Parser)]
 #[command(name = "cosmoql", version, args_conflicts_with_subcommands = true)]
 struct Cli {
@@ -61,7 +62,8 @@ struct ReplArgs {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Load JSON array or NDJSON files into an in-memory container and report what was imported,
+    /// Load JSON array or NDJSON files into an in-memory container (or, with `--db DIR --into
+    /// NAME`, a database directory's container) and report what was imported,
     /// skipped (not a JSON object, with its line number) and failed (rejected by the store);
     /// optionally export the container again, under another partition key with `--rekey`.
     Import(import_cmd::ImportArgs),

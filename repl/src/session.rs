@@ -1237,10 +1237,7 @@ pub type OpenedStore = (Arc<Store>, Arc<Database>, Option<String>, String);
 /// The session's store: in memory (`dir` is `None`; the demo data unless `demo` is false), or the
 /// database directory `dir`, opened or created (the demo data loaded into it with `demo` when it
 /// has no container yet). The REPL works in one database: the directory's first, or `demo`.
-pub fn open_store(
-    dir: Option<&std::path::Path>,
-    demo: bool,
-) -> Result<OpenedStore, String> {
+pub fn open_store(dir: Option<&std::path::Path>, demo: bool) -> Result<OpenedStore, String> {
     let started = Instant::now();
     let (store, where_) = match dir {
         None => (Arc::new(Store::new()), "demo database".to_string()),
