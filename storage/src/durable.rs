@@ -329,7 +329,7 @@ impl Durable {
             let log = Log::create(&path, self.options.sync, Arc::clone(&self.options.faults))
                 .map_err(|e| self.io_error("creating", &path, &e))?;
             store.checkpoint_records(&mut |record| {
-                log.append(record).map(drop).map_err(|e| self.io_error("writing to", &path, &e))
+                log.append_bulk(record).map(drop).map_err(|e| self.io_error("writing to", &path, &e))
             })?;
             log.sync_all().map_err(|e| self.io_error("syncing", &path, &e))?;
             self.write_current(generation)?;

@@ -43,21 +43,26 @@ pub enum SyncMode {
 pub const NORMAL_SYNC_INTERVAL: std::time::Duration = std::time::Duration::from_millis(200);
 
 /// Failures to inject (tests of the failure paths).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Faults {
-    /// Appends fail with "no space left on device" once the log would pass this many bytes.
+    /// The disk is full once a log file would pass this many bytes: allocating past it fails
+    /// with "no space left on device".
     pub disk_full_at: AtomicU64,
+    /// Bytes allocated at a time ([`PREALLOCATE`]; a test sets 1 to reach a full disk at once).
+    pub preallocate: AtomicU64,
 }
 
 impl Faults {
     /// No failure planned.
     pub fn none() -> Arc<Faults> {
-        Arc::new(Faults { disk_full_at: AtomicU64::new(u64::MAX) })
+        Arc::new(Faults { disk_full_at: AtomicU64::new(u64::MAX), preallocate: AtomicU64::new(PREALLOCATE) })
     }
 
-    /// Makes appends fail once the log holds `bytes` (`u64::MAX`: never).
+    /// Makes the disk full once a log file holds `bytes` (`u64::MAX`: never), and allocates
+    /// only what each frame needs (so the next frame meets it).
     pub fn set_disk_full_at(&self, bytes: u64) {
         self.disk_full_at.store(bytes, Ordering::Relaxed);
+        self.preallocate.store(1, Ordering::Relaxed);
     }
 }
 
@@ -66,7 +71,15 @@ struct Tail {
     file: File,
     /// The end of the last whole frame.
     end: u64,
+    /// How far the file is allocated (written with zeros ahead of the frames).
+    allocated: u64,
 }
+
+/// The log grows by this much at a time, written with zeros ahead of the frames: a frame then
+/// overwrites allocated space, so its `fdatasync` writes data only (not the file's size and
+/// block map, as an append to the end would), and a full disk shows up when a chunk is
+/// allocated, before any frame is half written.
+pub const PREALLOCATE: u64 = 4 << 20;
 
 #[derive(Debug, Default)]
 struct SyncState {
@@ -103,18 +116,27 @@ impl Log {
     /// [`read_frames`] returned); whatever follows is cut off.
     pub fn open_at(path: &Path, end: u64, mode: SyncMode, faults: Arc<Faults>) -> io::Result<Log> {
         let file = std::fs::OpenOptions::new().read(true).write(true).open(path)?;
-        if file.metadata()?.len() != end {
-            file.set_len(end)?;
-            file.sync_all()?;
+        let len = file.metadata()?.len();
+        if len > end {
+            // A torn frame is zeroed (the space after `end` stays allocated for the next ones).
+            let zeros = vec![0u8; (len - end).min(PREALLOCATE) as usize];
+            let mut at = end;
+            while at < len {
+                let n = (len - at).min(zeros.len() as u64) as usize;
+                file.write_all_at(&zeros[..n], at)?;
+                at += n as u64;
+            }
+            file.sync_data()?;
         }
         Self::with_file(path, file, end, mode, faults)
     }
 
     fn with_file(path: &Path, file: File, end: u64, mode: SyncMode, faults: Arc<Faults>) -> io::Result<Log> {
         let sync_file = file.try_clone()?;
+        let allocated = file.metadata()?.len();
         Ok(Log {
             path: path.to_path_buf(),
-            tail: Mutex::new(Tail { file, end }),
+            tail: Mutex::new(Tail { file, end, allocated }),
             sync_file,
             sync: Mutex::new(SyncState { durable: end, ..SyncState::default() }),
             synced: Condvar::new(),
@@ -143,6 +165,17 @@ impl Log {
     /// Appends one frame; returns the offset it ends at (what [`Log::sync_to`] takes). A failed
     /// write leaves the log as it was (a partly written frame is cut off).
     pub fn append(&self, payload: &[u8]) -> io::Result<u64> {
+        self.append_as(payload, false)
+    }
+
+    /// [`Log::append`] for writes synced later all together (an import, a checkpoint): the file
+    /// grows as they come, with no space allocated ahead (see [`PREALLOCATE`]: that pays only when
+    /// each frame is synced on its own).
+    pub fn append_bulk(&self, payload: &[u8]) -> io::Result<u64> {
+        self.append_as(payload, true)
+    }
+
+    fn append_as(&self, payload: &[u8], bulk: bool) -> io::Result<u64> {
         if payload.len() > MAX_FRAME {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, "a log record of more than 256 MB"));
         }
@@ -152,10 +185,16 @@ impl Log {
         frame.extend_from_slice(payload);
         let mut tail = self.tail.lock();
         let end = tail.end + frame.len() as u64;
-        let result = if end > self.faults.disk_full_at.load(Ordering::Relaxed) {
-            // As a full disk does: part of the frame may land.
-            let room = self.faults.disk_full_at.load(Ordering::Relaxed).saturating_sub(tail.end) as usize;
-            let _ = tail.file.write_all_at(&frame[..room.min(frame.len())], tail.end);
+        if end > tail.allocated && !bulk && self.mode == SyncMode::Full {
+            self.allocate(&mut tail, end)?;
+        }
+        let full = self.faults.disk_full_at.load(Ordering::Relaxed);
+        let result = if end > full {
+            // A full disk can refuse even allocated space (copy-on-write file systems do): part
+            // of the frame may land.
+            let _ = tail
+                .file
+                .write_all_at(&frame[..full.saturating_sub(tail.end).min(frame.len() as u64) as usize], tail.end);
             Err(io::Error::new(io::ErrorKind::StorageFull, "No space left on device (os error 28)"))
         } else {
             tail.file.write_all_at(&frame, tail.end)
@@ -163,14 +202,48 @@ impl Log {
         match result {
             Ok(()) => {
                 tail.end = end;
+                tail.allocated = tail.allocated.max(end);
                 Ok(end)
             }
             Err(e) => {
-                // Cut off whatever part of the frame landed, so the next frame follows a whole one.
-                let _ = tail.file.set_len(tail.end);
+                // Remove whatever part of the frame landed, so the next frame follows a whole
+                // one: zeros inside the allocated space, the file cut back past it.
+                let junk = (end.min(tail.allocated) - tail.end.min(tail.allocated)) as usize;
+                let _ = tail.file.write_all_at(&vec![0u8; junk], tail.end);
+                if end > tail.allocated {
+                    let _ = tail.file.set_len(tail.allocated.max(tail.end));
+                }
                 Err(e)
             }
         }
+    }
+
+    /// Allocates the file up to at least `end` (see [`PREALLOCATE`]).
+    fn allocate(&self, tail: &mut Tail, end: u64) -> io::Result<()> {
+        let chunk = self.faults.preallocate.load(Ordering::Relaxed).max(1);
+        let target = end.div_ceil(chunk).saturating_mul(chunk).max(end);
+        let full = self.faults.disk_full_at.load(Ordering::Relaxed);
+        let from = tail.allocated.max(tail.end);
+        let zeros = vec![0u8; (target.saturating_sub(from)).min(PREALLOCATE) as usize];
+        let mut at = from;
+        while at < target {
+            let n = (target - at).min(zeros.len() as u64) as usize;
+            let written = if at + n as u64 > full {
+                // As a full disk does: part of it may land.
+                let _ = tail.file.write_all_at(&zeros[..full.saturating_sub(at).min(n as u64) as usize], at);
+                Err(io::Error::new(io::ErrorKind::StorageFull, "No space left on device (os error 28)"))
+            } else {
+                tail.file.write_all_at(&zeros[..n], at)
+            };
+            if let Err(e) = written {
+                // Keep what was allocated whole; a partial chunk is cut off.
+                let _ = tail.file.set_len(tail.allocated.max(tail.end));
+                return Err(e);
+            }
+            at += n as u64;
+        }
+        tail.allocated = target;
+        Ok(())
     }
 
     /// Waits until everything up to `offset` is on stable storage (in [`SyncMode::Normal`]:
@@ -297,7 +370,9 @@ pub fn read_frames<E>(
             // Torn: the damaged frame reaches the end of the file (or only zeros follow it).
             let rest = frame_end.map_or(&[][..], |e| &bytes[e.min(bytes.len())..]);
             if frame_end.is_none_or(|e| e >= bytes.len()) || rest.iter().all(|b| *b == 0) {
-                ReadLog { end: at as u64, torn_bytes: len - at as u64, corruption: None }
+                // Zeros are allocated space, not a torn write.
+                let written = bytes.iter().rposition(|b| *b != 0).map_or(0, |p| p + 1).max(at);
+                ReadLog { end: at as u64, torn_bytes: (written - at) as u64, corruption: None }
             } else {
                 ReadLog {
                     end: at as u64,
@@ -371,8 +446,9 @@ mod tests {
         let (got, read) = frames(&path);
         assert_eq!(got, vec![b"first".to_vec(), b"second".to_vec()]);
         assert_eq!(read.end, b);
-        // Half a frame at the end: torn, not corrupt.
+        // Half a frame after the last one: torn, not corrupt.
         let mut bytes = std::fs::read(&path).unwrap();
+        bytes.truncate(b as usize);
         bytes.extend_from_slice(&[9, 0, 0, 0, 1, 2]);
         std::fs::write(&path, &bytes).unwrap();
         let (got, read) = frames(&path);
@@ -411,11 +487,31 @@ mod tests {
         faults.set_disk_full_at(end + 5);
         let err = log.append(b"does not fit").unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::StorageFull);
-        assert_eq!(std::fs::metadata(&path).unwrap().len(), end);
+        assert_eq!(log.len(), end);
         faults.set_disk_full_at(u64::MAX);
         log.append(b"after").unwrap();
         drop(log);
         assert_eq!(frames(&path).0, vec![b"kept".to_vec(), b"after".to_vec()]);
+    }
+
+    #[test]
+    fn synced_frames_overwrite_space_allocated_ahead_and_bulk_frames_grow_the_file() {
+        let path = temp("prealloc");
+        let log = Log::create(&path, SyncMode::Full, Faults::none()).unwrap();
+        let end = log.append(b"one").unwrap();
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), PREALLOCATE, "allocated ahead");
+        drop(log);
+        let (got, read) = frames(&path);
+        assert_eq!((got.len(), read.end, read.torn_bytes, read.corruption.is_none()), (1, end, 0, true));
+        let log = Log::open_at(&path, end, SyncMode::Full, Faults::none()).unwrap();
+        let big = vec![7u8; PREALLOCATE as usize];
+        let end = log.append_bulk(&big).unwrap();
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), end, "bulk frames append at the end");
+        let end = log.append(b"two").unwrap();
+        drop(log);
+        let (got, read) = frames(&path);
+        assert_eq!((got.len(), read.end), (3, end));
+        assert_eq!(got[2], b"two".to_vec());
     }
 
     #[test]

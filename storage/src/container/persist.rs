@@ -127,7 +127,8 @@ impl Container {
             return Ok(None);
         };
         let frame = Self::encode_pending(journal.handle, &data.pending);
-        match log.append(&frame) {
+        let appended = if BULK.get() { log.append_bulk(&frame) } else { log.append(&frame) };
+        match appended {
             Ok(end) => {
                 data.pending.clear();
                 Ok(Some(end))
