@@ -6,8 +6,8 @@
 //!   had in flight (each thread owns its keys, so the expected state is computed by a model);
 //! - no batch is half-visible (a batch is one step of the model: all of it or none);
 //! - the indexes equal a rebuild;
-//! - the change feed holds every live item exactly once, and the all-versions feed the item's
-//!   last write.
+//! - the change feed holds every live item exactly once, the all-versions feed each item's last
+//!   write, and a continuation taken before the kill resumes with no gap and no duplicate.
 //!
 //! `cargo test --test crash` runs 100 kills (`COSMOQL_CRASH_KILLS=1000` for the long form).
 
@@ -217,7 +217,18 @@ fn actual(store: &Store) -> BTreeMap<u64, Model> {
 
 /// Opens the database after a kill and checks it against the models; moves each model to the
 /// state found (with or without the thread's write in flight).
-fn verify(dir: &Path, seed: u64, acked: &BTreeMap<u64, usize>, models: &mut BTreeMap<u64, Model>, round: usize) {
+/// A change feed continuation from the previous round and the (item, LSN) versions read up to
+/// it.
+type FeedMark = Option<(String, BTreeMap<String, u64>)>;
+
+fn verify(
+    dir: &Path,
+    seed: u64,
+    acked: &BTreeMap<u64, usize>,
+    models: &mut BTreeMap<u64, Model>,
+    mark: &mut FeedMark,
+    round: usize,
+) {
     let store = Store::open(dir, options()).unwrap_or_else(|e| panic!("round {round}: reopening failed: {e}"));
     let found = actual(&store);
     for t in 0..THREADS {
@@ -272,6 +283,24 @@ fn verify(dir: &Path, seed: u64, acked: &BTreeMap<u64, usize>, models: &mut BTre
         assert!(seen.insert(key.clone(), s.meta.lsn).is_none(), "round {round}: {key} twice in the change feed");
     }
     assert_eq!(seen, live, "round {round}: the change feed is not the live items, each once");
+    // The previous round's continuation, taken before the kill, resumes after the restart with
+    // every item written since (its latest version) and nothing it had already given.
+    if let Some((token, delivered)) = mark.take() {
+        let resumed = c.read_changes(&FeedRange::All, ChangeFeedStart::Beginning, Some(&token), usize::MAX).unwrap();
+        let mut got = BTreeMap::new();
+        for (s, _) in &resumed.items {
+            let key = format!(
+                "{}/{}",
+                s.doc.root().get("pk").unwrap().as_str().unwrap(),
+                s.doc.root().get("id").unwrap().as_str().unwrap()
+            );
+            assert!(got.insert(key.clone(), s.meta.lsn).is_none(), "round {round}: {key} twice after resuming");
+        }
+        let expected: BTreeMap<String, u64> =
+            live.iter().filter(|(k, lsn)| delivered.get(*k) != Some(*lsn)).map(|(k, l)| (k.clone(), *l)).collect();
+        assert_eq!(got, expected, "round {round}: resuming the change feed after a crash (a gap or a duplicate)");
+    }
+    *mark = Some((feed.continuation.clone(), seen));
     let history = c.read_all_versions(&FeedRange::All, ChangeFeedStart::Beginning, None, usize::MAX).unwrap();
     let lsns: std::collections::BTreeSet<u64> = history.changes.iter().map(|(lsn, _)| *lsn).collect();
     assert_eq!(lsns.len(), history.changes.len(), "round {round}: an LSN twice in the all-versions feed");
@@ -299,6 +328,7 @@ fn crash_harness() {
         db.create_container("items", PartitionKeyDefinition::hash("/pk").unwrap(), settings).unwrap();
     }
     let mut models: BTreeMap<u64, Model> = (0..THREADS).map(|t| (t, Model::new())).collect();
+    let mut mark: FeedMark = None;
     let mut rng = Rng(std::process::id() as u64);
     let exe = std::env::current_exe().unwrap();
     let mut acked_total = 0;
@@ -346,7 +376,7 @@ fn crash_harness() {
             panic!("round {round}: the child ended by itself: {err}");
         }
         acked_total += acked.values().sum::<usize>();
-        verify(&dir, seed, &acked, &mut models, round);
+        verify(&dir, seed, &acked, &mut models, &mut mark, round);
     }
     assert!(acked_total > kills, "the children wrote something ({acked_total} acknowledged writes)");
     eprintln!("crash harness: {kills} kills, {acked_total} acknowledged writes, all there");

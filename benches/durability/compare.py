@@ -135,6 +135,8 @@ def main():
     rows.append(("reopen (cosmoql: replay + indexes; SQLite: read every doc), s", "%.2f" % c["reopen_seconds"],
                  "%.2f" % s["reopen_seconds"], c["reopen_seconds"] / s["reopen_seconds"]))
     rows.append(("cosmoql reopen / its own import", "%.2f" % (c["reopen_seconds"] / c["import_seconds"]), "", None))
+    rows.append(("cosmoql import into a directory / into memory", "%.2f" % (c["import_seconds"] / c["memory_import_seconds"]),
+                 "", None))
     rows.append(("bytes on disk / NDJSON bytes", "%.2f" % (c["db_bytes"] / ndjson_bytes),
                  "%.2f" % (s["db_bytes"] / ndjson_bytes), c["db_bytes"] / s["db_bytes"]))
     rows.append(("  after a checkpoint", "%.2f" % (c["checkpoint_bytes"] / ndjson_bytes), "", None))
