@@ -266,6 +266,9 @@ fn classify_paths(paths: &[PathBuf]) -> Result<(Option<PathBuf>, Option<PathBuf>
         [one] => {
             let is_file =
                 one.as_os_str() == "-" || one.is_file() || one.extension().is_some_and(|e| e == "sql" || e == "cql");
+            if !is_file && !one.exists() {
+                check_not_a_command(one)?;
+            }
             Ok(if is_file { (None, Some(one.clone())) } else { (Some(one.clone()), None) })
         }
         [dir, file] => {
@@ -302,6 +305,43 @@ fn recover(dir: &std::path::Path) -> Result<(), String> {
         None => outln!("the log is sound ({} records): nothing to recover", recovery.records),
     }
     Ok(())
+}
+
+/// A bare word close to a command's name (`querry`) is a mistyped command, not a new database
+/// directory to create.
+fn check_not_a_command(path: &std::path::Path) -> Result<(), String> {
+    let word = path.to_string_lossy();
+    if word.contains('/') || word.contains('.') {
+        return Ok(());
+    }
+    use clap::CommandFactory;
+    let closest = Cli::command()
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .map(|name| (edit_distance(&word, &name), name))
+        .min();
+    match closest {
+        Some((d, name)) if d <= 2 => Err(format!(
+            "unknown command `{word}`: did you mean `{name}`? (for a new database directory of that name, write ./{word})"
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Levenshtein distance (short words).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
 }
 
 /// Exit 0 on success; print the error and exit 1 otherwise.
