@@ -125,3 +125,24 @@ fn ctrl_c_clears_the_line_and_ctrl_d_leaves_and_history_is_kept() {
     assert!(history.contains("SELECT VALUE 40 + 2;"), "{history}");
     assert!(!history.contains("never-run"), "{history}");
 }
+
+#[test]
+fn lines_typed_ahead_all_run() {
+    let home = temp_dir("typeahead");
+    let mut p = spawn(&[], &home);
+    prompt(&mut p, "telemetry> ", "a prompt");
+    // Two statements arriving in one read (a terminal multiplexer, an unbracketed paste).
+    p.send("SELECT VALUE 40 + 2;\rSELECT VALUE 50 + 8;\r").expect("send");
+    p.flush().expect("flush");
+    p.exp_string("42").expect("the first runs");
+    p.exp_string("58").expect("the second runs too");
+    prompt(&mut p, "telemetry> ", "a prompt");
+    // A line typed while a query is still running.
+    p.send("SELECT VALUE COUNT(1) FROM c JOIN t IN c.tags WHERE c.metricValue > 1;\r").expect("send");
+    p.send("SELECT VALUE 50 + 9;\r").expect("send");
+    p.flush().expect("flush");
+    p.exp_string("59").expect("the line typed ahead runs after it");
+    prompt(&mut p, "telemetry> ", "a prompt");
+    p.send_line(".quit").expect("send");
+    p.exp_eof().expect("the REPL exits");
+}
