@@ -130,20 +130,23 @@ pub fn run(args: &ImportArgs) -> Result<(), String> {
     let seconds = started.elapsed().as_secs_f64();
     let parts = container.partitions();
     let mut out = crate::output::stdout();
+    let plural = |n: u64, one: &str| if n == 1 { format!("1 {one}") } else { format!("{n} {one}s") };
     let _ = writeln!(
         out,
-        "imported {imported} items, skipped {skipped}, failed {failed} ({} files, {:.2} s, {:.0} items/s)",
-        args.files.len(),
+        "imported {}, skipped {skipped}, failed {failed} ({}, {:.2} s, {:.0} items/s)",
+        plural(imported, "item"),
+        plural(args.files.len() as u64, "file"),
         seconds,
         imported as f64 / seconds.max(1e-9)
     );
     let _ = writeln!(
         out,
-        "{} physical partitions, {} logical partitions, {} splits",
-        parts.len(),
-        parts.iter().map(|p| p.logical_partitions).sum::<usize>(),
-        container.split_count()
+        "{}, {}, {}",
+        plural(parts.len() as u64, "physical partition"),
+        plural(parts.iter().map(|p| p.logical_partitions).sum::<usize>() as u64, "logical partition"),
+        plural(container.split_count(), "split")
     );
+    let not_imported = skipped + failed;
     if let Some(path) = &args.export {
         let source = if args.rekey.is_empty() {
             container
@@ -164,6 +167,13 @@ pub fn run(args: &ImportArgs) -> Result<(), String> {
         }
         .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         eprintln!("exported {written} items to {}", path.display());
+    }
+    if not_imported > 0 {
+        // A script can rely on the status: 0 means every line is in the container.
+        return Err(format!(
+            "{not_imported} of {} lines not imported ({skipped} skipped, {failed} failed)",
+            imported + not_imported
+        ));
     }
     Ok(())
 }

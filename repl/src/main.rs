@@ -23,7 +23,8 @@ use cosmoql::storage::epk::{self, HashVersion, PartitionKeyComponent, PartitionK
 /// keyed on /lastName); `cosmoql DIR` opens the database kept in the directory DIR instead
 /// (created if missing; every change is durable). With `-c SQL`, a FILE or statements piped on
 /// standard input it runs them and exits: results on standard output (JSON when it is not a
-/// terminal), errors on standard error, exit status 1 if any statement failed.
+/// terminal), errors on standard error, exit status 1 if any statement failed (`.exit N` ends with
+/// status N). The interactive REPL exits 0 (or N) whatever failed before.
 #[derive(Debug, Parser)]
 #[command(name = "cosmoql", version, args_conflicts_with_subcommands = true)]
 struct Cli {
@@ -63,7 +64,8 @@ struct ReplArgs {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Load JSON array or NDJSON files into an in-memory container (or, with `--db DIR --into
-    /// NAME`, a database directory's container) and report what was imported,
+    /// NAME`, a database directory's container) and report what was imported (exit 0 only when
+    /// every line was; 1 when any was skipped or failed),
     /// skipped (not a JSON object, with its line number) and failed (rejected by the store);
     /// optionally export the container again, under another partition key with `--rekey`.
     Import(import_cmd::ImportArgs),
@@ -223,7 +225,11 @@ fn run_repl(args: &ReplArgs) -> ExitCode {
         session.mode = session::Mode::Table;
     }
     if interactive {
-        return if repl::run(session, &banner) { ExitCode::SUCCESS } else { ExitCode::FAILURE };
+        let place = match &dir {
+            Some(d) => format!("in {}", d.display()),
+            None => "in memory".to_string(),
+        };
+        return ExitCode::from(repl::run(session, &banner, &place));
     }
     let mut failed = false;
     // `-c "SELECT 1"` needs no `;`: the end of the text ends the statement.
@@ -249,6 +255,9 @@ fn run_repl(args: &ReplArgs) -> ExitCode {
         let outcome = session.run_input(input);
         failed |= outcome.failed;
         if outcome.quit {
+            if let Some(code) = outcome.exit_code {
+                return ExitCode::from(code);
+            }
             break;
         }
     }

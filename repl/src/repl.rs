@@ -268,18 +268,20 @@ pub fn highlight_sql(line: &str, functions: &[&str]) -> String {
     out
 }
 
-/// Runs the interactive loop until `.quit` or Ctrl-D.
-pub fn run(mut session: Session, banner: &str) -> bool {
+/// Runs the interactive loop until `.quit` or Ctrl-D; returns the exit status: what `.exit N`
+/// asked for, else 0 (a statement that failed was reported and the session went on, as in
+/// sqlite3 and psql), 1 when the terminal itself failed.
+pub fn run(mut session: Session, banner: &str, place: &str) -> u8 {
     // Ctrl-C while a query runs (the terminal is in cooked mode then) sets the flag the query
     // loop watches; while editing, rustyline reads Ctrl-C as a key and clears the line.
     let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst));
     let config = Config::builder().auto_add_history(false).max_history_size(5000).map(|b| b.build());
-    let Ok(config) = config else { return false };
+    let Ok(config) = config else { return 1 };
     let mut editor: Editor<SqlHelper, DefaultHistory> = match Editor::with_config(config) {
         Ok(e) => e,
         Err(e) => {
             eprintln!("error: cannot start the line editor: {e}");
-            return false;
+            return 1;
         }
     };
     editor.set_helper(Some(SqlHelper {
@@ -293,13 +295,13 @@ pub fn run(mut session: Session, banner: &str) -> bool {
     }
     let version = env!("CARGO_PKG_VERSION");
     if session.colored {
-        outln!("{}cosmoql {version}{}: Cosmos DB for NoSQL queries, in memory", color::BOLD, color::RESET);
+        outln!("{}cosmoql {version}{}: Cosmos DB for NoSQL queries, {place}", color::BOLD, color::RESET);
     } else {
-        outln!("cosmoql {version}: Cosmos DB for NoSQL queries, in memory");
+        outln!("cosmoql {version}: Cosmos DB for NoSQL queries, {place}");
     }
     outln!("{banner}");
     outln!("Type .help for commands; end a statement with ; or an empty line; Ctrl-D quits.");
-    let mut failed = false;
+    let mut code = 0;
     loop {
         let prompt = format!("{}> ", session.current().unwrap_or("cosmoql"));
         match editor.readline(&prompt) {
@@ -309,8 +311,8 @@ pub fn run(mut session: Session, banner: &str) -> bool {
                 }
                 let _ = editor.add_history_entry(line.trim_end());
                 let outcome = session.run_input(&line);
-                failed |= outcome.failed;
                 if outcome.quit {
+                    code = outcome.exit_code.unwrap_or(0);
                     break;
                 }
             }
@@ -318,7 +320,7 @@ pub fn run(mut session: Session, banner: &str) -> bool {
             Err(ReadlineError::Eof) => break,
             Err(e) => {
                 eprintln!("error: {e}");
-                failed = true;
+                code = 1;
                 break;
             }
         }
@@ -326,7 +328,7 @@ pub fn run(mut session: Session, banner: &str) -> bool {
     if let Some(path) = &history {
         let _ = editor.save_history(path);
     }
-    !failed
+    code
 }
 
 #[cfg(test)]

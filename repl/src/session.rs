@@ -45,6 +45,8 @@ pub struct Vocabulary {
 pub struct Outcome {
     pub failed: bool,
     pub quit: bool,
+    /// `.exit N`: the exit status asked for.
+    pub exit_code: Option<u8>,
 }
 
 /// The REPL's state.
@@ -123,7 +125,7 @@ FROM is an alias, as in Cosmos DB). Ctrl-C clears the line or cancels a running 
   .metrics on|off                   request charge, partitions, items retrieved after each query
   .timing on|off                    time of each query
   .help                             this text
-  .quit                             leave (also .exit, Ctrl-D)";
+  .quit [N]                         leave, with exit status N if given (also .exit, Ctrl-D)";
 
 impl Session {
     /// A session over `store`'s database `db`, using `current` if given.
@@ -216,8 +218,9 @@ impl Session {
             let ok = match statement {
                 Statement::Command(line) => match self.command(&line) {
                     Ok(Flow::Continue) => true,
-                    Ok(Flow::Quit) => {
+                    Ok(Flow::Quit(code)) => {
                         outcome.quit = true;
+                        outcome.exit_code = code;
                         return outcome;
                     }
                     Err(msg) => {
@@ -393,7 +396,16 @@ impl Session {
         };
         let args: Vec<&str> = rest.split_whitespace().collect();
         match name {
-            ".quit" | ".exit" | ".q" => return Ok(Flow::Quit),
+            ".quit" | ".exit" | ".q" => {
+                return match args.as_slice() {
+                    [] => Ok(Flow::Quit(None)),
+                    [n] => n
+                        .parse::<u8>()
+                        .map(|n| Flow::Quit(Some(n)))
+                        .map_err(|_| format!("{name} takes an exit status from 0 to 255, not `{n}`")),
+                    _ => Err(format!("usage: {name} [STATUS]")),
+                };
+            }
             ".help" | ".h" | ".?" => {
                 let _ = writeln!(crate::output::stdout(), "{HELP}");
             }
@@ -1096,7 +1108,8 @@ fn collect_paths(v: &Value, prefix: &str, depth: usize, out: &mut std::collectio
 
 enum Flow {
     Continue,
-    Quit,
+    /// Leave, with the exit status asked for (`.exit N`).
+    Quit(Option<u8>),
 }
 
 /// `EXPLAIN [ANALYZE] rest` -> (Some(analyze), rest); anything else -> (None, text).

@@ -197,23 +197,38 @@ fn import_reports_bad_lines_and_exports() {
     let path = temp_file("import.ndjson", input);
     let path = path.to_str().expect("utf-8 path");
     let out = cosmoql(&["import", path, "--partition-key", "/pk", "--export", "-"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    // Lines were left out: a script sees it in the status (the export still happened).
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     let stdout = text(&out.stdout);
     assert!(stdout.starts_with("imported 2 items, skipped 1, failed 1 "), "{stdout}");
     assert!(stdout.contains("{\"id\":\"1\",\"pk\":\"a\",\"city\":\"x\"}\n"), "{stdout}");
     let stderr = text(&out.stderr);
-    assert!(stderr.contains("line 2: skipped: "), "{stderr}");
-    assert!(stderr.contains("line 3: failed: 409 Conflict"), "{stderr}");
+    // JSON errors in our words, with the column in the line (no serde_json wording).
+    assert!(
+        stderr.contains(
+            "line 2: not valid JSON at column 2: an object's keys must be strings in double quotes (skipped)"
+        ),
+        "{stderr}"
+    );
+    assert!(stderr.contains("line 3: 409 Conflict"), "{stderr}");
+    assert!(stderr.contains("error: 2 of 4 lines not imported (1 skipped, 1 failed)"), "{stderr}");
     // No progress bar when stderr is not a terminal.
     assert!(!stderr.contains("eta "), "{stderr}");
 
     let out = cosmoql(&["import", path, "--partition-key", "/pk", "--fail-fast"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(text(&out.stderr).contains("line 2: skipped"), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("line 2: not valid JSON at column 2"), "{stderr}");
+    assert!(!stderr.contains("skipped"), "the import stopped: nothing was skipped: {stderr}");
+    // Everything imported: status 0.
+    let good = temp_file("good.ndjson", "{\"id\":\"1\",\"pk\":\"a\"}\n");
+    let out = cosmoql(&["import", good.to_str().unwrap(), "--partition-key", "/pk"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).starts_with("imported 1 item, skipped 0, failed 0 (1 file, "), "{}", text(&out.stdout));
 
     // Rekeyed export: the same items, now grouped by city.
     let out = cosmoql(&["import", path, "--partition-key", "/pk", "--rekey", "/city", "--export", "-"]);
-    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(out.status.code(), Some(1), "two lines were not imported");
     assert_eq!(text(&out.stdout).lines().filter(|l| l.starts_with('{')).count(), 2);
 
     let out = cosmoql(&["import", "/nonexistent/file.ndjson"]);

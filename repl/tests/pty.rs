@@ -146,3 +146,29 @@ fn lines_typed_ahead_all_run() {
     p.send_line(".quit").expect("send");
     p.exp_eof().expect("the REPL exits");
 }
+
+/// The exit status of a REPL session that ended.
+fn exit_status(p: &mut PtySession) -> String {
+    p.exp_eof().expect("the REPL exits");
+    format!("{:?}", p.process().wait().expect("wait"))
+}
+
+#[test]
+fn the_interactive_exit_status_is_zero_or_what_exit_asks() {
+    let home = temp_dir("status");
+    // A failed statement earlier does not make the session fail (as in sqlite3 and psql).
+    let mut p = spawn(&["--empty"], &home);
+    prompt(&mut p, "cosmoql> ", "a prompt");
+    p.send_line("SELECT nope(;").expect("send");
+    p.exp_string("error").expect("the error");
+    prompt(&mut p, "cosmoql> ", "a prompt");
+    p.send_control('d').expect("Ctrl-D");
+    let status = exit_status(&mut p);
+    assert!(status.ends_with(", 0)"), "{status}");
+    // `.exit N` exits with N.
+    let mut p = spawn(&["--empty"], &home);
+    prompt(&mut p, "cosmoql> ", "a prompt");
+    p.send_line(".exit 4").expect("send");
+    let status = exit_status(&mut p);
+    assert!(status.ends_with(", 4)"), "{status}");
+}

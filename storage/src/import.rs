@@ -46,8 +46,8 @@ pub struct ImportProblem {
 
 impl std::fmt::Display for ImportProblem {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let what = if self.skipped { "skipped" } else { "failed" };
-        write!(f, "line {}: {what}: {}", self.line, self.message)
+        let what = if self.skipped { "skipped" } else { "not imported" };
+        write!(f, "line {}: {} ({what})", self.line, self.message)
     }
 }
 
@@ -61,7 +61,8 @@ pub struct ImportError {
 
 impl std::fmt::Display for ImportError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} ({} items imported before it)", self.message, self.summary.imported)
+        let n = self.summary.imported;
+        write!(f, "{} ({n} item{} imported before it)", self.message, if n == 1 { "" } else { "s" })
     }
 }
 
@@ -296,7 +297,8 @@ impl Container {
                         summary.failed += 1;
                     }
                     if options.fail_fast {
-                        stop = Some(problem.to_string());
+                        // The import stops here: nothing was "skipped" and gone on from.
+                        stop = Some(format!("line {}: {}", problem.line, problem.message));
                         cancelled.store(true, Ordering::Relaxed);
                         break 'batches;
                     }
