@@ -956,7 +956,7 @@ fn describe_settings(case: &Case) -> String {
         parts.push(format!("pagesize {n}"));
     }
     if let Some(pk) = &s.partition_key {
-        parts.push(format!("pk {pk:?}"));
+        parts.push(format!("pk {pk}"));
     }
     parts.join(", ")
 }

@@ -384,7 +384,12 @@ fn parameters(params: &[String]) -> Result<HashMap<String, Value>, String> {
         if name.is_empty() {
             return Err(format!("--param `{p}`: the name is empty"));
         }
-        let value = parse_json(json).map_err(|e| format!("--param {name}: the value is not JSON: {e}"))?;
+        let value = parse_json(json).map_err(|e| {
+            let hint = crate::session::quote_hint(json)
+                .map(|q| format!("; a string is quoted: --param @{name}='{q}'"))
+                .unwrap_or_default();
+            format!("--param @{name}: `{json}` is {e}{hint}")
+        })?;
         if out.insert(name.to_string(), value).is_some() {
             return Err(format!("--param @{name} is given twice"));
         }

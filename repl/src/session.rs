@@ -521,7 +521,12 @@ impl Session {
                         return Err(format!("no parameter @{pname}"));
                     }
                 } else {
-                    let value = parse_json(json).map_err(|e| format!("the value of @{pname} is not JSON: {e}"))?;
+                    let value = parse_json(json).map_err(|e| {
+                        let hint = quote_hint(json)
+                            .map(|q| format!("; a string is quoted: .param @{pname} {q}"))
+                            .unwrap_or_default();
+                        format!("the value of @{pname}, `{json}`, is {e}{hint}")
+                    })?;
                     self.params.insert(pname.to_string(), value);
                 }
             }
@@ -1293,6 +1298,14 @@ pub fn open_store(dir: Option<&std::path::Path>, demo: bool) -> Result<OpenedSto
     let banner =
         format!("{where_} loaded in {:.2} s: {}", started.elapsed().as_secs_f64(), describe(&containers).join(", "));
     Ok((store, db, Some("telemetry".to_string()), banner))
+}
+
+/// For a value that is not JSON but reads as a bare word (`dev-1`), the quoted string it
+/// probably meant (`"dev-1"`).
+pub fn quote_hint(text: &str) -> Option<String> {
+    let t = text.trim();
+    let bare = !t.is_empty() && !t.starts_with(['"', '\'', '{', '[']) && !t.contains(char::is_whitespace);
+    bare.then(|| to_json_string(&Value::from(t)).unwrap_or_default())
 }
 
 /// `1 item`, `2 items`.

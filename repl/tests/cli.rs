@@ -294,7 +294,14 @@ fn query_prints_results_as_one_json_array() {
         ),
         (vec!["query", "--data", data, "SELECT * FROM"], "line 1, column 14"),
         (vec!["query", "--data", data, "SELECT @x"], "the parameter @x is not defined"),
-        (vec!["query", "--data", data, "--param", "x=not json", "SELECT @x"], "--param x: the value is not JSON"),
+        (
+            vec!["query", "--data", data, "--param", "x=not json", "SELECT @x"],
+            "--param @x: `not json` is not valid JSON at column 2: expected a JSON value",
+        ),
+        (
+            vec!["query", "--data", data, "--param", "@d=dev-1", "SELECT @d"],
+            "--param @d: `dev-1` is not valid JSON at column 1: expected a JSON value; a string is quoted: --param @d='\"dev-1\"'",
+        ),
         (vec!["query", "--data", "/nonexistent.ndjson", "SELECT 1"], "cannot open"),
         (vec!["query", "--partition-key", "nope", "SELECT 1"], "invalid partition key path"),
     ] {
@@ -453,4 +460,23 @@ fn changes_prints_the_change_feed_a_page_at_a_time() {
     let refused = cosmoql(&["changes", "--data", path, "--partition-key", "/pk", "--all-versions"]);
     assert_eq!(refused.status.code(), Some(1));
     assert!(text(&refused.stderr).contains("changeFeedPolicy.retentionDuration"), "{}", text(&refused.stderr));
+}
+
+#[test]
+fn a_failing_suite_case_names_its_options_in_json_not_rust() {
+    let fixtures = temp_file(
+        "fixtures.json",
+        r#"[{"id": "people", "partitionKey": "/city", "items": [{"id": "1", "city": "Lisbon", "name": "Ana"}]}]"#,
+    );
+    let dir = fixtures.parent().unwrap().to_path_buf();
+    std::fs::write(
+        dir.join("scoped.sql"),
+        "-- @name a failing scoped case\n-- @pk \"Lisbon\"\nSELECT VALUE p.name FROM p\n-- @expect\n[\"nobody\"]\n",
+    )
+    .unwrap();
+    let out = cosmoql(&["test", dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("options: pk [\"Lisbon\"]"), "{stdout}");
+    assert!(!stdout.contains("PartitionKey("), "{stdout}");
 }

@@ -159,24 +159,10 @@ impl DocError {
         } else {
             DocErrorKind::Json
         };
-        // serde_json says "key must be a string at line 1 column 13": the position goes first,
-        // in our words, and the reason in terms of JSON.
-        let what = raw.split(" at line ").next().unwrap_or(&raw);
-        let what = match what {
-            "key must be a string" => "an object's keys must be strings in double quotes",
-            "expected ident" | "expected value" => "expected a JSON value",
-            "EOF while parsing a value" | "EOF while parsing an object" | "EOF while parsing a list" => {
-                "the text ends before the document does"
-            }
-            "EOF while parsing a string" => "a string is not closed",
-            "trailing characters" => "more text after the end of the document",
-            "trailing comma" => "a comma before a closing bracket",
-            "expected `:`" => "expected `:` after an object key",
-            other => other,
-        };
+        let what = cosmoql_value::json::json_error_reason(e);
         let (line, column) = (e.line(), e.column());
         let message = match (kind, line) {
-            (DocErrorKind::TooDeep, _) => what.to_string(),
+            (DocErrorKind::TooDeep, _) => what,
             (_, 0) => format!("not valid JSON: {what}"),
             (_, 1) => format!("not valid JSON at column {column}: {what}"),
             _ => format!("not valid JSON at line {line}, column {column} of the document: {what}"),

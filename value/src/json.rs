@@ -78,7 +78,39 @@ impl JsonError {
 
 impl fmt::Display for JsonError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.fmt(f)
+        f.write_str(&json_error_message(&self.0))
+    }
+}
+
+/// What a JSON syntax error says in terms of JSON, without serde_json's wording and position
+/// ("key must be a string at line 1 column 13" -> "an object's keys must be strings in double
+/// quotes").
+pub fn json_error_reason(e: &serde_json::Error) -> String {
+    let raw = e.to_string();
+    let what = raw.split(" at line ").next().unwrap_or(&raw);
+    match what {
+        "key must be a string" => "an object's keys must be strings in double quotes",
+        "expected ident" | "expected value" => "expected a JSON value",
+        "EOF while parsing a value" | "EOF while parsing an object" | "EOF while parsing a list" => {
+            "the text ends before the value does"
+        }
+        "EOF while parsing a string" => "a string is not closed",
+        "trailing characters" => "more text after the end of the value",
+        "trailing comma" => "a comma before a closing bracket",
+        "expected `:`" => "expected `:` after an object key",
+        other => other,
+    }
+    .to_string()
+}
+
+/// A JSON syntax error with its position first: `not valid JSON at column 9: ...` (a one-line
+/// text) or `... at line 2, column 9: ...`.
+pub fn json_error_message(e: &serde_json::Error) -> String {
+    let what = json_error_reason(e);
+    match (e.line(), e.column()) {
+        (0, _) => format!("not valid JSON: {what}"),
+        (1, column) => format!("not valid JSON at column {column}: {what}"),
+        (line, column) => format!("not valid JSON at line {line}, column {column}: {what}"),
     }
 }
 
