@@ -929,6 +929,9 @@ impl Printer {
         if self.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed)) {
             return false;
         }
+        // Every mode shows what the JSON holds: undefined and non-finite numbers (1/0) have no
+        // JSON form, so a property with one is left out and a result that is one is dropped.
+        let Some(item) = cosmoql::value::json::json_visible(&item) else { return true };
         self.total += 1;
         match self.mode {
             Mode::Table => {

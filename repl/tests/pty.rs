@@ -172,3 +172,28 @@ fn the_interactive_exit_status_is_zero_or_what_exit_asks() {
     let status = exit_status(&mut p);
     assert!(status.ends_with(", 4)"), "{status}");
 }
+
+#[test]
+fn tables_show_undefined_and_non_finite_numbers_as_the_json_does() {
+    let home = temp_dir("visible");
+    let mut p = spawn(&["--empty"], &home);
+    prompt(&mut p, "cosmoql> ", "a prompt");
+    // A non-finite result has no JSON form: the service refuses the query; so does every mode.
+    p.send_line("SELECT 1/0 AS x, 2 AS y;").expect("send");
+    p.exp_string("cannot be represented in JSON").expect("the table mode refuses it as the JSON mode does");
+    prompt(&mut p, "cosmoql> ", "a prompt");
+    // An undefined property is left out, as in the JSON (`[{"b":1}]`): no `a` column.
+    p.send_line("SELECT VALUE {\"a\": undefined, \"b\": 1};").expect("send");
+    let before = p.exp_string("(1 row)").expect("one row");
+    // The table: what follows the echoed line (the editor ends it by leaving bracketed paste).
+    let table = before.rsplit("\u{1b}[?2004l").next().unwrap_or(&before);
+    assert!(table.contains('b') && table.contains('1'), "{table:?}");
+    assert!(!table.contains('a'), "no column for the undefined property: {table:?}");
+    prompt(&mut p, "cosmoql> ", "a prompt");
+    // An undefined result is dropped, as in the JSON (`[]`).
+    p.send_line("SELECT VALUE undefined;").expect("send");
+    p.exp_string("(0 rows)").expect("no row");
+    prompt(&mut p, "cosmoql> ", "a prompt");
+    p.send_line(".quit").expect("send");
+    p.exp_eof().expect("the REPL exits");
+}

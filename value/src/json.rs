@@ -155,6 +155,46 @@ fn omitted(v: &Value) -> bool {
     }
 }
 
+/// `v` as its JSON text shows it: `None` for undefined or a non-finite number (no JSON form),
+/// objects without such properties, arrays without such elements, at every depth. Every output
+/// mode (tables too) shows results through this, so they all agree with the JSON.
+pub fn json_visible(v: &Value) -> Option<Value> {
+    if omitted(v) {
+        return None;
+    }
+    let has_hidden = |v: &Value| -> bool {
+        // A linear walk: an explicit stack, no recursion on user data.
+        let mut stack = vec![v];
+        while let Some(v) = stack.pop() {
+            match v {
+                Value::Array(a) => {
+                    for e in a.iter() {
+                        if omitted(e) {
+                            return true;
+                        }
+                        stack.push(e);
+                    }
+                }
+                Value::Object(o) => {
+                    for e in o.values() {
+                        if omitted(e) {
+                            return true;
+                        }
+                        stack.push(e);
+                    }
+                }
+                _ => {}
+            }
+        }
+        false
+    };
+    if !has_hidden(v) {
+        return Some(v.clone());
+    }
+    // Rare: rebuild through the JSON text, which has exactly the visible parts.
+    to_json_string(v).and_then(|text| parse_json(&text).ok())
+}
+
 /// Compact JSON text of `v`, with Cosmos DB number formatting; `None` for a
 /// top-level `undefined` or non-finite number (which have no JSON form: the
 /// caller drops them, as Cosmos DB drops undefined results).
@@ -454,6 +494,23 @@ mod tests {
 
     fn out(v: &Value) -> String {
         to_json_string(v).unwrap_or_else(|| panic!("no json for {v:?}"))
+    }
+
+    #[test]
+    fn json_visible_is_what_the_json_text_holds() {
+        assert_eq!(json_visible(&Value::Undefined), None);
+        assert_eq!(json_visible(&Value::Number(f64::INFINITY)), None);
+        let mut o = cosmoql_object([("a", Value::Undefined), ("b", Value::Number(f64::NAN)), ("c", v("[1]"))]);
+        if let Value::Object(map) = &mut o {
+            std::sync::Arc::make_mut(map).insert("d".into(), Value::Array(vec![Value::Undefined, v("2")].into()));
+        }
+        assert_eq!(json_visible(&o), Some(v(r#"{"c":[1],"d":[2]}"#)));
+        let plain = v(r#"{"x":[1,{"y":null}]}"#);
+        assert_eq!(json_visible(&plain), Some(plain.clone()));
+    }
+
+    fn cosmoql_object<const N: usize>(fields: [(&str, Value); N]) -> Value {
+        Value::object(fields)
     }
 
     #[test]
