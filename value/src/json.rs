@@ -502,7 +502,7 @@ mod tests {
         assert_eq!(json_visible(&Value::Number(f64::INFINITY)), None);
         let mut o = cosmoql_object([("a", Value::Undefined), ("b", Value::Number(f64::NAN)), ("c", v("[1]"))]);
         if let Value::Object(map) = &mut o {
-            std::sync::Arc::make_mut(map).insert("d".into(), Value::Array(vec![Value::Undefined, v("2")].into()));
+            Arc::make_mut(map).insert("d".into(), Value::Array(vec![Value::Undefined, v("2")].into()));
         }
         assert_eq!(json_visible(&o), Some(v(r#"{"c":[1],"d":[2]}"#)));
         let plain = v(r#"{"x":[1,{"y":null}]}"#);
