@@ -233,11 +233,12 @@ fn run_repl(args: &ReplArgs) -> ExitCode {
     }
     let mut failed = false;
     // `-c "SELECT 1"` needs no `;`: the end of the text ends the statement.
-    let mut inputs: Vec<String> = args.commands.clone();
+    // Each input with the name its errors are given (a file's).
+    let mut inputs: Vec<(Option<String>, String)> = args.commands.iter().map(|c| (None, c.clone())).collect();
     match &file {
         Some(path) if path.as_os_str() == "-" => {}
         Some(path) => match std::fs::read_to_string(path) {
-            Ok(text) => inputs.push(text),
+            Ok(text) => inputs.push((Some(path.display().to_string()), text)),
             Err(e) => return report(Err(format!("cannot read {}: {e}", path.display()))),
         },
         None => {}
@@ -249,9 +250,10 @@ fn run_repl(args: &ReplArgs) -> ExitCode {
         if let Err(e) = std::io::stdin().read_to_string(&mut text) {
             return report(Err(format!("cannot read standard input: {e}")));
         }
-        inputs.push(text);
+        inputs.push((None, text));
     }
-    for input in &inputs {
+    for (source, input) in &inputs {
+        session.source = source.clone();
         let outcome = session.run_input(input);
         failed |= outcome.failed;
         if outcome.quit {

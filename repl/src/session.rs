@@ -69,6 +69,8 @@ pub struct Session {
     pub vocabulary: Arc<RwLock<Vocabulary>>,
     /// Per container: where `.changes` resumes.
     changes: BTreeMap<String, String>,
+    /// The file being run, named in its errors (whose line numbers are the file's).
+    pub source: Option<String>,
 }
 
 /// The text of `.help`.
@@ -151,6 +153,7 @@ impl Session {
             max_rows: 100,
             vocabulary: Arc::new(RwLock::new(Vocabulary::default())),
             changes: BTreeMap::new(),
+            source: None,
         };
         session.refresh_vocabulary();
         session
@@ -203,6 +206,10 @@ impl Session {
 
     fn error(&self, text: &str) {
         let text = render::printable(text);
+        let text = match &self.source {
+            Some(file) => format!("{file}: {text}"),
+            None => text.to_string(),
+        };
         let mut err = io::stderr().lock();
         if self.colored {
             let _ = writeln!(err, "{}error:{} {text}", color::RED, color::RESET);
@@ -1154,28 +1161,36 @@ pub enum Statement {
 pub fn split_statements(text: &str) -> Vec<Statement> {
     let mut out = Vec::new();
     let mut current = String::new();
-    let flush = |current: &mut String, out: &mut Vec<Statement>| {
+    // Where the statement under way starts in `text` (0-based line and character column): its
+    // SQL is padded to sit there, so an error's `line L, column C` is the file's.
+    let mut start: Option<(usize, usize)> = None;
+    let flush = |current: &mut String, start: &mut Option<(usize, usize)>, out: &mut Vec<Statement>| {
         let sql = current.trim();
         if !sql.is_empty() {
-            out.push(Statement::Sql(sql.to_string()));
+            let (line, column) = start.unwrap_or((0, 0));
+            out.push(Statement::Sql(format!("{}{}{sql}", "\n".repeat(line), " ".repeat(column))));
         }
         current.clear();
+        *start = None;
     };
-    for line in text.lines() {
+    for (i, line) in text.lines().enumerate() {
         let trimmed = line.trim_start();
         if trimmed.starts_with('.') && trimmed[1..].starts_with(|c: char| c.is_ascii_alphabetic() || c == '?') {
             // A command line also ends a statement left without `;`.
-            flush(&mut current, &mut out);
+            flush(&mut current, &mut start, &mut out);
             out.push(Statement::Command(line.trim().to_string()));
             continue;
         }
         if line.trim().is_empty() {
-            flush(&mut current, &mut out);
+            flush(&mut current, &mut start, &mut out);
             continue;
         }
         let mut quotes = Quotes::default();
-        let mut chars = line.chars().peekable();
-        while let Some(c) = chars.next() {
+        let mut chars = line.chars().enumerate().peekable();
+        while let Some((j, c)) = chars.next() {
+            if start.is_none() && !c.is_whitespace() && c != ';' {
+                start = Some((i, j));
+            }
             if quotes.inside(c) {
                 current.push(c);
                 continue;
@@ -1185,17 +1200,20 @@ pub fn split_statements(text: &str) -> Vec<Statement> {
                     quotes.open = Some(c);
                     current.push(c);
                 }
-                '-' if chars.peek() == Some(&'-') => {
+                '-' if chars.peek().map(|(_, c)| *c) == Some('-') => {
                     // A comment runs to the end of the line.
+                    if current.trim().is_empty() {
+                        start = None;
+                    }
                     break;
                 }
-                ';' => flush(&mut current, &mut out),
+                ';' => flush(&mut current, &mut start, &mut out),
                 _ => current.push(c),
             }
         }
         current.push('\n');
     }
-    flush(&mut current, &mut out);
+    flush(&mut current, &mut start, &mut out);
     out
 }
 
@@ -1327,14 +1345,16 @@ mod tests {
     #[test]
     fn statements_split_at_semicolons_and_empty_lines() {
         let s = split_statements("select 1; select ';' from c\n.mode json\nselect\n2\n\nselect 3 -- ; no\n;");
+        // Each statement is padded to where it starts in the text (errors then name the text's
+        // lines and columns).
         assert_eq!(
             s,
             vec![
                 Statement::Sql("select 1".into()),
-                Statement::Sql("select ';' from c".into()),
+                Statement::Sql(format!("{}select ';' from c", " ".repeat(10))),
                 Statement::Command(".mode json".into()),
-                Statement::Sql("select\n2".into()),
-                Statement::Sql("select 3 \n".trim().into()),
+                Statement::Sql("\n\nselect\n2".into()),
+                Statement::Sql("\n\n\n\n\nselect 3".into()),
             ]
         );
     }

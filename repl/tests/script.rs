@@ -173,3 +173,21 @@ fn changes_shows_the_change_feed_since_the_last_call() {
     assert!(stderr.contains("2 changes (more may follow"), "{stderr}");
     assert!(stderr.contains("no changes since the last `.changes`"), "{stderr}");
 }
+
+#[test]
+fn errors_in_a_file_name_the_file_and_its_line() {
+    let script = temp_file(
+        "lines.sql",
+        "SELECT VALUE 1;\n\n-- a comment\nSELECT VALUE\n  nope(;\nSELECT VALUE 2; SELECT VALUE ];\n",
+    );
+    let out = run(&["--empty", script.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    let name = script.display().to_string();
+    // The statement's second line is the file's fifth.
+    assert!(stderr.contains(&format!("{name}: line 5, column 8: expected an expression")), "{stderr}");
+    assert!(stderr.contains("  nope(\n       ^"), "{stderr}");
+    // A statement after another on the same line: the file's column.
+    assert!(stderr.contains(&format!("{name}: line 6, column 30:")), "{stderr}");
+    assert_eq!(text(&out.stdout), "[1]\n[2]\n");
+}
