@@ -73,3 +73,16 @@ macro_rules! out {
         let _ = write!($crate::output::stdout(), $($arg)*);
     }};
 }
+
+/// The terminal's width in columns when standard output is one (its size, else `$COLUMNS`).
+pub fn terminal_columns() -> Option<usize> {
+    use std::io::IsTerminal;
+    if !io::stdout().is_terminal() {
+        return None;
+    }
+    console::Term::stdout()
+        .size_checked()
+        .map(|(_, cols)| cols as usize)
+        .or_else(|| std::env::var("COLUMNS").ok()?.parse().ok())
+        .filter(|c| *c >= 20)
+}

@@ -22,13 +22,58 @@ pub const MAX_CELL: usize = 40;
 /// System properties a `SELECT *` returns; tables leave them out (`.mode json` shows them).
 pub const SYSTEM_PROPERTIES: [&str; 4] = ["_rid", "_self", "_etag", "_attachments"];
 
+/// The columns `text` takes on a terminal (CJK and most emoji take two, combining marks none).
+pub fn width(text: &str) -> usize {
+    unicode_width::UnicodeWidthStr::width(text)
+}
+
+/// `text` cut to at most `max` terminal columns, ending in `…` when cut.
 fn truncate(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
+    if width(text) <= max {
         return text.to_string();
     }
-    let mut out: String = text.chars().take(max.saturating_sub(1)).collect();
+    let mut out = String::new();
+    let mut used = 0;
+    for c in text.chars() {
+        let w = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+        if used + w + 1 > max {
+            break;
+        }
+        out.push(c);
+        used += w;
+    }
     out.push('…');
     out
+}
+
+/// The narrowest a column is cut to when a table is fitted to the terminal.
+const MIN_FITTED: usize = 6;
+
+/// Fits column `widths` into `max` terminal columns (a table's borders take 3 per column and 1):
+/// wide columns give way first, down to their header's width (at least [`MIN_FITTED`]); if that
+/// is not enough, the last columns are left out (behind a `…` column); a single column left too
+/// wide is cut further. Returns how many columns are shown.
+fn fit(widths: &mut [usize], headers: &[usize], max: usize) -> usize {
+    let total = |w: &[usize]| w.iter().sum::<usize>() + 3 * w.len() + 1;
+    let shrink = |widths: &mut [usize], floors: &[usize], max: usize| {
+        while total(widths) > max {
+            let widest =
+                widths.iter().zip(floors).enumerate().filter(|(_, (w, f))| w > f).max_by_key(|(_, (w, _))| **w);
+            let Some((i, _)) = widest else { break };
+            widths[i] -= 1;
+        }
+    };
+    let floors: Vec<usize> = widths.iter().zip(headers).map(|(w, h)| (*w).min((*h).max(MIN_FITTED))).collect();
+    shrink(widths, &floors, max);
+    let mut shown = widths.len();
+    // Room for the `…` column that says some are left out (4 columns).
+    while shown > 1 && total(widths) > max && total(&widths[..shown]) + 4 > max {
+        shown -= 1;
+    }
+    let room = if shown < widths.len() { max.saturating_sub(4) } else { max };
+    let floors = vec![MIN_FITTED; shown];
+    shrink(&mut widths[..shown], &floors, room);
+    shown
 }
 
 /// `text` safe to print on a terminal: control characters (C0 but line breaks and tabs, DEL,
@@ -65,7 +110,17 @@ pub fn cell(v: &Value) -> String {
 /// Renders the first rows of a result of `total` rows (the others were counted, not kept) as a
 /// table with a row count line. Objects give one column per property (in order of first
 /// appearance); other values go to a `value` column. At most `max_rows` rows are drawn.
-pub fn table_of(items: &[Value], total: usize, hide_system: bool, max_rows: usize, colored: bool) -> String {
+///
+/// With `max_width` (a terminal's columns), the table is fitted to it: wide columns are cut
+/// (cells end in `…`) and, if needed, the last columns are left out behind a `…` column.
+pub fn table_of(
+    items: &[Value],
+    total: usize,
+    hide_system: bool,
+    max_rows: usize,
+    colored: bool,
+    max_width: Option<usize>,
+) -> String {
     let mut columns: Vec<String> = Vec::new();
     let mut has_scalars = false;
     let shown = &items[..items.len().min(max_rows)];
@@ -111,12 +166,37 @@ pub fn table_of(items: &[Value], total: usize, hide_system: bool, max_rows: usiz
         })
         .collect();
     // Headers are property names from the data: escaped like cells.
-    let headers: Vec<String> = columns.iter().map(|c| printable(c).replace(['\n', '\t'], " ")).collect();
-    let widths: Vec<usize> = headers
+    let mut headers: Vec<String> = columns.iter().map(|c| printable(c).replace(['\n', '\t'], " ")).collect();
+    let mut widths: Vec<usize> = headers
         .iter()
         .enumerate()
-        .map(|(i, c)| rows.iter().map(|r| r[i].0.chars().count()).max().unwrap_or(0).max(c.chars().count()))
+        .map(|(i, c)| rows.iter().map(|r| width(&r[i].0)).max().unwrap_or(0).max(width(c)))
         .collect();
+    let mut rows = rows;
+    let mut hidden = 0;
+    if let Some(max) = max_width {
+        let header_widths: Vec<usize> = headers.iter().map(|h| width(h)).collect();
+        let shown = fit(&mut widths, &header_widths, max);
+        hidden = widths.len() - shown;
+        widths.truncate(shown);
+        headers.truncate(shown);
+        for (h, w) in headers.iter_mut().zip(&widths) {
+            *h = truncate(h, *w);
+        }
+        for row in &mut rows {
+            row.truncate(shown);
+            for ((text, _), w) in row.iter_mut().zip(&widths) {
+                *text = truncate(text, *w);
+            }
+        }
+        if hidden > 0 {
+            widths.push(1);
+            headers.push("…".into());
+            for row in &mut rows {
+                row.push(("…".into(), false));
+            }
+        }
+    }
     let mut out = String::new();
     let line = |left: &str, mid: &str, right: &str| {
         let mut s = left.to_string();
@@ -131,7 +211,7 @@ pub fn table_of(items: &[Value], total: usize, hide_system: bool, max_rows: usiz
         s
     };
     let pad = |text: &str, w: usize, right: bool| {
-        let n = w.saturating_sub(text.chars().count());
+        let n = w.saturating_sub(width(text));
         if right {
             format!("{}{text}", " ".repeat(n))
         } else {
@@ -161,6 +241,12 @@ pub fn table_of(items: &[Value], total: usize, hide_system: bool, max_rows: usiz
     out.push_str(&format!("({n} {})", if n == 1 { "row" } else { "rows" }));
     if n > shown.len() {
         out.push_str(&format!(", the first {} shown (.set maxrows N, or .mode json)", shown.len()));
+    }
+    if hidden > 0 {
+        out.push_str(&format!(
+            "; {hidden} column{} left out to fit the terminal (.mode json shows them)",
+            if hidden == 1 { "" } else { "s" }
+        ));
     }
     out.push('\n');
     out
@@ -257,7 +343,7 @@ mod tests {
     #[test]
     fn control_characters_are_escaped_in_tables() {
         let item = parse_json(r#"{"a\u001b]0;pwned\u0007": "x\u001b[2Jy\u0007", "n": "\u009b1m"}"#).unwrap();
-        let t = table_of(&[item], 1, false, 10, false);
+        let t = table_of(&[item], 1, false, 10, false, None);
         assert!(!t.chars().any(|c| c.is_control() && c != '\n'), "{t:?}");
         assert!(t.contains("x\\u{1b}[2Jy\\u{7}"), "{t}");
         assert_eq!(printable("line\nnext\tok"), "line\nnext\tok");
@@ -271,7 +357,7 @@ mod tests {
             parse_json(r#"{"id": "a", "n": 1, "tags": ["x","y"]}"#).unwrap(),
             parse_json(r#"{"id": "b", "deep": {"k": "a very long string that goes on and on and on"}}"#).unwrap(),
         ];
-        let t = table_of(&items, items.len(), true, 100, false);
+        let t = table_of(&items, items.len(), true, 100, false, None);
         assert!(t.contains("│ id │"), "{t}");
         assert!(t.contains(r#"["x","y"]"#), "{t}");
         assert!(t.contains('…'), "{t}");
@@ -281,7 +367,7 @@ mod tests {
     #[test]
     fn scalars_go_to_a_value_column() {
         let items = vec![Value::from(1.0), Value::from("two")];
-        let t = table_of(&items, items.len(), true, 1, false);
+        let t = table_of(&items, items.len(), true, 1, false, None);
         assert!(t.contains("value"), "{t}");
         assert!(t.contains("the first 1 shown"), "{t}");
     }
@@ -291,5 +377,41 @@ mod tests {
         assert_eq!(bar(1.0, 10).chars().count(), 10);
         assert_eq!(bar(0.0, 10).chars().count(), 10);
         assert_eq!(bar(0.55, 10).chars().count(), 10);
+    }
+
+    fn widths_of(table: &str) -> Vec<usize> {
+        table.lines().filter(|l| l.starts_with(['┌', '│', '├', '└'])).map(width).collect()
+    }
+
+    #[test]
+    fn wide_characters_keep_the_borders_straight() {
+        let items = vec![
+            cosmoql::value::parse_json(r#"{"name": "東京タワー", "tag": "🗼"}"#).unwrap(),
+            cosmoql::value::parse_json(r#"{"name": "Paris", "tag": "tower"}"#).unwrap(),
+        ];
+        let t = table_of(&items, 2, true, 10, false, None);
+        let w = widths_of(&t);
+        assert!(w.iter().all(|x| *x == w[0]), "{t}");
+        assert!(t.contains("│ 東京タワー │"), "{t}");
+    }
+
+    #[test]
+    fn tables_fit_the_terminal_cutting_wide_columns_then_leaving_columns_out() {
+        let long = "x".repeat(60);
+        let item =
+            cosmoql::value::parse_json(&format!(r#"{{"a": "{long}", "b": "東京タワー東京タワー東京タワー", "c": 1}}"#))
+                .unwrap();
+        let t = table_of(std::slice::from_ref(&item), 1, true, 10, false, Some(40));
+        let w = widths_of(&t);
+        assert!(w.iter().all(|x| *x == w[0] && *x <= 40), "{t}");
+        assert!(t.contains('…'), "{t}");
+        // Too many columns for the width: the last ones are left out, and it says so.
+        let many: String = (0..20).map(|i| format!(r#""column{i}": {i}"#)).collect::<Vec<_>>().join(",");
+        let item = cosmoql::value::parse_json(&format!("{{{many}}}")).unwrap();
+        let t = table_of(&[item], 1, true, 10, false, Some(50));
+        let w = widths_of(&t);
+        assert!(w.iter().all(|x| *x == w[0] && *x <= 50), "{t}");
+        assert!(t.contains("columns left out to fit the terminal"), "{t}");
+        assert!(t.contains("column0") && !t.contains("column19"), "{t}");
     }
 }

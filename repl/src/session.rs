@@ -1003,7 +1003,9 @@ impl Printer {
     fn finish(mut self) {
         match self.mode {
             Mode::Table => {
-                let text = render::table_of(&self.kept, self.total, self.star, self.max_rows, self.colored);
+                // On a terminal the table fits its width (COLUMNS when it does not say).
+                let columns = crate::output::terminal_columns();
+                let text = render::table_of(&self.kept, self.total, self.star, self.max_rows, self.colored, columns);
                 self.buf.extend_from_slice(text.as_bytes());
             }
             Mode::Json => self.buf.extend_from_slice(match (self.total, self.pretty) {

@@ -197,3 +197,63 @@ fn tables_show_undefined_and_non_finite_numbers_as_the_json_does() {
     p.send_line(".quit").expect("send");
     p.exp_eof().expect("the REPL exits");
 }
+
+/// What the REPL wrote, as text (rexpect hands bytes over one char each), without colours.
+fn terminal_text(raw: &str) -> String {
+    let bytes: Vec<u8> = raw.chars().map(|c| c as u32 as u8).collect();
+    let text = String::from_utf8_lossy(&bytes).into_owned();
+    let mut out = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            // CSI: ESC [ parameters final-byte.
+            if chars.peek() == Some(&'[') {
+                chars.next();
+                for c in chars.by_ref() {
+                    if c.is_ascii_alphabetic() || c == '~' {
+                        break;
+                    }
+                }
+            }
+            continue;
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[test]
+fn tables_fit_the_terminal_and_wide_characters_keep_borders_straight() {
+    let home = temp_dir("wide");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cosmoql"));
+    cmd.args(["--empty"])
+        .env("HOME", &*home)
+        .env("COSMOQL_HISTORY", home.join("history"))
+        .env("TERM", "xterm")
+        .env("COLUMNS", "50")
+        .env("NO_COLOR", "1");
+    let mut p = spawn_command(cmd, Some(TIMEOUT_MS)).expect("spawn on a pty");
+    prompt(&mut p, "cosmoql> ", "a prompt");
+    p.send_line(
+        "SELECT VALUE {\"city\": \"東京\", \"tower\": \"東京タワー東京タワー東京タワー東京タワー\", \"emoji\": \"🗼🗼\", \
+         \"a\": 1, \"b\": 2, \"c\": 3, \"d\": 4, \"e\": 5, \"f\": 6, \"g\": 7, \"h\": 8};",
+    )
+    .expect("send");
+    let raw = p.exp_string("(.mode json shows them)").expect("the table and its note");
+    let text = terminal_text(&raw);
+    let table: Vec<&str> = text.lines().filter(|l| l.starts_with(['┌', '│', '├', '└'])).collect();
+    assert_eq!(table.len(), 5, "{text}");
+    let width = |l: &str| -> usize {
+        l.chars()
+            .map(|c| if ('\u{1100}'..).contains(&c) && !('─'..='╿').contains(&c) && c != '…' { 2 } else { 1 })
+            .sum()
+    };
+    for line in &table {
+        assert!(width(line) <= 50, "fits 50 columns: {line} ({})", width(line));
+        assert_eq!(width(line), width(table[0]), "borders line up: {text}");
+    }
+    assert!(text.contains("left out to fit the terminal"), "{text}");
+    prompt(&mut p, "cosmoql> ", "a prompt");
+    p.send_line(".quit").expect("send");
+    p.exp_eof().expect("the REPL exits");
+}
