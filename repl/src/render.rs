@@ -386,8 +386,8 @@ mod tests {
     #[test]
     fn wide_characters_keep_the_borders_straight() {
         let items = vec![
-            cosmoql::value::parse_json(r#"{"name": "東京タワー", "tag": "🗼"}"#).unwrap(),
-            cosmoql::value::parse_json(r#"{"name": "Paris", "tag": "tower"}"#).unwrap(),
+            parse_json(r#"{"name": "東京タワー", "tag": "🗼"}"#).unwrap(),
+            parse_json(r#"{"name": "Paris", "tag": "tower"}"#).unwrap(),
         ];
         let t = table_of(&items, 2, true, 10, false, None);
         let w = widths_of(&t);
@@ -398,16 +398,14 @@ mod tests {
     #[test]
     fn tables_fit_the_terminal_cutting_wide_columns_then_leaving_columns_out() {
         let long = "x".repeat(60);
-        let item =
-            cosmoql::value::parse_json(&format!(r#"{{"a": "{long}", "b": "東京タワー東京タワー東京タワー", "c": 1}}"#))
-                .unwrap();
+        let item = parse_json(&format!(r#"{{"a": "{long}", "b": "東京タワー東京タワー東京タワー", "c": 1}}"#)).unwrap();
         let t = table_of(std::slice::from_ref(&item), 1, true, 10, false, Some(40));
         let w = widths_of(&t);
         assert!(w.iter().all(|x| *x == w[0] && *x <= 40), "{t}");
         assert!(t.contains('…'), "{t}");
         // Too many columns for the width: the last ones are left out, and it says so.
         let many: String = (0..20).map(|i| format!(r#""column{i}": {i}"#)).collect::<Vec<_>>().join(",");
-        let item = cosmoql::value::parse_json(&format!("{{{many}}}")).unwrap();
+        let item = parse_json(&format!("{{{many}}}")).unwrap();
         let t = table_of(&[item], 1, true, 10, false, Some(50));
         let w = widths_of(&t);
         assert!(w.iter().all(|x| *x == w[0] && *x <= 50), "{t}");
