@@ -91,6 +91,7 @@ FROM is an alias, as in Cosmos DB). Ctrl-C clears the line or cancels a running 
                                     (synthetic keys are written to the item's `partitionKey`)
   .drop NAME                        delete a container
   .import FILE                      load a JSON array or NDJSON file into the current container
+                                    (Ctrl-C stops it; what was imported stays)
   .export FILE                      write the current container as NDJSON
   .policy [JSON]                    show or replace the current container's indexing policy
                                     (ORDER BY on several paths needs a composite index); a
@@ -624,9 +625,23 @@ impl Session {
         bar.set_message(path.to_string());
         let started = Instant::now();
         let reader = BufReader::with_capacity(1 << 20, Counting { inner: file, bar: bar.clone() });
-        let result = container.import(reader, ImportOptions::default(), |_| {});
+        // Ctrl-C (the handler sets INTERRUPTED) stops the import between batches.
+        INTERRUPTED.store(false, Ordering::SeqCst);
+        let result = container.import_until(reader, ImportOptions::default(), &INTERRUPTED, |_| {});
         bar.finish_and_clear();
-        let summary = result.map_err(|e| format!("{path}: {e}"))?;
+        let summary = match result {
+            Ok(summary) => summary,
+            Err(e) if INTERRUPTED.swap(false, Ordering::SeqCst) => {
+                self.refresh_vocabulary();
+                return Err(format!(
+                    "{path}: import cancelled (Ctrl-C) after {}; they stay in {} ({} in all)",
+                    plural(e.summary.imported, "item", "items"),
+                    container.id(),
+                    plural(container.item_count() as u64, "item", "items")
+                ));
+            }
+            Err(e) => return Err(format!("{path}: {e}")),
+        };
         for problem in summary.problems.iter().take(10) {
             let _ = writeln!(io::stderr(), "{path}: {}", render::printable(&problem.to_string()));
         }

@@ -257,3 +257,25 @@ fn tables_fit_the_terminal_and_wide_characters_keep_borders_straight() {
     p.send_line(".quit").expect("send");
     p.exp_eof().expect("the REPL exits");
 }
+
+#[test]
+fn ctrl_c_stops_an_import() {
+    let home = temp_dir("import-cancel");
+    // Enough lines that the import is still running when Ctrl-C comes.
+    let data = home.join("big.ndjson");
+    let lines: String = (0..1_500_000).map(|i| format!("{{\"id\":\"{i}\",\"k\":\"k{}\"}}\n", i % 1000)).collect();
+    std::fs::write(&data, lines).expect("write the data");
+    let mut p = spawn(&["--empty"], &home);
+    prompt(&mut p, "cosmoql> ", "a prompt");
+    p.send_line(".create big /k").expect("send");
+    prompt(&mut p, "big> ", "a prompt");
+    p.send_line(&format!(".import {}", data.display())).expect("send");
+    p.exp_string("eta").expect("the progress bar");
+    p.send_control('c').expect("Ctrl-C");
+    p.exp_string("import cancelled (Ctrl-C) after").expect("the import stops");
+    prompt(&mut p, "big> ", "the prompt comes back");
+    p.send_line("SELECT VALUE COUNT(1) FROM c;").expect("send");
+    p.exp_string("(1 row)").expect("the count");
+    p.send_line(".quit").expect("send");
+    p.exp_eof().expect("the REPL exits");
+}

@@ -232,6 +232,18 @@ impl Container {
         &self,
         reader: R,
         options: ImportOptions,
+        progress: impl FnMut(&ImportSummary),
+    ) -> Result<ImportSummary, ImportError> {
+        self.import_until(reader, options, &AtomicBool::new(false), progress)
+    }
+
+    /// [`Container::import`] that stops when `cancel` is set (Ctrl-C): the items imported so far
+    /// stay, and the error says how many.
+    pub fn import_until<R: BufRead + Send>(
+        &self,
+        reader: R,
+        options: ImportOptions,
+        cancel: &AtomicBool,
         mut progress: impl FnMut(&ImportSummary),
     ) -> Result<ImportSummary, ImportError> {
         // Indexes are suspended while items stream in and rebuilt in bulk at the end (queries
@@ -277,6 +289,11 @@ impl Container {
                 read
             });
             'batches: for batch in rx.iter() {
+                if cancel.load(Ordering::Relaxed) {
+                    stop = Some("cancelled".to_string());
+                    cancelled.store(true, Ordering::Relaxed);
+                    break 'batches;
+                }
                 for parsed in batch {
                     let problem = match parsed {
                         Parsed::Ready(line, prep) => match self.insert_prepared(prep) {
