@@ -480,3 +480,28 @@ fn a_failing_suite_case_names_its_options_in_json_not_rust() {
     assert!(stdout.contains("options: pk [\"Lisbon\"]"), "{stdout}");
     assert!(!stdout.contains("PartitionKey("), "{stdout}");
 }
+
+#[test]
+fn request_charges_print_without_float_noise() {
+    let lines: String = (0..200).map(|i| format!("{{\"id\":\"{i}\",\"pk\":\"p{}\",\"v\":{i}.37}}\n", i % 7)).collect();
+    let data = temp_file("charges.ndjson", &lines);
+    let data = data.to_str().unwrap();
+    for page in ["1", "3", "7", "50"] {
+        let out = cosmoql(&[
+            "query",
+            "--data",
+            data,
+            "--partition-key",
+            "/pk",
+            "--page-size",
+            page,
+            "--metrics",
+            "SELECT * FROM c WHERE c.v > 10 ORDER BY c.v",
+        ]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let stderr = text(&out.stderr);
+        let charge = stderr.split("\"requestCharge\":").nth(1).and_then(|r| r.split(',').next()).unwrap();
+        let decimals = charge.split('.').nth(1).map_or(0, str::len);
+        assert!(decimals <= 2, "page size {page}: requestCharge {charge}");
+    }
+}
