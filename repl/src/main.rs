@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand, ValueEnum};
 
 mod demo;
+mod formats;
 mod import_cmd;
 #[macro_use]
 mod output;
@@ -44,8 +45,30 @@ struct ReplArgs {
     #[arg(long)]
     empty: bool,
     /// Print results as JSON (the default when standard output is not a terminal).
-    #[arg(long)]
+    #[arg(long, group = "format")]
     json: bool,
+    /// How results are printed: table (box), ascii, line, markdown, csv, tsv, json, ndjson (also
+    /// `.mode` in the REPL). Default: table on a terminal, json otherwise.
+    #[arg(long, value_name = "MODE", group = "format", value_parser = parse_mode)]
+    mode: Option<formats::Mode>,
+    /// Same as --mode csv.
+    #[arg(long, group = "format")]
+    csv: bool,
+    /// Same as --mode tsv.
+    #[arg(long, group = "format")]
+    tsv: bool,
+    /// Same as --mode markdown.
+    #[arg(long, group = "format")]
+    markdown: bool,
+    /// Same as --mode ndjson.
+    #[arg(long, group = "format")]
+    ndjson: bool,
+    /// Same as --mode line (one `name = value` line per property).
+    #[arg(long, group = "format")]
+    line: bool,
+    /// Tables, CSV, TSV and Markdown without their header line (`.headers off`).
+    #[arg(long = "no-header")]
+    no_header: bool,
     /// A database directory to open (created if missing; changes are durable), then, or alone, a
     /// file of statements to run (`-` for standard input) and exit. A single path that is an
     /// existing file, `-`, or ends in `.sql` is the file; otherwise it is the database. Without a
@@ -219,11 +242,23 @@ fn run_repl(args: &ReplArgs) -> ExitCode {
     };
     let mut session = session::Session::new(store, db, current, interactive, colored);
     session.options.memory_budget = Some(args.memory_budget);
-    if args.json {
-        session.mode = session::Mode::Json;
+    let flagged = [
+        (args.json, formats::Mode::Json),
+        (args.csv, formats::Mode::Csv),
+        (args.tsv, formats::Mode::Tsv),
+        (args.markdown, formats::Mode::Markdown),
+        (args.ndjson, formats::Mode::Ndjson),
+        (args.line, formats::Mode::Line),
+    ]
+    .into_iter()
+    .find_map(|(on, mode)| on.then_some(mode))
+    .or(args.mode);
+    if let Some(mode) = flagged {
+        session.mode = mode;
     } else if !interactive && colored {
         session.mode = session::Mode::Table;
     }
+    session.display.headers = !args.no_header;
     if interactive {
         let place = match &dir {
             Some(d) => format!("in {}", d.display()),
@@ -268,6 +303,10 @@ fn run_repl(args: &ReplArgs) -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
+}
+
+fn parse_mode(name: &str) -> Result<formats::Mode, String> {
+    formats::Mode::parse(name).ok_or_else(|| format!("one of {}", formats::Mode::NAMES))
 }
 
 /// The REPL's paths: `(database directory, statements file)`.

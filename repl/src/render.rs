@@ -1,7 +1,7 @@
 //! Rendering results: tables (nested values as compact, truncated JSON), JSON (pretty, coloured on
 //! a terminal), and the bars of `.stats`.
 
-use cosmoql::value::{format_number, to_json_string, to_json_string_pretty, Value};
+use cosmoql::value::{to_json_string_pretty, Value};
 
 /// ANSI colours, used only when writing to a terminal.
 pub mod color {
@@ -95,16 +95,31 @@ pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
     std::borrow::Cow::Owned(out)
 }
 
-/// A value as a table cell: strings bare, everything else as compact JSON; line breaks and tabs
-/// as spaces, other control characters escaped.
-pub fn cell(v: &Value) -> String {
-    let text = match v {
-        Value::Undefined => String::new(),
-        Value::String(s) => s.to_string(),
-        Value::Number(n) => format_number(*n),
-        other => to_json_string(other).unwrap_or_default(),
-    };
-    truncate(&printable(&text.replace(['\n', '\r', '\t'], " ")), MAX_CELL)
+/// How [`table_of`] draws.
+#[derive(Debug, Clone)]
+pub struct TableOptions {
+    /// `SELECT *`: leave the system properties out.
+    pub hide_system: bool,
+    pub max_rows: usize,
+    pub colored: bool,
+    /// A terminal's columns: the table is fitted to them.
+    pub max_width: Option<usize>,
+    /// `+`, `-` and `|` instead of box drawing.
+    pub ascii: bool,
+    pub display: crate::formats::Display,
+}
+
+impl Default for TableOptions {
+    fn default() -> Self {
+        TableOptions {
+            hide_system: false,
+            max_rows: 100,
+            colored: false,
+            max_width: None,
+            ascii: false,
+            display: crate::formats::Display::default(),
+        }
+    }
 }
 
 /// Renders the first rows of a result of `total` rows (the others were counted, not kept) as a
@@ -113,64 +128,37 @@ pub fn cell(v: &Value) -> String {
 ///
 /// With `max_width` (a terminal's columns), the table is fitted to it: wide columns are cut
 /// (cells end in `…`) and, if needed, the last columns are left out behind a `…` column.
-pub fn table_of(
-    items: &[Value],
-    total: usize,
-    hide_system: bool,
-    max_rows: usize,
-    colored: bool,
-    max_width: Option<usize>,
-) -> String {
-    let mut columns: Vec<String> = Vec::new();
-    let mut has_scalars = false;
-    let shown = &items[..items.len().min(max_rows)];
-    for item in shown {
-        match item.as_object() {
-            Some(map) => {
-                for key in map.keys() {
-                    if hide_system && SYSTEM_PROPERTIES.contains(&key.as_str()) {
-                        continue;
-                    }
-                    if !columns.iter().any(|c| c == key) {
-                        columns.push(key.clone());
-                    }
-                }
-            }
-            None => has_scalars = true,
-        }
-    }
-    let value_column = has_scalars || columns.is_empty();
-    if value_column {
-        columns.push(if columns.iter().any(|c| c == "value") { "(value)".into() } else { "value".into() });
-    }
-    let scalar_col = columns.len() - 1;
+pub fn table_of(items: &[Value], total: usize, options: &TableOptions) -> String {
+    let TableOptions { hide_system, max_rows, colored, max_width, ascii, display } = options;
+    let (colored, max_width) = (*colored, *max_width);
+    let shown = &items[..items.len().min(*max_rows)];
+    let columns = crate::formats::Columns::of(shown, *hide_system);
     let rows: Vec<Vec<(String, bool)>> = shown
         .iter()
         .map(|item| {
             columns
-                .iter()
-                .enumerate()
-                .map(|(i, col)| match item.as_object() {
-                    Some(map) => {
-                        if value_column && i == scalar_col {
-                            (String::new(), false)
-                        } else {
-                            let v = map.get(col).unwrap_or(&Value::Undefined);
-                            (cell(v), matches!(v, Value::Number(_)))
-                        }
-                    }
-                    None if i == scalar_col => (cell(item), matches!(item, Value::Number(_))),
-                    None => (String::new(), false),
+                .row(item)
+                .into_iter()
+                .map(|v| {
+                    let text = crate::formats::text_of(v, display);
+                    (
+                        truncate(&printable(&text.replace(['\n', '\r', '\t'], " ")), MAX_CELL),
+                        matches!(v, Some(Value::Number(_))),
+                    )
                 })
                 .collect()
         })
         .collect();
+    let columns = columns.names;
     // Headers are property names from the data: escaped like cells.
     let mut headers: Vec<String> = columns.iter().map(|c| printable(c).replace(['\n', '\t'], " ")).collect();
     let mut widths: Vec<usize> = headers
         .iter()
         .enumerate()
-        .map(|(i, c)| rows.iter().map(|r| width(&r[i].0)).max().unwrap_or(0).max(width(c)))
+        .map(|(i, c)| {
+            let header = if display.headers { width(c) } else { 1 };
+            rows.iter().map(|r| width(&r[i].0)).max().unwrap_or(0).max(header)
+        })
         .collect();
     let mut rows = rows;
     let mut hidden = 0;
@@ -198,13 +186,15 @@ pub fn table_of(
         }
     }
     let mut out = String::new();
+    let (horizontal, vertical) = if *ascii { ("-", "|") } else { ("─", "│") };
     let line = |left: &str, mid: &str, right: &str| {
+        let (left, mid, right) = if *ascii { ("+", "+", "+") } else { (left, mid, right) };
         let mut s = left.to_string();
         for (i, w) in widths.iter().enumerate() {
             if i > 0 {
                 s.push_str(mid);
             }
-            s.push_str(&"─".repeat(w + 2));
+            s.push_str(&horizontal.repeat(w + 2));
         }
         s.push_str(right);
         s.push('\n');
@@ -219,20 +209,22 @@ pub fn table_of(
         }
     };
     out.push_str(&line("┌", "┬", "┐"));
-    out.push('│');
-    for (c, w) in headers.iter().zip(&widths) {
-        if colored {
-            out.push_str(&format!(" {}{}{} │", color::BOLD, pad(c, *w, false), color::RESET));
-        } else {
-            out.push_str(&format!(" {} │", pad(c, *w, false)));
+    if display.headers {
+        out.push_str(vertical);
+        for (c, w) in headers.iter().zip(&widths) {
+            if colored {
+                out.push_str(&format!(" {}{}{} {vertical}", color::BOLD, pad(c, *w, false), color::RESET));
+            } else {
+                out.push_str(&format!(" {} {vertical}", pad(c, *w, false)));
+            }
         }
+        out.push('\n');
+        out.push_str(&line("├", "┼", "┤"));
     }
-    out.push('\n');
-    out.push_str(&line("├", "┼", "┤"));
     for row in &rows {
-        out.push('│');
+        out.push_str(vertical);
         for ((text, numeric), w) in row.iter().zip(&widths) {
-            out.push_str(&format!(" {} │", pad(text, *w, *numeric)));
+            out.push_str(&format!(" {} {vertical}", pad(text, *w, *numeric)));
         }
         out.push('\n');
     }
@@ -343,7 +335,7 @@ mod tests {
     #[test]
     fn control_characters_are_escaped_in_tables() {
         let item = parse_json(r#"{"a\u001b]0;pwned\u0007": "x\u001b[2Jy\u0007", "n": "\u009b1m"}"#).unwrap();
-        let t = table_of(&[item], 1, false, 10, false, None);
+        let t = table_of(&[item], 1, &TableOptions { max_rows: 10, ..TableOptions::default() });
         assert!(!t.chars().any(|c| c.is_control() && c != '\n'), "{t:?}");
         assert!(t.contains("x\\u{1b}[2Jy\\u{7}"), "{t}");
         assert_eq!(printable("line\nnext\tok"), "line\nnext\tok");
@@ -357,7 +349,7 @@ mod tests {
             parse_json(r#"{"id": "a", "n": 1, "tags": ["x","y"]}"#).unwrap(),
             parse_json(r#"{"id": "b", "deep": {"k": "a very long string that goes on and on and on"}}"#).unwrap(),
         ];
-        let t = table_of(&items, items.len(), true, 100, false, None);
+        let t = table_of(&items, items.len(), &TableOptions { hide_system: true, ..TableOptions::default() });
         assert!(t.contains("│ id │"), "{t}");
         assert!(t.contains(r#"["x","y"]"#), "{t}");
         assert!(t.contains('…'), "{t}");
@@ -367,7 +359,8 @@ mod tests {
     #[test]
     fn scalars_go_to_a_value_column() {
         let items = vec![Value::from(1.0), Value::from("two")];
-        let t = table_of(&items, items.len(), true, 1, false, None);
+        let t =
+            table_of(&items, items.len(), &TableOptions { hide_system: true, max_rows: 1, ..TableOptions::default() });
         assert!(t.contains("value"), "{t}");
         assert!(t.contains("the first 1 shown"), "{t}");
     }
@@ -389,7 +382,7 @@ mod tests {
             parse_json(r#"{"name": "東京タワー", "tag": "🗼"}"#).unwrap(),
             parse_json(r#"{"name": "Paris", "tag": "tower"}"#).unwrap(),
         ];
-        let t = table_of(&items, 2, true, 10, false, None);
+        let t = table_of(&items, 2, &TableOptions { hide_system: true, ..TableOptions::default() });
         let w = widths_of(&t);
         assert!(w.iter().all(|x| *x == w[0]), "{t}");
         assert!(t.contains("│ 東京タワー │"), "{t}");
@@ -399,14 +392,19 @@ mod tests {
     fn tables_fit_the_terminal_cutting_wide_columns_then_leaving_columns_out() {
         let long = "x".repeat(60);
         let item = parse_json(&format!(r#"{{"a": "{long}", "b": "東京タワー東京タワー東京タワー", "c": 1}}"#)).unwrap();
-        let t = table_of(std::slice::from_ref(&item), 1, true, 10, false, Some(40));
+        let t = table_of(
+            std::slice::from_ref(&item),
+            1,
+            &TableOptions { hide_system: true, max_width: Some(40), ..TableOptions::default() },
+        );
         let w = widths_of(&t);
         assert!(w.iter().all(|x| *x == w[0] && *x <= 40), "{t}");
         assert!(t.contains('…'), "{t}");
         // Too many columns for the width: the last ones are left out, and it says so.
         let many: String = (0..20).map(|i| format!(r#""column{i}": {i}"#)).collect::<Vec<_>>().join(",");
         let item = parse_json(&format!("{{{many}}}")).unwrap();
-        let t = table_of(&[item], 1, true, 10, false, Some(50));
+        let t =
+            table_of(&[item], 1, &TableOptions { hide_system: true, max_width: Some(50), ..TableOptions::default() });
         let w = widths_of(&t);
         assert!(w.iter().all(|x| *x == w[0] && *x <= 50), "{t}");
         assert!(t.contains("columns left out to fit the terminal"), "{t}");

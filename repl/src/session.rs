@@ -25,12 +25,8 @@ use crate::render::{self, color};
 /// Set by the Ctrl-C handler (interactive sessions only) while a query runs.
 pub static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
-/// How results are printed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
-    Table,
-    Json,
-}
+pub use crate::formats::Mode;
+use crate::formats::{Columns, Display};
 
 /// Names the completer offers: containers and property paths seen in the current container.
 #[derive(Debug, Default)]
@@ -71,6 +67,8 @@ pub struct Session {
     changes: BTreeMap<String, String>,
     /// The file being run, named in its errors (whose line numbers are the file's).
     pub source: Option<String>,
+    /// Headers, and how null and undefined show, in the text modes.
+    pub display: Display,
 }
 
 /// The text of `.help`.
@@ -113,7 +111,11 @@ FROM is an alias, as in Cosmos DB). Ctrl-C clears the line or cancels a running 
   .skew                             per physical partition: items, bytes, logical partitions, RU,
                                     peak RU % of its budget, 429s; spread measures, heaviest
                                     keys and flags (hot partition, 429 rate, key near its cap)
-  .mode table|json                  result format
+  .mode MODE                         result format: table (box), ascii, line, markdown, csv, tsv,
+                                    json, ndjson
+  .headers on|off                   header lines in tables, CSV, TSV, Markdown
+  .nullvalue TEXT                   how null shows in the text modes (default null)
+  .undefinedvalue TEXT              how a missing property shows (default: empty)
   .set maxdop N                     producers at once (-1 one per core, 0/1 serial)
   .set maxbuffered N|off            bound on results buffered by the cross-partition merge
   .set pagesize N|off               fetch in pages of N through continuation tokens
@@ -155,6 +157,7 @@ impl Session {
             vocabulary: Arc::new(RwLock::new(Vocabulary::default())),
             changes: BTreeMap::new(),
             source: None,
+            display: Display::default(),
         };
         session.refresh_vocabulary();
         session
@@ -297,7 +300,10 @@ impl Session {
             colored: self.colored,
             star,
             max_rows: self.max_rows,
+            display: self.display.clone(),
             kept: Vec::new(),
+            columns: None,
+            warned: false,
             total: 0,
             buf: Vec::new(),
             cancel: None,
@@ -507,11 +513,16 @@ impl Session {
                 }
             }
             ".mode" => match args[..] {
-                ["table"] => self.mode = Mode::Table,
-                ["json"] => self.mode = Mode::Json,
-                [] => self.say(if self.mode == Mode::Table { "table" } else { "json" }),
-                _ => return Err("usage: .mode table|json".into()),
+                [name] => {
+                    self.mode =
+                        Mode::parse(name).ok_or_else(|| format!("unknown mode `{name}`: one of {}", Mode::NAMES))?
+                }
+                [] => self.say(self.mode.name()),
+                _ => return Err(format!("usage: .mode {}", Mode::NAMES)),
             },
+            ".headers" => self.display.headers = on_off(&args, ".headers")?,
+            ".nullvalue" => self.display.null = unquote(rest),
+            ".undefinedvalue" => self.display.undefined = unquote(rest),
             ".set" => self.set(&args, rest)?,
             ".metrics" => self.metrics = on_off(&args, ".metrics")?,
             ".timing" => self.timing = on_off(&args, ".timing")?,
@@ -688,7 +699,10 @@ impl Session {
                 let _ = writeln!(out, "maxrows         {}", self.max_rows);
                 let budget = self.options.memory_budget.unwrap_or(cosmoql::executor::DEFAULT_MEMORY_BUDGET);
                 let _ = writeln!(out, "budget          {budget}");
-                let _ = writeln!(out, "mode            {}", if self.mode == Mode::Table { "table" } else { "json" });
+                let _ = writeln!(out, "mode            {}", self.mode.name());
+                let _ = writeln!(out, "headers         {}", if self.display.headers { "on" } else { "off" });
+                let _ = writeln!(out, "nullvalue       {:?}", self.display.null);
+                let _ = writeln!(out, "undefinedvalue  {:?}", self.display.undefined);
                 let _ = writeln!(out, "metrics         {}", if self.metrics { "on" } else { "off" });
                 let _ = writeln!(out, "timing          {}", if self.timing { "on" } else { "off" });
             }
@@ -927,8 +941,9 @@ impl Session {
     }
 }
 
-/// Prints a statement's results as they come. Tables keep the first `max_rows` rows (the others
-/// are counted); JSON is written result by result, in bounded chunks.
+/// Prints a statement's results as they come. The drawn modes keep the first `max_rows` rows
+/// (the others are counted); the others write result by result, in bounded chunks (CSV and TSV
+/// take their columns from the first results, up to [`COLUMNS_FROM`]).
 struct Printer {
     mode: Mode,
     /// Pretty JSON (a terminal, or an interactive session), else one compact array.
@@ -937,12 +952,20 @@ struct Printer {
     /// `SELECT *`: tables leave the system properties out.
     star: bool,
     max_rows: usize,
+    display: Display,
     kept: Vec<Value>,
+    /// CSV and TSV: the columns, once the header is written.
+    columns: Option<Columns>,
+    /// A result had properties after the columns were fixed (said once).
+    warned: bool,
     total: usize,
     buf: Vec<u8>,
     /// The query's cancel flag: once set, nothing more is printed.
     cancel: Option<Arc<AtomicBool>>,
 }
+
+/// CSV and TSV take their columns from this many first results.
+const COLUMNS_FROM: usize = 1000;
 
 impl Printer {
     /// Takes one result; false once standard output has failed or the query was cancelled (the
@@ -956,12 +979,29 @@ impl Printer {
         let Some(item) = cosmoql::value::json::json_visible(&item) else { return true };
         self.total += 1;
         match self.mode {
-            Mode::Table => {
+            mode if mode.is_drawn() => {
                 if self.kept.len() < self.max_rows {
                     self.kept.push(item);
                 }
             }
-            Mode::Json => {
+            Mode::Csv | Mode::Tsv => {
+                if self.columns.is_none() {
+                    self.kept.push(item);
+                    if self.kept.len() < COLUMNS_FROM {
+                        return true;
+                    }
+                    self.start_delimited();
+                } else {
+                    self.delimited_row(&item);
+                }
+            }
+            Mode::Ndjson => {
+                if let Some(text) = to_json_string(&item) {
+                    self.buf.extend_from_slice(text.as_bytes());
+                    self.buf.push(b'\n');
+                }
+            }
+            _ => {
                 let text = if self.pretty {
                     render::json_pretty(&item, self.colored)
                 } else {
@@ -989,12 +1029,41 @@ impl Printer {
                 } else {
                     self.buf.extend_from_slice(text.as_bytes());
                 }
-                if self.buf.len() >= 1 << 16 {
-                    return self.flush();
-                }
             }
         }
+        if self.buf.len() >= 1 << 16 {
+            return self.flush();
+        }
         true
+    }
+
+    /// CSV/TSV: fixes the columns from the results kept so far, writes the header and them.
+    fn start_delimited(&mut self) {
+        let columns = Columns::of(&self.kept, self.star);
+        if self.display.headers {
+            let header = crate::formats::delimited(&columns.names, self.mode);
+            self.buf.extend_from_slice(header.as_bytes());
+        }
+        self.columns = Some(columns);
+        for item in std::mem::take(&mut self.kept) {
+            self.delimited_row(&item);
+        }
+    }
+
+    fn delimited_row(&mut self, item: &Value) {
+        let Some(columns) = &self.columns else { return };
+        if !self.warned && columns.misses(item) {
+            self.warned = true;
+            let _ = writeln!(
+                io::stderr(),
+                "warning: a result has properties the first {COLUMNS_FROM} did not: {} leaves them out (.mode json \
+                 shows them)",
+                self.mode.name()
+            );
+        }
+        let fields: Vec<String> =
+            columns.row(item).into_iter().map(|v| crate::formats::text_of(v, &self.display)).collect();
+        self.buf.extend_from_slice(crate::formats::delimited(&fields, self.mode).as_bytes());
     }
 
     fn flush(&mut self) -> bool {
@@ -1011,18 +1080,45 @@ impl Printer {
         }
         if self.mode == Mode::Json && self.total > 0 {
             self.buf.extend_from_slice(if self.pretty { b"\n]\n" } else { b"]\n" });
-            self.flush();
         }
+        self.flush();
     }
 
     fn finish(mut self) {
+        let shown = &self.kept[..self.kept.len().min(self.max_rows)];
         match self.mode {
-            Mode::Table => {
+            Mode::Table | Mode::Ascii => {
                 // On a terminal the table fits its width (COLUMNS when it does not say).
-                let columns = crate::output::terminal_columns();
-                let text = render::table_of(&self.kept, self.total, self.star, self.max_rows, self.colored, columns);
+                let options = render::TableOptions {
+                    hide_system: self.star,
+                    max_rows: self.max_rows,
+                    colored: self.colored,
+                    max_width: crate::output::terminal_columns(),
+                    ascii: self.mode == Mode::Ascii,
+                    display: self.display.clone(),
+                };
+                let text = render::table_of(&self.kept, self.total, &options);
                 self.buf.extend_from_slice(text.as_bytes());
             }
+            Mode::Line | Mode::Markdown => {
+                let columns = Columns::of(shown, self.star);
+                let text = if self.mode == Mode::Line {
+                    crate::formats::line_mode(shown, &columns, &self.display)
+                } else {
+                    crate::formats::markdown(shown, &columns, &self.display)
+                };
+                self.buf.extend_from_slice(text.as_bytes());
+                if self.total > shown.len() {
+                    let note = format!("({} rows, the first {} shown)\n", self.total, shown.len());
+                    self.buf.extend_from_slice(note.as_bytes());
+                }
+            }
+            Mode::Csv | Mode::Tsv => {
+                if self.columns.is_none() && !self.kept.is_empty() {
+                    self.start_delimited();
+                }
+            }
+            Mode::Ndjson => {}
             Mode::Json => self.buf.extend_from_slice(match (self.total, self.pretty) {
                 (0, _) => b"[]\n",
                 (_, true) => b"\n]\n",
@@ -1031,6 +1127,12 @@ impl Printer {
         }
         self.flush();
     }
+}
+
+/// `.nullvalue "TEXT"` and `.nullvalue TEXT` alike.
+fn unquote(text: &str) -> String {
+    let t = text.trim();
+    t.strip_prefix('"').and_then(|t| t.strip_suffix('"')).unwrap_or(t).to_string()
 }
 
 /// Splits a command's arguments at whitespace outside double quotes; the quotes stay in the words
