@@ -69,6 +69,12 @@ struct ReplArgs {
     /// Tables, CSV, TSV and Markdown without their header line (`.headers off`).
     #[arg(long = "no-header")]
     no_header: bool,
+    /// Run this file's statements first (instead of ~/.cosmoqlrc, which runs when it exists).
+    #[arg(long, value_name = "FILE")]
+    init: Option<PathBuf>,
+    /// Stop at the first statement that fails (exit status 1).
+    #[arg(long)]
+    bail: bool,
     /// A database directory to open (created if missing; changes are durable), then, or alone, a
     /// file of statements to run (`-` for standard input) and exit. A single path that is an
     /// existing file, `-`, or ends in `.sql` is the file; otherwise it is the database. Without a
@@ -259,6 +265,24 @@ fn run_repl(args: &ReplArgs) -> ExitCode {
         session.mode = session::Mode::Table;
     }
     session.display.headers = !args.no_header;
+    session.bail = args.bail;
+    // The init file: --init FILE, else ~/.cosmoqlrc when there is one (as sqlite3's ~/.sqliterc).
+    let init = match &args.init {
+        Some(path) => Some(path.clone()),
+        None => std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cosmoqlrc")).filter(|p| p.is_file()),
+    };
+    if let Some(path) = init {
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) => return report(Err(format!("cannot read the init file {}: {e}", path.display()))),
+        };
+        session.source = Some(path.display().to_string());
+        let outcome = session.run_input(&text);
+        session.source = None;
+        if outcome.quit {
+            return ExitCode::from(outcome.exit_code.unwrap_or(u8::from(outcome.failed)));
+        }
+    }
     if interactive {
         let place = match &dir {
             Some(d) => format!("in {}", d.display()),

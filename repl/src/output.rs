@@ -32,22 +32,70 @@ pub fn failure() -> Option<Failure> {
     FAILURE.lock().unwrap_or_else(|p| p.into_inner()).clone()
 }
 
-/// Standard output (locked), noting failures.
+/// Where results go instead of standard output (`.output FILE`, `.once FILE`).
+#[derive(Debug)]
+pub struct Redirect {
+    file: io::BufWriter<std::fs::File>,
+    path: String,
+}
+
+static REDIRECT: Mutex<Option<Redirect>> = Mutex::new(None);
+
+/// Sends results to `path` (created or truncated) from now on; `None`: back to standard output.
+pub fn redirect(path: Option<&str>) -> Result<(), String> {
+    let mut slot = REDIRECT.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(mut old) = slot.take() {
+        old.file.flush().map_err(|e| format!("cannot write {}: {e}", old.path))?;
+    }
+    if let Some(path) = path {
+        let file = std::fs::File::create(path).map_err(|e| format!("cannot create {path}: {e}"))?;
+        *slot = Some(Redirect { file: io::BufWriter::new(file), path: path.to_string() });
+    }
+    Ok(())
+}
+
+/// Whether results go to a file (`.output`, `.once`).
+pub fn redirected() -> bool {
+    REDIRECT.lock().unwrap_or_else(|p| p.into_inner()).is_some()
+}
+
+/// Standard output (locked), or the `.output` file, noting failures.
 pub fn stdout() -> Stdout {
-    Stdout(io::stdout().lock())
+    let redirect = REDIRECT.lock().unwrap_or_else(|p| p.into_inner());
+    if redirect.is_some() {
+        Stdout::File(redirect)
+    } else {
+        drop(redirect);
+        Stdout::Terminal(io::stdout().lock())
+    }
 }
 
 /// See [`stdout`].
 #[derive(Debug)]
-pub struct Stdout(io::StdoutLock<'static>);
+pub enum Stdout {
+    Terminal(io::StdoutLock<'static>),
+    File(std::sync::MutexGuard<'static, Option<Redirect>>),
+}
 
 impl Write for Stdout {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.0.write(buf).inspect_err(note)
+        match self {
+            Stdout::Terminal(out) => out.write(buf).inspect_err(note),
+            Stdout::File(slot) => match slot.as_mut() {
+                Some(r) => r.file.write(buf),
+                None => Ok(buf.len()),
+            },
+        }
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        self.0.flush().inspect_err(note)
+        match self {
+            Stdout::Terminal(out) => out.flush().inspect_err(note),
+            Stdout::File(slot) => match slot.as_mut() {
+                Some(r) => r.file.flush(),
+                None => Ok(()),
+            },
+        }
     }
 }
 
@@ -77,7 +125,7 @@ macro_rules! out {
 /// The terminal's width in columns when standard output is one (its size, else `$COLUMNS`).
 pub fn terminal_columns() -> Option<usize> {
     use std::io::IsTerminal;
-    if !io::stdout().is_terminal() {
+    if !io::stdout().is_terminal() || redirected() {
         return None;
     }
     console::Term::stdout()

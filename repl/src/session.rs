@@ -69,6 +69,29 @@ pub struct Session {
     pub source: Option<String>,
     /// Headers, and how null and undefined show, in the text modes.
     pub display: Display,
+    /// `.once FILE`: results go back to standard output after the next statement (2: `.once`
+    /// itself just ran, 1: the next statement is running, 0: no `.once`).
+    once: u8,
+    /// `.read` files being run, one inside the other.
+    reading: usize,
+    /// `--bail`: stop at the first statement that fails.
+    pub bail: bool,
+}
+
+/// `.read` files may read others up to this depth.
+const MAX_READ_DEPTH: usize = 16;
+
+/// The lines of [`HELP`] about `command` (its line and the lines continuing it).
+fn help_for(command: &str) -> Option<String> {
+    let mut lines = HELP.lines().skip_while(|l| {
+        let l = l.trim_start();
+        !(l.starts_with(command) && l[command.len()..].starts_with([' ', ',', '|']))
+    });
+    let first = lines.next()?;
+    let indent = first.len() - first.trim_start().len();
+    let mut out = vec![first.to_string()];
+    out.extend(lines.take_while(|l| l.len() - l.trim_start().len() > indent + 10).map(str::to_string));
+    Some(out.join("\n"))
 }
 
 /// The text of `.help`.
@@ -111,7 +134,7 @@ FROM is an alias, as in Cosmos DB). Ctrl-C clears the line or cancels a running 
   .skew                             per physical partition: items, bytes, logical partitions, RU,
                                     peak RU % of its budget, 429s; spread measures, heaviest
                                     keys and flags (hot partition, 429 rate, key near its cap)
-  .mode MODE                         result format: table (box), ascii, line, markdown, csv, tsv,
+  .mode MODE                        result format: table (box), ascii, line, markdown, csv, tsv,
                                     json, ndjson
   .headers on|off                   header lines in tables, CSV, TSV, Markdown
   .nullvalue TEXT                   how null shows in the text modes (default null)
@@ -128,8 +151,11 @@ FROM is an alias, as in Cosmos DB). Ctrl-C clears the line or cancels a running 
   .param @name                      remove it
   .params                           list the parameters
   .metrics on|off                   request charge, partitions, items retrieved after each query
-  .timing on|off                    time of each query
-  .help                             this text
+  .timing on|off                    time of each query (also .timer)
+  .output [FILE]                    results to FILE from now on (none: back to the screen)
+  .once FILE                        the next statement's results to FILE
+  .read FILE                        run the statements of FILE
+  .help [COMMAND]                   this text, or one command's
   .quit [N]                         leave, with exit status N if given (also .exit, Ctrl-D)";
 
 impl Session {
@@ -158,6 +184,9 @@ impl Session {
             changes: BTreeMap::new(),
             source: None,
             display: Display::default(),
+            once: 0,
+            reading: 0,
+            bail: false,
         };
         session.refresh_vocabulary();
         session
@@ -242,6 +271,21 @@ impl Session {
                 Statement::Sql(sql) => self.sql(&sql),
             };
             outcome.failed |= !ok;
+            match self.once {
+                2 => self.once = 1,
+                1 => {
+                    self.once = 0;
+                    if let Err(msg) = crate::output::redirect(None) {
+                        self.error(&msg);
+                        outcome.failed = true;
+                    }
+                }
+                _ => {}
+            }
+            if !ok && self.bail {
+                outcome.quit = true;
+                return outcome;
+            }
             // Output that cannot be written ends the run: quietly for a closed pipe, with an
             // error (reported once, by `main`) otherwise.
             if let Some(failure) = crate::output::failure() {
@@ -297,7 +341,8 @@ impl Session {
         let mut printer = Printer {
             mode: self.mode,
             pretty: self.colored || self.interactive,
-            colored: self.colored,
+            // A file (`.output`) gets no colours.
+            colored: self.colored && !crate::output::redirected(),
             star,
             max_rows: self.max_rows,
             display: self.display.clone(),
@@ -420,8 +465,49 @@ impl Session {
                     _ => Err(format!("usage: {name} [STATUS]")),
                 };
             }
-            ".help" | ".h" | ".?" => {
-                let _ = writeln!(crate::output::stdout(), "{HELP}");
+            ".help" | ".h" | ".?" => match args[..] {
+                [] => {
+                    let _ = writeln!(crate::output::stdout(), "{HELP}");
+                }
+                [topic] => {
+                    let topic = if topic.starts_with('.') { topic.to_string() } else { format!(".{topic}") };
+                    let text = help_for(&topic).ok_or_else(|| format!("no command {topic} (.help lists them)"))?;
+                    let _ = writeln!(crate::output::stdout(), "{text}");
+                }
+                _ => return Err("usage: .help [COMMAND]".into()),
+            },
+            ".output" | ".once" => {
+                let path = unquote(rest);
+                if path.is_empty() {
+                    if name == ".once" {
+                        return Err("usage: .once FILE".into());
+                    }
+                    crate::output::redirect(None)?;
+                } else {
+                    crate::output::redirect(Some(&path))?;
+                    self.once = if name == ".once" { 2 } else { 0 };
+                }
+            }
+            ".read" => {
+                let path = unquote(rest);
+                if path.is_empty() {
+                    return Err("usage: .read FILE".into());
+                }
+                if self.reading >= MAX_READ_DEPTH {
+                    return Err(format!(".read nested deeper than {MAX_READ_DEPTH} files (a file that reads itself?)"));
+                }
+                let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {path}: {e}"))?;
+                let outer = self.source.replace(path.clone());
+                self.reading += 1;
+                let outcome = self.run_input(&text);
+                self.reading -= 1;
+                self.source = outer;
+                if outcome.quit {
+                    return Ok(Flow::Quit(outcome.exit_code));
+                }
+                if outcome.failed {
+                    return Err(format!("{path}: a statement failed"));
+                }
             }
             ".containers" | ".tables" => self.containers(),
             ".use" => {
@@ -525,7 +611,7 @@ impl Session {
             ".undefinedvalue" => self.display.undefined = unquote(rest),
             ".set" => self.set(&args, rest)?,
             ".metrics" => self.metrics = on_off(&args, ".metrics")?,
-            ".timing" => self.timing = on_off(&args, ".timing")?,
+            ".timing" | ".timer" => self.timing = on_off(&args, name)?,
             ".param" => {
                 let (pname, json) = match rest.split_once(char::is_whitespace) {
                     Some((n, j)) => (n, j.trim()),

@@ -191,3 +191,64 @@ fn errors_in_a_file_name_the_file_and_its_line() {
     assert!(stderr.contains(&format!("{name}: line 6, column 30:")), "{stderr}");
     assert_eq!(text(&out.stdout), "[1]\n[2]\n");
 }
+
+#[test]
+fn output_once_and_read() {
+    let out_file = dir().join("all.json");
+    let once_file = dir().join("once.json");
+    let reads = temp_file("reads.sql", "SELECT VALUE 'read';\n");
+    let out = run(&[
+        "--empty",
+        "-c",
+        &format!(".output {}", out_file.display()),
+        "-c",
+        "SELECT VALUE 1",
+        "-c",
+        "SELECT VALUE 2",
+        "-c",
+        ".output",
+        "-c",
+        &format!(".once {}", once_file.display()),
+        "-c",
+        "SELECT VALUE 3",
+        "-c",
+        "SELECT VALUE 4",
+        "-c",
+        &format!(".read {}", reads.display()),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(std::fs::read_to_string(&out_file).unwrap(), "[1]\n[2]\n");
+    assert_eq!(std::fs::read_to_string(&once_file).unwrap(), "[3]\n");
+    assert_eq!(text(&out.stdout), "[4]\n[\"read\"]\n");
+    // A file that reads itself stops at a depth, with an error.
+    let selfish = dir().join("selfish.sql");
+    std::fs::write(&selfish, format!(".read {}\n", selfish.display())).unwrap();
+    let out = run(&["--empty", "-c", &format!(".read {}", selfish.display())]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("nested deeper than 16 files"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn init_file_bail_timer_and_help_for_one_command() {
+    let home = dir().join("home-with-rc");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::write(home.join(".cosmoqlrc"), ".mode csv\n").unwrap();
+    let run_home = |args: &[&str]| command().env("HOME", &home).args(args).output().unwrap();
+    // ~/.cosmoqlrc runs first.
+    let out = run_home(&["--empty", "-c", "SELECT 1 AS a"]);
+    assert_eq!(text(&out.stdout), "a\n1\n", "{}", text(&out.stderr));
+    // --init FILE instead of it.
+    let init = temp_file("init.sql", ".mode ndjson\n");
+    let out = run_home(&["--empty", "--init", init.to_str().unwrap(), "-c", "SELECT 1 AS a"]);
+    assert_eq!(text(&out.stdout), "{\"a\":1}\n");
+    let out = run_home(&["--empty", "--init", "/nonexistent/init.sql", "-c", "SELECT 1"]);
+    assert!(text(&out.stderr).contains("cannot read the init file /nonexistent/init.sql"), "{}", text(&out.stderr));
+    // --bail stops at the first failure.
+    let out = run(&["--empty", "--bail", "-c", "SELECT nope(", "-c", "SELECT VALUE 5"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty(), "{}", text(&out.stdout));
+    // .timer is .timing; .help COMMAND shows that command.
+    let out = run(&["--empty", "-c", ".timer on", "-c", ".help once", "-c", ".help nope"]);
+    assert!(text(&out.stdout).contains(".once FILE") && !text(&out.stdout).contains(".read"), "{}", text(&out.stdout));
+    assert!(text(&out.stderr).contains("no command .nope"), "{}", text(&out.stderr));
+}
