@@ -134,3 +134,39 @@ pub fn terminal_columns() -> Option<usize> {
         .or_else(|| std::env::var("COLUMNS").ok()?.parse().ok())
         .filter(|c| *c >= 20)
 }
+
+/// The terminal's height in rows when standard output is one (its size, else `$LINES`).
+pub fn terminal_rows() -> Option<usize> {
+    use std::io::IsTerminal;
+    if !io::stdout().is_terminal() || redirected() {
+        return None;
+    }
+    console::Term::stdout()
+        .size_checked()
+        .map(|(rows, _)| rows as usize)
+        .or_else(|| std::env::var("LINES").ok()?.parse().ok())
+        .filter(|r| *r >= 2)
+}
+
+/// Shows `text` through `$PAGER` (default `less -FRX`: quits when it fits, keeps colours and the
+/// screen); prints it directly when there is no pager to run.
+pub fn page(text: &str) {
+    let pager = std::env::var("PAGER").ok().filter(|p| !p.trim().is_empty()).unwrap_or_else(|| "less -FRX".into());
+    let child = std::process::Command::new("sh").args(["-c", &pager]).stdin(std::process::Stdio::piped()).spawn();
+    match child {
+        Ok(mut child) => {
+            if let Some(mut stdin) = child.stdin.take() {
+                // The reader may quit early (`q` in less): a closed pipe is no error.
+                let _ = stdin.write_all(text.as_bytes());
+            }
+            // A pager that is not there (`sh: less: not found`, status 127): the text goes out
+            // as it is.
+            if child.wait().is_ok_and(|s| s.code() == Some(127)) {
+                let _ = stdout().write_all(text.as_bytes());
+            }
+        }
+        Err(_) => {
+            let _ = stdout().write_all(text.as_bytes());
+        }
+    }
+}

@@ -56,7 +56,7 @@ pub const KEYWORDS: [&str; 34] = [
 ];
 
 /// REPL commands offered by completion.
-pub const COMMANDS: [&str; 26] = [
+pub const COMMANDS: &[&str] = &[
     ".help",
     ".policy",
     ".containers",
@@ -72,15 +72,30 @@ pub const COMMANDS: [&str; 26] = [
     ".throughput",
     ".advise",
     ".mode",
+    ".headers",
+    ".nullvalue",
+    ".undefinedvalue",
+    ".output",
+    ".once",
+    ".read",
     ".set",
     ".metrics",
     ".timing",
+    ".timer",
+    ".pager",
     ".param",
     ".params",
     ".quit",
     ".exit",
     "table",
+    "box",
+    "ascii",
+    "line",
+    "markdown",
+    "csv",
+    "tsv",
     "json",
+    "ndjson",
     "on",
     "off",
 ];
@@ -275,7 +290,12 @@ pub fn run(mut session: Session, banner: &str, place: &str) -> u8 {
     // Ctrl-C while a query runs (the terminal is in cooked mode then) sets the flag the query
     // loop watches; while editing, rustyline reads Ctrl-C as a key and clears the line.
     let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst));
-    let config = Config::builder().auto_add_history(false).max_history_size(5000).map(|b| b.build());
+    // Tab completes what all candidates share; a second Tab lists them (as bash and psql do).
+    let config = Config::builder()
+        .auto_add_history(false)
+        .completion_type(rustyline::CompletionType::List)
+        .max_history_size(5000)
+        .map(|b| b.build());
     let Ok(config) = config else { return 1 };
     let mut editor: Editor<SqlHelper, DefaultHistory> = match Editor::with_config(config) {
         Ok(e) => e,

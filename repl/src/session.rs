@@ -76,6 +76,8 @@ pub struct Session {
     reading: usize,
     /// `--bail`: stop at the first statement that fails.
     pub bail: bool,
+    /// `.pager on|off`: long tables go through `$PAGER` (interactive sessions on a terminal).
+    pub pager: bool,
 }
 
 /// `.read` files may read others up to this depth.
@@ -152,6 +154,7 @@ FROM is an alias, as in Cosmos DB). Ctrl-C clears the line or cancels a running 
   .params                           list the parameters
   .metrics on|off                   request charge, partitions, items retrieved after each query
   .timing on|off                    time of each query (also .timer)
+  .pager on|off                     results longer than the screen through $PAGER (default less)
   .output [FILE]                    results to FILE from now on (none: back to the screen)
   .once FILE                        the next statement's results to FILE
   .read FILE                        run the statements of FILE
@@ -187,6 +190,7 @@ impl Session {
             once: 0,
             reading: 0,
             bail: false,
+            pager: interactive,
         };
         session.refresh_vocabulary();
         session
@@ -297,6 +301,14 @@ impl Session {
         outcome
     }
 
+    /// The screen's rows when long results should go through the pager.
+    fn pager_rows(&self) -> Option<usize> {
+        if !(self.pager && self.interactive) || crate::output::redirected() {
+            return None;
+        }
+        crate::output::terminal_rows()
+    }
+
     fn query_options(&self) -> QueryOptions {
         let mut options = self.options.clone();
         options.populate_index_metrics = self.metrics;
@@ -352,19 +364,20 @@ impl Session {
             total: 0,
             buf: Vec::new(),
             cancel: None,
+            page_rows: self.pager_rows(),
         };
         let (sql, page_size) = (sql.to_string(), self.page_size);
         // Results are printed as they come (a table keeps its first `maxrows` rows and counts the
         // rest), on the query's thread: no result set is held whole.
-        let (summary, results) = self.on_worker(self.query_options(), move |mut options| {
+        let (summary, results, long) = self.on_worker(self.query_options(), move |mut options| {
             options.max_item_count = page_size;
             // After Ctrl-C nothing more is printed, even what the engine had already produced.
             printer.cancel = options.cancel.clone();
             match client.query_pages::<Value>(sql.as_str(), options).for_each(|item| printer.push(item)) {
                 Ok(summary) => {
                     let results = printer.total;
-                    printer.finish();
-                    Ok((summary, results))
+                    let long = printer.finish();
+                    Ok((summary, results, long))
                 }
                 Err(e) => {
                     printer.abort();
@@ -373,6 +386,10 @@ impl Session {
             }
         })?;
         let elapsed = started.elapsed();
+        if let Some(text) = long {
+            // On this thread, so Ctrl-C in the pager never races a prompt.
+            crate::output::page(&text);
+        }
         let pages = summary.pages;
         let mut notes = Vec::new();
         if self.metrics {
@@ -612,6 +629,7 @@ impl Session {
             ".set" => self.set(&args, rest)?,
             ".metrics" => self.metrics = on_off(&args, ".metrics")?,
             ".timing" | ".timer" => self.timing = on_off(&args, name)?,
+            ".pager" => self.pager = on_off(&args, ".pager")?,
             ".param" => {
                 let (pname, json) = match rest.split_once(char::is_whitespace) {
                     Some((n, j)) => (n, j.trim()),
@@ -1048,6 +1066,8 @@ struct Printer {
     buf: Vec<u8>,
     /// The query's cancel flag: once set, nothing more is printed.
     cancel: Option<Arc<AtomicBool>>,
+    /// The screen's rows, when a drawn result taller than them goes to the pager.
+    page_rows: Option<usize>,
 }
 
 /// CSV and TSV take their columns from this many first results.
@@ -1170,7 +1190,8 @@ impl Printer {
         self.flush();
     }
 
-    fn finish(mut self) {
+    /// Writes the rest; a drawn result taller than the screen is returned instead, for the pager.
+    fn finish(mut self) -> Option<String> {
         let shown = &self.kept[..self.kept.len().min(self.max_rows)];
         match self.mode {
             Mode::Table | Mode::Ascii => {
@@ -1184,6 +1205,10 @@ impl Printer {
                     display: self.display.clone(),
                 };
                 let text = render::table_of(&self.kept, self.total, &options);
+                if self.page_rows.is_some_and(|rows| text.lines().count() >= rows) {
+                    self.flush();
+                    return Some(text);
+                }
                 self.buf.extend_from_slice(text.as_bytes());
             }
             Mode::Line | Mode::Markdown => {
@@ -1212,6 +1237,7 @@ impl Printer {
             }),
         }
         self.flush();
+        None
     }
 }
 

@@ -279,3 +279,64 @@ fn ctrl_c_stops_an_import() {
     p.send_line(".quit").expect("send");
     p.exp_eof().expect("the REPL exits");
 }
+
+#[test]
+fn tab_lists_the_candidates_when_they_differ() {
+    let home = temp_dir("complete");
+    let mut p = spawn(&["--empty"], &home);
+    prompt(&mut p, "cosmoql> ", "a prompt");
+    // `.p` could be .policy, .pager, .param or .params: the second Tab lists them.
+    p.send(".p\t\t").expect("Tab Tab");
+    p.flush().expect("flush");
+    p.exp_string(".policy").expect("the candidates are listed");
+    p.exp_string(".params").expect("all of them");
+    p.exp_string("cosmoql> ").expect("the prompt comes back, with the line as typed");
+    std::thread::sleep(Duration::from_millis(200));
+    // Completing on: `.pol` is only .policy.
+    p.send("ol\t\r").expect("Tab and Enter");
+    p.flush().expect("flush");
+    p.exp_string("no container in use").expect(".policy ran");
+    prompt(&mut p, "cosmoql> ", "a prompt");
+    p.send_line(".quit").expect("send");
+    p.exp_eof().expect("the REPL exits");
+}
+
+#[test]
+fn long_tables_go_through_the_pager() {
+    let home = temp_dir("pager");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cosmoql"));
+    cmd.args(["--empty"])
+        .env("HOME", &*home)
+        .env("COSMOQL_HISTORY", home.join("history"))
+        .env("TERM", "xterm")
+        .env("LINES", "8")
+        .env("PAGER", "sed 's/^/PAGED: /'");
+    let data = home.join("ten.ndjson");
+    std::fs::write(&data, (0..10).map(|i| format!("{{\"id\":\"{i}\",\"k\":\"a\"}}\n")).collect::<String>())
+        .expect("data");
+    let mut p = spawn_command(cmd, Some(TIMEOUT_MS)).expect("spawn on a pty");
+    prompt(&mut p, "cosmoql> ", "a prompt");
+    p.send_line(".create t /k").expect("send");
+    prompt(&mut p, "t> ", "a prompt");
+    p.send_line(&format!(".import {}", data.display())).expect("send");
+    prompt(&mut p, "t> ", "a prompt");
+    // Taller than 8 rows: through the pager.
+    p.send_line("SELECT VALUE c.id FROM c;").expect("send");
+    p.exp_string("PAGED: ").expect("the table went through $PAGER");
+    p.exp_string("PAGED: (10 rows)").expect("all of it");
+    prompt(&mut p, "t> ", "a prompt");
+    // Short: printed directly.
+    p.send_line("SELECT VALUE c.id FROM c WHERE c.id = '3';").expect("send");
+    let shown = p.exp_string("(1 row)").expect("the table");
+    assert!(!shown.contains("PAGED"), "short results are not paged");
+    prompt(&mut p, "t> ", "a prompt");
+    // Off: printed directly, however long.
+    p.send_line(".pager off").expect("send");
+    prompt(&mut p, "t> ", "a prompt");
+    p.send_line("SELECT VALUE c.id FROM c;").expect("send");
+    let shown = p.exp_string("(10 rows)").expect("the table");
+    assert!(!shown.contains("PAGED"), ".pager off prints directly");
+    prompt(&mut p, "t> ", "a prompt");
+    p.send_line(".quit").expect("send");
+    p.exp_eof().expect("the REPL exits");
+}
