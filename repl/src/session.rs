@@ -391,33 +391,12 @@ impl Session {
             crate::output::page(&text);
         }
         let pages = summary.pages;
-        let mut notes = Vec::new();
+        let mut lines = Vec::new();
         if self.metrics {
-            let m = &summary.metrics;
-            notes.push(format!(
-                "{} RU, {} of {} {}, {} read, {} retrieved, {}{}",
-                format_number((m.request_charge * 100.0).round() / 100.0),
-                m.partitions_touched,
-                m.physical_partitions,
-                if m.physical_partitions == 1 { "partition" } else { "partitions" },
-                plural(m.index_entries_read, "index entry", "index entries"),
-                plural(m.retrieved_document_count, "item", "items"),
-                plural(results as u64, "result", "results"),
-                if pages > 1 { format!(", {pages} pages") } else { String::new() }
-            ));
+            lines.extend(query_stats(&summary.metrics, summary.index_metrics.as_ref(), results, pages));
         }
         if self.timing {
-            notes.push(format!("{:.1} ms", elapsed.as_secs_f64() * 1000.0));
-        }
-        if let Some(index) = summary.index_metrics.as_ref().filter(|_| self.metrics) {
-            notes.push(format!("index metrics {}", to_json_string(index).unwrap_or_default()));
-        }
-        let mut lines = Vec::new();
-        if !notes.is_empty() {
-            lines.push(notes.join(", "));
-        }
-        if self.metrics {
-            lines.push(format!("query metrics {}", summary.metrics.to_header_string()));
+            lines.push(format!("{:.1} ms", elapsed.as_secs_f64() * 1000.0));
         }
         for text in lines {
             if self.colored {
@@ -1239,6 +1218,83 @@ impl Printer {
         self.flush();
         None
     }
+}
+
+/// The query's statistics as the Data Explorer's "Query Stats" shows them: charge, partitions,
+/// documents retrieved and output with their sizes, index entries, the time of each phase, and
+/// the indexes used and those that would help.
+fn query_stats(
+    m: &cosmoql::executor::QueryMetrics,
+    index: Option<&Value>,
+    results: usize,
+    pages: usize,
+) -> Vec<String> {
+    let ms = |ns: u64| format!("{:.2} ms", ns as f64 / 1e6);
+    let ratio = if m.retrieved_document_count == 0 {
+        1.0
+    } else {
+        (m.output_document_count as f64 / m.retrieved_document_count as f64).min(1.0)
+    };
+    let mut out = vec![
+        format!("request charge      {} RU", format_number((m.request_charge * 100.0).round() / 100.0)),
+        format!(
+            "partitions          {} of {} read",
+            m.partitions_touched,
+            plural(m.physical_partitions as u64, "physical partition", "physical partitions")
+        ),
+        format!(
+            "retrieved           {} ({} bytes)",
+            plural(m.retrieved_document_count, "document", "documents"),
+            m.retrieved_document_size
+        ),
+        format!(
+            "output              {} ({} bytes){}",
+            plural(results as u64, "result", "results"),
+            m.output_document_size,
+            if pages > 1 { format!(" in {pages} pages") } else { String::new() }
+        ),
+        format!(
+            "index               {} read, utilization {:.0}%",
+            plural(m.index_entries_read, "entry", "entries"),
+            ratio * 100.0
+        ),
+        format!(
+            "time                compile {}, execution {}, total {}",
+            ms(m.compile_time_ns),
+            ms(m.execution_time_ns),
+            ms(m.compile_time_ns.saturating_add(m.execution_time_ns))
+        ),
+    ];
+    if let Some(index) = index {
+        let specs = |kind: &str| -> Vec<String> {
+            let mut found = Vec::new();
+            for single in index.get(kind).get("SingleIndexes").as_array().into_iter().flat_map(|a| a.iter()) {
+                if let Some(spec) = single.get("IndexSpec").as_str() {
+                    found.push(spec.to_string());
+                }
+            }
+            for composite in index.get(kind).get("CompositeIndexes").as_array().into_iter().flat_map(|a| a.iter()) {
+                let parts: Vec<&str> = composite
+                    .get("IndexSpecs")
+                    .as_array()
+                    .into_iter()
+                    .flat_map(|a| a.iter())
+                    .filter_map(Value::as_str)
+                    .collect();
+                let impact =
+                    composite.get("IndexImpactScore").as_str().map(|s| format!(" ({s} impact)")).unwrap_or_default();
+                found.push(format!("({}){impact}", parts.join(", ")));
+            }
+            found
+        };
+        let used = specs("UtilizedIndexes");
+        let potential = specs("PotentialIndexes");
+        out.push(format!("indexes used        {}", if used.is_empty() { "none".into() } else { used.join(", ") }));
+        if !potential.is_empty() {
+            out.push(format!("indexes that help   {}", potential.join(", ")));
+        }
+    }
+    out
 }
 
 /// `.nullvalue "TEXT"` and `.nullvalue TEXT` alike.

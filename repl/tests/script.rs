@@ -252,3 +252,28 @@ fn init_file_bail_timer_and_help_for_one_command() {
     assert!(text(&out.stdout).contains(".once FILE") && !text(&out.stdout).contains(".read"), "{}", text(&out.stdout));
     assert!(text(&out.stderr).contains("no command .nope"), "{}", text(&out.stderr));
 }
+
+#[test]
+fn metrics_show_the_query_stats_of_the_data_explorer() {
+    let out = run(&[
+        "-c",
+        ".metrics on",
+        "-c",
+        "SELECT TOP 3 c.deviceId, c.metricValue FROM c WHERE c.deviceId = 'dev-00001' ORDER BY c.metricValue DESC",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    for line in [
+        "request charge      ",
+        "partitions          1 of 10 physical partitions read",
+        "retrieved           ",
+        "output              3 results (",
+        "index               ",
+        "time                compile ",
+        "indexes used        /deviceId/?",
+        "indexes that help   (/deviceId ASC, /metricValue DESC) (High impact)",
+    ] {
+        assert!(stderr.contains(line), "{line:?} in {stderr}");
+    }
+    assert!(stderr.contains(" bytes)"), "{stderr}");
+}
