@@ -340,3 +340,23 @@ fn long_tables_go_through_the_pager() {
     p.send_line(".quit").expect("send");
     p.exp_eof().expect("the REPL exits");
 }
+
+#[test]
+fn messages_speak_json_and_files_name_their_lines() {
+    let home = temp_dir("messages");
+    let script = home.join("bad.sql");
+    std::fs::write(&script, "SELECT VALUE 1;\n\nSELECT VALUE\n  nope(;\n").expect("script");
+    let mut p = spawn(&["--empty"], &home);
+    prompt(&mut p, "cosmoql> ", "a prompt");
+    // A bare word as a parameter value: the JSON error in our words, and the quoting hint.
+    p.send_line(".param @d dev-1").expect("send");
+    p.exp_string("is not valid JSON at column 1: expected a JSON value; a string is quoted: .param @d \"dev-1\"")
+        .expect("the hint");
+    prompt(&mut p, "cosmoql> ", "a prompt");
+    // A script's error names the file and the file's line.
+    p.send_line(&format!(".read {}", script.display())).expect("send");
+    p.exp_string(&format!("{}: line 4, column 8: expected an expression", script.display())).expect("the file line");
+    prompt(&mut p, "cosmoql> ", "a prompt");
+    p.send_line(".quit").expect("send");
+    p.exp_eof().expect("the REPL exits");
+}
