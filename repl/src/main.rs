@@ -98,7 +98,8 @@ enum Command {
     /// skipped (not a JSON object, with its line number) and failed (rejected by the store);
     /// optionally export the container again, under another partition key with `--rekey`.
     Import(import_cmd::ImportArgs),
-    /// Run one query over items loaded from files; print the results as one JSON array on
+    /// Run one query over items loaded from files (or a database directory's container: --db
+    /// DIR [--use NAME]; the other commands below take them too); print the results as one JSON array on
     /// standard output (exit 0), or the rendered error on standard error (exit 1).
     ///
     /// With `--metrics`, the last line of standard error is one JSON object with

@@ -21,6 +21,13 @@ pub struct LoadArgs {
     /// A JSON array or NDJSON file of items to load (repeatable).
     #[arg(long = "data", value_name = "FILE")]
     data: Vec<PathBuf>,
+    /// Use a container of this database directory instead of loading files (`--use` names it
+    /// when the database has several).
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["data", "container", "partition_key", "partitions"])]
+    db: Option<PathBuf>,
+    /// With `--db`: the container.
+    #[arg(long = "use", value_name = "CONTAINER", requires = "db")]
+    use_container: Option<String>,
     /// The container's partition key path (repeat for a hierarchical key; none: no key).
     #[arg(long = "partition-key", value_name = "PATH")]
     partition_key: Vec<String>,
@@ -309,6 +316,8 @@ pub struct BenchArgs {
 
 /// A loaded container and the query options the arguments give.
 struct Loaded {
+    /// A database directory's store, kept open (its lock held) while the command runs.
+    _store: Option<Arc<cosmoql::storage::Store>>,
     client: ContainerClient,
     options: QueryOptions,
     load_seconds: f64,
@@ -344,18 +353,27 @@ fn load(args: &LoadArgs) -> Result<Loaded, String> {
     if args.max_dop.is_some_and(|d| d < -1) {
         return Err("--max-dop must be -1, 0 or a positive number".to_string());
     }
-    let container = Container::new("c", key, settings);
-    if let Some(policy) = properties.as_ref().map(|p| p.get("indexingPolicy")).filter(|p| !p.is_undefined()) {
-        let policy =
-            IndexingPolicy::from_json(policy).map_err(|e| format!("--container: indexingPolicy: {}", e.message))?;
-        container.replace_indexing_policy(policy);
-    }
-    for path in &args.data {
-        let file = File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
-        container
-            .import(BufReader::with_capacity(1 << 20, file), ImportOptions { fail_fast: true }, |_| {})
-            .map_err(|e| format!("{}: {}", path.display(), e.message))?;
-    }
+    let (store, container) = match &args.db {
+        Some(dir) => {
+            let (store, container) = open_container(dir, args.use_container.as_deref())?;
+            (Some(store), container)
+        }
+        None => {
+            let container = Container::new("c", key, settings);
+            if let Some(policy) = properties.as_ref().map(|p| p.get("indexingPolicy")).filter(|p| !p.is_undefined()) {
+                let policy = IndexingPolicy::from_json(policy)
+                    .map_err(|e| format!("--container: indexingPolicy: {}", e.message))?;
+                container.replace_indexing_policy(policy);
+            }
+            for path in &args.data {
+                let file = File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+                container
+                    .import(BufReader::with_capacity(1 << 20, file), ImportOptions { fail_fast: true }, |_| {})
+                    .map_err(|e| format!("{}: {}", path.display(), e.message))?;
+            }
+            (None, Arc::new(container))
+        }
+    };
     let mut options = QueryOptions {
         enable_cross_partition: !args.no_cross_partition,
         max_degree_of_parallelism: args.max_dop.unwrap_or(-1),
@@ -372,8 +390,41 @@ fn load(args: &LoadArgs) -> Result<Loaded, String> {
     if let Some(pk) = &args.pk {
         options.partition_key = Some(PartitionKey::parse_json(pk).map_err(|e| format!("--pk: {e}"))?);
     }
-    let client = ContainerClient::from_container(Arc::new(container));
-    Ok(Loaded { client, options, load_seconds: started.elapsed().as_secs_f64() })
+    let client = ContainerClient::from_container(container);
+    Ok(Loaded { _store: store, client, options, load_seconds: started.elapsed().as_secs_f64() })
+}
+
+/// A database directory's container: `name`, or the only one there is.
+fn open_container(
+    dir: &std::path::Path,
+    name: Option<&str>,
+) -> Result<(Arc<cosmoql::storage::Store>, Arc<Container>), String> {
+    if !dir.join("CURRENT").is_file() {
+        return Err(format!("{} is not a cosmoql database directory (cosmoql import --db creates one)", dir.display()));
+    }
+    let store = cosmoql::storage::Store::open(dir, cosmoql::DurableOptions::default()).map_err(|e| e.message)?;
+    let mut found = Vec::new();
+    for db in store.database_ids() {
+        let db = store.database(&db).map_err(|e| e.to_string())?;
+        for id in db.container_ids() {
+            if name.is_none_or(|n| n == id) {
+                found.push(db.container(&id).map_err(|e| e.to_string())?);
+            }
+        }
+    }
+    match (found.len(), name) {
+        (1, _) => {
+            let container = found.remove(0);
+            Ok((store, container))
+        }
+        (0, Some(n)) => Err(format!("no container `{n}` in {}", dir.display())),
+        (0, None) => Err(format!("{} has no container", dir.display())),
+        (_, _) => Err(format!(
+            "{} has several containers ({}): name one with --use",
+            dir.display(),
+            found.iter().map(|c| c.id().to_string()).collect::<Vec<_>>().join(", ")
+        )),
+    }
 }
 
 fn parameters(params: &[String]) -> Result<HashMap<String, Value>, String> {

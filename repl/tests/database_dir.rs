@@ -108,3 +108,22 @@ fn a_mistyped_command_is_not_taken_for_a_new_database() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(cwd.join("querry").join("CURRENT").exists());
 }
+
+#[test]
+fn the_one_shot_commands_run_on_a_database_directory() {
+    let dir = temp("oneshot");
+    let data = dir.with_extension("ndjson");
+    std::fs::write(&data, "{\"id\":\"1\",\"k\":\"a\",\"n\":1}\n{\"id\":\"2\",\"k\":\"b\",\"n\":2}\n").unwrap();
+    let out = cosmoql(&["import", arg(&data), "--db", arg(&dir), "--into", "things", "--partition-key", "/k"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = cosmoql(&["query", "--db", arg(&dir), "SELECT VALUE SUM(c.n) FROM c"]);
+    assert_eq!(text(&out.stdout).trim(), "[3]", "{}", text(&out.stderr));
+    let out = cosmoql(&["explain", "--db", arg(&dir), "--use", "things", "SELECT * FROM c WHERE c.k = 'a'"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = cosmoql(&["changes", "--db", arg(&dir)]);
+    assert_eq!(text(&out.stdout).lines().count(), 2, "{}", text(&out.stderr));
+    let out = cosmoql(&["query", "--db", arg(&dir), "--use", "nope", "SELECT 1"]);
+    assert!(text(&out.stderr).contains("no container `nope`"), "{}", text(&out.stderr));
+    let out = cosmoql(&["query", "--db", arg(&dir), "--data", arg(&data), "SELECT 1"]);
+    assert!(!out.status.success(), "--db and --data do not go together");
+}
