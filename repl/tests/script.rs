@@ -277,3 +277,14 @@ fn metrics_show_the_query_stats_of_the_data_explorer() {
     }
     assert!(stderr.contains(" bytes)"), "{stderr}");
 }
+
+#[test]
+fn timing_off_prints_no_time_even_with_metrics() {
+    let wall_time = |stderr: &str| stderr.lines().any(|l| l.ends_with(" ms") && !l.starts_with("time "));
+    let out = run(&["-c", ".metrics on", "-c", ".timing off", "-c", "SELECT VALUE COUNT(1) FROM c"]);
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("request charge"), "{stderr}");
+    assert!(!wall_time(&stderr), "{stderr}");
+    let out = run(&["-c", ".timing on", "-c", "SELECT VALUE COUNT(1) FROM c"]);
+    assert!(wall_time(&text(&out.stderr)), "{}", text(&out.stderr));
+}
