@@ -151,7 +151,23 @@ impl Durable {
             .truncate(false)
             .open(&lock_path)
             .map_err(|e| fail("open", &lock_path, e))?;
-        match lock.try_lock() {
+        // This process may still be letting go of the directory (a store just dropped whose log
+        // thread is finishing a sync): wait a moment for it, never for another process.
+        let mut attempts = 0;
+        let locked = loop {
+            match lock.try_lock() {
+                Err(std::fs::TryLockError::WouldBlock)
+                    if attempts < 50
+                        && std::fs::read_to_string(&lock_path)
+                            .is_ok_and(|pid| pid.trim() == std::process::id().to_string()) =>
+                {
+                    attempts += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+                other => break other,
+            }
+        };
+        match locked {
             Ok(()) => {}
             Err(std::fs::TryLockError::WouldBlock) => {
                 let holder = std::fs::read_to_string(&lock_path).unwrap_or_default();
@@ -272,9 +288,11 @@ impl Durable {
         self.next_handle.fetch_add(1, Ordering::Relaxed)
     }
 
-    /// Holds off checkpoints (see [`Gate`]).
+    /// Holds off checkpoints (see [`Gate`]). A fair lock: a waiting checkpoint is not starved
+    /// by a stream of writers; so a holder never takes it again (nested appends use
+    /// `read_recursive`).
     pub(crate) fn gate(&self) -> Gate<'_> {
-        self.log.read_recursive()
+        self.log.read()
     }
 
     /// An I/O failure as a storage error naming the file.

@@ -86,10 +86,8 @@ impl Store {
         for (handle, container) in &handles {
             container.attach_journal(Arc::clone(&durable), *handle);
         }
-        for db in store.databases.get_mut().values_mut() {
-            if let Some(db) = Arc::get_mut(db) {
-                db.durable = Some(Arc::clone(&durable));
-            }
+        for db in store.databases.get_mut().values() {
+            let _ = db.durable.set(Arc::clone(&durable));
         }
         store.durable = Some(Arc::clone(&durable));
         let store = Arc::new(store);
@@ -139,7 +137,7 @@ impl Store {
                             containers: RwLock::default(),
                             next_rid: AtomicU32::new(next_container_rid),
                             throughput: RwLock::new(throttle),
-                            durable: None,
+                            durable: std::sync::OnceLock::new(),
                         }),
                     );
                 }
@@ -225,7 +223,7 @@ impl Store {
             containers: RwLock::default(),
             next_rid: AtomicU32::new(0),
             throughput: RwLock::default(),
-            durable: self.durable.clone(),
+            durable: self.durable.clone().map(std::sync::OnceLock::from).unwrap_or_default(),
         });
         self.log(&db.encode())?;
         dbs.insert(id.to_string(), Arc::clone(&db));
@@ -303,8 +301,8 @@ pub struct Database {
     next_rid: AtomicU32,
     /// Throughput shared by the containers without their own.
     throughput: RwLock<Option<Arc<Throttle>>>,
-    /// The store's log, when it is durable.
-    durable: Option<Arc<Durable>>,
+    /// The store's log, when it is durable (set once, at creation or when the store opens).
+    durable: std::sync::OnceLock<Arc<Durable>>,
 }
 
 impl Database {
@@ -330,7 +328,7 @@ impl Database {
 
     /// Logs the database's throughput as it is now (after a change to its offer), synced.
     pub fn persist_throughput(&self) -> Result<()> {
-        let Some(d) = &self.durable else { return Ok(()) };
+        let Some(d) = self.durable.get() else { return Ok(()) };
         let mut w = Writer::new();
         w.u8(tag::DATABASE_THROUGHPUT).str(&self.id);
         self.encode_throughput(&mut w);
@@ -385,7 +383,7 @@ impl Database {
     ) -> Result<Arc<Container>> {
         validate_resource_id(id, "container")?;
         settings.validate()?;
-        let _gate = self.durable.as_ref().map(|d| d.gate());
+        let _gate = self.durable.get().map(|d| d.gate());
         let mut containers = self.containers.write();
         if containers.contains_key(id) {
             return Err(StorageError::conflict(format!("container `{id}` exists in database `{}`", self.id)));
@@ -405,7 +403,7 @@ impl Database {
         let container = Arc::new(Container::with_rids(id, partition_key, settings, self.rid, rid));
         container.set_throughput(dedicated);
         container.set_shared_throughput(shared);
-        if let Some(d) = &self.durable {
+        if let Some(d) = self.durable.get() {
             let handle = d.next_handle();
             d.append_synced(&container.encode_state(&self.id, handle))?;
             container.attach_journal(Arc::clone(d), handle);
@@ -474,12 +472,12 @@ impl Database {
 
     /// Deletes a container; 404 if there is none.
     pub fn delete_container(&self, id: &str) -> Result<()> {
-        let _gate = self.durable.as_ref().map(|d| d.gate());
+        let _gate = self.durable.get().map(|d| d.gate());
         let mut containers = self.containers.write();
         if !containers.contains_key(id) {
             return Err(StorageError::not_found(format!("no container `{id}` in database `{}`", self.id)));
         }
-        if let Some(d) = &self.durable {
+        if let Some(d) = self.durable.get() {
             let mut w = Writer::new();
             w.u8(tag::DELETE_CONTAINER).str(&self.id).str(id);
             d.append_synced(&w.buf)?;

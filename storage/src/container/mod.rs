@@ -1311,9 +1311,10 @@ impl Container {
             let split = self.over_threshold(&data) && data.logical.len() > 1;
             (result, split.then(|| Arc::clone(p)), logged)
         };
-        if let (Some(end), Some(gate)) = (logged, gate) {
-            let log = Arc::clone(&gate);
-            drop(gate);
+        // The gate is let go before anything else takes it again (a sync's checkpoint, a split).
+        let log = gate.as_deref().cloned();
+        drop(gate);
+        if let (Some(end), Some(log)) = (logged, log) {
             if let Some(journal) = self.journal().filter(|_| !BULK.get()) {
                 journal.durable.sync(&log, end)?;
             }
