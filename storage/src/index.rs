@@ -40,7 +40,7 @@ pub enum IndexKey {
     Bool(bool),
     /// Finite, with `-0` stored as `0`.
     Number(f64),
-    /// A string of up to [`SHORT`] bytes, held in the key (comparisons touch no other memory).
+    /// A string of up to `SHORT` (38) bytes, held in the key (comparisons touch no other memory).
     Short(ShortStr),
     /// A longer string, inside shared bytes.
     Long(SharedStr),

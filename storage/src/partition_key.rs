@@ -213,7 +213,7 @@ impl SyntheticKey {
 
     /// The full keys an item with these property values can have: one for `Concat` (`values` are
     /// the values of its paths, in order) and `HashSuffix` (`values` = [base, source]); all
-    /// `buckets` candidates for `RandomSuffix` (`values` = [base]).
+    /// `buckets` candidates for `RandomSuffix` (`values` = `[base]`).
     pub fn keys_from_parts(&self, values: &[Value]) -> Result<Vec<String>> {
         let text = |v: &Value| {
             value_key_text(v).ok_or_else(|| {

@@ -705,7 +705,9 @@ impl Container {
     }
 
     /// Provisions dedicated throughput (split across the container's physical partitions), or
-    /// removes it (`None`: the database's shared throughput if any, else unlimited).
+    /// removes it (`None`: the database's shared throughput if any, else unlimited). In a durable
+    /// store, [`Container::persist_properties`] makes it (and any change to the throttle's offer)
+    /// durable; the facade's provisioning calls do.
     pub fn set_throughput(&self, throttle: Option<Arc<Throttle>>) {
         *self.throughput.write() = throttle;
     }
@@ -1071,7 +1073,8 @@ impl Container {
         Arc::clone(&self.indexing_policy.read())
     }
 
-    /// Replaces the indexing policy. Queries planned afterwards follow it at once for what they
+    /// Replaces the indexing policy (in a durable store, [`Container::persist_properties`] logs
+    /// it; the facade's `replace_indexing_policy` does). Queries planned afterwards follow it at once for what they
     /// may do (ORDER BY's index rules) and for paths it no longer indexes; paths it adds serve
     /// queries only once the index transformation ([`Container::transform_indexes`]) has rebuilt
     /// each partition's index. Until then those partitions answer by scanning: results stay
