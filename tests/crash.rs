@@ -225,6 +225,12 @@ fn actual(store: &Store) -> BTreeMap<u64, Model> {
 
 /// Opens the database after a kill and checks it against the models; moves each model to the
 /// state found (with or without the thread's write in flight).
+/// `pk/id` of a stored item.
+fn key_of(s: &cosmoql::storage::StoredItem) -> String {
+    let field = |name: &str| s.doc.root().get(name).and_then(|v| v.as_str()).unwrap_or_default().to_string();
+    format!("{}/{}", field("pk"), field("id"))
+}
+
 /// A change feed continuation from the previous round and the (item, LSN) versions read up to
 /// it.
 type FeedMark = Option<(String, BTreeMap<String, u64>)>;
@@ -267,27 +273,11 @@ fn verify(
     }
     let c = store.database("crash").unwrap().container("items").unwrap();
     c.check_indexes().unwrap_or_else(|e| panic!("round {round}: indexes differ from a rebuild: {e}"));
-    let live: BTreeMap<String, u64> = c
-        .scan()
-        .map(|(_, s)| {
-            (
-                format!(
-                    "{}/{}",
-                    s.doc.root().get("pk").unwrap().as_str().unwrap(),
-                    s.doc.root().get("id").unwrap().as_str().unwrap()
-                ),
-                s.meta.lsn,
-            )
-        })
-        .collect();
+    let live: BTreeMap<String, u64> = c.scan().map(|(_, s)| (key_of(&s), s.meta.lsn)).collect();
     let feed = c.read_changes(&FeedRange::All, ChangeFeedStart::Beginning, None, usize::MAX).unwrap();
     let mut seen = BTreeMap::new();
     for (s, _) in &feed.items {
-        let key = format!(
-            "{}/{}",
-            s.doc.root().get("pk").unwrap().as_str().unwrap(),
-            s.doc.root().get("id").unwrap().as_str().unwrap()
-        );
+        let key = key_of(s);
         assert!(seen.insert(key.clone(), s.meta.lsn).is_none(), "round {round}: {key} twice in the change feed");
     }
     assert_eq!(seen, live, "round {round}: the change feed is not the live items, each once");
@@ -297,11 +287,7 @@ fn verify(
         let resumed = c.read_changes(&FeedRange::All, ChangeFeedStart::Beginning, Some(&token), usize::MAX).unwrap();
         let mut got = BTreeMap::new();
         for (s, _) in &resumed.items {
-            let key = format!(
-                "{}/{}",
-                s.doc.root().get("pk").unwrap().as_str().unwrap(),
-                s.doc.root().get("id").unwrap().as_str().unwrap()
-            );
+            let key = key_of(s);
             assert!(got.insert(key.clone(), s.meta.lsn).is_none(), "round {round}: {key} twice after resuming");
         }
         let expected: BTreeMap<String, u64> =

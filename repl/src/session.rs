@@ -152,7 +152,8 @@ FROM is an alias, as in Cosmos DB). Ctrl-C clears the line or cancels a running 
   .param @name JSON                 bind a parameter for later queries, e.g. .param @d \"dev-00001\"
   .param @name                      remove it
   .params                           list the parameters
-  .metrics on|off                   request charge, partitions, items retrieved after each query
+  .metrics on|off                   after each query: its charge, partitions, documents and sizes,
+                                    index use, times, and the indexes that would help
   .timing on|off                    time of each query (also .timer)
   .pager on|off                     results longer than the screen through $PAGER (default less)
   .output [FILE]                    results to FILE from now on (none: back to the screen)

@@ -123,10 +123,7 @@ impl Store {
                 let rid = r.u32()?;
                 let next_container_rid = r.u32()?;
                 self.next_rid.fetch_max(rid, Ordering::Relaxed);
-                let throttle = match r.u8()? {
-                    1 => Some(Arc::new(Throttle::decode_offer(&mut r, Arc::clone(clock))?)),
-                    _ => None,
-                };
+                let throttle = Throttle::decode_optional(&mut r, clock)?;
                 let dbs = self.databases.get_mut();
                 if !dbs.contains_key(&id) {
                     dbs.insert(
@@ -150,10 +147,7 @@ impl Store {
             }
             tag::DATABASE_THROUGHPUT => {
                 let id = r.str()?;
-                let throttle = match r.u8()? {
-                    1 => Some(Arc::new(Throttle::decode_offer(&mut r, Arc::clone(clock))?)),
-                    _ => None,
-                };
+                let throttle = Throttle::decode_optional(&mut r, clock)?;
                 if let Some(db) = self.databases.get_mut().get(id) {
                     db.set_throughput(throttle);
                 }
@@ -315,15 +309,7 @@ impl Database {
     }
 
     fn encode_throughput(&self, w: &mut Writer) {
-        match self.throughput.read().as_ref() {
-            Some(t) => {
-                w.u8(1);
-                t.encode_offer(w);
-            }
-            None => {
-                w.u8(0);
-            }
-        }
+        Throttle::encode_optional(self.throughput.read().as_deref(), w);
     }
 
     /// Logs the database's throughput as it is now (after a change to its offer), synced.

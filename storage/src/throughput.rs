@@ -579,6 +579,30 @@ impl Throttle {
         }
     }
 
+    /// Writes an optional throttle's offer (a flag, then the offer).
+    pub(crate) fn encode_optional(throttle: Option<&Throttle>, w: &mut crate::codec::Writer) {
+        match throttle {
+            Some(t) => {
+                w.u8(1);
+                t.encode_offer(w);
+            }
+            None => {
+                w.u8(0);
+            }
+        }
+    }
+
+    /// What [`Throttle::encode_optional`] wrote.
+    pub(crate) fn decode_optional(
+        r: &mut crate::codec::Reader<'_>,
+        clock: &Arc<dyn Clock>,
+    ) -> crate::codec::Decoded<Option<Arc<Throttle>>> {
+        Ok(match r.u8()? {
+            1 => Some(Arc::new(Throttle::decode_offer(r, Arc::clone(clock))?)),
+            _ => None,
+        })
+    }
+
     /// A throttle with the offer [`Throttle::encode_offer`] wrote.
     pub(crate) fn decode_offer(r: &mut crate::codec::Reader<'_>, clock: Arc<dyn Clock>) -> crate::codec::Decoded<Self> {
         let provisioned = match r.u8()? {

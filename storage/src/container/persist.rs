@@ -168,15 +168,7 @@ impl Container {
     fn encode_changeable(&self, w: &mut Writer) {
         w.str(&cosmoql_value::to_json_string(&self.indexing_policy().to_json()).unwrap_or_default());
         w.opt_i64(self.default_ttl());
-        match self.throughput.read().as_ref() {
-            Some(t) => {
-                w.u8(1);
-                t.encode_offer(w);
-            }
-            None => {
-                w.u8(0);
-            }
-        }
+        Throttle::encode_optional(self.throughput.read().as_deref(), w);
     }
 
     fn replay_changeable(&self, r: &mut Reader<'_>) -> Decoded<()> {
@@ -186,11 +178,8 @@ impl Container {
         self.plan_epoch.store(NEXT_PLAN_EPOCH.fetch_add(1, Ordering::Relaxed), Ordering::Relaxed);
         let ttl = r.opt_i64()?;
         *self.default_ttl.write() = ttl;
-        let throttle = match r.u8()? {
-            1 => Some(Arc::new(Throttle::decode_offer(r, Arc::clone(&*self.clock.read()))?)),
-            _ => None,
-        };
-        *self.throughput.write() = throttle;
+        let clock = Arc::clone(&*self.clock.read());
+        *self.throughput.write() = Throttle::decode_optional(r, &clock)?;
         Ok(())
     }
 
