@@ -351,3 +351,70 @@ fn print_dump() {
     drop(store);
     println!("{}", dump(&open(&dir)));
 }
+
+/// An import into a directory goes in a frame per partition and batch: the same items and the
+/// same problems (in line order) as one by one, all there after reopening; with the disk full
+/// part way, what memory holds is what the log holds.
+#[test]
+fn imports_into_a_directory_match_imports_into_memory_and_survive_a_full_disk() {
+    use cosmoql::storage::{Container, ImportOptions};
+    let mut lines = String::new();
+    for i in 0..3000 {
+        lines += &format!("{{\"id\":\"{}\",\"k\":\"k{}\",\"serial\":\"s{}\"}}\n", i % 2900, i % 37, i % 2950);
+        if i % 500 == 7 {
+            lines += "not json\n";
+        }
+    }
+    let settings = || ContainerSettings {
+        split_max_items: 300,
+        unique_keys: vec![UniqueKey::new(&["/serial"]).unwrap()],
+        ..ContainerSettings::default()
+    };
+    let memory = Container::new("c", PartitionKeyDefinition::hash("/k").unwrap(), settings());
+    let expected = memory.import(lines.as_bytes(), ImportOptions::default(), |_| {}).unwrap();
+    let items = |c: &Container| {
+        let mut v: Vec<String> =
+            c.scan().map(|(_, s)| cosmoql_value::to_json_string(&s.doc.root().to_value()).unwrap()).collect();
+        v.sort();
+        v
+    };
+    let dir = temp_dir("import");
+    {
+        let store = open(&dir);
+        let c = store
+            .create_database("d")
+            .unwrap()
+            .create_container("c", PartitionKeyDefinition::hash("/k").unwrap(), settings())
+            .unwrap();
+        let got = c.import(lines.as_bytes(), ImportOptions::default(), |_| {}).unwrap();
+        assert_eq!((got.imported, got.skipped, got.failed), (expected.imported, expected.skipped, expected.failed));
+        let lines_of = |s: &cosmoql::storage::ImportSummary| s.problems.iter().map(|p| p.line).collect::<Vec<_>>();
+        assert_eq!(lines_of(&got), lines_of(&expected), "problems in line order");
+        assert_eq!(items(&c), items(&memory));
+        assert!(c.partitions().len() > 1, "splits happened during the import");
+        c.check_indexes().unwrap();
+    }
+    let store = open(&dir);
+    let c = store.database("d").unwrap().container("c").unwrap();
+    assert_eq!(items(&c), items(&memory), "all there after reopening");
+    drop((store, c));
+
+    // A full disk part way: the import fails, and memory holds what the log holds.
+    let full = temp_dir("import-full");
+    let faults = Faults::none();
+    let store =
+        Store::open(&full, DurableOptions { faults: Arc::clone(&faults), ..DurableOptions::default() }).unwrap();
+    let c = store
+        .create_database("d")
+        .unwrap()
+        .create_container("c", PartitionKeyDefinition::hash("/k").unwrap(), settings())
+        .unwrap();
+    let (_, len) = store.durable().unwrap().log_file();
+    faults.set_disk_full_at(len + 60_000);
+    let summary = c.import(lines.as_bytes(), ImportOptions::default(), |_| {}).unwrap();
+    assert!(summary.failed > 0 && summary.problems.iter().any(|p| p.message.contains("disk is full")), "{summary:?}");
+    let before = dump(&store);
+    drop((store, c));
+    faults.set_disk_full_at(u64::MAX);
+    assert_eq!(dump(&Store::open(&full, DurableOptions::default()).unwrap()), before);
+}

@@ -128,6 +128,7 @@ def main():
             rows.append(("durable writes/s, %d writer%s, %s" % (writers, "s" if writers > 1 else "", sync),
                          "%.0f" % c, "%.0f" % s, c / s))
     c = cosmoql(bench, "import", "--ndjson", ndjson, "--dir", cdir)
+    c.update(cosmoql(bench, "import-memory", "--ndjson", ndjson))
     s = sqlite_import(sdb, ndjson, "FULL")
     ndjson_bytes = os.path.getsize(ndjson)
     rows.append(("import %d items, s" % a.items, "%.2f" % c["import_seconds"], "%.2f" % s["import_seconds"],

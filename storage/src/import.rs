@@ -217,6 +217,12 @@ enum Parsed {
     Problem(ImportProblem),
 }
 
+/// What became of one document of a batch.
+enum Step {
+    Inserted(u64, Result<()>),
+    Problem(ImportProblem),
+}
+
 /// Documents handed from the parsing thread to the inserting thread at a time.
 const IMPORT_BATCH: usize = 1024;
 
@@ -294,19 +300,45 @@ impl Container {
                     cancelled.store(true, Ordering::Relaxed);
                     break 'batches;
                 }
-                for parsed in batch {
-                    let problem = match parsed {
-                        Parsed::Ready(line, prep) => match self.insert_prepared(prep) {
-                            Ok(_) => {
-                                summary.imported += 1;
-                                if summary.imported % 4096 == 0 {
-                                    progress(&summary);
-                                }
-                                continue;
+                // In a durable store a batch goes in with one frame per partition
+                // (`Container::insert_many`); stopping at the first problem takes them one by one.
+                let steps: Box<dyn Iterator<Item = Step>> = if self.is_durable() && !options.fail_fast {
+                    let mut lines = Vec::new();
+                    let mut preps = Vec::new();
+                    let mut problems = Vec::new();
+                    for (i, parsed) in batch.into_iter().enumerate() {
+                        match parsed {
+                            Parsed::Ready(line, prep) => {
+                                lines.push((i, line));
+                                preps.push(prep);
                             }
-                            Err(e) => ImportProblem { line, skipped: false, message: e.to_string() },
-                        },
-                        Parsed::Problem(problem) => problem,
+                            Parsed::Problem(p) => problems.push((i, Step::Problem(p))),
+                        }
+                    }
+                    let inserted = lines
+                        .into_iter()
+                        .zip(self.insert_many(preps))
+                        .map(|((i, line), result)| (i, Step::Inserted(line, result)));
+                    let mut all: Vec<(usize, Step)> = inserted.chain(problems).collect();
+                    all.sort_by_key(|(i, _)| *i);
+                    Box::new(all.into_iter().map(|(_, step)| step))
+                } else {
+                    Box::new(batch.into_iter().map(|parsed| match parsed {
+                        Parsed::Ready(line, prep) => Step::Inserted(line, self.insert_prepared(prep).map(drop)),
+                        Parsed::Problem(p) => Step::Problem(p),
+                    }))
+                };
+                for step in steps {
+                    let problem = match step {
+                        Step::Inserted(_, Ok(())) => {
+                            summary.imported += 1;
+                            if summary.imported % 4096 == 0 {
+                                progress(&summary);
+                            }
+                            continue;
+                        }
+                        Step::Inserted(line, Err(e)) => ImportProblem { line, skipped: false, message: e.to_string() },
+                        Step::Problem(problem) => problem,
                     };
                     if problem.skipped {
                         summary.skipped += 1;

@@ -72,6 +72,11 @@ impl Container {
         }
     }
 
+    /// Whether the container is in a durable store (its writes are logged).
+    pub fn is_durable(&self) -> bool {
+        self.journal().is_some()
+    }
+
     pub(crate) fn journal_handle(&self) -> Option<u32> {
         self.journal().map(|j| j.handle)
     }
@@ -143,6 +148,56 @@ impl Container {
                 Err(journal.durable.io_error("writing to", log.path(), &e))
             }
         }
+    }
+
+    /// Inserts many items (an import into a durable store): each physical partition's share is
+    /// inserted under one hold of its lock and logged as one frame, instead of a lock, a frame and
+    /// a write call per item. Results in input order; a frame the log refuses takes back its
+    /// partition's share (each of those items fails with the log's error). Not synced.
+    pub(crate) fn insert_many(&self, batch: Vec<Prepared>) -> Vec<Result<()>> {
+        let mut results: Vec<Result<()>> = (0..batch.len()).map(|_| Ok(())).collect();
+        let mut touched = Vec::new();
+        {
+            let gate = self.gate();
+            let log = gate.as_deref().map(|l| &**l);
+            let map = self.partitions.read();
+            // Input positions grouped by physical partition, each group in input order.
+            let mut groups: Vec<(usize, Vec<usize>)> = Vec::new();
+            for (i, prep) in batch.iter().enumerate() {
+                let at = Self::index_for(&map, &prep.epk);
+                match groups.iter_mut().find(|(p, _)| *p == at) {
+                    Some((_, members)) => members.push(i),
+                    None => groups.push((at, vec![i])),
+                }
+            }
+            for (at, members) in groups {
+                let p = &map[at];
+                let mut data = p.data.write();
+                data.writes += 1;
+                let kept_history = data.history.last_key_value().map_or(0, |(lsn, _)| *lsn);
+                let mut inserted = Vec::new();
+                for i in members {
+                    let prep = &batch[i];
+                    let stored = self.stored(prep, None);
+                    match self.apply_insert(&mut data, prep, stored) {
+                        Ok(_) => inserted.push(i),
+                        Err(e) => results[i] = Err(e),
+                    }
+                }
+                if let Err(e) = self.commit_pending(&mut data, log, kept_history) {
+                    for i in inserted {
+                        results[i] = Err(e.clone());
+                    }
+                }
+                if self.over_threshold(&data) && data.logical.len() > 1 {
+                    touched.push(Arc::clone(p));
+                }
+            }
+        }
+        for p in touched {
+            self.split(&p);
+        }
+        results
     }
 
     /// Logs a split at `boundary` (before it happens); false when the log refuses it (the split
