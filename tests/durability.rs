@@ -392,6 +392,10 @@ fn imports_into_a_directory_match_imports_into_memory_and_survive_a_full_disk() 
         assert_eq!(lines_of(&got), lines_of(&expected), "problems in line order");
         assert_eq!(items(&c), items(&memory));
         assert!(c.partitions().len() > 1, "splits happened during the import");
+        assert!(
+            c.partitions().iter().all(|p| p.items <= 300 || p.logical_partitions == 1),
+            "every partition split down"
+        );
         c.check_indexes().unwrap();
     }
     let store = open(&dir);

@@ -194,8 +194,27 @@ impl Container {
                 }
             }
         }
-        for p in touched {
-            self.split(&p);
+        // A batch can take a partition well past the thresholds: split until none is (as one
+        // write at a time would have).
+        let mut over = touched;
+        while !over.is_empty() {
+            let mut split_any = false;
+            for p in &over {
+                split_any |= self.split(p);
+            }
+            if !split_any {
+                break;
+            }
+            over = self
+                .partitions
+                .read()
+                .iter()
+                .filter(|p| {
+                    let data = p.data.read();
+                    self.over_threshold(&data) && data.logical.len() > 1
+                })
+                .cloned()
+                .collect();
         }
         results
     }
