@@ -25,7 +25,8 @@ use cosmoql::storage::epk::{self, HashVersion, PartitionKeyComponent, PartitionK
 /// (created if missing; every change is durable). With `-c SQL`, a FILE or statements piped on
 /// standard input it runs them and exits: results on standard output (JSON when it is not a
 /// terminal), errors on standard error, exit status 1 if any statement failed (`.exit N` ends with
-/// status N). The interactive REPL exits 0 (or N) whatever failed before.
+/// status N). The interactive REPL exits 0 (or N) whatever failed before. sqlite3's single-dash
+/// spellings (`-csv`, `-json`, `-markdown`, `-box`, `-noheader`, `-init FILE`, `-bail`) work too.
 #[derive(Debug, Parser)]
 #[command(name = "cosmoql", version, args_conflicts_with_subcommands = true)]
 struct Cli {
@@ -193,8 +194,41 @@ enum KindArg {
     Multihash,
 }
 
+/// sqlite3's single-dash spellings (`-csv`, `-json`, `-init FILE`, `-bail`, ...) as our flags:
+/// without this `-csv` would read as `-c sv`.
+fn sqlite_style(args: impl Iterator<Item = std::ffi::OsString>) -> Vec<std::ffi::OsString> {
+    let mut out = Vec::new();
+    let mut args = args.peekable();
+    while let Some(arg) = args.next() {
+        let word = arg.to_str().unwrap_or_default();
+        let long = match word {
+            "-csv" | "-tsv" | "-json" | "-ndjson" | "-markdown" | "-line" | "-init" | "-bail" => {
+                Some(format!("-{word}"))
+            }
+            "-table" | "-box" | "-ascii" => Some(format!("--mode={}", &word[1..])),
+            "-noheader" => Some("--no-header".to_string()),
+            "-header" => Some(String::new()),
+            // The rest of a `-c` statement is its own (`-c "-csv"` is SQL, not a flag).
+            "-c" | "--command" => {
+                out.push(arg);
+                if let Some(sql) = args.next() {
+                    out.push(sql);
+                }
+                continue;
+            }
+            _ => None,
+        };
+        match long {
+            Some(flag) if flag.is_empty() => {} // headers are on by default
+            Some(flag) => out.push(flag.into()),
+            None => out.push(arg),
+        }
+    }
+    out
+}
+
 fn main() -> ExitCode {
-    let code = run(Cli::parse());
+    let code = run(Cli::parse_from(sqlite_style(std::env::args_os())));
     // A failed write to standard output is an error (a closed pipe is the reader's choice).
     match output::failure() {
         Some(output::Failure::Failed(message)) => {

@@ -148,3 +148,21 @@ fn mode_names_and_errors() {
     );
     assert_eq!(out.status.code(), Some(1));
 }
+
+#[test]
+fn sqlite3_spellings_of_the_flags() {
+    // `-csv` is not `-c sv`; `-noheader`, `-box`, `-json` and `-bail` as sqlite3 spells them.
+    assert_eq!(
+        run(&["-csv", "-noheader"], &[]).lines().next(),
+        Some("1,\"Ada, \"\"the first\"\"\",1.5,\"[\"\"a\"\",\"\"b\"\"]\",null")
+    );
+    assert!(run(&["-box"], &[]).starts_with("┌"));
+    assert!(run(&["-json"], &[]).starts_with("[{"));
+    assert!(run(&["-markdown"], &[]).starts_with("| id |"));
+    let out = cosmoql(&["-bail", "--empty", "-c", "SELECT nope(", "-c", "SELECT VALUE 2"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    // A `-c` statement is never read as a flag.
+    let out = cosmoql(&["--empty", "-c", "-csv"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("error"), "`-csv` ran as SQL");
+}
