@@ -422,3 +422,14 @@ fn imports_into_a_directory_match_imports_into_memory_and_survive_a_full_disk() 
     faults.set_disk_full_at(u64::MAX);
     assert_eq!(dump(&Store::open(&full, DurableOptions::default()).unwrap()), before);
 }
+
+#[test]
+fn a_directory_of_other_files_is_not_taken_for_a_database() {
+    let dir = temp_dir("foreign");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("notes.txt"), "mine").unwrap();
+    let err = Store::open(&dir, DurableOptions::default()).unwrap_err();
+    assert!(err.message.contains("is not a cosmoql database directory (it holds `notes.txt`"), "{}", err.message);
+    let names: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names, vec![std::ffi::OsString::from("notes.txt")], "nothing was written there");
+}

@@ -143,6 +143,27 @@ impl Durable {
             StorageError::new(ErrorKind::Unavailable, format!("cannot {what} {}: {e}{hint}", path.display()))
         };
         std::fs::create_dir_all(dir).map_err(|e| fail("create the database directory", dir, e))?;
+        // A directory with files of its own and no CURRENT is somebody else's: never litter it.
+        if !dir.join("CURRENT").exists() {
+            let ours = |name: &str| {
+                name == "LOCK" || name == "CURRENT.tmp" || (name.starts_with("wal-") && name.contains(".log"))
+            };
+            let foreign = std::fs::read_dir(dir)
+                .map_err(|e| fail("read", dir, e))?
+                .flatten()
+                .map(|e| e.file_name().to_string_lossy().to_string())
+                .find(|name| !ours(name));
+            if let Some(name) = foreign {
+                return Err(StorageError::new(
+                    ErrorKind::Unavailable,
+                    format!(
+                        "{} is not a cosmoql database directory (it holds `{name}` and no CURRENT file): give a new or \
+                         empty directory",
+                        dir.display()
+                    ),
+                ));
+            }
+        }
         let lock_path = dir.join("LOCK");
         let mut lock = std::fs::OpenOptions::new()
             .read(true)
