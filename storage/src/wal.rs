@@ -340,17 +340,25 @@ pub struct ReadLog {
 
 /// Reads a log file's frames in order, calling `each` with every intact payload and its offset;
 /// stops at the end, at a torn tail, or at a damaged frame (see the module documentation).
-/// `each` may stop the reading by returning an error, which is returned.
+/// `each` may stop the reading by returning an error, which is returned. The file is streamed:
+/// one frame is in memory at a time.
 pub fn read_frames<E>(
     path: &Path,
     mut each: impl FnMut(u64, &[u8]) -> Result<(), E>,
 ) -> Result<io::Result<ReadLog>, E> {
-    let bytes = match std::fs::read(path) {
-        Ok(b) => b,
+    let file = match File::open(path) {
+        Ok(f) => f,
         Err(e) => return Ok(Err(e)),
     };
-    let len = bytes.len() as u64;
-    if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
+    let len = match file.metadata() {
+        Ok(m) => m.len(),
+        Err(e) => return Ok(Err(e)),
+    };
+    let mut reader = io::BufReader::with_capacity(1 << 20, &file);
+    let mut magic = [0u8; MAGIC.len()];
+    let header_ok =
+        len >= MAGIC.len() as u64 && io::Read::read_exact(&mut reader, &mut magic).is_ok() && &magic == MAGIC;
+    if !header_ok {
         // A log is created with its magic and synced before anything is appended.
         let corruption = Corruption {
             file: path.to_path_buf(),
@@ -360,55 +368,78 @@ pub fn read_frames<E>(
         };
         return Ok(Ok(ReadLog { end: 0, torn_bytes: 0, corruption: Some(corruption) }));
     }
-    let mut at = MAGIC.len();
+    let mut at = MAGIC.len() as u64;
     let mut frames = 0u64;
-    loop {
-        if at == bytes.len() {
-            return Ok(Ok(ReadLog { end: len, torn_bytes: 0, corruption: None }));
-        }
-        let bad = |why: &str, frame_end: Option<usize>| {
-            // Torn: the damaged frame reaches the end of the file (or only zeros follow it).
-            let rest = frame_end.map_or(&[][..], |e| &bytes[e.min(bytes.len())..]);
-            if frame_end.is_none_or(|e| e >= bytes.len()) || rest.iter().all(|b| *b == 0) {
-                // Zeros are allocated space, not a torn write.
-                let written = bytes.iter().rposition(|b| *b != 0).map_or(0, |p| p + 1).max(at);
-                ReadLog { end: at as u64, torn_bytes: (written - at) as u64, corruption: None }
-            } else {
-                ReadLog {
-                    end: at as u64,
-                    torn_bytes: 0,
-                    corruption: Some(Corruption {
-                        file: path.to_path_buf(),
-                        offset: at as u64,
-                        intact_frames: frames,
-                        why: why.to_string(),
-                    }),
+    let mut payload = Vec::new();
+    // What follows a bad frame at `at` decides: only zeros (or nothing) after `from` is a torn
+    // write; anything else is damage.
+    let judge = |at: u64, from: u64, frames: u64, why: &str| -> io::Result<ReadLog> {
+        let mut rest = io::BufReader::with_capacity(1 << 20, &file);
+        io::Seek::seek(&mut rest, io::SeekFrom::Start(at))?;
+        let mut chunk = vec![0u8; 1 << 16];
+        let mut pos = at;
+        let mut last_nonzero = None;
+        let mut damaged_after = false;
+        loop {
+            let n = io::Read::read(&mut rest, &mut chunk)?;
+            if n == 0 {
+                break;
+            }
+            for (k, b) in chunk[..n].iter().enumerate() {
+                if *b != 0 {
+                    let p = pos + k as u64;
+                    last_nonzero = Some(p);
+                    if p >= from {
+                        damaged_after = true;
+                    }
                 }
             }
-        };
-        if bytes.len() - at < FRAME_HEADER {
-            return Ok(Ok(bad("incomplete record header", None)));
+            pos += n as u64;
         }
-        let size = u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap_or_default()) as usize;
-        let crc = u32::from_le_bytes(bytes[at + 4..at + 8].try_into().unwrap_or_default());
-        let start = at + FRAME_HEADER;
+        Ok(if !damaged_after {
+            // Zeros are allocated space, not a torn write.
+            let written = last_nonzero.map_or(at, |p| (p + 1).max(at));
+            ReadLog { end: at, torn_bytes: written - at, corruption: None }
+        } else {
+            let corruption =
+                Corruption { file: path.to_path_buf(), offset: at, intact_frames: frames, why: why.to_string() };
+            ReadLog { end: at, torn_bytes: 0, corruption: Some(corruption) }
+        })
+    };
+    loop {
+        if at == len {
+            return Ok(Ok(ReadLog { end: len, torn_bytes: 0, corruption: None }));
+        }
+        if len - at < FRAME_HEADER as u64 {
+            return Ok(judge(at, len, frames, "incomplete record header"));
+        }
+        let mut header = [0u8; FRAME_HEADER];
+        if let Err(e) = io::Read::read_exact(&mut reader, &mut header) {
+            return Ok(Err(e));
+        }
+        let size = u32::from_le_bytes([header[0], header[1], header[2], header[3]]) as u64;
+        let crc = u32::from_le_bytes([header[4], header[5], header[6], header[7]]);
+        let start = at + FRAME_HEADER as u64;
         if size == 0 && crc == 0 {
-            // Zeros: space a crash left after the last frame.
-            return Ok(Ok(bad("a zero record header", Some(start))));
+            // Zeros: space allocated ahead, or left after the last frame.
+            return Ok(judge(at, start, frames, "a zero record header"));
         }
-        if size > MAX_FRAME {
-            return Ok(Ok(bad("a record length past the limit", Some(start))));
+        if size > MAX_FRAME as u64 {
+            return Ok(judge(at, start, frames, "a record length past the limit"));
         }
-        let Some(end) = start.checked_add(size).filter(|e| *e <= bytes.len()) else {
-            return Ok(Ok(bad("a record cut short", None)));
-        };
-        let payload = &bytes[start..end];
-        if crc32fast::hash(payload) != crc {
-            return Ok(Ok(bad("checksum mismatch", Some(end))));
+        if start + size > len {
+            return Ok(judge(at, len, frames, "a record cut short"));
         }
-        each(at as u64, payload)?;
+        payload.resize(size as usize, 0);
+        if let Err(e) = io::Read::read_exact(&mut reader, &mut payload) {
+            return Ok(Err(e));
+        }
+        if crc32fast::hash(&payload) != crc {
+            return Ok(judge(at, start + size, frames, "checksum mismatch"));
+        }
+        each(at, &payload)?;
         frames += 1;
-        at = end;
+        at = start + size;
     }
 }
 
