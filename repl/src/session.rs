@@ -155,7 +155,7 @@ FROM is an alias, as in Cosmos DB). Ctrl-C clears the line or cancels a running 
   .metrics on|off                   after each query: its charge, partitions, documents and sizes,
                                     index use, times, and the indexes that would help
   .timing on|off                    time of each query (also .timer)
-  .pager on|off                     results longer than the screen through $PAGER (default less)
+  .pager on|off                     tables and lines longer than the screen through $PAGER (less)
   .output [FILE]                    results to FILE from now on (none: back to the screen)
   .once FILE                        the next statement's results to FILE
   .read FILE                        run the statements of FILE
@@ -1193,16 +1193,19 @@ impl Printer {
             }
             Mode::Line | Mode::Markdown => {
                 let columns = Columns::of(shown, self.star);
-                let text = if self.mode == Mode::Line {
+                let mut text = if self.mode == Mode::Line {
                     crate::formats::line_mode(shown, &columns, &self.display)
                 } else {
                     crate::formats::markdown(shown, &columns, &self.display)
                 };
-                self.buf.extend_from_slice(text.as_bytes());
                 if self.total > shown.len() {
-                    let note = format!("({} rows, the first {} shown)\n", self.total, shown.len());
-                    self.buf.extend_from_slice(note.as_bytes());
+                    text.push_str(&format!("({} rows, the first {} shown)\n", self.total, shown.len()));
                 }
+                if self.page_rows.is_some_and(|rows| text.lines().count() >= rows) {
+                    self.flush();
+                    return Some(text);
+                }
+                self.buf.extend_from_slice(text.as_bytes());
             }
             Mode::Csv | Mode::Tsv => {
                 if self.columns.is_none() && !self.kept.is_empty() {

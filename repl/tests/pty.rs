@@ -330,6 +330,14 @@ fn long_tables_go_through_the_pager() {
     let shown = p.exp_string("(1 row)").expect("the table");
     assert!(!shown.contains("PAGED"), "short results are not paged");
     prompt(&mut p, "t> ", "a prompt");
+    // The line mode too.
+    p.send_line(".mode line").expect("send");
+    prompt(&mut p, "t> ", "a prompt");
+    p.send_line("SELECT c.id FROM c;").expect("send");
+    p.exp_string("PAGED: id = 9").expect("lines through $PAGER");
+    prompt(&mut p, "t> ", "a prompt");
+    p.send_line(".mode table").expect("send");
+    prompt(&mut p, "t> ", "a prompt");
     // Off: printed directly, however long.
     p.send_line(".pager off").expect("send");
     prompt(&mut p, "t> ", "a prompt");
