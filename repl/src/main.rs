@@ -544,8 +544,10 @@ fn parse_key(text: &str) -> Result<Vec<PartitionKeyComponent>, String> {
             if element == "undefined" {
                 return Ok(PartitionKeyComponent::Undefined);
             }
-            let value: serde_json::Value = serde_json::from_str(element)
-                .map_err(|e| format!("component {} ({element:?}) is not valid JSON: {e}", i + 1))?;
+            let value: serde_json::Value = serde_json::from_str(element).map_err(|e| {
+                let hint = if element.starts_with(['"', '[', '{']) { "" } else { " (a string needs double quotes)" };
+                format!("component {} ({element}) is {}{hint}", i + 1, cosmoql::value::json::json_error_message(&e))
+            })?;
             PartitionKeyComponent::try_from(&value).map_err(|e| format!("component {}: {e}", i + 1))
         })
         .collect()

@@ -505,3 +505,17 @@ fn request_charges_print_without_float_noise() {
         assert!(decimals <= 2, "page size {page}: requestCharge {charge}");
     }
 }
+
+#[test]
+fn epk_key_errors_speak_json() {
+    let out = cosmoql(&["epk", "[dev-1]"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(
+            "component 1 (dev-1) is not valid JSON at column 1: expected a JSON value (a string needs double quotes)"
+        ),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("expected value at line"), "{stderr}");
+}
