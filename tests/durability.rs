@@ -321,13 +321,34 @@ fn a_directory_that_cannot_be_written_is_refused_clearly() {
     std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).unwrap();
     std::fs::set_permissions(ro.join("LOCK"), std::fs::Permissions::from_mode(0o444)).unwrap();
     let writable = std::fs::OpenOptions::new().write(true).open(ro.join("LOCK")).is_ok();
-    if !writable {
-        let err = Store::open(&ro, DurableOptions::default()).unwrap_err();
-        assert!(err.message.contains("must be writable"), "{}", err.message);
-    } else {
-        eprintln!("running as root: permissions do not stop writes, the read-only case is not checked here");
-    }
     std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(ro.join("LOCK"), std::fs::Permissions::from_mode(0o644)).unwrap();
+    if !writable {
+        std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).unwrap();
+        let err = Store::open(&ro, DurableOptions::default()).unwrap_err();
+        std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert!(err.message.contains("must be writable"), "{}", err.message);
+        return;
+    }
+    // Root ignores permissions: a read-only file system then (a read-only bind mount of the
+    // database), where the machine lets this process mount.
+    let mounted = dir.join("ro-mount");
+    std::fs::create_dir_all(&mounted).unwrap();
+    let mount =
+        |args: &[&str]| std::process::Command::new("mount").args(args).output().is_ok_and(|o| o.status.success());
+    let (src, dst) = (ro.to_str().unwrap(), mounted.to_str().unwrap());
+    if mount(&["--bind", src, dst]) {
+        let read_only = mount(&["-o", "remount,bind,ro", dst]);
+        let result = read_only.then(|| Store::open(&mounted, DurableOptions::default()).unwrap_err());
+        let _ = std::process::Command::new("umount").arg(dst).output();
+        if let Some(err) = result {
+            assert_eq!(err.kind, ErrorKind::Unavailable);
+            assert!(err.message.contains("Read-only file system"), "{}", err.message);
+            assert!(err.message.contains("must be writable"), "{}", err.message);
+            return;
+        }
+    }
+    eprintln!("root without mount rights: the read-only directory case is not checked here");
 }
 
 #[test]
