@@ -175,9 +175,9 @@ impl std::ops::Deref for TempFile {
 
 impl Drop for TempFile {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
+        // The folder is the file's own (and may hold what a command wrote beside it).
         if let Some(dir) = self.0.parent() {
-            let _ = std::fs::remove_dir(dir);
+            let _ = std::fs::remove_dir_all(dir);
         }
     }
 }

@@ -10,7 +10,10 @@ fn cosmoql(args: &[&str]) -> Output {
 /// Three results: a comma and quotes, a null, a missing property, a nested array, wide
 /// characters, a number.
 fn run(mode_args: &[&str], extra: &[&str]) -> String {
-    let data = std::env::temp_dir().join(format!("cosmoql-modes-{}.ndjson", std::process::id()));
+    // Tests run in parallel threads of one process: each run has a file of its own.
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let run = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let data = std::env::temp_dir().join(format!("cosmoql-modes-{}-{run}.ndjson", std::process::id()));
     std::fs::write(
         &data,
         "{\"id\":\"1\",\"name\":\"Ada, \\\"the first\\\"\",\"n\":1.5,\"tags\":[\"a\",\"b\"],\"note\":null}\n\
@@ -26,6 +29,7 @@ fn run(mode_args: &[&str], extra: &[&str]) -> String {
     }
     args.extend(["-c", "SELECT c.id, c.name, c.n, c.tags, c.note FROM c ORDER BY c.id"]);
     let out = cosmoql(&args);
+    let _ = std::fs::remove_file(&data);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout).unwrap()
 }
