@@ -11,7 +11,13 @@
 //! `import`: imports an NDJSON file into a new database directory (timed, synced at the end),
 //! closes it, and times opening it again (replaying the log and rebuilding the indexes); also
 //! the bytes on disk against the NDJSON's. `import-memory`: the same import into memory, in a
-//! process of its own. Each prints one JSON line.
+//! process of its own. `stall`: imports the NDJSON, then W writers make durable writes while a
+//! checkpoint of it all is written; how long writes took during the checkpoint against its
+//! length. Each prints one JSON line.
+//!
+//! ```text
+//! cargo bench --bench durability -- stall --ndjson telemetry.ndjson --writers 4 --dir /tmp/z
+//! ```
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -20,6 +26,15 @@ use cosmoql::storage::{ContainerSettings, DurableOptions, ImportOptions, Partiti
 
 fn arg(args: &[String], name: &str) -> Option<String> {
     args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned()
+}
+
+/// A telemetry-shaped item, `id` `prefix-w-i`.
+fn telemetry(prefix: &str, w: usize, i: usize) -> String {
+    format!(
+        r#"{{"id":"{prefix}{w}-{i}","deviceId":"dev-{:05}","readingTime":"2024-06-03T17:21:09.412Z","date":"2024-06-03","metricType":"Temperature","unit":"celsius","metricValue":{}.5,"tags":["critical","outdoor"],"location":{{"city":"Seattle","zip":"98101"}}}}"#,
+        (i * 7 + w) % 2000,
+        i % 100
+    )
 }
 
 fn dir_bytes(dir: &std::path::Path) -> u64 {
@@ -60,12 +75,7 @@ fn main() {
                     let c = &c;
                     s.spawn(move || {
                         for i in 0..count / writers {
-                            let json = format!(
-                                r#"{{"id":"{w}-{i}","deviceId":"dev-{:05}","readingTime":"2024-06-03T17:21:09.412Z","date":"2024-06-03","metricType":"Temperature","unit":"celsius","metricValue":{}.5,"tags":["critical","outdoor"],"location":{{"city":"Seattle","zip":"98101"}}}}"#,
-                                (i * 7 + w) % 2000,
-                                i % 100
-                            );
-                            c.create_json(&json).unwrap();
+                            c.create_json(&telemetry("", w, i)).unwrap();
                         }
                     });
                 }
@@ -123,6 +133,70 @@ fn main() {
             println!(
                 r#"{{"peer":"cosmoql","mode":"import-memory","items":{},"memory_import_seconds":{seconds:.3}}}"#,
                 memory.item_count()
+            );
+        }
+        "stall" => {
+            let ndjson = PathBuf::from(arg(&args, "--ndjson").expect("--ndjson FILE"));
+            let writers: usize = arg(&args, "--writers").and_then(|w| w.parse().ok()).unwrap_or(4);
+            let ndjson_bytes = std::fs::metadata(&ndjson).unwrap().len();
+            let store = Store::open(&dir, options).unwrap();
+            let db = store.create_database("bench").unwrap();
+            let settings = ContainerSettings::for_expected_items((ndjson_bytes / 300) as usize);
+            let c =
+                db.create_container("telemetry", PartitionKeyDefinition::hash("/deviceId").unwrap(), settings).unwrap();
+            let file = std::io::BufReader::with_capacity(1 << 20, std::fs::File::open(&ndjson).unwrap());
+            c.import(file, ImportOptions { fail_fast: true }, |_| {}).unwrap();
+            let items = c.item_count();
+            // The import's log is folded first (so no checkpoint starts on its own meanwhile).
+            store.checkpoint().unwrap();
+            // Writers run for a second, then a checkpoint is written (timed), then a second more.
+            let stop = std::sync::atomic::AtomicBool::new(false);
+            let origin = Instant::now();
+            let (checkpoint_from, checkpoint_to, latencies) = std::thread::scope(|s| {
+                let handles: Vec<_> = (0..writers)
+                    .map(|w| {
+                        let (c, stop) = (&c, &stop);
+                        s.spawn(move || {
+                            // (start, duration) of each write, in seconds since `origin`.
+                            let mut out = Vec::new();
+                            let mut i = 0;
+                            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                                let began = origin.elapsed().as_secs_f64();
+                                c.create_json(&telemetry("stall-", w, i)).unwrap();
+                                out.push((began, origin.elapsed().as_secs_f64() - began));
+                                i += 1;
+                            }
+                            out
+                        })
+                    })
+                    .collect();
+                std::thread::sleep(std::time::Duration::from_secs(1));
+                let from = origin.elapsed().as_secs_f64();
+                store.checkpoint().unwrap();
+                let to = origin.elapsed().as_secs_f64();
+                std::thread::sleep(std::time::Duration::from_secs(1));
+                stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                let all: Vec<(f64, f64)> = handles.into_iter().flat_map(|h| h.join().unwrap()).collect();
+                (from, to, all)
+            });
+            let checkpoint_seconds = checkpoint_to - checkpoint_from;
+            // A write overlaps the checkpoint when it was under way at any moment of it.
+            let (during, outside): (Vec<_>, Vec<_>) =
+                latencies.iter().partition(|(b, d)| *b < checkpoint_to && b + d > checkpoint_from);
+            let max = |v: &[&(f64, f64)]| v.iter().map(|(_, d)| *d).fold(0.0, f64::max);
+            let median = |v: &[&(f64, f64)]| {
+                let mut d: Vec<f64> = v.iter().map(|(_, d)| *d).collect();
+                d.sort_by(f64::total_cmp);
+                d.get(d.len() / 2).copied().unwrap_or(0.0)
+            };
+            let completed_during =
+                latencies.iter().filter(|(b, d)| b + d > checkpoint_from && b + d < checkpoint_to).count();
+            println!(
+                r#"{{"peer":"cosmoql","mode":"stall","items":{items},"writers":{writers},"checkpoint_seconds":{checkpoint_seconds:.3},"writes_completed_during":{completed_during},"max_write_seconds_during":{:.4},"median_write_seconds_during":{:.5},"median_write_seconds_outside":{:.5},"max_write_seconds_outside":{:.4}}}"#,
+                max(&during),
+                median(&during),
+                median(&outside),
+                max(&outside)
             );
         }
         other => eprintln!("unknown mode {other}"),

@@ -114,7 +114,8 @@ impl CosmosClient {
     }
 
     /// Writes a checkpoint of a durable database now (the log then starts over from the current
-    /// state, so the next open replays less); nothing for an in-memory one.
+    /// state, so the next open replays less); writes go on meanwhile. Nothing for an in-memory
+    /// one.
     pub fn checkpoint(&self) -> Result<(), Error> {
         Ok(self.store.checkpoint()?)
     }

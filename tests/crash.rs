@@ -1,7 +1,8 @@
 //! The crash harness: a child process writes to a database directory from several threads
 //! (creates, upserts, replaces, patches, deletes, batches, indexing policy changes, with splits
-//! and checkpoints happening underneath) and is killed with SIGKILL at a random moment; then
-//! the database is opened again and checked:
+//! underneath, and checkpoints started at random moments and slowed down so that most kills land
+//! inside one) and is killed with SIGKILL at a random moment; then the database is opened again
+//! (replaying a checkpoint cut short, when the kill cut one) and checked:
 //! - every acknowledged write is there, and nothing else but possibly the one write each thread
 //!   had in flight (each thread owns its keys, so the expected state is computed by a model);
 //! - no batch is half-visible (a batch is one step of the model: all of it or none);
@@ -135,15 +136,20 @@ fn policy(with_pad: bool) -> IndexingPolicy {
     IndexingPolicy::from_json(&parse_json(json).unwrap()).unwrap()
 }
 
-/// Small checkpoints, so that kills land in them too. `COSMOQL_CRASH_SYNC=normal` runs the
-/// harness in the relaxed mode (a killed process loses nothing there either: only a power loss
-/// may).
-fn options() -> DurableOptions {
+/// Small checkpoints, slow in the child (`slow`), so that kills land in them too.
+/// `COSMOQL_CRASH_SYNC=normal` runs the harness in the relaxed mode (a killed process loses
+/// nothing there either: only a power loss may).
+fn options(slow: bool) -> DurableOptions {
     let sync = match std::env::var("COSMOQL_CRASH_SYNC").as_deref() {
         Ok("normal") => cosmoql::storage::SyncMode::Normal,
         _ => cosmoql::storage::SyncMode::Full,
     };
-    DurableOptions { checkpoint_bytes: 256 << 10, sync, ..DurableOptions::default() }
+    // Checkpoints copy slowly (0.3 ms a stretch), so that kills land inside them.
+    let faults = cosmoql::storage::Faults::none();
+    if slow {
+        faults.checkpoint_step_micros.store(300, std::sync::atomic::Ordering::Relaxed);
+    }
+    DurableOptions { checkpoint_bytes: 256 << 10, sync, faults, ..DurableOptions::default() }
 }
 
 fn run(store: &Store, op: &Op) {
@@ -188,11 +194,20 @@ fn run(store: &Store, op: &Op) {
 fn crash_child() {
     let dir = PathBuf::from(std::env::var("COSMOQL_CRASH_DIR").expect("COSMOQL_CRASH_DIR"));
     let seed: u64 = std::env::var("COSMOQL_CRASH_SEED").unwrap().parse().unwrap();
-    let store = Store::open(&dir, options()).unwrap();
+    let store = Store::open(&dir, options(true)).unwrap();
     println!("ready");
     std::io::stdout().flush().unwrap();
     std::thread::scope(|s| {
         s.spawn(|| std::thread::sleep(Duration::from_secs(600)));
+        // Checkpoints at random moments too (besides those the log's growth starts), so that
+        // kills land before, inside and after them.
+        s.spawn(|| {
+            let mut rng = Rng(seed ^ 0xC0FFEE);
+            loop {
+                std::thread::sleep(Duration::from_micros(rng.below(15_000)));
+                store.checkpoint().unwrap();
+            }
+        });
         for t in 0..THREADS {
             let store = &store;
             s.spawn(move || {
@@ -224,7 +239,8 @@ fn actual(store: &Store) -> BTreeMap<u64, Model> {
 }
 
 /// Opens the database after a kill and checks it against the models; moves each model to the
-/// state found (with or without the thread's write in flight).
+/// state found (with or without the thread's write in flight). Returns how many log files were
+/// replayed (more than one: the kill cut a checkpoint short).
 /// `pk/id` of a stored item.
 fn key_of(s: &cosmoql::storage::StoredItem) -> String {
     let field = |name: &str| s.doc.root().get(name).and_then(|v| v.as_str()).unwrap_or_default().to_string();
@@ -242,8 +258,9 @@ fn verify(
     models: &mut BTreeMap<u64, Model>,
     mark: &mut FeedMark,
     round: usize,
-) {
-    let store = Store::open(dir, options()).unwrap_or_else(|e| panic!("round {round}: reopening failed: {e}"));
+) -> u32 {
+    let store = Store::open(dir, options(false)).unwrap_or_else(|e| panic!("round {round}: reopening failed: {e}"));
+    let logs = store.durable().unwrap().recovery().logs;
     let found = actual(&store);
     for t in 0..THREADS {
         let done = acked.get(&t).copied().unwrap_or(0);
@@ -304,6 +321,7 @@ fn verify(
             "round {round}: the last write of {key} (LSN {lsn}) is not in the all-versions feed"
         );
     }
+    logs
 }
 
 #[test]
@@ -312,7 +330,7 @@ fn crash_harness() {
     let dir = std::env::temp_dir().join(format!("cosmoql-crash-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     {
-        let store = Store::open(&dir, options()).unwrap();
+        let store = Store::open(&dir, options(false)).unwrap();
         let db = store.create_database("crash").unwrap();
         let settings = ContainerSettings {
             split_max_items: 40,
@@ -326,6 +344,7 @@ fn crash_harness() {
     let mut rng = Rng(std::process::id() as u64);
     let exe = std::env::current_exe().unwrap();
     let mut acked_total = 0;
+    let mut chains = 0;
     for round in 0..kills {
         let seed = rng.next();
         let mut child = Command::new(&exe)
@@ -370,9 +389,14 @@ fn crash_harness() {
             panic!("round {round}: the child ended by itself: {err}");
         }
         acked_total += acked.values().sum::<usize>();
-        verify(&dir, seed, &acked, &mut models, &mut mark, round);
+        if verify(&dir, seed, &acked, &mut models, &mut mark, round) > 1 {
+            chains += 1;
+        }
     }
     assert!(acked_total > kills, "the children wrote something ({acked_total} acknowledged writes)");
-    eprintln!("crash harness: {kills} kills, {acked_total} acknowledged writes, all there");
+    eprintln!(
+        "crash harness: {kills} kills, {acked_total} acknowledged writes, all there ({chains} reopenings replayed a \
+         checkpoint the kill cut short)"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -16,7 +16,9 @@ use cosmoql::{CosmosClient, Value};
 use cosmoql_value::parse_json;
 
 fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("cosmoql-durability-{}-{name}", std::process::id()));
+    // Under the target directory (`cargo clean` removes them): a failed test's directory stays
+    // there for a look.
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("durability-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     dir
 }
@@ -455,4 +457,121 @@ fn a_directory_of_other_files_is_not_taken_for_a_database() {
     assert!(err.message.contains("is not a cosmoql database directory (it holds `notes.txt`"), "{}", err.message);
     let names: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(names, vec![std::ffi::OsString::from("notes.txt")], "nothing was written there");
+}
+
+/// The log files of a database directory, sorted.
+fn logs(dir: &Path) -> Vec<String> {
+    let mut files: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().to_string())
+        .filter(|f| f.starts_with("wal-"))
+        .collect();
+    files.sort();
+    files
+}
+
+/// Waits (at most a minute) until a checkpoint is being held.
+fn until_held(faults: &Faults) {
+    let start = std::time::Instant::now();
+    while faults.checkpoints_held() == 0 {
+        assert!(start.elapsed() < std::time::Duration::from_secs(60), "the checkpoint never began");
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+}
+
+/// Writes of every kind to `readings` and a new container, made while a checkpoint is held.
+fn write_more(store: &Store, round: usize) {
+    let readings = store.database("iot").unwrap().container("readings").unwrap();
+    let none = WriteOptions::default();
+    for i in 0..60 {
+        readings
+            .create(&json(&format!(
+                r#"{{"id":"m{round}-{i}","deviceId":"dev-{}","v":{i},"serial":"m{round}-{i}"}}"#,
+                i % 23
+            )))
+            .unwrap();
+    }
+    readings.upsert(&json(r#"{"id":"r6","deviceId":"dev-6","v":600,"serial":"s6"}"#), &none).unwrap();
+    let key = |d: &str| PartitionKey::from_values(&[Value::from(d)]).unwrap();
+    readings.delete(&key("dev-7"), &format!("r{}", 7 + 17 * round), &none).unwrap();
+    readings
+        .patch(
+            &key("dev-8"),
+            "r8",
+            &[PatchOperation::Set { path: "/round".into(), value: Value::from(round as f64) }],
+            &none,
+        )
+        .unwrap();
+    readings
+        .execute_batch(
+            &key("dev-9"),
+            &[
+                BatchOperation::Delete { id: format!("r{}", 9 + 17 * round), if_match: None },
+                BatchOperation::Create {
+                    item: json(&format!(r#"{{"id":"nb{round}","deviceId":"dev-9","serial":"nb{round}"}}"#)),
+                },
+            ],
+        )
+        .unwrap();
+    let db = store.database("other").unwrap();
+    let c = db
+        .create_container(
+            &format!("new{round}"),
+            PartitionKeyDefinition::hash("/k").unwrap(),
+            ContainerSettings::default(),
+        )
+        .unwrap();
+    c.create(&json(r#"{"id":"1","k":"a"}"#)).unwrap();
+}
+
+#[test]
+fn writes_go_on_while_a_checkpoint_copies_and_one_cut_short_loses_nothing() {
+    let dir = temp_dir("fuzzy");
+    let faults = Faults::none();
+    let options = DurableOptions { faults: Arc::clone(&faults), ..DurableOptions::default() };
+    let store = Store::open(&dir, options.clone()).unwrap();
+    write_everything(&store);
+    assert_eq!(logs(&dir).len(), 1);
+
+    // A checkpoint held after it began (its log is live) and before it copies a partition:
+    // writes of every kind, and a new container, are made and acknowledged meanwhile.
+    faults.hold_checkpoints(true);
+    let checkpoint = {
+        let store = Arc::clone(&store);
+        std::thread::spawn(move || store.checkpoint())
+    };
+    until_held(&faults);
+    write_more(&store, 1);
+    assert_eq!(logs(&dir).len(), 2, "the new generation is live while the old one is still CURRENT");
+    let expected = dump(&store);
+    faults.hold_checkpoints(false);
+    checkpoint.join().unwrap().unwrap();
+    assert_eq!(dump(&store), expected);
+    assert_eq!(logs(&dir).len(), 1, "a finished checkpoint removes the old generation: {:?}", logs(&dir));
+    drop(store);
+    let store = Store::open(&dir, options.clone()).unwrap();
+    assert_eq!(dump(&store), expected, "reopened from a checkpoint written while writes went on");
+
+    // A checkpoint cut short (the store is let go while it is held): both generations stay
+    // and are replayed in order at the next opening.
+    faults.hold_checkpoints(true);
+    let durable = Arc::clone(store.durable().unwrap());
+    let checkpoint = std::thread::spawn(move || durable.checkpoint());
+    until_held(&faults);
+    write_more(&store, 2);
+    let expected = dump(&store);
+    drop(store);
+    faults.hold_checkpoints(false);
+    checkpoint.join().unwrap().unwrap();
+    assert_eq!(logs(&dir).len(), 2, "{:?}", logs(&dir));
+    let store = Store::open(&dir, options.clone()).unwrap();
+    assert_eq!(store.durable().unwrap().recovery().logs, 2);
+    assert_eq!(dump(&store), expected, "reopened from a log and an unfinished checkpoint's");
+    assert_eq!(logs(&dir).len(), 1, "opening finishes a checkpoint cut short: {:?}", logs(&dir));
+    write_more(&store, 3);
+    let expected = dump(&store);
+    drop(store);
+    let store = Store::open(&dir, options).unwrap();
+    assert_eq!(store.durable().unwrap().recovery().logs, 1);
+    assert_eq!(dump(&store), expected);
 }

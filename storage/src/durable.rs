@@ -2,16 +2,18 @@
 //!
 //! The directory holds
 //! - `LOCK`: locked (`flock`) by the process that has the database open, with its pid;
-//! - `CURRENT`: the name of the live log file;
-//! - `wal-NNNNNN.log`: the live log (see [`crate::wal`] for its frames). It starts with a
-//!   checkpoint (every database, container and item as records) and continues with the writes
-//!   since. A checkpoint writes the next generation's file, syncs it, and switches `CURRENT` to it
-//!   with an atomic rename; the old file is then removed.
+//! - `CURRENT`: the name of the log file replay starts from;
+//! - `wal-NNNNNN.log`: logs (see [`crate::wal`] for their frames). Each starts with a checkpoint
+//!   (every database and container, then every item, interleaved with the writes made while it
+//!   was copied) and continues with the writes since. A checkpoint makes the next generation's
+//!   file live at once and fills it while writes go on (`Durable::checkpoint_of`); once it is
+//!   whole and synced, `CURRENT` names it (an atomic rename) and older files are removed. Until
+//!   then, `CURRENT`'s file and the later ones form a chain that opening replays in order.
 //!
-//! Opening replays the live log into memory (indexes are rebuilt in bulk, as an import does) and
-//! appends to it from there. What memory holds is always what the log says: a write is logged
-//! while it still holds its partition's lock, so one the log refuses (disk full) is taken back
-//! and fails, and it returns once the log is synced ([`SyncMode`]).
+//! Opening replays the chain into memory (indexes are rebuilt in bulk, as an import does) and
+//! appends to its last log from there. What memory holds is always what the log says: a write is
+//! logged while it still holds its partition's lock, so one the log refuses (disk full) is taken
+//! back and fails, and it returns once the log is synced ([`SyncMode`]).
 
 use std::fs::File;
 use std::io::{self, Write};
@@ -66,6 +68,9 @@ pub type Gate<'a> = RwLockReadGuard<'a, Arc<Log>>;
 pub struct Recovery {
     /// Records replayed.
     pub records: u64,
+    /// Log files replayed: more than one when a checkpoint had not finished (see the module
+    /// documentation).
+    pub logs: u32,
     /// Bytes of a torn last record cut off (a write that crashed before it was acknowledged).
     pub torn_bytes: u64,
     /// With [`DurableOptions::recover`]: where the damaged part of the log was set aside.
@@ -81,7 +86,11 @@ pub struct Durable {
     /// The live log; writers read-lock it around a change and its logging, a checkpoint
     /// write-locks it to switch files.
     log: RwLock<Arc<Log>>,
+    /// The live log's generation.
     generation: AtomicU64,
+    /// The generation `CURRENT` names: replaying starts there (earlier than `generation` while
+    /// a checkpoint is under way or after one that did not finish).
+    first_generation: AtomicU64,
     options: DurableOptions,
     next_handle: AtomicU32,
     /// The log's size after the last checkpoint.
@@ -94,9 +103,17 @@ pub struct Durable {
 
 /// What can write a checkpoint of itself (the store).
 pub(crate) trait Checkpoint: Send + Sync + std::fmt::Debug {
-    /// Every record that recreates the current state, passed to `out` (called with the log
-    /// write-locked: no change is under way).
-    fn checkpoint_records(&self, out: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()>;
+    /// The records that recreate every database and container, empty, with its layout and
+    /// counters, passed to `out` (called with the log write-locked: no change is under way).
+    fn checkpoint_header(&self, out: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()>;
+
+    /// The records of every item and kept change, passed to `out` while writes go on (see
+    /// `Container::checkpoint_frames`); `false` when `keep_going` stopped it.
+    fn checkpoint_items(&self, out: &mut dyn FnMut(&[u8]) -> Result<()>, keep_going: &dyn Fn() -> bool)
+        -> Result<bool>;
+
+    /// The log the checkpoint goes to.
+    fn durable_log(&self) -> Option<&Arc<Durable>>;
 }
 
 /// A database directory locked by this process, its log not yet open.
@@ -104,9 +121,12 @@ pub(crate) trait Checkpoint: Send + Sync + std::fmt::Debug {
 pub(crate) struct LockedDir {
     pub dir: PathBuf,
     lock: File,
-    generation: u64,
-    /// The live log.
-    pub path: PathBuf,
+    /// The generation `CURRENT` names.
+    first: u64,
+    /// The logs to replay, in order: `CURRENT`'s and each later generation that follows it
+    /// without a gap (a checkpoint that did not finish: its file holds the writes made since it
+    /// began). The last one is live.
+    pub chain: Vec<(u64, PathBuf)>,
     /// No `CURRENT` yet: a new database.
     pub new: bool,
 }
@@ -226,13 +246,22 @@ impl Durable {
             Err(e) if e.kind() == io::ErrorKind::NotFound => (1, true),
             Err(e) => return Err(fail("read", &current, e)),
         };
-        let path = dir.join(log_name(generation));
-        Ok(LockedDir { dir: dir.to_path_buf(), lock, generation, path, new })
+        let mut chain = vec![(generation, dir.join(log_name(generation)))];
+        if !new {
+            while let Some(next) = chain.last().map(|(g, _)| g + 1) {
+                let path = dir.join(log_name(next));
+                if !path.exists() {
+                    break;
+                }
+                chain.push((next, path));
+            }
+        }
+        Ok(LockedDir { dir: dir.to_path_buf(), lock, first: generation, chain, new })
     }
 
-    /// Opens the live log for appends after its last whole record at `end` (`None`: a new
-    /// database, whose log is created), removes files of other generations, and starts the
-    /// periodic sync of [`SyncMode::Normal`].
+    /// Opens the live log (the chain's last) for appends after its last whole record at `end`
+    /// (`None`: a new database, whose log is created), removes files of other generations, and
+    /// starts the periodic sync of [`SyncMode::Normal`].
     pub(crate) fn start(
         locked: LockedDir,
         end: Option<u64>,
@@ -240,7 +269,8 @@ impl Durable {
         recovery: Recovery,
         next_handle: u32,
     ) -> Result<Arc<Durable>> {
-        let LockedDir { dir, lock, generation, path, .. } = locked;
+        let LockedDir { dir, lock, first, chain, .. } = locked;
+        let (generation, path) = chain.last().cloned().unwrap_or_else(|| (first, dir.join(log_name(first))));
         let faults = Arc::clone(&options.faults);
         let log = match end {
             Some(end) => Log::open_at(&path, end, options.sync, faults),
@@ -256,6 +286,7 @@ impl Durable {
             checkpointed_len: AtomicU64::new(log.len()),
             log: RwLock::new(Arc::new(log)),
             generation: AtomicU64::new(generation),
+            first_generation: AtomicU64::new(first),
             options,
             next_handle: AtomicU32::new(next_handle),
             checkpointing: AtomicBool::new(false),
@@ -334,61 +365,113 @@ impl Durable {
         log.sync_to(end).map_err(|e| self.io_error("syncing", log.path(), &e))
     }
 
-    /// Waits until `log` is durable up to `end` (per [`SyncMode`]); then writes a checkpoint if
-    /// the log has grown enough. Called with no lock held.
+    /// Waits until `log` is durable up to `end` (per [`SyncMode`]); then starts a checkpoint
+    /// on a thread of its own if the log has grown enough. Called with no lock held.
     pub(crate) fn sync(&self, log: &Log, end: u64) -> Result<()> {
         log.sync_to(end).map_err(|e| self.io_error("syncing", log.path(), &e))?;
         let grown = self.checkpointed_len.load(Ordering::Relaxed);
-        if end > self.options.checkpoint_bytes.max(grown.saturating_mul(2)) {
-            // A failed checkpoint loses nothing (the live log stays); the next write tries again.
-            let _ = self.checkpoint();
+        if end > self.options.checkpoint_bytes.max(grown.saturating_mul(2))
+            && !self.checkpointing.swap(true, Ordering::AcqRel)
+        {
+            let store = self.checkpointer.get().cloned();
+            let started = std::thread::Builder::new().name("cosmoql-checkpoint".into()).spawn(move || {
+                // A failed checkpoint loses nothing (the logs it began stay in the chain); a
+                // later write tries again.
+                if let Some(store) = store.as_ref().and_then(Weak::upgrade) {
+                    if let Some(durable) = store.durable_log() {
+                        let _ = durable.checkpoint_of(&store);
+                        durable.checkpointing.store(false, Ordering::Release);
+                    }
+                }
+            });
+            if started.is_err() {
+                self.checkpointing.store(false, Ordering::Release);
+            }
         }
         Ok(())
     }
 
-    /// Writes a checkpoint: the next generation's log holding the whole state, synced, made
-    /// live by an atomic rename of `CURRENT`. Writers wait meanwhile. Nothing changes if it
-    /// fails (the error says why).
+    /// Writes a checkpoint now (see the module documentation) and returns when it is done;
+    /// returns at once if one is under way on another thread. Nothing is lost if it fails (the
+    /// error says why).
     pub fn checkpoint(&self) -> Result<()> {
         let Some(store) = self.checkpointer.get().and_then(Weak::upgrade) else { return Ok(()) };
         if self.checkpointing.swap(true, Ordering::AcqRel) {
             return Ok(()); // another thread is at it
         }
-        let result = self.checkpoint_of(&*store);
+        let result = self.checkpoint_of(&store);
         self.checkpointing.store(false, Ordering::Release);
         result
     }
 
-    fn checkpoint_of(&self, store: &dyn Checkpoint) -> Result<()> {
-        let mut live = self.log.write();
+    /// A checkpoint, while writes go on:
+    /// 1. with the log write-locked (no change under way, briefly): the live log is synced, the
+    ///    next generation's file is created with every database and container (empty, with
+    ///    their layouts and counters) and becomes the live log; writes go there from then on;
+    /// 2. every partition's items and kept changes are appended to it, a partition at a time,
+    ///    each while that partition's lock is held (its writes wait, the others' do not);
+    /// 3. it is synced and `CURRENT` names it (an atomic rename); older files are removed.
+    ///
+    /// Until step 3, opening replays the old log and then the new one (its copies of items are
+    /// after-images: replaying one sets the item to what it was when it was copied, and the
+    /// writes logged after it follow). A checkpoint stopped early (the store was dropped) or
+    /// failed (a full disk) leaves both in that chain; the next one starts another file.
+    fn checkpoint_of(&self, store: &Arc<dyn Checkpoint>) -> Result<()> {
         let generation = self.generation.load(Ordering::Relaxed) + 1;
         let path = self.dir.join(log_name(generation));
-        let _ = std::fs::remove_file(&path); // what a crashed checkpoint left
-        let attempt = || -> Result<Log> {
-            let log = Log::create(&path, self.options.sync, Arc::clone(&self.options.faults))
-                .map_err(|e| self.io_error("creating", &path, &e))?;
-            store.checkpoint_records(&mut |record| {
-                log.append_bulk(record).map(drop).map_err(|e| self.io_error("writing to", &path, &e))
-            })?;
-            log.sync_all().map_err(|e| self.io_error("syncing", &path, &e))?;
-            self.write_current(generation)?;
-            Ok(log)
+        // Written aside and renamed once whole, so a log in the chain always begins with its
+        // whole header.
+        let aside = path.with_extension("log.tmp");
+        let log = {
+            let mut live = self.log.write();
+            let _ = std::fs::remove_file(&aside); // what a crashed step 1 left
+            let begin = || -> Result<Log> {
+                live.sync_all().map_err(|e| self.io_error("syncing", live.path(), &e))?;
+                let mut log = Log::create(&aside, self.options.sync, Arc::clone(&self.options.faults))
+                    .map_err(|e| self.io_error("creating", &aside, &e))?;
+                store.checkpoint_header(&mut |record| {
+                    log.append_bulk(record).map(drop).map_err(|e| self.io_error("writing to", &aside, &e))
+                })?;
+                log.sync_all().map_err(|e| self.io_error("syncing", &aside, &e))?;
+                log.rename(&path).map_err(|e| self.io_error("renaming", &aside, &e))?;
+                // The new file's name must survive a power loss before a write goes there.
+                File::open(&self.dir)
+                    .and_then(|d| d.sync_all())
+                    .map_err(|e| self.io_error("syncing", &self.dir, &e))?;
+                Ok(log)
+            };
+            match begin() {
+                Ok(log) => {
+                    let log = Arc::new(log);
+                    *live = Arc::clone(&log);
+                    self.generation.store(generation, Ordering::Relaxed);
+                    log
+                }
+                Err(e) => {
+                    let _ = std::fs::remove_file(&aside);
+                    return Err(e);
+                }
+            }
         };
-        match attempt() {
-            Ok(log) => {
-                let old = live.path().to_path_buf();
-                self.checkpointed_len.store(log.len(), Ordering::Relaxed);
-                *live = Arc::new(log);
-                self.generation.store(generation, Ordering::Relaxed);
-                drop(live);
-                let _ = std::fs::remove_file(old);
-                Ok(())
-            }
-            Err(e) => {
-                let _ = std::fs::remove_file(&path);
-                Err(e)
-            }
+        // The store's owner let it go: stop (the chain keeps everything) rather than keep it
+        // open behind their back.
+        let keep_going = || {
+            self.options.faults.checkpoint_step();
+            Arc::strong_count(store) > 1
+        };
+        let finished = store.checkpoint_items(
+            &mut |record| log.append_bulk(record).map(drop).map_err(|e| self.io_error("writing to", &path, &e)),
+            &keep_going,
+        )?;
+        if !finished {
+            return Ok(());
         }
+        log.sync_all().map_err(|e| self.io_error("syncing", &path, &e))?;
+        self.write_current(generation)?;
+        self.first_generation.store(generation, Ordering::Relaxed);
+        self.checkpointed_len.store(log.len(), Ordering::Relaxed);
+        self.remove_stale_logs();
+        Ok(())
     }
 
     /// Points `CURRENT` at a generation's log: written aside, synced, renamed over, directory
@@ -406,14 +489,17 @@ impl Durable {
         write().map_err(|e| self.io_error("writing", &current, &e))
     }
 
-    /// Removes log files of other generations (a finished checkpoint's predecessor, or a
-    /// crashed checkpoint's unfinished successor).
+    /// Removes the log files outside the chain from `CURRENT`'s generation to the live one
+    /// (a finished checkpoint's predecessors) and a crashed checkpoint's unfinished beginning.
     fn remove_stale_logs(&self) {
-        let live = log_name(self.generation.load(Ordering::Relaxed));
+        let chain = self.first_generation.load(Ordering::Relaxed)..=self.generation.load(Ordering::Relaxed);
         if let Ok(entries) = std::fs::read_dir(&self.dir) {
             for entry in entries.flatten() {
                 let name = entry.file_name().to_string_lossy().to_string();
-                if name.starts_with("wal-") && name.ends_with(".log") && name != live {
+                let generation =
+                    name.strip_prefix("wal-").and_then(|n| n.strip_suffix(".log")).and_then(|n| n.parse().ok());
+                let unfinished = name.starts_with("wal-") && name.ends_with(".log.tmp");
+                if generation.is_some_and(|g| !chain.contains(&g)) || unfinished {
                     let _ = std::fs::remove_file(entry.path());
                 }
             }

@@ -38,46 +38,63 @@ impl Store {
     /// and keeps every change durable from then on. Refused while another process has it open;
     /// a damaged log is refused with the file and offset (see [`DurableOptions::recover`]).
     pub fn open(dir: &Path, options: DurableOptions) -> Result<Arc<Store>> {
-        let locked = Durable::lock(dir)?;
+        let mut locked = Durable::lock(dir)?;
         let mut store = Store::default();
         let mut recovery = Recovery::default();
         let mut handles: HashMap<u32, Arc<Container>> = HashMap::new();
         let clock: Arc<dyn Clock> = Arc::new(crate::throughput::SystemClock::default());
-        let end = if locked.new {
-            None
-        } else {
-            let path = locked.path.clone();
-            let read = crate::wal::read_frames(&path, |offset, payload| {
-                store.replay(payload, &mut handles, &clock).map_err(|e| {
-                    StorageError::new(
-                        ErrorKind::Unavailable,
-                        format!("{}: the log record at byte offset {offset} does not replay: {}", path.display(), e.0),
-                    )
-                })?;
-                recovery.records += 1;
-                Ok::<(), StorageError>(())
-            })?
-            .map_err(|e| crate::durable::io_error("reading", &path, &e))?;
-            recovery.torn_bytes = read.torn_bytes;
-            if let Some(c) = read.corruption {
-                if !options.recover {
-                    return Err(StorageError::new(
-                        ErrorKind::Unavailable,
-                        format!(
-                            "{c}. Nothing was changed. To open the database with those intact records, set the rest \
-                             of the file aside with `cosmoql recover {}` (or DurableOptions::recover)",
-                            dir.display()
-                        ),
-                    ));
+        let mut end = None;
+        if !locked.new {
+            // CURRENT's log, then those of checkpoints that had not finished (see
+            // `Durable::checkpoint_of`); the last one is live.
+            let mut replayed = 0;
+            for (i, (_, path)) in locked.chain.iter().enumerate() {
+                let path = path.clone();
+                let read = crate::wal::read_frames(&path, |offset, payload| {
+                    store.replay(payload, &mut handles, &clock).map_err(|e| {
+                        StorageError::new(
+                            ErrorKind::Unavailable,
+                            format!(
+                                "{}: the log record at byte offset {offset} does not replay: {}",
+                                path.display(),
+                                e.0
+                            ),
+                        )
+                    })?;
+                    recovery.records += 1;
+                    Ok::<(), StorageError>(())
+                })?
+                .map_err(|e| crate::durable::io_error("reading", &path, &e))?;
+                recovery.torn_bytes += read.torn_bytes;
+                recovery.logs += 1;
+                replayed = i;
+                end = Some(read.end);
+                if let Some(c) = read.corruption {
+                    if !options.recover {
+                        return Err(StorageError::new(
+                            ErrorKind::Unavailable,
+                            format!(
+                                "{c}. Nothing was changed. To open the database with those intact records, set the \
+                                 rest of the file aside with `cosmoql recover {}` (or DurableOptions::recover)",
+                                dir.display()
+                            ),
+                        ));
+                    }
+                    let aside = path.with_extension(format!("log.damaged-at-{}", c.offset));
+                    let bytes = std::fs::read(&path).map_err(|e| crate::durable::io_error("reading", &path, &e))?;
+                    std::fs::write(&aside, &bytes[c.offset as usize..])
+                        .map_err(|e| crate::durable::io_error("writing", &aside, &e))?;
+                    // Later logs continue from what was lost: they are set aside whole.
+                    for (_, later) in &locked.chain[i + 1..] {
+                        let to = later.with_extension("log.after-damage");
+                        std::fs::rename(later, &to).map_err(|e| crate::durable::io_error("renaming", later, &e))?;
+                    }
+                    recovery.set_aside = Some(aside);
+                    break;
                 }
-                let aside = path.with_extension(format!("log.damaged-at-{}", c.offset));
-                let bytes = std::fs::read(&path).map_err(|e| crate::durable::io_error("reading", &path, &e))?;
-                std::fs::write(&aside, &bytes[c.offset as usize..])
-                    .map_err(|e| crate::durable::io_error("writing", &aside, &e))?;
-                recovery.set_aside = Some(aside);
             }
-            Some(read.end)
-        };
+            locked.chain.truncate(replayed + 1);
+        }
         for container in handles.values() {
             container.finish_replay();
         }
@@ -93,6 +110,12 @@ impl Store {
         let store = Arc::new(store);
         let weak: Weak<dyn Checkpoint> = Arc::downgrade(&store) as Weak<dyn Checkpoint>;
         durable.set_checkpointer(weak);
+        if durable.recovery().logs > 1 {
+            // A checkpoint was cut short (a crash, or the store let go while it ran): finish one
+            // now, so the chain of logs to replay never grows past two. If it fails (a full
+            // disk), the chain stays, whole, and the next checkpoint tries again.
+            let _ = store.checkpoint();
+        }
         Ok(store)
     }
 
@@ -268,18 +291,38 @@ impl Store {
 }
 
 impl Checkpoint for Store {
-    fn checkpoint_records(&self, out: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> {
-        let dbs: Vec<Arc<Database>> = self.databases.read().values().cloned().collect();
-        for db in dbs {
+    fn durable_log(&self) -> Option<&Arc<Durable>> {
+        self.durable.as_ref()
+    }
+
+    fn checkpoint_header(&self, out: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> {
+        for db in self.databases.read().values() {
             out(&db.encode())?;
-            let containers: Vec<Arc<Container>> = db.containers.read().values().cloned().collect();
-            for c in containers {
-                let Some(handle) = c.journal_handle() else { continue };
-                out(&c.encode_state(&db.id, handle))?;
-                c.checkpoint_frames(handle, out)?;
+            for c in db.containers.read().values() {
+                if let Some(handle) = c.journal_handle() {
+                    out(&c.encode_state(&db.id, handle))?;
+                }
             }
         }
         Ok(())
+    }
+
+    fn checkpoint_items(
+        &self,
+        out: &mut dyn FnMut(&[u8]) -> Result<()>,
+        keep_going: &dyn Fn() -> bool,
+    ) -> Result<bool> {
+        let dbs: Vec<Arc<Database>> = self.databases.read().values().cloned().collect();
+        for db in dbs {
+            let containers: Vec<Arc<Container>> = db.containers.read().values().cloned().collect();
+            for c in containers {
+                let Some(handle) = c.journal_handle() else { continue };
+                if !c.checkpoint_frames(handle, out, keep_going)? {
+                    return Ok(false);
+                }
+            }
+        }
+        Ok(true)
     }
 }
 

@@ -42,7 +42,7 @@ pub enum SyncMode {
 /// How often [`SyncMode::Normal`] syncs the log.
 pub const NORMAL_SYNC_INTERVAL: std::time::Duration = std::time::Duration::from_millis(200);
 
-/// Failures to inject (tests of the failure paths).
+/// Failures to inject, and pauses (tests of the failure paths and of what runs meanwhile).
 #[derive(Debug)]
 pub struct Faults {
     /// The disk is full once a log file would pass this many bytes: allocating past it fails
@@ -50,12 +50,27 @@ pub struct Faults {
     pub disk_full_at: AtomicU64,
     /// Bytes allocated at a time ([`PREALLOCATE`]; a test sets 1 to reach a full disk at once).
     pub preallocate: AtomicU64,
+    /// While set, a checkpoint waits before copying each partition (see [`Faults::hold_checkpoints`]).
+    checkpoint_hold: Mutex<bool>,
+    checkpoint_released: Condvar,
+    /// Checkpoints waiting at [`Faults::checkpoint_step`] now.
+    checkpoints_held: AtomicU64,
+    /// Microseconds a checkpoint sleeps before copying each stretch (a slow disk, so that a
+    /// crash test's kills land inside checkpoints).
+    pub checkpoint_step_micros: AtomicU64,
 }
 
 impl Faults {
     /// No failure planned.
     pub fn none() -> Arc<Faults> {
-        Arc::new(Faults { disk_full_at: AtomicU64::new(u64::MAX), preallocate: AtomicU64::new(PREALLOCATE) })
+        Arc::new(Faults {
+            disk_full_at: AtomicU64::new(u64::MAX),
+            preallocate: AtomicU64::new(PREALLOCATE),
+            checkpoint_hold: Mutex::new(false),
+            checkpoint_released: Condvar::new(),
+            checkpoints_held: AtomicU64::new(0),
+            checkpoint_step_micros: AtomicU64::new(0),
+        })
     }
 
     /// Makes the disk full once a log file holds `bytes` (`u64::MAX`: never), and allocates
@@ -63,6 +78,34 @@ impl Faults {
     pub fn set_disk_full_at(&self, bytes: u64) {
         self.disk_full_at.store(bytes, Ordering::Relaxed);
         self.preallocate.store(1, Ordering::Relaxed);
+    }
+
+    /// Holds checkpoints after they have begun (their new log is live) and before they copy each
+    /// partition, until called again with `false`.
+    pub fn hold_checkpoints(&self, hold: bool) {
+        *self.checkpoint_hold.lock() = hold;
+        self.checkpoint_released.notify_all();
+    }
+
+    /// How many checkpoints are being held now.
+    pub fn checkpoints_held(&self) -> u64 {
+        self.checkpoints_held.load(Ordering::Acquire)
+    }
+
+    /// Where a checkpoint waits while held (or slowed).
+    pub(crate) fn checkpoint_step(&self) {
+        let micros = self.checkpoint_step_micros.load(Ordering::Relaxed);
+        if micros > 0 {
+            std::thread::sleep(std::time::Duration::from_micros(micros));
+        }
+        let mut hold = self.checkpoint_hold.lock();
+        if *hold {
+            self.checkpoints_held.fetch_add(1, Ordering::AcqRel);
+            while *hold {
+                self.checkpoint_released.wait(&mut hold);
+            }
+            self.checkpoints_held.fetch_sub(1, Ordering::AcqRel);
+        }
     }
 }
 
@@ -147,6 +190,13 @@ impl Log {
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// Renames the file (it stays open for appends).
+    pub fn rename(&mut self, to: &Path) -> io::Result<()> {
+        std::fs::rename(&self.path, to)?;
+        self.path = to.to_path_buf();
+        Ok(())
     }
 
     pub fn mode(&self) -> SyncMode {
@@ -447,11 +497,35 @@ pub fn read_frames<E>(
 mod tests {
     use super::*;
 
-    fn temp(name: &str) -> PathBuf {
+    /// A log file in a folder of its own, removed with the folder when dropped.
+    struct Temp(PathBuf);
+
+    impl std::ops::Deref for Temp {
+        type Target = Path;
+        fn deref(&self) -> &Path {
+            &self.0
+        }
+    }
+
+    impl AsRef<Path> for Temp {
+        fn as_ref(&self) -> &Path {
+            &self.0
+        }
+    }
+
+    impl Drop for Temp {
+        fn drop(&mut self) {
+            if let Some(dir) = self.0.parent() {
+                let _ = std::fs::remove_dir_all(dir);
+            }
+        }
+    }
+
+    fn temp(name: &str) -> Temp {
         let dir = std::env::temp_dir().join(format!("cosmoql-wal-{}-{name}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
-        dir.join("wal.log")
+        Temp(dir.join("wal.log"))
     }
 
     fn frames(path: &Path) -> (Vec<Vec<u8>>, ReadLog) {

@@ -617,6 +617,10 @@ pub struct Container {
     next_expiry: AtomicU64,
     /// In a durable store: its log.
     journal: std::sync::OnceLock<Journal>,
+    /// Held while a checkpoint copies the container's partitions into the log, so that none
+    /// splits under it (writes go on meanwhile; a split that finds it held is left for a later
+    /// write, a split asked for waits).
+    layout: Mutex<()>,
 }
 
 thread_local! {
@@ -701,6 +705,7 @@ impl Container {
             expired: AtomicU64::new(0),
             next_expiry: AtomicU64::new(u64::MAX),
             journal: std::sync::OnceLock::new(),
+            layout: Mutex::new(()),
         }
     }
 
@@ -1346,6 +1351,8 @@ impl Container {
     /// Splits `p` in two at a boundary between logical partitions, if it is still live and over a
     /// threshold. Returns whether it split.
     fn split(&self, p: &Arc<PhysicalPartition>) -> bool {
+        // A checkpoint is copying the partitions: the next write past the thresholds splits.
+        let Some(_layout) = self.layout.try_lock() else { return false };
         let _gate = self.gate();
         let mut map = self.partitions.write();
         let mut data = p.data.write();
@@ -1453,6 +1460,7 @@ impl Container {
     /// partitions can serve: 10,000 RU/s each). Returns how many splits it made.
     pub fn split_to(&self, n: usize) -> usize {
         let mut splits = 0;
+        let _layout = self.layout.lock();
         let _gate = self.gate();
         let mut map = self.partitions.write();
         while map.len() < n {
@@ -1474,6 +1482,7 @@ impl Container {
     /// Splits the physical partition `id` at the middle of its EPK range; the children's ids, or
     /// `None` when there is no such partition or its range is too narrow.
     pub fn split_partition_evenly(&self, id: u32) -> Option<[u32; 2]> {
+        let _layout = self.layout.lock();
         let _gate = self.gate();
         let mut map = self.partitions.write();
         let p = Arc::clone(map.iter().find(|p| p.id == id)?);
@@ -1489,6 +1498,7 @@ impl Container {
     /// Splits the physical partition holding `epk` now, whatever its size (tests and tools use
     /// this to force splits). Returns false when it holds fewer than two logical partitions.
     pub fn force_split(&self, epk: &Epk) -> bool {
+        let _layout = self.layout.lock();
         let _gate = self.gate();
         let mut map = self.partitions.write();
         let p = Arc::clone(&map[Self::index_for(&map, epk)]);

@@ -14,6 +14,10 @@ use super::*;
 use crate::codec::{DecodeError, Decoded, Reader, Writer};
 use crate::durable::{tag, Durable};
 
+/// The most items (or kept changes) a checkpoint copies from a partition under one hold of its
+/// lock: that partition's writes wait for at most this many.
+const CHECKPOINT_STRETCH: usize = 2048;
+
 /// A container's place in a durable store: the store's log and the container's number in it.
 #[derive(Debug)]
 pub(crate) struct Journal {
@@ -443,30 +447,80 @@ impl Container {
         let _ = self.set_default_ttl(self.default_ttl());
     }
 
-    /// The container's items and history as checkpoint frames (taken while no write runs), each
-    /// passed to `out`.
-    pub(crate) fn checkpoint_frames(&self, handle: u32, out: &mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()> {
+    /// The container's items and history as checkpoint frames, each passed to `out` while writes
+    /// go on. A partition is copied a stretch at a time (whole logical partitions, up to
+    /// [`CHECKPOINT_STRETCH`] items, then its kept changes by LSN), each stretch passed while the
+    /// partition's lock is held, so its frames fall into the log between that partition's
+    /// writes, in the order of its changes: replaying a copy sets an item to what it was then,
+    /// and the writes after it follow. An item written before its stretch was copied is in the
+    /// log twice, which replays the same; a logical partition made after the copy began is
+    /// whole in the log. No partition splits meanwhile. Stops early (returning `false`) when
+    /// `keep_going` says so (it is asked before each stretch).
+    pub(crate) fn checkpoint_frames(
+        &self,
+        handle: u32,
+        out: &mut dyn FnMut(&[u8]) -> Result<()>,
+        keep_going: &dyn Fn() -> bool,
+    ) -> Result<bool> {
         const ITEMS_PER_FRAME: usize = 512;
-        for p in self.partitions.read().iter() {
-            let data = p.data.read();
-            let items = data.logical.values().flat_map(|lp| lp.iter_from(0));
-            let mut chunk: Vec<StoredItem> = Vec::with_capacity(ITEMS_PER_FRAME);
-            let mut bytes = 0usize;
-            for item in items {
-                bytes += item.doc.len();
-                chunk.push(item.clone());
-                if chunk.len() == ITEMS_PER_FRAME || bytes > 4 << 20 {
+        let _layout = self.layout.lock();
+        let partitions: Vec<Arc<PhysicalPartition>> = self.partitions.read().clone();
+        for p in &partitions {
+            // Items, whole logical partitions at a time, after the last one copied.
+            let mut after: Option<Epk> = None;
+            loop {
+                if !keep_going() {
+                    return Ok(false);
+                }
+                let data = p.data.read();
+                let rest = match &after {
+                    None => data.logical.range::<Epk, _>(..),
+                    Some(epk) => data.logical.range((Bound::Excluded(epk), Bound::Unbounded)),
+                };
+                let mut chunk: Vec<StoredItem> = Vec::with_capacity(ITEMS_PER_FRAME);
+                let (mut bytes, mut copied) = (0usize, 0usize);
+                let mut last = None;
+                for (epk, lp) in rest {
+                    for item in lp.iter_from(0) {
+                        bytes += item.doc.len();
+                        chunk.push(item.clone());
+                        if chunk.len() == ITEMS_PER_FRAME || bytes > 4 << 20 {
+                            out(&Self::encode_writes(handle, chunk.drain(..), FROM_CHECKPOINT).buf)?;
+                            bytes = 0;
+                        }
+                    }
+                    copied += lp.len();
+                    last = Some(epk);
+                    if copied >= CHECKPOINT_STRETCH {
+                        break;
+                    }
+                }
+                if !chunk.is_empty() {
                     out(&Self::encode_writes(handle, chunk.drain(..), FROM_CHECKPOINT).buf)?;
-                    bytes = 0;
+                }
+                match last {
+                    Some(epk) => after = Some(epk.clone()),
+                    None => break,
                 }
             }
-            if !chunk.is_empty() {
-                out(&Self::encode_writes(handle, chunk.drain(..), FROM_CHECKPOINT).buf)?;
-            }
-            if !data.history.is_empty() {
+            // Kept changes (the all-versions feed), by LSN up to the last one kept now; later
+            // ones are writes logged after this point.
+            let mut from = 0u64;
+            let upto = p.data.read().history.last_key_value().map_or(0, |(lsn, _)| *lsn);
+            while from < upto {
+                if !keep_going() {
+                    return Ok(false);
+                }
+                let data = p.data.read();
                 let mut w = Writer::new();
                 w.u8(tag::HISTORY).u32(handle).bytes(p.min.as_bytes());
-                for (lsn, c) in &data.history {
+                let mut copied = 0;
+                let mut next = upto;
+                for (lsn, c) in data.history.range((Bound::Excluded(from), Bound::Included(upto))) {
+                    if copied == CHECKPOINT_STRETCH {
+                        next = lsn - 1;
+                        break;
+                    }
                     let op = match c.operation {
                         ChangeOperation::Create => 0,
                         ChangeOperation::Replace => 1,
@@ -483,11 +537,15 @@ impl Container {
                         }
                     }
                     w.opt_u64(c.previous_lsn).u64(c.ts).u8(c.ttl_expired as u8);
+                    copied += 1;
                 }
-                out(&w.buf)?;
+                if copied > 0 {
+                    out(&w.buf)?;
+                }
+                from = next;
             }
         }
-        Ok(())
+        Ok(true)
     }
 
     /// The container's resource id number in its database.
