@@ -18,6 +18,8 @@
 //! ```text
 //! cargo bench --bench durability -- stall --ndjson telemetry.ndjson --writers 4 --dir /tmp/z
 //! ```
+//!
+//! `--keep` leaves the directory; `reopen --dir D` then times opening it alone (for profiling).
 
 use std::path::PathBuf;
 use std::time::Instant;
@@ -50,7 +52,9 @@ fn main() {
         return;
     };
     let dir = PathBuf::from(arg(&args, "--dir").unwrap_or_else(|| "/tmp/cosmoql-durability-bench".into()));
-    let _ = std::fs::remove_dir_all(&dir);
+    if mode != "reopen" {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
     let sync = match arg(&args, "--sync").as_deref() {
         Some("normal") | Some("NORMAL") => SyncMode::Normal,
         _ => SyncMode::Full,
@@ -199,7 +203,25 @@ fn main() {
                 max(&outside)
             );
         }
+        "reopen" => {
+            // Opens a database directory left by `import --keep` (timed), and leaves it.
+            let started = Instant::now();
+            let store = Store::open(&dir, options).unwrap();
+            let reopen_seconds = started.elapsed().as_secs_f64();
+            let items: usize = store
+                .database_ids()
+                .iter()
+                .flat_map(|d| {
+                    let db = store.database(d).unwrap();
+                    db.container_ids().into_iter().map(move |c| db.container(&c).unwrap().item_count())
+                })
+                .sum();
+            println!(r#"{{"peer":"cosmoql","mode":"reopen","items":{items},"reopen_seconds":{reopen_seconds:.3}}}"#);
+            return;
+        }
         other => eprintln!("unknown mode {other}"),
     }
-    let _ = std::fs::remove_dir_all(&dir);
+    if !args.iter().any(|a| a == "--keep") {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }
