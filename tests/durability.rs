@@ -459,6 +459,22 @@ fn a_directory_of_other_files_is_not_taken_for_a_database() {
     assert_eq!(names, vec![std::ffi::OsString::from("notes.txt")], "nothing was written there");
 }
 
+/// Two dumps are equal; if not, the lines that differ (a dump is long).
+fn assert_same(actual: &str, expected: &str, what: &str) {
+    if actual != expected {
+        let (a, e): (Vec<&str>, Vec<&str>) = (actual.lines().collect(), expected.lines().collect());
+        let at = a.iter().zip(&e).position(|(x, y)| x != y).unwrap_or(a.len().min(e.len()));
+        let show = |v: &[&str]| {
+            v.iter()
+                .skip(at.saturating_sub(2))
+                .take(5)
+                .map(|l| l.chars().take(60).collect::<String>())
+                .collect::<Vec<_>>()
+        };
+        panic!("{what}: from line {at}, found {:#?}\nexpected {:#?}", show(&a), show(&e));
+    }
+}
+
 /// The log files of a database directory, sorted.
 fn logs(dir: &Path) -> Vec<String> {
     let mut files: Vec<String> = std::fs::read_dir(dir)
@@ -574,4 +590,151 @@ fn writes_go_on_while_a_checkpoint_copies_and_one_cut_short_loses_nothing() {
     let store = Store::open(&dir, options).unwrap();
     assert_eq!(store.durable().unwrap().recovery().logs, 1);
     assert_eq!(dump(&store), expected);
+}
+
+/// Lets a held checkpoint take one step; waits until it took it and is held again (or ended).
+fn one_step(faults: &Faults, checkpoint: &std::thread::JoinHandle<Result<(), cosmoql::StorageError>>) {
+    let before = faults.checkpoint_steps_taken();
+    faults.release_checkpoint_steps(1);
+    let start = std::time::Instant::now();
+    let done =
+        || checkpoint.is_finished() || (faults.checkpoint_steps_taken() > before && faults.checkpoints_held() == 1);
+    while !done() {
+        assert!(start.elapsed() < std::time::Duration::from_secs(60), "the checkpoint did not go on");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
+
+#[test]
+fn a_checkpoint_copies_big_logical_partitions_and_long_histories_a_stretch_at_a_time() {
+    let dir = temp_dir("stretches");
+    let faults = Faults::none();
+    let options = DurableOptions { faults: Arc::clone(&faults), ..DurableOptions::default() };
+    let store = Store::open(&dir, options.clone()).unwrap();
+    let db = store.create_database("d").unwrap();
+    // One logical partition of 5,000 items (no key) with 5,000 kept changes: more than a stretch
+    // of either.
+    let settings = ContainerSettings { change_feed_retention: Some(3600), ..ContainerSettings::default() };
+    let c = db.create_container("keyless", PartitionKeyDefinition::none(), settings).unwrap();
+    let item = |id: String, v: i64| json(&format!(r#"{{"id":"{id}","v":{v}}}"#));
+    for i in 0..5000 {
+        c.create(&item(format!("i{i}"), i)).unwrap();
+    }
+    let none = WriteOptions::default();
+    let key = PartitionKey::none();
+    faults.hold_checkpoints(true);
+    let checkpoint = {
+        let store = Arc::clone(&store);
+        std::thread::spawn(move || store.checkpoint())
+    };
+    until_held(&faults);
+    // Between every two stretches: items created, replaced (early and late ones, so before and
+    // after the copy reaches them), patched and deleted.
+    let mut steps = 0;
+    while !checkpoint.is_finished() {
+        let n = steps as i64;
+        c.create(&item(format!("new{n}"), n)).unwrap();
+        c.replace(&key, &format!("i{n}"), &item(format!("i{n}"), -n), &none).unwrap();
+        c.replace(&key, &format!("i{}", 4999 - n), &item(format!("i{}", 4999 - n), -n), &none).unwrap();
+        c.patch(
+            &key,
+            &format!("i{}", 2500 + n),
+            &[PatchOperation::Set { path: "/p".into(), value: Value::from(1.0) }],
+            &none,
+        )
+        .unwrap();
+        c.delete(&key, &format!("i{}", 100 + n), &none).unwrap();
+        c.delete(&key, &format!("i{}", 4000 + n), &none).unwrap();
+        one_step(&faults, &checkpoint);
+        steps += 1;
+    }
+    checkpoint.join().unwrap().unwrap();
+    assert!(steps >= 6, "three stretches of items and three of kept changes, at least: {steps}");
+    let expected = dump(&store);
+    assert_eq!(logs(&dir).len(), 1);
+    drop((store, c, db));
+    assert_same(&dump(&Store::open(&dir, options).unwrap()), &expected, "reopened from the checkpoint alone");
+}
+
+#[test]
+fn checkpoint_frames_stay_small_whatever_the_history_holds() {
+    let dir = temp_dir("frames");
+    let store = open(&dir);
+    let db = store.create_database("d").unwrap();
+    let settings = ContainerSettings { change_feed_retention: Some(3600), ..ContainerSettings::default() };
+    let c = db.create_container("c", PartitionKeyDefinition::hash("/k").unwrap(), settings).unwrap();
+    // 60 versions of one 200 KB item: 12 MB of kept changes in one partition.
+    let pad = "x".repeat(200_000);
+    for v in 0..60 {
+        c.upsert(&json(&format!(r#"{{"id":"a","k":"a","v":{v},"pad":"{pad}"}}"#)), &WriteOptions::default()).unwrap();
+    }
+    store.checkpoint().unwrap();
+    let (path, _) = store.durable().unwrap().log_file();
+    let mut largest = 0;
+    cosmoql::storage::wal::read_frames(&path, |_, payload| {
+        largest = largest.max(payload.len());
+        Ok::<(), ()>(())
+    })
+    .unwrap()
+    .unwrap();
+    assert!(largest < 5 << 20, "a checkpoint frame of {largest} bytes");
+    let expected = dump(&store);
+    drop((store, c, db));
+    assert_eq!(dump(&open(&dir)), expected);
+}
+
+#[test]
+fn no_container_is_created_in_a_deleted_database() {
+    let dir = temp_dir("deleted-db");
+    let store = open(&dir);
+    let db = store.create_database("gone").unwrap();
+    store.delete_database("gone").unwrap();
+    let err = db
+        .create_container("c", PartitionKeyDefinition::hash("/k").unwrap(), ContainerSettings::default())
+        .unwrap_err();
+    assert_eq!(err.status_code(), 404, "{err}");
+    let expected = dump(&store);
+    drop((store, db));
+    assert_eq!(dump(&open(&dir)), expected);
+}
+
+#[test]
+fn a_store_let_go_during_a_background_checkpoint_can_be_opened_again_at_once() {
+    let dir = temp_dir("background");
+    let faults = Faults::none();
+    // Checkpoints start on their own after every few kilobytes.
+    let options =
+        DurableOptions { faults: Arc::clone(&faults), checkpoint_bytes: 4 << 10, ..DurableOptions::default() };
+    let store = Store::open(&dir, options.clone()).unwrap();
+    let c = store
+        .create_database("d")
+        .unwrap()
+        .create_container("c", PartitionKeyDefinition::hash("/k").unwrap(), ContainerSettings::default())
+        .unwrap();
+    faults.hold_checkpoints(true);
+    let mut i = 0;
+    while faults.checkpoints_held() == 0 {
+        assert!(i < 10_000, "no checkpoint started on its own");
+        c.create(&json(&format!(r#"{{"id":"{i}","k":"k{}","pad":"{}"}}"#, i % 7, "x".repeat(100)))).unwrap();
+        i += 1;
+    }
+    // Writes go on while it is held; then the store is let go with the checkpoint still held.
+    for j in 0..50 {
+        c.create(&json(&format!(r#"{{"id":"late{j}","k":"k{}"}}"#, j % 7))).unwrap();
+    }
+    let expected = dump(&store);
+    drop((store, c));
+    let release = {
+        let faults = Arc::clone(&faults);
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            faults.hold_checkpoints(false);
+        })
+    };
+    // The checkpoint stops at its next step and lets the directory go: opening waits for that.
+    let store = Store::open(&dir, options).unwrap();
+    release.join().unwrap();
+    assert_eq!(store.durable().unwrap().recovery().logs, 2, "the checkpoint was cut short");
+    assert_same(&dump(&store), &expected, "reopened at once");
+    assert_eq!(logs(&dir).len(), 1);
 }

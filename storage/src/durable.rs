@@ -95,7 +95,12 @@ pub struct Durable {
     next_handle: AtomicU32,
     /// The log's size after the last checkpoint.
     checkpointed_len: AtomicU64,
+    /// A checkpoint is started or running on a thread of its own.
     checkpointing: AtomicBool,
+    /// Held by the checkpoint being written (one at a time).
+    checkpoint_running: parking_lot::Mutex<()>,
+    /// Why the last checkpoint started in the background failed (`None`: it did not).
+    checkpoint_failure: parking_lot::Mutex<Option<String>>,
     /// Writes a checkpoint (set by the store that owns this log).
     checkpointer: OnceLock<Weak<dyn Checkpoint>>,
     pub(crate) recovery: RwLock<Recovery>,
@@ -143,6 +148,11 @@ pub(crate) fn io_error(doing: &str, path: &Path, e: &io::Error) -> StorageError 
         _ => "",
     };
     StorageError::new(ErrorKind::Unavailable, format!("{doing} {} failed: {e}{hint}", path.display()))
+}
+
+/// Makes a directory's entries (a file created or renamed in it) durable.
+fn sync_dir(dir: &Path) -> io::Result<()> {
+    File::open(dir)?.sync_all()
 }
 
 fn log_name(generation: u64) -> String {
@@ -193,12 +203,13 @@ impl Durable {
             .open(&lock_path)
             .map_err(|e| fail("open", &lock_path, e))?;
         // This process may still be letting go of the directory (a store just dropped whose log
-        // thread is finishing a sync): wait a moment for it, never for another process.
+        // thread is finishing a sync, or whose checkpoint is stopping after its current stretch):
+        // wait a moment (up to 2 s) for it, never for another process.
         let mut attempts = 0;
         let locked = loop {
             match lock.try_lock() {
                 Err(std::fs::TryLockError::WouldBlock)
-                    if attempts < 50
+                    if attempts < 200
                         && std::fs::read_to_string(&lock_path)
                             .is_ok_and(|pid| pid.trim() == std::process::id().to_string()) =>
                 {
@@ -290,6 +301,8 @@ impl Durable {
             options,
             next_handle: AtomicU32::new(next_handle),
             checkpointing: AtomicBool::new(false),
+            checkpoint_running: parking_lot::Mutex::new(()),
+            checkpoint_failure: parking_lot::Mutex::new(None),
             checkpointer: OnceLock::new(),
             recovery: RwLock::new(recovery),
         });
@@ -358,10 +371,15 @@ impl Durable {
         log.append(payload).map_err(|e| self.io_error("writing to", log.path(), &e))
     }
 
-    /// Appends a record and waits until it is durable (the caller holds the gate or not).
+    /// Appends a record and waits until it is durable (the caller holds the gate or not: the
+    /// append is made under it, so it lands in the live log, never in one a checkpoint has just
+    /// left behind).
     pub(crate) fn append_synced(&self, payload: &[u8]) -> Result<()> {
-        let log = Arc::clone(&self.log.read_recursive());
-        let end = log.append(payload).map_err(|e| self.io_error("writing to", log.path(), &e))?;
+        let (log, end) = {
+            let live = self.log.read_recursive();
+            let end = live.append(payload).map_err(|e| self.io_error("writing to", live.path(), &e))?;
+            (Arc::clone(&live), end)
+        };
         log.sync_to(end).map_err(|e| self.io_error("syncing", log.path(), &e))
     }
 
@@ -378,8 +396,16 @@ impl Durable {
                 // A failed checkpoint loses nothing (the logs it began stay in the chain); a
                 // later write tries again.
                 if let Some(store) = store.as_ref().and_then(Weak::upgrade) {
-                    if let Some(durable) = store.durable_log() {
-                        let _ = durable.checkpoint_of(&store);
+                    if let Some(durable) = store.durable_log().cloned() {
+                        let result = {
+                            let _running = durable.checkpoint_running.lock();
+                            durable.checkpoint_of(&store)
+                        };
+                        if let Err(e) = result {
+                            // Not again until the log has doubled once more.
+                            durable.checkpointed_len.store(durable.log_file().1, Ordering::Relaxed);
+                            *durable.checkpoint_failure.lock() = Some(e.message);
+                        }
                         durable.checkpointing.store(false, Ordering::Release);
                     }
                 }
@@ -391,17 +417,23 @@ impl Durable {
         Ok(())
     }
 
-    /// Writes a checkpoint now (see the module documentation) and returns when it is done;
-    /// returns at once if one is under way on another thread. Nothing is lost if it fails (the
-    /// error says why).
+    /// Writes a checkpoint now (see the module documentation) and returns when it is done
+    /// (after the one under way on another thread, if there is one). Nothing is lost if it
+    /// fails (the error says why).
     pub fn checkpoint(&self) -> Result<()> {
         let Some(store) = self.checkpointer.get().and_then(Weak::upgrade) else { return Ok(()) };
-        if self.checkpointing.swap(true, Ordering::AcqRel) {
-            return Ok(()); // another thread is at it
-        }
+        let _running = self.checkpoint_running.lock();
         let result = self.checkpoint_of(&store);
-        self.checkpointing.store(false, Ordering::Release);
+        if result.is_ok() {
+            *self.checkpoint_failure.lock() = None;
+        }
         result
+    }
+
+    /// Why the last checkpoint started in the background (as the log grew) failed, if it did;
+    /// the next one that succeeds clears it.
+    pub fn checkpoint_failure(&self) -> Option<String> {
+        self.checkpoint_failure.lock().clone()
     }
 
     /// A checkpoint, while writes go on:
@@ -435,9 +467,7 @@ impl Durable {
                 log.sync_all().map_err(|e| self.io_error("syncing", &aside, &e))?;
                 log.rename(&path).map_err(|e| self.io_error("renaming", &aside, &e))?;
                 // The new file's name must survive a power loss before a write goes there.
-                File::open(&self.dir)
-                    .and_then(|d| d.sync_all())
-                    .map_err(|e| self.io_error("syncing", &self.dir, &e))?;
+                sync_dir(&self.dir).map_err(|e| self.io_error("syncing", &self.dir, &e))?;
                 Ok(log)
             };
             match begin() {
@@ -448,7 +478,12 @@ impl Durable {
                     log
                 }
                 Err(e) => {
+                    // Never left behind under its own name: it would join the chain at the
+                    // next opening with a header older than the writes logged since.
                     let _ = std::fs::remove_file(&aside);
+                    if std::fs::remove_file(&path).is_ok() {
+                        let _ = sync_dir(&self.dir);
+                    }
                     return Err(e);
                 }
             }
@@ -463,7 +498,7 @@ impl Durable {
             &mut |record| log.append_bulk(record).map(drop).map_err(|e| self.io_error("writing to", &path, &e)),
             &keep_going,
         )?;
-        if !finished {
+        if !finished || !keep_going() {
             return Ok(());
         }
         log.sync_all().map_err(|e| self.io_error("syncing", &path, &e))?;

@@ -158,6 +158,7 @@ impl Store {
                             next_rid: AtomicU32::new(next_container_rid),
                             throughput: RwLock::new(throttle),
                             durable: std::sync::OnceLock::new(),
+                            deleted: Default::default(),
                         }),
                     );
                 }
@@ -178,10 +179,9 @@ impl Store {
             tag::CREATE_CONTAINER => {
                 let db_id = r.str()?.to_string();
                 let (container, handle) = Container::decode_state(&mut r, Arc::clone(clock))?;
-                let db =
-                    self.databases.get_mut().get(&db_id).cloned().ok_or_else(|| {
-                        DecodeError(format!("a container of database `{db_id}`, which does not exist"))
-                    })?;
+                // A container created through a handle to a database already deleted (logged by
+                // versions before that was refused) is gone with it.
+                let Some(db) = self.databases.get_mut().get(&db_id).cloned() else { return Ok(()) };
                 let mut containers = db.containers.write();
                 if !containers.contains_key(container.id()) {
                     db.next_rid.fetch_max(container.rid(), Ordering::Relaxed);
@@ -241,6 +241,7 @@ impl Store {
             next_rid: AtomicU32::new(0),
             throughput: RwLock::default(),
             durable: self.durable.clone().map(std::sync::OnceLock::from).unwrap_or_default(),
+            deleted: Default::default(),
         });
         self.log(&db.encode())?;
         dbs.insert(id.to_string(), Arc::clone(&db));
@@ -285,7 +286,10 @@ impl Store {
         let mut w = Writer::new();
         w.u8(tag::DELETE_DATABASE).str(id);
         self.log(&w.buf)?;
-        dbs.remove(id);
+        if let Some(db) = dbs.remove(id) {
+            // Under the gate: a container created through a handle to it from now on is refused.
+            db.deleted.store(true, Ordering::Relaxed);
+        }
         Ok(())
     }
 }
@@ -340,6 +344,8 @@ pub struct Database {
     throughput: RwLock<Option<Arc<Throttle>>>,
     /// The store's log, when it is durable (set once, at creation or when the store opens).
     durable: std::sync::OnceLock<Arc<Durable>>,
+    /// Deleted from its store: no container may be created in it any more.
+    deleted: std::sync::atomic::AtomicBool,
 }
 
 impl Database {
@@ -414,6 +420,9 @@ impl Database {
         settings.validate()?;
         let _gate = self.durable.get().map(|d| d.gate());
         let mut containers = self.containers.write();
+        if self.deleted.load(Ordering::Relaxed) {
+            return Err(StorageError::not_found(format!("database `{}` was deleted", self.id)));
+        }
         if containers.contains_key(id) {
             return Err(StorageError::conflict(format!("container `{id}` exists in database `{}`", self.id)));
         }

@@ -50,11 +50,14 @@ pub struct Faults {
     pub disk_full_at: AtomicU64,
     /// Bytes allocated at a time ([`PREALLOCATE`]; a test sets 1 to reach a full disk at once).
     pub preallocate: AtomicU64,
-    /// While set, a checkpoint waits before copying each partition (see [`Faults::hold_checkpoints`]).
-    checkpoint_hold: Mutex<bool>,
+    /// `Some(n)`: a checkpoint may take `n` more steps, then waits before each (see
+    /// [`Faults::hold_checkpoints`]); `None`: it never waits.
+    checkpoint_hold: Mutex<Option<u64>>,
     checkpoint_released: Condvar,
     /// Checkpoints waiting at [`Faults::checkpoint_step`] now.
     checkpoints_held: AtomicU64,
+    /// Steps checkpoints have taken (stretches they went on to copy).
+    checkpoint_steps: AtomicU64,
     /// Microseconds a checkpoint sleeps before copying each stretch (a slow disk, so that a
     /// crash test's kills land inside checkpoints).
     pub checkpoint_step_micros: AtomicU64,
@@ -66,9 +69,10 @@ impl Faults {
         Arc::new(Faults {
             disk_full_at: AtomicU64::new(u64::MAX),
             preallocate: AtomicU64::new(PREALLOCATE),
-            checkpoint_hold: Mutex::new(false),
+            checkpoint_hold: Mutex::new(None),
             checkpoint_released: Condvar::new(),
             checkpoints_held: AtomicU64::new(0),
+            checkpoint_steps: AtomicU64::new(0),
             checkpoint_step_micros: AtomicU64::new(0),
         })
     }
@@ -81,10 +85,25 @@ impl Faults {
     }
 
     /// Holds checkpoints after they have begun (their new log is live) and before they copy each
-    /// partition, until called again with `false`.
+    /// stretch of a partition, until called again with `false` (or let through a step at a time
+    /// by [`Faults::release_checkpoint_steps`]).
     pub fn hold_checkpoints(&self, hold: bool) {
-        *self.checkpoint_hold.lock() = hold;
+        *self.checkpoint_hold.lock() = hold.then_some(0);
         self.checkpoint_released.notify_all();
+    }
+
+    /// Lets held checkpoints take `steps` more steps (each copies one stretch) before they are
+    /// held again.
+    pub fn release_checkpoint_steps(&self, steps: u64) {
+        if let Some(n) = self.checkpoint_hold.lock().as_mut() {
+            *n += steps;
+        }
+        self.checkpoint_released.notify_all();
+    }
+
+    /// How many steps checkpoints have taken so far.
+    pub fn checkpoint_steps_taken(&self) -> u64 {
+        self.checkpoint_steps.load(Ordering::Acquire)
     }
 
     /// How many checkpoints are being held now.
@@ -99,13 +118,17 @@ impl Faults {
             std::thread::sleep(std::time::Duration::from_micros(micros));
         }
         let mut hold = self.checkpoint_hold.lock();
-        if *hold {
+        if *hold == Some(0) {
             self.checkpoints_held.fetch_add(1, Ordering::AcqRel);
-            while *hold {
+            while *hold == Some(0) {
                 self.checkpoint_released.wait(&mut hold);
             }
             self.checkpoints_held.fetch_sub(1, Ordering::AcqRel);
         }
+        if let Some(n) = hold.as_mut() {
+            *n -= 1;
+        }
+        self.checkpoint_steps.fetch_add(1, Ordering::AcqRel);
     }
 }
 

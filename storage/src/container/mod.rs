@@ -519,6 +519,31 @@ impl LogicalPartition {
         Some((id, old))
     }
 
+    /// Puts the items back in sequence order (and drops dead slots). Replaying a log can put
+    /// them out of order: a write logged while a checkpoint was copying comes before the copy of
+    /// the items created before it.
+    pub(super) fn sort_by_seq(&mut self) {
+        if self.slots.windows(2).all(|w| w[0].seq() < w[1].seq()) {
+            return;
+        }
+        let mut live: Vec<StoredItem> = std::mem::take(&mut self.slots)
+            .into_iter()
+            .filter_map(|s| match s {
+                Slot::Live(item) => Some(item),
+                Slot::Dead(_) => None,
+            })
+            .collect();
+        live.sort_by_key(|item| item.meta.seq);
+        for (pos, item) in live.iter().enumerate() {
+            if let Some(id) = item.doc.root().get("id").and_then(|v| v.as_str()) {
+                if let Some(index) = self.ids.get_mut(id) {
+                    *index = pos as u32;
+                }
+            }
+        }
+        self.slots = live.into_iter().map(Slot::Live).collect();
+    }
+
     /// Drops dead slots and renumbers positions.
     fn compact(&mut self) {
         let mut new_index = Vec::with_capacity(self.slots.len());

@@ -18,6 +18,10 @@ use crate::durable::{tag, Durable};
 /// lock: that partition's writes wait for at most this many.
 const CHECKPOINT_STRETCH: usize = 2048;
 
+/// A checkpoint frame is closed once it holds this many bytes (a frame may hold 256 MB at most;
+/// an item, 2 MB).
+const FRAME_BYTES: usize = 4 << 20;
+
 /// A container's place in a durable store: the store's log and the container's number in it.
 #[derive(Debug)]
 pub(crate) struct Journal {
@@ -443,13 +447,19 @@ impl Container {
 
     /// Builds the indexes after a replay (in bulk, as an import does) and the expiry queue.
     pub(crate) fn finish_replay(&self) {
+        for p in self.partitions.read().iter() {
+            for lp in p.data.write().logical.values_mut() {
+                lp.sort_by_seq();
+            }
+        }
         self.transform_indexes(usize::MAX);
         let _ = self.set_default_ttl(self.default_ttl());
     }
 
     /// The container's items and history as checkpoint frames, each passed to `out` while writes
-    /// go on. A partition is copied a stretch at a time (whole logical partitions, up to
-    /// [`CHECKPOINT_STRETCH`] items, then its kept changes by LSN), each stretch passed while the
+    /// go on. A partition is copied a stretch of [`CHECKPOINT_STRETCH`] items at a time (in key
+    /// order, and in sequence order within a logical partition; then its kept changes by LSN),
+    /// each stretch passed while the
     /// partition's lock is held, so its frames fall into the log between that partition's
     /// writes, in the order of its changes: replaying a copy sets an item to what it was then,
     /// and the writes after it follow. An item written before its stretch was copied is in the
@@ -466,40 +476,46 @@ impl Container {
         let _layout = self.layout.lock();
         let partitions: Vec<Arc<PhysicalPartition>> = self.partitions.read().clone();
         for p in &partitions {
-            // Items, whole logical partitions at a time, after the last one copied.
-            let mut after: Option<Epk> = None;
+            // Items, from where the last stretch stopped: a logical partition and an item
+            // sequence number in it (items are kept in sequence order; a write after the copy
+            // began gives its item a new, higher one, so nothing is passed over).
+            let mut at: Option<(Epk, u64)> = None;
             loop {
                 if !keep_going() {
                     return Ok(false);
                 }
                 let data = p.data.read();
-                let rest = match &after {
+                let rest = match &at {
                     None => data.logical.range::<Epk, _>(..),
-                    Some(epk) => data.logical.range((Bound::Excluded(epk), Bound::Unbounded)),
+                    Some((epk, _)) => data.logical.range((Bound::Included(epk), Bound::Unbounded)),
                 };
                 let mut chunk: Vec<StoredItem> = Vec::with_capacity(ITEMS_PER_FRAME);
                 let (mut bytes, mut copied) = (0usize, 0usize);
-                let mut last = None;
-                for (epk, lp) in rest {
-                    for item in lp.iter_from(0) {
+                let mut resume = None;
+                'stretch: for (epk, lp) in rest {
+                    let from = match &at {
+                        Some((e, seq)) if e == epk => *seq,
+                        _ => 0,
+                    };
+                    for item in lp.iter_from(from) {
+                        if copied == CHECKPOINT_STRETCH {
+                            resume = Some((epk.clone(), item.meta.seq));
+                            break 'stretch;
+                        }
                         bytes += item.doc.len();
                         chunk.push(item.clone());
-                        if chunk.len() == ITEMS_PER_FRAME || bytes > 4 << 20 {
+                        copied += 1;
+                        if chunk.len() == ITEMS_PER_FRAME || bytes > FRAME_BYTES {
                             out(&Self::encode_writes(handle, chunk.drain(..), FROM_CHECKPOINT).buf)?;
                             bytes = 0;
                         }
-                    }
-                    copied += lp.len();
-                    last = Some(epk);
-                    if copied >= CHECKPOINT_STRETCH {
-                        break;
                     }
                 }
                 if !chunk.is_empty() {
                     out(&Self::encode_writes(handle, chunk.drain(..), FROM_CHECKPOINT).buf)?;
                 }
-                match last {
-                    Some(epk) => after = Some(epk.clone()),
+                match resume {
+                    Some(next) => at = Some(next),
                     None => break,
                 }
             }
@@ -517,7 +533,7 @@ impl Container {
                 let mut copied = 0;
                 let mut next = upto;
                 for (lsn, c) in data.history.range((Bound::Excluded(from), Bound::Included(upto))) {
-                    if copied == CHECKPOINT_STRETCH {
+                    if copied == CHECKPOINT_STRETCH || w.buf.len() > FRAME_BYTES {
                         next = lsn - 1;
                         break;
                     }
