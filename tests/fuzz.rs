@@ -10,6 +10,7 @@
 //! | `continuation_tokens` | any token is refused cleanly or resumes the query it came from |
 //! | `keys_and_properties` | any JSON as a partition key definition, a partition key, container properties or a vector policy |
 //! | `patches` | any patch operations apply atomically or not at all |
+//! | `database_logs` | a database directory whose log records were tampered with (bytes changed, cut, added, records dropped or repeated, checksums made to match) opens or is refused cleanly, and what opens can be read and written |
 //!
 //! Cases per target: `COSMOQL_FUZZ_CASES` (default 64, what `.ci/run` runs). A long run:
 //! `COSMOQL_FUZZ_CASES=200000 cargo test --release --test fuzz -- --nocapture` (about an hour on
@@ -20,7 +21,8 @@ use std::sync::OnceLock;
 
 use cosmoql::executor::VectorPolicy;
 use cosmoql::storage::{
-    Container, ContainerSettings, ImportOptions, PartitionKey, PartitionKeyDefinition, PatchOperation, WriteOptions,
+    Container, ContainerSettings, DurableOptions, ImportOptions, PartitionKey, PartitionKeyDefinition, PatchOperation,
+    Store, WriteOptions,
 };
 use cosmoql::value::{parse_json, to_json_string, Value};
 use cosmoql::{execute, QueryErrorKind, QueryOptions};
@@ -382,4 +384,145 @@ proptest! {
             prop_assert_eq!(to_json_string(&c.read(&key, "3").unwrap().item), before);
         }
     }
+
+    #[test]
+    fn database_logs(mutations in prop::collection::vec((any::<usize>(), 0usize..6, any::<usize>(), any::<u8>()), 1..4)) {
+        let mut frames = log_seed().clone();
+        for (frame, kind, at, byte) in mutations {
+            let f = frame % frames.len();
+            match kind {
+                0 => {
+                    let len = frames[f].len();
+                    if len > 0 {
+                        frames[f][at % len] = byte;
+                    }
+                }
+                1 => {
+                    let len = frames[f].len();
+                    frames[f].truncate(at % (len + 1));
+                }
+                2 => {
+                    let len = frames[f].len();
+                    frames[f].insert(at % (len + 1), byte);
+                }
+                3 => {
+                    // A length or count field made huge.
+                    let len = frames[f].len();
+                    if len >= 4 {
+                        let i = at % (len - 3);
+                        frames[f][i..i + 4].copy_from_slice(&u32::MAX.to_le_bytes());
+                    }
+                }
+                4 => {
+                    frames.remove(f);
+                    if frames.is_empty() {
+                        return Ok(());
+                    }
+                }
+                _ => {
+                    let copy = frames[f].clone();
+                    frames.insert(at % (frames.len() + 1), copy);
+                }
+            }
+        }
+        let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("fuzz-log-{}", std::process::id()));
+        write_log(&dir, &frames);
+        let opened = std::panic::catch_unwind(|| {
+            let Ok(store) = Store::open(&dir, DurableOptions::default()) else { return };
+            for db in store.database_ids() {
+                let db = store.database(&db).unwrap();
+                for id in db.container_ids() {
+                    let c = db.container(&id).unwrap();
+                    let _ = c.check_indexes();
+                    let _ = c.scan().count();
+                    let _ = c.create(&parse_json(r#"{"id":"fuzz","k":"fuzz","pk":"fuzz"}"#).unwrap());
+                }
+            }
+        });
+        let _ = std::fs::remove_dir_all(&dir);
+        prop_assert!(opened.is_ok(), "a tampered log made opening or using the database panic");
+    }
+}
+
+/// The records of a database's log that holds every kind (databases, containers with policies,
+/// unique keys and a change feed retention, writes, a batch, deletes, splits, a checkpoint and
+/// writes after it).
+fn log_seed() -> &'static Vec<Vec<u8>> {
+    static SEED: OnceLock<Vec<Vec<u8>>> = OnceLock::new();
+    SEED.get_or_init(|| {
+        let dir =
+            std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("fuzz-log-seed-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let log = {
+            let store = Store::open(&dir, DurableOptions::default()).unwrap();
+            let db = store.create_database("d").unwrap();
+            let settings = ContainerSettings {
+                split_max_items: 8,
+                change_feed_retention: Some(3600),
+                unique_keys: vec![cosmoql::storage::UniqueKey::new(&["/u"]).unwrap()],
+                ..ContainerSettings::default()
+            };
+            let c = db.create_container("c", PartitionKeyDefinition::hash("/k").unwrap(), settings).unwrap();
+            let plain = db.create_container("p", PartitionKeyDefinition::none(), ContainerSettings::default()).unwrap();
+            let none = WriteOptions::default();
+            for i in 0..30 {
+                c.create(&parse_json(&format!(r#"{{"id":"{i}","k":"k{}","u":"u{i}","n":{i}}}"#, i % 5)).unwrap())
+                    .unwrap();
+            }
+            store.checkpoint().unwrap();
+            plain.create(&parse_json(r#"{"id":"x","a":[1,{"b":null}]}"#).unwrap()).unwrap();
+            let key = PartitionKey::from("k1");
+            c.upsert(&parse_json(r#"{"id":"1","k":"k1","u":"v1"}"#).unwrap(), &none).unwrap();
+            c.delete(&key, "6", &none).unwrap();
+            c.execute_batch(
+                &key,
+                &[
+                    cosmoql::storage::BatchOperation::Create { item: parse_json(r#"{"id":"b","k":"k1"}"#).unwrap() },
+                    cosmoql::storage::BatchOperation::Delete { id: "11".into(), if_match: None },
+                ],
+            )
+            .unwrap();
+            c.set_default_ttl(Some(-1)).unwrap();
+            c.persist_properties().unwrap();
+            store.create_database("gone").unwrap();
+            store.delete_database("gone").unwrap();
+            store.durable().unwrap().log_file().0
+        };
+        let mut frames = Vec::new();
+        cosmoql::storage::wal::read_frames(&log, |_, payload| {
+            frames.push(payload.to_vec());
+            Ok::<(), ()>(())
+        })
+        .unwrap()
+        .unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        frames
+    })
+}
+
+/// A database directory whose log holds `frames` (each with a matching checksum).
+fn write_log(dir: &std::path::Path, frames: &[Vec<u8>]) {
+    let _ = std::fs::remove_dir_all(dir);
+    std::fs::create_dir_all(dir).unwrap();
+    let mut bytes = cosmoql::storage::wal::MAGIC.to_vec();
+    for f in frames {
+        bytes.extend_from_slice(&cosmoql::storage::wal::encode_frame(f));
+    }
+    std::fs::write(dir.join("wal-000001.log"), bytes).unwrap();
+    std::fs::write(dir.join("CURRENT"), "wal-000001.log\n").unwrap();
+}
+
+/// Found by `database_logs`: a container number of u32::MAX in the log overflowed the next
+/// number at opening.
+#[test]
+fn a_log_with_the_largest_container_number_is_refused() {
+    let mut frames = log_seed().clone();
+    // CREATE_CONTAINER: the tag, the database id ("d", 4 + 1 bytes), the container's number.
+    let create = frames.iter_mut().find(|f| f[0] == 4).unwrap();
+    create[6..10].copy_from_slice(&u32::MAX.to_le_bytes());
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("fuzz-handle-{}", std::process::id()));
+    write_log(&dir, &frames);
+    let err = Store::open(&dir, DurableOptions::default()).unwrap_err();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(err.message.contains("out of range"), "{}", err.message);
 }

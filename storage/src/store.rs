@@ -96,9 +96,19 @@ impl Store {
             locked.chain.truncate(replayed + 1);
         }
         for container in handles.values() {
-            container.finish_replay();
+            container.finish_replay().map_err(|e| {
+                StorageError::new(
+                    ErrorKind::Unavailable,
+                    format!("{}: the log does not replay to a sound database: {}", dir.display(), e.0),
+                )
+            })?;
         }
-        let next_handle = handles.keys().max().map_or(1, |h| h + 1);
+        let next_handle = handles.keys().max().map_or(Some(1), |h| h.checked_add(1)).ok_or_else(|| {
+            StorageError::new(
+                ErrorKind::Unavailable,
+                format!("{}: a container number in the log is out of range", dir.display()),
+            )
+        })?;
         let durable = Durable::start(locked, end, options, recovery, next_handle)?;
         for (handle, container) in &handles {
             container.attach_journal(Arc::clone(&durable), *handle);
@@ -233,7 +243,7 @@ impl Store {
         if dbs.contains_key(id) {
             return Err(StorageError::conflict(format!("database `{id}` exists")));
         }
-        let rid = self.next_rid.fetch_add(1, Ordering::Relaxed) + 1;
+        let rid = next_rid(&self.next_rid)?;
         let db = Arc::new(Database {
             id: id.to_string(),
             rid,
@@ -328,6 +338,14 @@ impl Checkpoint for Store {
         }
         Ok(true)
     }
+}
+
+/// The next resource id number from a counter (a log can hold any number: never wrap).
+fn next_rid(counter: &AtomicU32) -> Result<u32> {
+    counter
+        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_add(1))
+        .map(|n| n + 1)
+        .map_err(|_| StorageError::bad_request("no resource ids are left in this store"))
 }
 
 /// The most containers that may share a database's throughput.
@@ -437,7 +455,7 @@ impl Database {
                 self.id
             )));
         }
-        let rid = self.next_rid.fetch_add(1, Ordering::Relaxed) + 1;
+        let rid = next_rid(&self.next_rid)?;
         let container = Arc::new(Container::with_rids(id, partition_key, settings, self.rid, rid));
         container.set_throughput(dedicated);
         container.set_shared_throughput(shared);

@@ -252,10 +252,7 @@ impl Log {
         if payload.len() > MAX_FRAME {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, "a log record of more than 256 MB"));
         }
-        let mut frame = Vec::with_capacity(FRAME_HEADER + payload.len());
-        frame.extend_from_slice(&(payload.len() as u32).to_le_bytes());
-        frame.extend_from_slice(&crc32fast::hash(payload).to_le_bytes());
-        frame.extend_from_slice(payload);
+        let frame = encode_frame(payload);
         let mut tail = self.tail.lock();
         let end = tail.end + frame.len() as u64;
         if end > tail.allocated && !bulk && self.mode == SyncMode::Full {
@@ -398,6 +395,15 @@ impl std::fmt::Display for Corruption {
         };
         write!(f, "{}: damaged log record at byte offset {} ({}); {intact}", self.file.display(), self.offset, self.why)
     }
+}
+
+/// A record as a frame: its length, its checksum, itself.
+pub fn encode_frame(payload: &[u8]) -> Vec<u8> {
+    let mut frame = Vec::with_capacity(FRAME_HEADER + payload.len());
+    frame.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    frame.extend_from_slice(&crc32fast::hash(payload).to_le_bytes());
+    frame.extend_from_slice(payload);
+    frame
 }
 
 /// What reading a log found.

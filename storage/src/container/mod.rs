@@ -522,9 +522,10 @@ impl LogicalPartition {
     /// Puts the items back in sequence order (and drops dead slots). Replaying a log can put
     /// them out of order: a write logged while a checkpoint was copying comes before the copy of
     /// the items created before it.
-    pub(super) fn sort_by_seq(&mut self) {
+    /// Returns a sequence number two items share, if any (a damaged log: scans go by them).
+    pub(super) fn sort_by_seq(&mut self) -> Option<u64> {
         if self.slots.windows(2).all(|w| w[0].seq() < w[1].seq()) {
-            return;
+            return None;
         }
         let mut live: Vec<StoredItem> = std::mem::take(&mut self.slots)
             .into_iter()
@@ -541,7 +542,9 @@ impl LogicalPartition {
                 }
             }
         }
+        let shared = live.windows(2).find(|w| w[0].meta.seq == w[1].meta.seq).map(|w| w[0].meta.seq);
         self.slots = live.into_iter().map(Slot::Live).collect();
+        shared
     }
 
     /// Drops dead slots and renumbers positions.

@@ -57,6 +57,16 @@ fn read_item(r: &mut Reader<'_>) -> Decoded<StoredItem> {
     Ok(StoredItem { doc, meta: ItemMeta { seq: r.u64()?, lsn: r.u64()?, ts: r.u64()?, ttl: r.opt_i64()? } })
 }
 
+/// A sequence number from the log, refused when it is past what any store reaches (so the
+/// counters that follow it never wrap).
+fn in_range(n: u64) -> Decoded<u64> {
+    if n < 1 << 62 {
+        Ok(n)
+    } else {
+        Err(bad(format!("a sequence number out of range ({n})")))
+    }
+}
+
 fn bad(what: impl std::fmt::Display) -> DecodeError {
     DecodeError(what.to_string())
 }
@@ -320,10 +330,10 @@ impl Container {
         let container = Container::with_rids(id, definition, settings, database_rid, rid);
         *container.clock.write() = clock;
         container.replay_changeable(r)?;
-        container.next_seq.store(r.u64()?, Ordering::Relaxed);
-        container.next_lsn.store(r.u64()?, Ordering::Relaxed);
-        container.next_partition_id.store(r.u64()?, Ordering::Relaxed);
-        container.splits.store(r.u64()?, Ordering::Relaxed);
+        container.next_seq.store(in_range(r.u64()?)?, Ordering::Relaxed);
+        container.next_lsn.store(in_range(r.u64()?)?, Ordering::Relaxed);
+        container.next_partition_id.store(in_range(r.u64()?)?, Ordering::Relaxed);
+        container.splits.store(in_range(r.u64()?)?, Ordering::Relaxed);
         let policy = container.indexing_policy();
         let mut partitions = Vec::new();
         for _ in 0..r.u32()? {
@@ -334,9 +344,12 @@ impl Container {
             data.index = PartitionIndex::suspended(Arc::clone(&policy));
             partitions.push(Arc::new(PhysicalPartition { id, min, max, data: RwLock::new(data) }));
         }
+        let contiguous =
+            partitions.windows(2).all(|w| w[0].max == w[1].min) && partitions.iter().all(|p| p.min < p.max);
         if partitions.is_empty()
             || partitions[0].min != Epk::min()
             || partitions[partitions.len() - 1].max != Epk::max()
+            || !contiguous
         {
             return Err(bad(format!("container `{}`: its partitions do not cover the key space", container.id)));
         }
@@ -364,7 +377,7 @@ impl Container {
                     let epk = Epk::from_bytes(r.bytes()?);
                     let id = r.str()?;
                     let (lsn, ts, expired) = (r.u64()?, r.u64()?, r.u8()? != 0);
-                    self.replay_delete(&epk, id, lsn, ts, expired);
+                    self.replay_delete(&epk, id, lsn, ts, expired)?;
                 }
                 t => return Err(bad(format!("a write entry of unknown kind {t}"))),
             }
@@ -379,8 +392,8 @@ impl Container {
         let key = self.definition.key_of(root).map_err(bad)?;
         let epk = self.definition.epk(&key).map_err(bad)?;
         let prep = Prepared { doc: item.doc.clone(), id, key, epk, ttl: item.meta.ttl };
-        self.next_seq.fetch_max(item.meta.seq + 1, Ordering::Relaxed);
-        self.next_lsn.fetch_max(item.meta.lsn + 1, Ordering::Relaxed);
+        self.next_seq.fetch_max(in_range(item.meta.seq)? + 1, Ordering::Relaxed);
+        self.next_lsn.fetch_max(in_range(item.meta.lsn)? + 1, Ordering::Relaxed);
         let map = self.partitions.read();
         let p = &map[Self::index_for(&map, &prep.epk)];
         let mut data = p.data.write();
@@ -401,11 +414,12 @@ impl Container {
         result.map_err(|e| bad(format!("replaying item `{}`: {e}", prep.id)))
     }
 
-    fn replay_delete(&self, epk: &Epk, id: &str, lsn: u64, ts: u64, expired: bool) {
-        self.next_lsn.fetch_max(lsn + 1, Ordering::Relaxed);
+    fn replay_delete(&self, epk: &Epk, id: &str, lsn: u64, ts: u64, expired: bool) -> Decoded<()> {
+        self.next_lsn.fetch_max(in_range(lsn)? + 1, Ordering::Relaxed);
         let map = self.partitions.read();
         let mut data = map[Self::index_for(&map, epk)].data.write();
         self.apply_delete_at(&mut data, epk, id, expired, Some((lsn, ts)));
+        Ok(())
     }
 
     /// Replays a split (after its tag and handle).
@@ -439,21 +453,24 @@ impl Container {
             let previous_lsn = r.opt_u64()?;
             let ts = r.u64()?;
             let ttl_expired = r.u8()? != 0;
-            self.next_lsn.fetch_max(lsn + 1, Ordering::Relaxed);
+            self.next_lsn.fetch_max(in_range(lsn)? + 1, Ordering::Relaxed);
             data.history.insert(lsn, Change { operation, epk, id, key, item, previous_lsn, ts, ttl_expired });
         }
         Ok(())
     }
 
     /// Builds the indexes after a replay (in bulk, as an import does) and the expiry queue.
-    pub(crate) fn finish_replay(&self) {
+    pub(crate) fn finish_replay(&self) -> Decoded<()> {
         for p in self.partitions.read().iter() {
             for lp in p.data.write().logical.values_mut() {
-                lp.sort_by_seq();
+                if let Some(seq) = lp.sort_by_seq() {
+                    return Err(bad(format!("container `{}`: two items with sequence number {seq}", self.id)));
+                }
             }
         }
         self.transform_indexes(usize::MAX);
         let _ = self.set_default_ttl(self.default_ttl());
+        Ok(())
     }
 
     /// The container's items and history as checkpoint frames, each passed to `out` while writes
