@@ -738,3 +738,53 @@ fn a_store_let_go_during_a_background_checkpoint_can_be_opened_again_at_once() {
     assert_same(&dump(&store), &expected, "reopened at once");
     assert_eq!(logs(&dir).len(), 1);
 }
+
+#[test]
+fn a_failed_background_checkpoint_is_reported_and_not_retried_until_the_log_doubles() {
+    let dir = temp_dir("failing");
+    let faults = Faults::none();
+    let options =
+        DurableOptions { faults: Arc::clone(&faults), checkpoint_bytes: 4 << 10, ..DurableOptions::default() };
+    let store = Store::open(&dir, options).unwrap();
+    let c = store
+        .create_database("d")
+        .unwrap()
+        .create_container("c", PartitionKeyDefinition::hash("/k").unwrap(), ContainerSettings::default())
+        .unwrap();
+    faults.fail_checkpoints.store(true, std::sync::atomic::Ordering::Relaxed);
+    let durable = Arc::clone(store.durable().unwrap());
+    let begun = || faults.checkpoints_begun.load(std::sync::atomic::Ordering::Relaxed);
+    let mut i = 0;
+    let mut write = |n: usize| {
+        for _ in 0..n {
+            c.create(&json(&format!(r#"{{"id":"{i}","k":"k{}","pad":"{}"}}"#, i % 7, "x".repeat(100)))).unwrap();
+            i += 1;
+        }
+    };
+    let start = std::time::Instant::now();
+    while durable.checkpoint_failure().is_none() {
+        assert!(start.elapsed() < std::time::Duration::from_secs(60), "no checkpoint started on its own");
+        write(1);
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    let failure = durable.checkpoint_failure().unwrap();
+    assert!(failure.contains("injected failure"), "{failure}");
+    // Writes go on, and no checkpoint is tried at each of them: only once the log has doubled.
+    let (_, len) = durable.log_file();
+    let tried = begun();
+    write(5);
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    assert_eq!(begun(), tried, "retried at once");
+    while durable.log_file().1 < 2 * len + 2048 {
+        write(5);
+    }
+    let start = std::time::Instant::now();
+    while begun() == tried {
+        assert!(start.elapsed() < std::time::Duration::from_secs(60), "never retried");
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    // Once checkpoints work again, one clears the report.
+    faults.fail_checkpoints.store(false, std::sync::atomic::Ordering::Relaxed);
+    store.checkpoint().unwrap();
+    assert_eq!(durable.checkpoint_failure(), None);
+}

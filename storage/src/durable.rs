@@ -458,6 +458,12 @@ impl Durable {
             let mut live = self.log.write();
             let _ = std::fs::remove_file(&aside); // what a crashed step 1 left
             let begin = || -> Result<Log> {
+                let faults = &self.options.faults;
+                faults.checkpoints_begun.fetch_add(1, Ordering::Relaxed);
+                if faults.fail_checkpoints.load(Ordering::Relaxed) {
+                    let e = io::Error::other("injected failure");
+                    return Err(self.io_error("creating", &aside, &e));
+                }
                 live.sync_all().map_err(|e| self.io_error("syncing", live.path(), &e))?;
                 let mut log = Log::create(&aside, self.options.sync, Arc::clone(&self.options.faults))
                     .map_err(|e| self.io_error("creating", &aside, &e))?;

@@ -61,6 +61,10 @@ pub struct Faults {
     /// Microseconds a checkpoint sleeps before copying each stretch (a slow disk, so that a
     /// crash test's kills land inside checkpoints).
     pub checkpoint_step_micros: AtomicU64,
+    /// Checkpoints fail at their first step with an I/O error while set.
+    pub fail_checkpoints: std::sync::atomic::AtomicBool,
+    /// Checkpoints begun (tests count them).
+    pub checkpoints_begun: AtomicU64,
 }
 
 impl Faults {
@@ -74,6 +78,8 @@ impl Faults {
             checkpoints_held: AtomicU64::new(0),
             checkpoint_steps: AtomicU64::new(0),
             checkpoint_step_micros: AtomicU64::new(0),
+            fail_checkpoints: std::sync::atomic::AtomicBool::new(false),
+            checkpoints_begun: AtomicU64::new(0),
         })
     }
 
