@@ -401,10 +401,13 @@ impl Durable {
                             let _running = durable.checkpoint_running.lock();
                             durable.checkpoint_of(&store)
                         };
-                        if let Err(e) = result {
-                            // Not again until the log has doubled once more.
-                            durable.checkpointed_len.store(durable.log_file().1, Ordering::Relaxed);
-                            *durable.checkpoint_failure.lock() = Some(e.message);
+                        match result {
+                            Ok(()) => *durable.checkpoint_failure.lock() = None,
+                            Err(e) => {
+                                // Not again until the log has doubled once more.
+                                durable.checkpointed_len.store(durable.log_file().1, Ordering::Relaxed);
+                                *durable.checkpoint_failure.lock() = Some(e.message);
+                            }
                         }
                         durable.checkpointing.store(false, Ordering::Release);
                     }
