@@ -208,15 +208,20 @@ fn main() {
             let started = Instant::now();
             let store = Store::open(&dir, options).unwrap();
             let reopen_seconds = started.elapsed().as_secs_f64();
-            let items: usize = store
-                .database_ids()
-                .iter()
-                .flat_map(|d| {
-                    let db = store.database(d).unwrap();
-                    db.container_ids().into_iter().map(move |c| db.container(&c).unwrap().item_count())
-                })
-                .sum();
-            println!(r#"{{"peer":"cosmoql","mode":"reopen","items":{items},"reopen_seconds":{reopen_seconds:.3}}}"#);
+            let (mut items, mut index) = (0, cosmoql::storage::IndexStats::default());
+            for d in store.database_ids() {
+                let db = store.database(&d).unwrap();
+                for c in db.container_ids() {
+                    let c = db.container(&c).unwrap();
+                    items += c.item_count();
+                    index += c.index_stats();
+                }
+            }
+            let log_bytes = dir_bytes(&dir);
+            println!(
+                r#"{{"peer":"cosmoql","mode":"reopen","items":{items},"reopen_seconds":{reopen_seconds:.3},"log_bytes":{log_bytes},"index_entries":{},"index_keys":{},"index_bytes_in_memory":{}}}"#,
+                index.entries, index.keys, index.bytes
+            );
             return;
         }
         other => eprintln!("unknown mode {other}"),
