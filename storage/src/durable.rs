@@ -126,11 +126,9 @@ pub(crate) trait Checkpoint: Send + Sync + std::fmt::Debug {
 pub(crate) struct LockedDir {
     pub dir: PathBuf,
     lock: File,
-    /// The generation `CURRENT` names.
-    first: u64,
-    /// The logs to replay, in order: `CURRENT`'s and each later generation that follows it
-    /// without a gap (a checkpoint that did not finish: its file holds the writes made since it
-    /// began). The last one is live.
+    /// The logs to replay, in order (never empty): `CURRENT`'s and each later generation that
+    /// follows it without a gap (a checkpoint that did not finish: its file holds the writes made
+    /// since it began). The last one is live.
     pub chain: Vec<(u64, PathBuf)>,
     /// No `CURRENT` yet: a new database.
     pub new: bool,
@@ -267,7 +265,7 @@ impl Durable {
                 chain.push((next, path));
             }
         }
-        Ok(LockedDir { dir: dir.to_path_buf(), lock, first: generation, chain, new })
+        Ok(LockedDir { dir: dir.to_path_buf(), lock, chain, new })
     }
 
     /// Opens the live log (the chain's last) for appends after its last whole record at `end`
@@ -280,8 +278,8 @@ impl Durable {
         recovery: Recovery,
         next_handle: u32,
     ) -> Result<Arc<Durable>> {
-        let LockedDir { dir, lock, first, chain, .. } = locked;
-        let (generation, path) = chain.last().cloned().unwrap_or_else(|| (first, dir.join(log_name(first))));
+        let LockedDir { dir, lock, chain, .. } = locked;
+        let (first, (generation, path)) = (chain[0].0, chain[chain.len() - 1].clone());
         let faults = Arc::clone(&options.faults);
         let log = match end {
             Some(end) => Log::open_at(&path, end, options.sync, faults),
@@ -393,25 +391,16 @@ impl Durable {
         {
             let store = self.checkpointer.get().cloned();
             let started = std::thread::Builder::new().name("cosmoql-checkpoint".into()).spawn(move || {
-                // A failed checkpoint loses nothing (the logs it began stay in the chain); a
-                // later write tries again.
-                if let Some(store) = store.as_ref().and_then(Weak::upgrade) {
-                    if let Some(durable) = store.durable_log().cloned() {
-                        let result = {
-                            let _running = durable.checkpoint_running.lock();
-                            durable.checkpoint_of(&store)
-                        };
-                        match result {
-                            Ok(()) => *durable.checkpoint_failure.lock() = None,
-                            Err(e) => {
-                                // Not again until the log has doubled once more.
-                                durable.checkpointed_len.store(durable.log_file().1, Ordering::Relaxed);
-                                *durable.checkpoint_failure.lock() = Some(e.message);
-                            }
-                        }
-                        durable.checkpointing.store(false, Ordering::Release);
-                    }
+                // The thread keeps the log, not the store: a store let go stops the checkpoint.
+                let durable = store.as_ref().and_then(Weak::upgrade).and_then(|s| s.durable_log().cloned());
+                let Some(durable) = durable else { return };
+                // A failed checkpoint loses nothing (the logs it began stay in the chain); it is
+                // not tried again until the log has doubled once more.
+                if let Err(e) = durable.checkpoint() {
+                    durable.checkpointed_len.store(durable.log_file().1, Ordering::Relaxed);
+                    *durable.checkpoint_failure.lock() = Some(e.message);
                 }
+                durable.checkpointing.store(false, Ordering::Release);
             });
             if started.is_err() {
                 self.checkpointing.store(false, Ordering::Release);
@@ -441,16 +430,18 @@ impl Durable {
 
     /// A checkpoint, while writes go on:
     /// 1. with the log write-locked (no change under way, briefly): the live log is synced, the
-    ///    next generation's file is created with every database and container (empty, with
-    ///    their layouts and counters) and becomes the live log; writes go there from then on;
-    /// 2. every partition's items and kept changes are appended to it, a partition at a time,
-    ///    each while that partition's lock is held (its writes wait, the others' do not);
+    ///    next generation's file is written aside with every database and container (empty,
+    ///    with their layouts and counters), renamed into place and made the live log; writes go
+    ///    there from then on;
+    /// 2. every partition's items and kept changes are appended to it a stretch at a time, each
+    ///    stretch while that partition's lock is held (its writes wait, the others' do not; see
+    ///    `Container::checkpoint_frames`);
     /// 3. it is synced and `CURRENT` names it (an atomic rename); older files are removed.
     ///
     /// Until step 3, opening replays the old log and then the new one (its copies of items are
     /// after-images: replaying one sets the item to what it was when it was copied, and the
-    /// writes logged after it follow). A checkpoint stopped early (the store was dropped) or
-    /// failed (a full disk) leaves both in that chain; the next one starts another file.
+    /// writes logged after it follow). A checkpoint stopped early (the store was let go) or
+    /// failed (a full disk) leaves both in that chain, and opening finishes a checkpoint.
     fn checkpoint_of(&self, store: &Arc<dyn Checkpoint>) -> Result<()> {
         let generation = self.generation.load(Ordering::Relaxed) + 1;
         let path = self.dir.join(log_name(generation));
@@ -528,7 +519,7 @@ impl Durable {
             f.write_all(format!("{}\n", log_name(generation)).as_bytes())?;
             f.sync_all()?;
             std::fs::rename(&tmp, &current)?;
-            File::open(&self.dir)?.sync_all()
+            sync_dir(&self.dir)
         };
         write().map_err(|e| self.io_error("writing", &current, &e))
     }

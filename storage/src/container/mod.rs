@@ -521,8 +521,8 @@ impl LogicalPartition {
 
     /// Puts the items back in sequence order (and drops dead slots). Replaying a log can put
     /// them out of order: a write logged while a checkpoint was copying comes before the copy of
-    /// the items created before it.
-    /// Returns a sequence number two items share, if any (a damaged log: scans go by them).
+    /// the items created before it. Returns a sequence number two items share, if any (a
+    /// damaged log: scans go by them).
     pub(super) fn sort_by_seq(&mut self) -> Option<u64> {
         if self.slots.windows(2).all(|w| w[0].seq() < w[1].seq()) {
             return None;

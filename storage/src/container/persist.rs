@@ -476,9 +476,8 @@ impl Container {
     /// The container's items and history as checkpoint frames, each passed to `out` while writes
     /// go on. A partition is copied a stretch of [`CHECKPOINT_STRETCH`] items at a time (in key
     /// order, and in sequence order within a logical partition; then its kept changes by LSN),
-    /// each stretch passed while the
-    /// partition's lock is held, so its frames fall into the log between that partition's
-    /// writes, in the order of its changes: replaying a copy sets an item to what it was then,
+    /// each stretch passed while the partition's lock is held, so its frames fall into the log
+    /// between that partition's writes, in the order of its changes: replaying a copy sets an item to what it was then,
     /// and the writes after it follow. An item written before its stretch was copied is in the
     /// log twice, which replays the same; a logical partition made after the copy began is
     /// whole in the log. No partition splits meanwhile. Stops early (returning `false`) when
