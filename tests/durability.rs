@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use cosmoql::storage::{
-    BatchOperation, ChangeFeedStart, ContainerSettings, DurableOptions, ErrorKind, Faults, FeedRange, IndexingPolicy,
-    PartitionKey, PartitionKeyDefinition, PatchOperation, Provisioned, Store, SyncMode, SystemClock, Throttle,
-    UniqueKey, WriteOptions,
+    BatchOperation, ChangeFeedStart, Container, ContainerSettings, DurableOptions, ErrorKind, Faults, FeedRange,
+    IndexingPolicy, PartitionKey, PartitionKeyDefinition, PatchOperation, Provisioned, Store, SyncMode, SystemClock,
+    Throttle, UniqueKey, WriteOptions,
 };
 use cosmoql::{CosmosClient, Value};
 use cosmoql_value::parse_json;
@@ -698,24 +698,34 @@ fn no_container_is_created_in_a_deleted_database() {
     assert_eq!(dump(&open(&dir)), expected);
 }
 
-#[test]
-fn a_store_let_go_during_a_background_checkpoint_can_be_opened_again_at_once() {
-    let dir = temp_dir("background");
-    let faults = Faults::none();
-    // Checkpoints start on their own after every few kilobytes.
-    let options =
-        DurableOptions { faults: Arc::clone(&faults), checkpoint_bytes: 4 << 10, ..DurableOptions::default() };
-    let store = Store::open(&dir, options.clone()).unwrap();
+/// A database in `dir` whose checkpoints start on their own after every few kilobytes, with a
+/// container `c` keyed on `/k`.
+fn with_small_checkpoints(dir: &Path, faults: &Arc<Faults>) -> (DurableOptions, Arc<Store>, Arc<Container>) {
+    let options = DurableOptions { faults: Arc::clone(faults), checkpoint_bytes: 4 << 10, ..DurableOptions::default() };
+    let store = Store::open(dir, options.clone()).unwrap();
     let c = store
         .create_database("d")
         .unwrap()
         .create_container("c", PartitionKeyDefinition::hash("/k").unwrap(), ContainerSettings::default())
         .unwrap();
+    (options, store, c)
+}
+
+/// The `i`th item written to grow the log.
+fn padded(i: usize) -> Value {
+    json(&format!(r#"{{"id":"{i}","k":"k{}","pad":"{}"}}"#, i % 7, "x".repeat(100)))
+}
+
+#[test]
+fn a_store_let_go_during_a_background_checkpoint_can_be_opened_again_at_once() {
+    let dir = temp_dir("background");
+    let faults = Faults::none();
+    let (options, store, c) = with_small_checkpoints(&dir, &faults);
     faults.hold_checkpoints(true);
     let mut i = 0;
     while faults.checkpoints_held() == 0 {
         assert!(i < 10_000, "no checkpoint started on its own");
-        c.create(&json(&format!(r#"{{"id":"{i}","k":"k{}","pad":"{}"}}"#, i % 7, "x".repeat(100)))).unwrap();
+        c.create(&padded(i)).unwrap();
         i += 1;
     }
     // Writes go on while it is held; then the store is let go with the checkpoint still held.
@@ -743,21 +753,14 @@ fn a_store_let_go_during_a_background_checkpoint_can_be_opened_again_at_once() {
 fn a_failed_background_checkpoint_is_reported_and_not_retried_until_the_log_doubles() {
     let dir = temp_dir("failing");
     let faults = Faults::none();
-    let options =
-        DurableOptions { faults: Arc::clone(&faults), checkpoint_bytes: 4 << 10, ..DurableOptions::default() };
-    let store = Store::open(&dir, options).unwrap();
-    let c = store
-        .create_database("d")
-        .unwrap()
-        .create_container("c", PartitionKeyDefinition::hash("/k").unwrap(), ContainerSettings::default())
-        .unwrap();
+    let (_, store, c) = with_small_checkpoints(&dir, &faults);
     faults.fail_checkpoints.store(true, std::sync::atomic::Ordering::Relaxed);
     let durable = Arc::clone(store.durable().unwrap());
     let begun = || faults.checkpoints_begun.load(std::sync::atomic::Ordering::Relaxed);
     let mut i = 0;
     let mut write = |n: usize| {
         for _ in 0..n {
-            c.create(&json(&format!(r#"{{"id":"{i}","k":"k{}","pad":"{}"}}"#, i % 7, "x".repeat(100)))).unwrap();
+            c.create(&padded(i)).unwrap();
             i += 1;
         }
     };

@@ -425,7 +425,7 @@ proptest! {
                 }
             }
         }
-        let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("fuzz-log-{}", std::process::id()));
+        let dir = test_dir("fuzz-log");
         write_log(&dir, &frames);
         let opened = std::panic::catch_unwind(|| {
             let Ok(store) = Store::open(&dir, DurableOptions::default()) else { return };
@@ -450,8 +450,7 @@ proptest! {
 fn log_seed() -> &'static Vec<Vec<u8>> {
     static SEED: OnceLock<Vec<Vec<u8>>> = OnceLock::new();
     SEED.get_or_init(|| {
-        let dir =
-            std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("fuzz-log-seed-{}", std::process::id()));
+        let dir = test_dir("fuzz-log-seed");
         let _ = std::fs::remove_dir_all(&dir);
         let log = {
             let store = Store::open(&dir, DurableOptions::default()).unwrap();
@@ -500,6 +499,11 @@ fn log_seed() -> &'static Vec<Vec<u8>> {
     })
 }
 
+/// A directory of this test process under the target directory.
+fn test_dir(name: &str) -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}", std::process::id()))
+}
+
 /// A database directory whose log holds `frames` (each with a matching checksum).
 fn write_log(dir: &std::path::Path, frames: &[Vec<u8>]) {
     let _ = std::fs::remove_dir_all(dir);
@@ -520,7 +524,7 @@ fn a_log_with_the_largest_container_number_is_refused() {
     // CREATE_CONTAINER: the tag, the database id ("d", 4 + 1 bytes), the container's number.
     let create = frames.iter_mut().find(|f| f[0] == 4).unwrap();
     create[6..10].copy_from_slice(&u32::MAX.to_le_bytes());
-    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("fuzz-handle-{}", std::process::id()));
+    let dir = test_dir("fuzz-handle");
     write_log(&dir, &frames);
     let err = Store::open(&dir, DurableOptions::default()).unwrap_err();
     let _ = std::fs::remove_dir_all(&dir);
