@@ -39,6 +39,18 @@ fn telemetry(prefix: &str, w: usize, i: usize) -> String {
     )
 }
 
+/// Imports an NDJSON file into container `telemetry` of a new database `bench` (keyed on
+/// `/deviceId`, sized for the file).
+fn import_into(store: &Store, ndjson: &std::path::Path) -> std::sync::Arc<cosmoql::storage::Container> {
+    let ndjson_bytes = std::fs::metadata(ndjson).unwrap().len();
+    let db = store.create_database("bench").unwrap();
+    let settings = ContainerSettings::for_expected_items((ndjson_bytes / 300) as usize);
+    let c = db.create_container("telemetry", PartitionKeyDefinition::hash("/deviceId").unwrap(), settings).unwrap();
+    let file = std::io::BufReader::with_capacity(1 << 20, std::fs::File::open(ndjson).unwrap());
+    c.import(file, ImportOptions { fail_fast: true }, |_| {}).unwrap();
+    c
+}
+
 fn dir_bytes(dir: &std::path::Path) -> u64 {
     std::fs::read_dir(dir).map(|e| e.flatten().filter_map(|e| e.metadata().ok()).map(|m| m.len()).sum()).unwrap_or(0)
 }
@@ -98,14 +110,7 @@ fn main() {
             let started = Instant::now();
             let items = {
                 let store = Store::open(&dir, options.clone()).unwrap();
-                let db = store.create_database("bench").unwrap();
-                let settings = ContainerSettings::for_expected_items((ndjson_bytes / 300) as usize);
-                let c = db
-                    .create_container("telemetry", PartitionKeyDefinition::hash("/deviceId").unwrap(), settings)
-                    .unwrap();
-                let file = std::io::BufReader::with_capacity(1 << 20, std::fs::File::open(&ndjson).unwrap());
-                c.import(file, ImportOptions { fail_fast: true }, |_| {}).unwrap();
-                c.item_count()
+                import_into(&store, &ndjson).item_count()
             };
             let import_seconds = started.elapsed().as_secs_f64();
             let started = Instant::now();
@@ -142,14 +147,8 @@ fn main() {
         "stall" => {
             let ndjson = PathBuf::from(arg(&args, "--ndjson").expect("--ndjson FILE"));
             let writers: usize = arg(&args, "--writers").and_then(|w| w.parse().ok()).unwrap_or(4);
-            let ndjson_bytes = std::fs::metadata(&ndjson).unwrap().len();
             let store = Store::open(&dir, options).unwrap();
-            let db = store.create_database("bench").unwrap();
-            let settings = ContainerSettings::for_expected_items((ndjson_bytes / 300) as usize);
-            let c =
-                db.create_container("telemetry", PartitionKeyDefinition::hash("/deviceId").unwrap(), settings).unwrap();
-            let file = std::io::BufReader::with_capacity(1 << 20, std::fs::File::open(&ndjson).unwrap());
-            c.import(file, ImportOptions { fail_fast: true }, |_| {}).unwrap();
+            let c = import_into(&store, &ndjson);
             let items = c.item_count();
             // The import's log is folded first (so no checkpoint starts on its own meanwhile).
             store.checkpoint().unwrap();
