@@ -42,6 +42,9 @@ pub struct QueryError {
     pub substatus: u32,
     /// The service's query error code (`SC2001`, ...), when it has one.
     pub code: Option<&'static str>,
+    /// What the user probably meant (`COUNT(1)` for `COUNT(*)`, ...): rendered after the caret,
+    /// never part of the service's message.
+    pub hint: Option<String>,
 }
 
 impl QueryError {
@@ -56,7 +59,7 @@ impl QueryError {
             QueryErrorKind::Cancelled => 408,
             QueryErrorKind::Internal => 500,
         };
-        QueryError { kind, message: message.into(), span, status, substatus: 0, code: None }
+        QueryError { kind, message: message.into(), span, status, substatus: 0, code: None, hint: None }
     }
 
     pub fn bind(message: impl Into<String>, span: Span) -> Self {
@@ -78,11 +81,15 @@ impl QueryError {
     /// Renders the error against the query text: `line L, column C: message`, the source line and
     /// a caret under the spot (as syntax errors render); without a span, the message alone.
     pub fn render(&self, source: &str) -> String {
-        match self.span {
+        let rendered = match self.span {
             Some(span) if self.kind != QueryErrorKind::Internal && span.start <= source.len() => {
                 cosmoql_parser::diagnostic::render(source, span, &self.message)
             }
             _ => self.to_string(),
+        };
+        match &self.hint {
+            Some(hint) => format!("{rendered}\nhint: {hint}"),
+            None => rendered,
         }
     }
 }
@@ -94,7 +101,15 @@ impl From<PlanError> for QueryError {
             PlanErrorKind::Bind => QueryErrorKind::Bind,
             PlanErrorKind::PartitionKey => QueryErrorKind::Storage,
         };
-        QueryError { kind, message: e.message, span: e.span, status: e.status, substatus: e.substatus, code: e.code }
+        QueryError {
+            kind,
+            message: e.message,
+            span: e.span,
+            status: e.status,
+            substatus: e.substatus,
+            code: e.code,
+            hint: e.hint,
+        }
     }
 }
 
@@ -111,6 +126,7 @@ impl From<StorageError> for QueryError {
             status: e.status_code(),
             substatus: e.kind.substatus().unwrap_or(0),
             code: None,
+            hint: None,
         }
     }
 }

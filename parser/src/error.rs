@@ -49,14 +49,18 @@ pub struct ParseError {
     pub column: usize,
     /// What went wrong, usually `expected X, found Y`.
     pub message: String,
+    /// What the user probably meant, for a habit from another SQL dialect (`LIMIT 3` without
+    /// `OFFSET`, `COUNT(*)`, `INSERT`): rendered after the caret as `hint: ...`.
+    pub hint: Option<String>,
     /// The spot in the source, for rendering.
-    snippet: Snippet,
+    /// Boxed: errors are rare, and a small `Result` keeps the parser's happy path fast.
+    snippet: Box<Snippet>,
 }
 
 impl ParseError {
     pub(crate) fn new(source: &str, kind: ParseErrorKind, span: Span, message: String) -> Self {
-        let snippet = Snippet::new(source, span);
-        ParseError { kind, span, line: snippet.line, column: snippet.column, message, snippet }
+        let snippet = Box::new(Snippet::new(source, span));
+        ParseError { kind, span, line: snippet.line, column: snippet.column, message, hint: None, snippet }
     }
 
     /// `expected X, found Y` at `span`.
@@ -69,7 +73,11 @@ impl ParseError {
 
 impl fmt::Display for ParseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.snippet.render(&self.message))
+        f.write_str(&self.snippet.render(&self.message))?;
+        match &self.hint {
+            Some(hint) => write!(f, "\nhint: {hint}"),
+            None => Ok(()),
+        }
     }
 }
 

@@ -19,10 +19,16 @@ pub const MAX_EXPRESSION_DEPTH: usize = 512;
 
 /// Parses a whole query.
 pub fn parse_query(source: &str) -> Result<Query, ParseError> {
-    let mut p = Parser::new(source)?;
-    let (query, _) = p.query()?;
-    p.expect_end("end of query")?;
-    Ok(query)
+    let parsed = (|| {
+        let mut p = Parser::new(source)?;
+        let (query, _) = p.query()?;
+        p.expect_end("end of query")?;
+        Ok(query)
+    })();
+    parsed.map_err(|mut e: ParseError| {
+        e.hint = crate::hints::hint(source, &e);
+        e
+    })
 }
 
 /// Parses a lone scalar expression (used by tests and tools; queries go through [`parse_query`]).

@@ -381,7 +381,14 @@ fn check(case: &Case, err: &ParseError) -> Vec<String> {
     }
     // The rendered form: `line L, column C: message`, the source line, then a caret under the spot.
     let rendered = err.to_string();
-    let lines: Vec<&str> = rendered.split('\n').collect();
+    let mut lines: Vec<&str> = rendered.split('\n').collect();
+    // A hint (a habit from another SQL dialect) is one more line, after the caret.
+    if let Some(hint) = &err.hint {
+        if lines.last() != Some(&format!("hint: {hint}").as_str()) {
+            problems.push(format!("the hint is not the last rendered line: {rendered:?}"));
+        }
+        lines.pop();
+    }
     let prefix = format!("line {}, column {}: ", err.line, err.column);
     if lines.first() != Some(&format!("{prefix}{}", err.message).as_str()) {
         problems.push(format!("first rendered line is {:?}", lines.first()));
@@ -615,4 +622,30 @@ fn order_by_rank_takes_a_scoring_function() {
     assert!(!q.order_by_rank);
     let q = parse("SELECT * FROM c ORDER BY c.rank DESC").unwrap();
     assert!(!q.order_by_rank);
+}
+
+#[test]
+fn habits_from_other_dialects_get_a_hint_after_the_caret() {
+    for (source, hint) in [
+        ("SELECT * FROM c LIMIT 10", "write OFFSET 0 LIMIT 10, or SELECT TOP 10"),
+        ("SELECT * FROM c WHERE c.a = 1 ORDER BY c.b LIMIT @n", "OFFSET 0 LIMIT @n"),
+        ("SELECT COUNT(*) FROM c", "counts with COUNT(1)"),
+        ("SELECT count( *) AS n FROM c", "counts with count(1)"),
+        ("INSERT INTO c VALUES (1)", "there is no INSERT"),
+        ("update c SET c.a = 1", "there is no UPDATE"),
+        ("DELETE FROM c", "there is no DELETE"),
+        ("CREATE TABLE t (a int)", "there is no CREATE"),
+    ] {
+        let err = parse(source).unwrap_err();
+        let got = err.hint.clone().unwrap_or_default();
+        assert!(got.contains(hint), "{source}: hint {got:?}, expected it to say {hint:?}");
+        assert!(err.to_string().ends_with(&format!("\nhint: {got}")), "{err}");
+        // The message stays the syntax error the service answers with.
+        assert!(!err.message.contains("hint"), "{}", err.message);
+    }
+    // No hint where none is due.
+    for source in ["SELECT * FROM c OFFSET 1 LIMIT", "SELECT * FROM c WHERE", "SELECT SUM(*) FROM c", "SELEC 1"] {
+        let err = parse(source).unwrap_err();
+        assert_eq!(err.hint, None, "{source}: {err}");
+    }
 }

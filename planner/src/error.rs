@@ -29,6 +29,8 @@ pub struct PlanError {
     pub substatus: u32,
     /// The service's query error code (`SC1001`, `SC2206`, ...), when it has one.
     pub code: Option<&'static str>,
+    /// What the user probably meant (see [`ParseError::hint`]); not part of the service's answer.
+    pub hint: Option<String>,
 }
 
 impl PlanError {
@@ -41,6 +43,7 @@ impl PlanError {
             status: 400,
             substatus: 0,
             code: None,
+            hint: None,
         }
     }
 
@@ -53,6 +56,7 @@ impl PlanError {
             status: 400,
             substatus: 0,
             code: Some(code),
+            hint: None,
         }
     }
 
@@ -65,6 +69,7 @@ impl PlanError {
             status,
             substatus,
             code: None,
+            hint: None,
         }
     }
 }
@@ -78,6 +83,7 @@ impl From<ParseError> for PlanError {
             status: 400,
             substatus: 0,
             code: Some("SC1001"),
+            hint: e.hint,
         }
     }
 }
