@@ -4,7 +4,7 @@
 
 use cosmoql_executor::cost::{item_charge, Consistency, ItemWork};
 use cosmoql_executor::QueryError;
-use cosmoql_storage::{Candidate, KeyChoice, PartitionKeyDefinition};
+use cosmoql_storage::{Advisor, AdvisorOptions, Candidate, KeyChoice, PartitionKeyDefinition};
 use cosmoql_value::Value;
 
 use crate::client::ContainerClient;
@@ -122,123 +122,44 @@ fn create_charge(bytes: u64) -> f64 {
     item_charge(&work, Consistency::Session)
 }
 
+/// The advisor plans for at least this many physical partitions unless told otherwise: a key that
+/// spreads well over 10 spreads over fewer, while over the 1 a small container has every key
+/// looks perfect (10 partitions serve 100,000 RU/s, or hold 500 GB).
+pub const PLAN_PARTITIONS: usize = 10;
+
+/// The partition-key advisor over one container's items, read once (an even sample of at most
+/// 100,000, standing for all): ranks candidate keys, judges them against a recorded [`Workload`]
+/// with the planner's own pruning, and replays writes and queries under one
+/// ([`ContainerClient::key_advisor`]).
+#[derive(Debug)]
+pub struct KeyAdvisor {
+    client: ContainerClient,
+    advisor: Advisor,
+}
+
+/// Progress of a long step: how many of how many are done (a terminal's progress bar).
+pub type Progress<'a> = cosmoql_storage::advisor::Progress<'a>;
+
 impl ContainerClient {
-    /// Ranks candidate partition keys for the container's items (a sample of at most 100,000,
-    /// standing for all), over `partitions` physical partitions (its own count when `None`),
-    /// best first, each with what was measured and why.
-    pub fn advise_partition_key(&self, partitions: Option<usize>) -> Vec<Candidate> {
-        let options = cosmoql_storage::AdvisorOptions {
-            partitions: partitions.unwrap_or_else(|| self.container.partition_count()),
-            logical_partition_cap: self.container.logical_partition_cap(),
-            write_charge: create_charge,
-            ..cosmoql_storage::AdvisorOptions::default()
-        };
-        cosmoql_storage::advise_container(&self.container, &options)
+    /// Reads the container's items for the advisor (a sample of at most 100,000).
+    pub fn key_advisor(&self) -> KeyAdvisor {
+        KeyAdvisor { client: self.clone(), advisor: Advisor::of_container(&self.container) }
     }
 
-    /// [`Self::advise_partition_key`] judged against a recorded workload, each candidate with the
-    /// share of the workload's queries (by rate) that would read one logical partition (one key,
-    /// or one hierarchical prefix), measured with the planner's own pruning:
-    /// - queries that would fan out add to the penalty;
-    /// - creates land on the partitions as the items do (per hour for time-stamped items): a
-    ///   candidate whose busiest partition would need more than a physical partition serves
-    ///   (10,000 RU/s) is ruled out, and the load is given as a reason;
-    /// - a key whose value the workload changes is penalized: a key cannot change in place.
+    /// Ranks candidate partition keys for the container's items over `partitions` physical
+    /// partitions ([`KeyAdvisor::partitions`] when `None`), best first, each with what was
+    /// measured and why.
+    pub fn advise_partition_key(&self, partitions: Option<usize>) -> Vec<Candidate> {
+        self.key_advisor().rank(partitions, &|_, _| {})
+    }
+
+    /// [`KeyAdvisor::rank_for`] on a fresh read of the items.
     pub fn advise_partition_key_for(
         &self,
         partitions: Option<usize>,
         workload: &Workload,
     ) -> Result<Vec<(Candidate, f64)>, Error> {
-        let mut bound = Vec::with_capacity(workload.queries.len());
-        let parameters = std::collections::HashMap::new();
-        for (sql, rate) in &workload.queries {
-            let query = cosmoql_parser::parse(sql).map_err(|e| Error::Query {
-                sql: sql.clone(),
-                error: QueryError::from(cosmoql_planner::PlanError::from(e)),
-            })?;
-            let context = cosmoql_planner::BindContext { parameters: &parameters, vector_policies: &[] };
-            let query = cosmoql_planner::bind(&query, context)
-                .map_err(|e| Error::Query { sql: sql.clone(), error: QueryError::from(e) })?;
-            bound.push((query, rate.max(0.0)));
-        }
-        let total: f64 = bound.iter().map(|(_, r)| r).fold(0.0, |a, b| a + b);
-        let p = partitions.unwrap_or_else(|| self.container.partition_count()).max(1);
-        let (items, bytes) = self
-            .container
-            .partitions()
-            .iter()
-            .fold((0u64, 0u64), |(i, b), part| (i + part.items as u64, b + part.bytes));
-        let per_create = create_charge(bytes / items.max(1));
-        let mut ranked: Vec<(Candidate, f64)> = self
-            .advise_partition_key(Some(p))
-            .into_iter()
-            .map(|mut c| {
-                let single = |q: &cosmoql_planner::BoundQuery, definition: &PartitionKeyDefinition| {
-                    match cosmoql_planner::prune(q, None, definition).targets {
-                        cosmoql_planner::Targets::Keys(k) => k.len() == 1,
-                        cosmoql_planner::Targets::Ranges(r) => r.len() == 1,
-                        _ => false,
-                    }
-                };
-                let share = match key_definition(&c.key) {
-                    Some(definition) if total > 0.0 => {
-                        let targeted: f64 = bound
-                            .iter()
-                            .filter(|(q, _)| single(q, &definition))
-                            .map(|(_, r)| r)
-                            .fold(0.0, |a, b| a + b);
-                        targeted / total
-                    }
-                    _ => 0.0,
-                };
-                if !c.penalty.is_finite() || workload.is_empty() {
-                    return (c, share);
-                }
-                let mut reasons = Vec::new();
-                if total > 0.0 {
-                    c.penalty += 3.0 * (1.0 - share);
-                    reasons.push(format!("{:.0}% of the workload's queries read one logical partition", share * 100.0));
-                }
-                if workload.creates > 0.0 {
-                    // Writes land where the items do: per second (or hour) for time-stamped
-                    // items, else as storage spreads.
-                    let busiest = c
-                        .write_concentration_per_second
-                        .or(c.write_concentration)
-                        .unwrap_or(c.storage.max_over_mean / p as f64)
-                        .min(1.0);
-                    let ru = workload.creates * busiest * per_create;
-                    if ru > cosmoql_storage::throughput::MAX_RU_PER_PARTITION {
-                        c.penalty = f64::INFINITY;
-                        reasons.push(format!(
-                            "at {} creates/s the busiest partition would need {ru:.0} RU/s, more than the 10,000 \
-                             RU/s a physical partition serves",
-                            workload.creates
-                        ));
-                    } else {
-                        reasons.push(format!(
-                            "at {} creates/s the busiest partition takes {:.0}% of them, {ru:.0} RU/s",
-                            workload.creates,
-                            busiest * 100.0
-                        ));
-                    }
-                }
-                let key_paths = c.key.paths().into_iter().map(str::to_string).collect::<Vec<_>>();
-                for (path, rate) in &workload.changes {
-                    if key_paths.iter().any(|k| k == path) && c.penalty.is_finite() {
-                        c.penalty += 5.0;
-                        reasons.push(format!(
-                            "the workload changes {path} ({rate} writes/s): a partition key cannot change in place, \
-                             each change is a delete and a create"
-                        ));
-                    }
-                }
-                c.reasons.splice(0..0, reasons);
-                (c, share)
-            })
-            .collect();
-        ranked.sort_by(|a, b| a.0.penalty.total_cmp(&b.0.penalty).then_with(|| a.0.key.cmp(&b.0.key)));
-        Ok(ranked)
+        self.key_advisor().rank_for(partitions, workload, &|_, _| {})
     }
 
     /// What-if: replays the container's items (a sample of at most 100,000) as writes at their
@@ -251,27 +172,11 @@ impl ContainerClient {
         ru_per_second: f64,
         partitions: usize,
     ) -> Option<cosmoql_storage::advisor::WhatIf> {
-        let total = self.container.item_count();
-        let step = total.div_ceil(cosmoql_storage::advisor::SAMPLE).max(1);
-        let items: Vec<Value> =
-            self.container.scan().items().step_by(step).map(|item| self.container.materialize(&item)).collect();
-        let options = cosmoql_storage::AdvisorOptions { partitions, ..cosmoql_storage::AdvisorOptions::default() };
-        cosmoql_storage::advisor::what_if(&items, key, &options, ru_per_second, &create_charge)
+        self.key_advisor().what_if(key, ru_per_second, partitions, None).ok().flatten()
     }
-}
 
-/// Reads a workload file (see [`Workload`]); errors name the file.
-pub fn read_workload(path: &std::path::Path) -> Result<Workload, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let json = cosmoql_value::parse_json(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-    Workload::from_json(&json).map_err(|e| format!("{}: {e}", path.display()))
-}
-
-impl ContainerClient {
-    /// [`Self::what_if`] with a recorded workload's queries replayed too, each at its rate every
-    /// second of the replay on the partitions the planner's pruning says it reads under `key`
-    /// (one key's partition, or all for a fan-out), each run charged as a query returning one
-    /// item of the container's average size (an estimate: the model's fixed costs dominate).
+    /// [`Self::what_if`] with a recorded workload's queries replayed too (see
+    /// [`KeyAdvisor::what_if`]).
     pub fn what_if_workload(
         &self,
         key: &KeyChoice,
@@ -279,16 +184,17 @@ impl ContainerClient {
         partitions: usize,
         workload: &Workload,
     ) -> Result<Option<cosmoql_storage::advisor::WhatIf>, Error> {
-        let definition = key_definition(key);
-        let parameters = std::collections::HashMap::new();
-        let (items, bytes) = self
-            .container
-            .partitions()
-            .iter()
-            .fold((0u64, 0u64), |(i, b), part| (i + part.items as u64, b + part.bytes));
-        let average = bytes / items.max(1);
-        let mut queries = Vec::with_capacity(workload.queries.len());
-        for (sql, rate) in &workload.queries {
+        self.key_advisor().what_if(key, ru_per_second, partitions, Some(workload))
+    }
+}
+
+/// Parses and binds a workload's queries (no parameters: a workload's queries name their values).
+fn bind_queries(workload: &Workload) -> Result<Vec<(cosmoql_planner::BoundQuery, f64)>, Error> {
+    let parameters = std::collections::HashMap::new();
+    workload
+        .queries
+        .iter()
+        .map(|(sql, rate)| {
             let query = cosmoql_parser::parse(sql).map_err(|e| Error::Query {
                 sql: sql.clone(),
                 error: QueryError::from(cosmoql_planner::PlanError::from(e)),
@@ -296,39 +202,203 @@ impl ContainerClient {
             let context = cosmoql_planner::BindContext { parameters: &parameters, vector_policies: &[] };
             let query = cosmoql_planner::bind(&query, context)
                 .map_err(|e| Error::Query { sql: sql.clone(), error: QueryError::from(e) })?;
-            let keys = definition.as_ref().and_then(|d| match cosmoql_planner::prune(&query, None, d).targets {
-                cosmoql_planner::Targets::Keys(keys) => Some(keys),
-                _ => None,
-            });
-            let reads = keys.as_ref().map_or(partitions.max(1), Vec::len);
-            let work = cosmoql_executor::cost::QueryWork {
-                partitions: reads,
-                index_entries: 1,
-                retrieved: 1,
-                retrieved_bytes: average,
-                output: 1,
-                output_bytes: average,
-            };
-            queries.push(cosmoql_storage::advisor::WhatIfQuery {
-                keys,
-                rate: rate.max(0.0),
-                charge: cosmoql_executor::cost::query_charge(&work),
-            });
-        }
-        let total = self.container.item_count();
-        let step = total.div_ceil(cosmoql_storage::advisor::SAMPLE).max(1);
-        let sample: Vec<Value> =
-            self.container.scan().items().step_by(step).map(|item| self.container.materialize(&item)).collect();
-        let options = cosmoql_storage::AdvisorOptions { partitions, ..cosmoql_storage::AdvisorOptions::default() };
-        Ok(cosmoql_storage::advisor::what_if_with_queries(
-            &sample,
-            key,
-            &options,
-            ru_per_second,
-            &create_charge,
-            &queries,
-        ))
+            Ok((query, rate.max(0.0)))
+        })
+        .collect()
+}
+
+impl KeyAdvisor {
+    /// The items read (at most 100,000).
+    pub fn sampled(&self) -> usize {
+        self.advisor.sampled()
     }
+
+    /// The physical partitions to plan for: `asked`, else the container's own count, at least
+    /// [`PLAN_PARTITIONS`].
+    pub fn partitions(&self, asked: Option<usize>) -> usize {
+        asked.unwrap_or_else(|| self.client.container.partition_count().max(PLAN_PARTITIONS)).max(1)
+    }
+
+    fn options(&self, partitions: Option<usize>) -> AdvisorOptions {
+        AdvisorOptions {
+            partitions: self.partitions(partitions),
+            logical_partition_cap: self.client.container.logical_partition_cap(),
+            write_charge: create_charge,
+            ..AdvisorOptions::default()
+        }
+    }
+
+    /// Ranks candidate keys over `partitions` physical partitions ([`Self::partitions`]), best
+    /// first; `progress` hears of each candidate measured.
+    pub fn rank(&self, partitions: Option<usize>, progress: Progress<'_>) -> Vec<Candidate> {
+        self.advisor.rank(&self.options(partitions), progress)
+    }
+
+    /// [`Self::rank`] judged against a recorded workload, each candidate with the share of the
+    /// workload's queries (by rate) that would read one logical partition (one key, or one
+    /// hierarchical prefix), measured with the planner's own pruning:
+    /// - queries that would fan out add to the penalty;
+    /// - creates land on the partitions as the items do (per hour for time-stamped items): a
+    ///   candidate whose busiest partition would need more than a physical partition serves
+    ///   (10,000 RU/s) is ruled out, and the load is given as a reason;
+    /// - a key whose value the workload changes is penalized: a key cannot change in place.
+    pub fn rank_for(
+        &self,
+        partitions: Option<usize>,
+        workload: &Workload,
+        progress: Progress<'_>,
+    ) -> Result<Vec<(Candidate, f64)>, Error> {
+        let bound = bind_queries(workload)?;
+        let total: f64 = bound.iter().map(|(_, r)| r).fold(0.0, |a, b| a + b);
+        let p = self.partitions(partitions);
+        let (items, bytes) = self
+            .client
+            .container
+            .partitions()
+            .iter()
+            .fold((0u64, 0u64), |(i, b), part| (i + part.items as u64, b + part.bytes));
+        let per_create = create_charge(bytes / items.max(1));
+        let mut ranked: Vec<(Candidate, f64)> = self
+            .rank(Some(p), progress)
+            .into_iter()
+            .map(|c| judge(c, &bound, total, p, per_create, workload))
+            .collect();
+        ranked.sort_by(|a, b| a.0.penalty.total_cmp(&b.0.penalty).then_with(|| a.0.key.cmp(&b.0.key)));
+        Ok(ranked)
+    }
+
+    /// What-if: replays the items as writes at their timestamps under `key`, with
+    /// `ru_per_second` over `partitions` physical partitions, each write charged as a create of
+    /// its size; with a workload, its queries too, each at its rate every second of the replay on
+    /// the partitions the planner's pruning says it reads under `key` (one key's partition, or
+    /// all for a fan-out), each run charged as a query returning one item of the container's
+    /// average size (an estimate: the model's fixed costs dominate). Predicts the 429 rates and
+    /// each partition's peak normalized RU; `None` when the items carry no timestamp.
+    pub fn what_if(
+        &self,
+        key: &KeyChoice,
+        ru_per_second: f64,
+        partitions: usize,
+        workload: Option<&Workload>,
+    ) -> Result<Option<cosmoql_storage::advisor::WhatIf>, Error> {
+        let definition = key_definition(key);
+        let (items, bytes) = self
+            .client
+            .container
+            .partitions()
+            .iter()
+            .fold((0u64, 0u64), |(i, b), part| (i + part.items as u64, b + part.bytes));
+        let average = bytes / items.max(1);
+        let bound = match workload {
+            Some(w) => bind_queries(w)?,
+            None => Vec::new(),
+        };
+        let queries: Vec<cosmoql_storage::advisor::WhatIfQuery> = bound
+            .iter()
+            .map(|(query, rate)| {
+                let keys = definition.as_ref().and_then(|d| match cosmoql_planner::prune(query, None, d).targets {
+                    cosmoql_planner::Targets::Keys(keys) => Some(keys),
+                    _ => None,
+                });
+                let reads = keys.as_ref().map_or(partitions.max(1), Vec::len);
+                let work = cosmoql_executor::cost::QueryWork {
+                    partitions: reads,
+                    index_entries: 1,
+                    retrieved: 1,
+                    retrieved_bytes: average,
+                    output: 1,
+                    output_bytes: average,
+                };
+                cosmoql_storage::advisor::WhatIfQuery {
+                    keys,
+                    rate: *rate,
+                    charge: cosmoql_executor::cost::query_charge(&work),
+                }
+            })
+            .collect();
+        let options = AdvisorOptions { partitions, ..AdvisorOptions::default() };
+        Ok(self.advisor.what_if(key, &options, ru_per_second, &create_charge, &queries))
+    }
+}
+
+/// A candidate judged against a workload: the share of its queries (by rate) one logical
+/// partition answers, and the penalties and reasons of [`KeyAdvisor::rank_for`].
+fn judge(
+    mut c: Candidate,
+    bound: &[(cosmoql_planner::BoundQuery, f64)],
+    total: f64,
+    p: usize,
+    per_create: f64,
+    workload: &Workload,
+) -> (Candidate, f64) {
+    let single = |q: &cosmoql_planner::BoundQuery, definition: &PartitionKeyDefinition| match cosmoql_planner::prune(
+        q, None, definition,
+    )
+    .targets
+    {
+        cosmoql_planner::Targets::Keys(k) => k.len() == 1,
+        cosmoql_planner::Targets::Ranges(r) => r.len() == 1,
+        _ => false,
+    };
+    let share = match key_definition(&c.key) {
+        Some(definition) if total > 0.0 => {
+            let targeted: f64 =
+                bound.iter().filter(|(q, _)| single(q, &definition)).map(|(_, r)| r).fold(0.0, |a, b| a + b);
+            targeted / total
+        }
+        _ => 0.0,
+    };
+    if !c.penalty.is_finite() || workload.is_empty() {
+        return (c, share);
+    }
+    let mut reasons = Vec::new();
+    if total > 0.0 {
+        c.penalty += 3.0 * (1.0 - share);
+        reasons.push(format!("{:.0}% of the workload's queries read one logical partition", share * 100.0));
+    }
+    if workload.creates > 0.0 {
+        // Writes land where the items do: per second (or hour) for time-stamped items, else as
+        // storage spreads.
+        let busiest = c
+            .write_concentration_per_second
+            .or(c.write_concentration)
+            .unwrap_or(c.storage.max_over_mean / p as f64)
+            .min(1.0);
+        let ru = workload.creates * busiest * per_create;
+        if ru > cosmoql_storage::throughput::MAX_RU_PER_PARTITION {
+            c.penalty = f64::INFINITY;
+            reasons.push(format!(
+                "at {} creates/s the busiest partition would need {ru:.0} RU/s, more than the 10,000 RU/s a \
+                 physical partition serves",
+                workload.creates
+            ));
+        } else {
+            reasons.push(format!(
+                "at {} creates/s the busiest partition takes {:.0}% of them, {ru:.0} RU/s",
+                workload.creates,
+                busiest * 100.0
+            ));
+        }
+    }
+    let key_paths = c.key.paths().into_iter().map(str::to_string).collect::<Vec<_>>();
+    for (path, rate) in &workload.changes {
+        if key_paths.iter().any(|k| k == path) && c.penalty.is_finite() {
+            c.penalty += 5.0;
+            reasons.push(format!(
+                "the workload changes {path} ({rate} writes/s): a partition key cannot change in place, each \
+                 change is a delete and a create"
+            ));
+        }
+    }
+    c.reasons.splice(0..0, reasons);
+    (c, share)
+}
+
+/// Reads a workload file (see [`Workload`]); errors name the file.
+pub fn read_workload(path: &std::path::Path) -> Result<Workload, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let json = cosmoql_value::parse_json(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    Workload::from_json(&json).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// The ranking as one JSON object: `{"candidates": [...]}`, each with its measures, penalty

@@ -5,7 +5,12 @@ use std::process::Command;
 
 /// Items to load (`COSMOQL_BENCH_ITEMS`, default 1,000,000).
 pub fn items() -> usize {
-    std::env::var("COSMOQL_BENCH_ITEMS").ok().and_then(|v| v.parse().ok()).unwrap_or(1_000_000)
+    items_or(1_000_000)
+}
+
+/// Items to load (`COSMOQL_BENCH_ITEMS`, default `default`).
+pub fn items_or(default: usize) -> usize {
+    std::env::var("COSMOQL_BENCH_ITEMS").ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }
 
 /// The NDJSON telemetry file of `n` items (`benches/data/gen_telemetry.py`, seed 42), cached

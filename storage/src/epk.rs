@@ -505,6 +505,27 @@ fn compute(components: &[PartitionKeyComponent], kind: PartitionKeyKind, version
     out
 }
 
+/// The V2 hash of one string component whose text is `parts` joined, as a big-endian number:
+/// the EPK of a single-path (Hash, V2) key with that string value, and that component's level of
+/// a MultiHash key, in the EPK's order. The partition-key advisor hashes a candidate's every key
+/// with it, without building the key or its text.
+pub fn string_hash_v2(parts: &[&str]) -> u128 {
+    let mut h = Murmur3X64_128::new(0);
+    h.write_u8(0x08);
+    for part in parts {
+        h.write(part.as_bytes());
+    }
+    h.write_u8(0xFF);
+    u128::from_be_bytes(finish_v2(&h))
+}
+
+/// [`string_hash_v2`] of an undefined component (an item without the key's path).
+pub fn undefined_hash_v2() -> u128 {
+    let mut h = Murmur3X64_128::new(0);
+    h.write_u8(0x00);
+    u128::from_be_bytes(finish_v2(&h))
+}
+
 #[inline]
 fn number_value(x: f64, normalize: bool) -> f64 {
     // `-0.0 + 0.0` is `+0.0`; every other value is unchanged.
@@ -703,6 +724,20 @@ mod tests {
 
     fn v1(c: &[C]) -> String {
         effective_partition_key(c, PartitionKeyKind::Hash, HashVersion::V1).unwrap().to_hex()
+    }
+
+    #[test]
+    fn string_hashes_are_the_epks_of_string_keys() {
+        let epk = |c: &[C], kind| effective_partition_key(c, kind, HashVersion::V2).unwrap();
+        let number = |e: &Epk| u128::from_be_bytes(e.as_bytes()[..16].try_into().unwrap());
+        for text in ["", "redmond", "a-b", "日本語", &"x".repeat(300)] {
+            let whole = epk(&[C::String(text.to_string())], PartitionKeyKind::Hash);
+            assert_eq!(string_hash_v2(&[text]), number(&whole), "{text}");
+        }
+        assert_eq!(string_hash_v2(&["dev-1", "-", "2026"]), string_hash_v2(&["dev-1-2026"]));
+        let levels = epk(&[C::String("t".into()), C::Undefined], PartitionKeyKind::MultiHash);
+        assert_eq!(string_hash_v2(&["t"]), number(&levels));
+        assert_eq!(undefined_hash_v2(), u128::from_be_bytes(levels.as_bytes()[16..32].try_into().unwrap()));
     }
 
     #[test]

@@ -24,7 +24,7 @@ pub mod store;
 pub mod throughput;
 pub mod wal;
 
-pub use advisor::{advise, advise_container, AdvisorOptions, Candidate, KeyChoice};
+pub use advisor::{advise, advise_container, Advisor, AdvisorOptions, Candidate, KeyChoice};
 pub use changefeed::{ChangeFeedStart, ChangePage, FeedRange, HistoryPage};
 pub use container::{
     BatchError, BatchOperation, Change, ChangeOperation, CompositeWalk, Container, ContainerSettings, IndexBounds,

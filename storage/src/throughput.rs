@@ -263,6 +263,39 @@ struct Bucket {
     credit: f64,
 }
 
+impl Bucket {
+    fn new(now: Duration) -> Self {
+        Bucket { level: 0.0, at: now, credit: 0.0 }
+    }
+
+    /// The bucket drained to now: it empties at the budget's rate; what the budget leaves unused
+    /// is banked as burst capacity (when on), which drains the bucket further at up to the burst
+    /// rate.
+    fn drain(&mut self, budget: f64, burst: bool, now: Duration) {
+        let elapsed = now.saturating_sub(self.at).as_secs_f64();
+        self.at = now;
+        let capacity = budget * elapsed;
+        let used = self.level.min(capacity);
+        self.level -= used;
+        if burst && budget < BURST_RU_PER_SECOND {
+            self.credit = (self.credit + capacity - used).min(BURST_SECONDS * budget);
+            let extra = self.level.min((BURST_RU_PER_SECOND - budget) * elapsed).min(self.credit);
+            self.level -= extra;
+            self.credit -= extra;
+        }
+    }
+
+    /// What a partition may hold in its bucket and still be admitted: a second's budget, or a
+    /// second at the burst rate while it has burst capacity.
+    fn limit(&self, budget: f64, burst: bool) -> f64 {
+        if burst && budget < BURST_RU_PER_SECOND && self.credit > 0.0 {
+            BURST_RU_PER_SECOND.min(budget + self.credit)
+        } else {
+            budget
+        }
+    }
+}
+
 /// Request units consumed and refused by one physical partition.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct PartitionUsage {
@@ -276,6 +309,24 @@ pub struct PartitionUsage {
     pub burst_ru: f64,
     second: u64,
     second_ru: f64,
+}
+
+impl PartitionUsage {
+    /// Counts `ru` consumed at `now` against a budget of `budget` RU/s: the total, the clock
+    /// second's and its peak, and what went over the budget (burst). Returns the second's RU
+    /// against the budget (1: all of it; what autoscale scales to).
+    fn account(&mut self, ru: f64, budget: f64, now: Duration) -> f64 {
+        let second = now.as_secs();
+        self.consumed += ru;
+        if second != self.second {
+            self.second = second;
+            self.second_ru = 0.0;
+        }
+        self.burst_ru += (self.second_ru + ru - budget).max(0.0) - (self.second_ru - budget).max(0.0);
+        self.second_ru += ru;
+        self.peak_second_ru = self.peak_second_ru.max(self.second_ru);
+        self.second_ru / budget.max(f64::MIN_POSITIVE)
+    }
 }
 
 /// What can change about a throttle once it exists.
@@ -453,33 +504,6 @@ impl Throttle {
         self.ru_per_second() / partitions.max(1) as f64
     }
 
-    /// The bucket drained to now: it empties at the budget's rate; what the budget leaves unused
-    /// is banked as burst capacity (when on), which drains the bucket further at up to the burst
-    /// rate.
-    fn drained(bucket: &mut Bucket, budget: f64, burst: bool, now: Duration) {
-        let elapsed = now.saturating_sub(bucket.at).as_secs_f64();
-        bucket.at = now;
-        let capacity = budget * elapsed;
-        let used = bucket.level.min(capacity);
-        bucket.level -= used;
-        if burst && budget < BURST_RU_PER_SECOND {
-            bucket.credit = (bucket.credit + capacity - used).min(BURST_SECONDS * budget);
-            let extra = bucket.level.min((BURST_RU_PER_SECOND - budget) * elapsed).min(bucket.credit);
-            bucket.level -= extra;
-            bucket.credit -= extra;
-        }
-    }
-
-    /// What a partition may hold in its bucket and still be admitted: a second's budget, or a
-    /// second at the burst rate while it has burst capacity.
-    fn limit(bucket: &Bucket, budget: f64, burst: bool) -> f64 {
-        if burst && budget < BURST_RU_PER_SECOND && bucket.credit > 0.0 {
-            BURST_RU_PER_SECOND.min(budget + bucket.credit)
-        } else {
-            budget
-        }
-    }
-
     /// Admits a request to `partition` (one of `partitions`), or refuses it with a 429 saying
     /// how long to wait.
     pub fn admit(&self, partition: u32, partitions: usize) -> Result<()> {
@@ -487,11 +511,9 @@ impl Throttle {
         let budget = Self::budget_in(&offer, partition, partitions);
         let now = self.clock.now();
         let mut buckets = self.buckets.lock().map_err(|_| StorageError::internal("throttle lock poisoned"))?;
-        let (bucket, usage) = buckets
-            .entry(partition)
-            .or_insert((Bucket { level: 0.0, at: now, credit: 0.0 }, PartitionUsage::default()));
-        Self::drained(bucket, budget, offer.burst, now);
-        let limit = Self::limit(bucket, budget, offer.burst);
+        let (bucket, usage) = buckets.entry(partition).or_insert((Bucket::new(now), PartitionUsage::default()));
+        bucket.drain(budget, offer.burst, now);
+        let limit = bucket.limit(budget, offer.burst);
         if bucket.level < limit {
             usage.admitted += 1;
             return Ok(());
@@ -512,20 +534,10 @@ impl Throttle {
         let second = now.as_secs();
         let mut normalized = None;
         if let Ok(mut buckets) = self.buckets.lock() {
-            let (bucket, usage) = buckets
-                .entry(partition)
-                .or_insert((Bucket { level: 0.0, at: now, credit: 0.0 }, PartitionUsage::default()));
-            Self::drained(bucket, budget, offer.burst, now);
+            let (bucket, usage) = buckets.entry(partition).or_insert((Bucket::new(now), PartitionUsage::default()));
+            bucket.drain(budget, offer.burst, now);
             bucket.level += ru;
-            usage.consumed += ru;
-            if second != usage.second {
-                usage.second = second;
-                usage.second_ru = 0.0;
-            }
-            usage.burst_ru += (usage.second_ru + ru - budget).max(0.0) - (usage.second_ru - budget).max(0.0);
-            usage.second_ru += ru;
-            usage.peak_second_ru = usage.peak_second_ru.max(usage.second_ru);
-            normalized = Some(usage.second_ru / budget.max(f64::MIN_POSITIVE));
+            normalized = Some(usage.account(ru, budget, now));
         }
         if let (Provisioned::Autoscale { max }, Some(n)) = (offer.provisioned, normalized) {
             // The system scales to what the busiest partition needs, between 10% and 100%.
@@ -562,6 +574,103 @@ impl Throttle {
             self.buckets.lock().map(|b| b.iter().map(|(id, (_, u))| (*id, *u)).collect()).unwrap_or_default();
         out.sort_by_key(|(id, _)| *id);
         out
+    }
+}
+
+/// A replay of requests against an even split of `ru_per_second` over physical partitions, on a
+/// clock of its own (the advisor's what-if): each partition's bucket as [`Throttle`] keeps it
+/// (no burst capacity), without locks or key accounts, and runs of identical requests admitted
+/// in one step.
+#[derive(Debug, Clone)]
+pub struct Replay {
+    budget: f64,
+    partitions: Vec<(Bucket, PartitionUsage)>,
+    now: Duration,
+}
+
+impl Replay {
+    pub fn new(ru_per_second: f64, partitions: usize) -> Self {
+        let partitions = partitions.max(1);
+        Replay {
+            budget: ru_per_second / partitions as f64,
+            partitions: vec![(Bucket::new(Duration::ZERO), PartitionUsage::default()); partitions],
+            now: Duration::ZERO,
+        }
+    }
+
+    /// Moves the clock to `now` (never back).
+    pub fn advance(&mut self, now: Duration) {
+        self.now = self.now.max(now);
+    }
+
+    /// `runs` identical requests now, each reading every partition of `slots` and costing
+    /// `ru_each` on each: how many are admitted (the first ones; once one is refused the
+    /// buckets no longer change, so every later one is too).
+    pub fn requests(&mut self, slots: &[usize], runs: u64, ru_each: f64) -> u64 {
+        let ru_each = if ru_each.is_finite() { ru_each.max(0.0) } else { 0.0 };
+        let (budget, now) = (self.budget, self.now);
+        let mut admitted = runs;
+        for &slot in slots {
+            let Some((bucket, _)) = self.partitions.get_mut(slot) else { return 0 };
+            bucket.drain(budget, false, now);
+            let room = bucket.limit(budget, false) - bucket.level;
+            // Run j is admitted while the bucket holds less than the limit before it.
+            let fit = if room <= 0.0 {
+                0
+            } else if ru_each == 0.0 {
+                runs
+            } else {
+                ((room / ru_each).ceil().min(u64::MAX as f64) as u64).min(runs)
+            };
+            admitted = admitted.min(fit);
+        }
+        if admitted > 0 {
+            for &slot in slots {
+                let (bucket, usage) = &mut self.partitions[slot];
+                let ru = ru_each * admitted as f64;
+                bucket.level += ru;
+                usage.account(ru, budget, now);
+            }
+        }
+        for &slot in slots {
+            let usage = &mut self.partitions[slot].1;
+            usage.admitted += admitted;
+            usage.throttled += runs - admitted;
+        }
+        admitted
+    }
+
+    /// `seconds` quiet seconds from now, alike: `load[p]` RU consumed on partition `p` in each,
+    /// every request admitted. True when they are quiet: every bucket is empty now and each
+    /// second's load fits its partition's budget, so it drains before the next (the replay then
+    /// need not look at each request, nor at each such second); false, changing nothing, when
+    /// not. The clock moves to the last of them.
+    pub fn quiet(&mut self, load: &[f64], seconds: u64) -> bool {
+        let (budget, now) = (self.budget, self.now);
+        if seconds == 0 || load.iter().any(|l| l.is_nan() || *l > budget) || load.len() > self.partitions.len() {
+            return seconds == 0;
+        }
+        for (bucket, _) in &mut self.partitions {
+            bucket.drain(budget, false, now);
+            if bucket.level > 0.0 {
+                return false;
+            }
+        }
+        let last = now.saturating_add(Duration::from_secs(seconds - 1));
+        for ((_, usage), ru) in self.partitions.iter_mut().zip(load) {
+            if *ru > 0.0 {
+                usage.consumed += ru * (seconds - 1) as f64;
+                usage.account(*ru, budget, last);
+            }
+        }
+        self.now = last;
+        true
+    }
+
+    /// Each partition's busiest second against its budget, in percent (at most 100).
+    pub fn peak_normalized(&self) -> Vec<f64> {
+        let budget = self.budget.max(f64::MIN_POSITIVE);
+        self.partitions.iter().map(|(_, u)| (u.peak_second_ru / budget * 100.0).min(100.0)).collect()
     }
 }
 
