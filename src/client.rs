@@ -885,14 +885,15 @@ impl ContainerClient {
         )?)
     }
 
-    /// Deletes an item.
-    pub fn delete_item(&self, partition_key: PartitionKey, id: &str) -> Result<(), Error> {
-        self.throttled(
+    /// Deletes an item; the response (status 204) carries the charge, and no item.
+    pub fn delete_item(&self, partition_key: PartitionKey, id: &str) -> Result<ItemResponse<()>, Error> {
+        let (r, retries) = self.throttled(
             RequestKind::Write,
             || self.key_partition(&partition_key),
             || self.container.delete(&partition_key, id, &WriteOptions::default()),
         )?;
-        Ok(())
+        let request_charge = self.charge(&r);
+        Ok(ItemResponse { item: (), etag: r.etag, request_charge, status: r.status, retries })
     }
 
     /// Applies patch operations atomically.

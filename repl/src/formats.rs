@@ -9,7 +9,7 @@
 
 use cosmoql::value::{format_number, to_json_string, Value};
 
-use crate::render::SYSTEM_PROPERTIES;
+use crate::text::SYSTEM_PROPERTIES;
 
 /// How results are printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -189,7 +189,7 @@ pub fn delimited(fields: &[String], mode: Mode) -> String {
 }
 
 fn printable_cell(text: &str) -> String {
-    crate::render::printable(&text.replace(['\n', '\r', '\t'], " ")).into_owned()
+    crate::text::printable(&text.replace(['\n', '\r', '\t'], " ")).into_owned()
 }
 
 /// A Markdown table of `items` (pipes escaped, line breaks as spaces).
@@ -211,7 +211,7 @@ pub fn markdown(items: &[Value], columns: &Columns, display: &Display) -> String
 /// psql's expanded display): for results too wide for a table.
 pub fn line_mode(items: &[Value], columns: &Columns, display: &Display) -> String {
     let names: Vec<String> = columns.names.iter().map(|n| printable_cell(n)).collect();
-    let width = names.iter().map(|n| crate::render::width(n)).max().unwrap_or(0);
+    let width = names.iter().map(|n| crate::text::width(n)).max().unwrap_or(0);
     let mut out = String::new();
     for (i, item) in items.iter().enumerate() {
         if i > 0 {
@@ -221,7 +221,7 @@ pub fn line_mode(items: &[Value], columns: &Columns, display: &Display) -> Strin
             if v.is_none() && display.undefined.is_empty() {
                 continue; // the result has no such property
             }
-            let pad = " ".repeat(width - crate::render::width(name));
+            let pad = " ".repeat(width - crate::text::width(name));
             out.push_str(&format!("{pad}{name} = {}\n", printable_cell(&text_of(v, display))));
         }
     }

@@ -6,8 +6,8 @@ use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::path::PathBuf;
 use std::time::Instant;
 
+use crate::progress::{file_bar, Counting};
 use cosmoql::storage::{Container, ContainerSettings, DurableOptions, ImportOptions, PartitionKeyDefinition, Store};
-use indicatif::{ProgressBar, ProgressStyle};
 
 /// Options of `cosmoql import`.
 #[derive(Debug, clap::Args)]
@@ -40,20 +40,6 @@ pub struct ImportArgs {
     into: Option<String>,
 }
 
-/// A reader that moves a progress bar as bytes go through it (`import` and the REPL's `.load`).
-pub(crate) struct Counting<R> {
-    pub(crate) inner: R,
-    pub(crate) bar: ProgressBar,
-}
-
-impl<R: Read> Read for Counting<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.bar.inc(n as u64);
-        Ok(n)
-    }
-}
-
 fn definition(paths: &[String]) -> Result<PartitionKeyDefinition, String> {
     let refs: Vec<&str> = paths.iter().map(String::as_str).collect();
     PartitionKeyDefinition::from_paths(&refs).map_err(|e| e.to_string())
@@ -83,7 +69,7 @@ pub fn run(args: &ImportArgs) -> Result<(), String> {
                 Ok(c) => {
                     return Err(format!(
                         "container `{name}` exists with another partition key ({}): leave --partition-key out to import into it",
-                        crate::session::describe_key(c.partition_key())
+                        crate::reports::describe_key(c.partition_key())
                     ))
                 }
                 Err(_) => db.create_container(name, key, settings).map_err(|e| e.to_string())?,
@@ -96,13 +82,7 @@ pub fn run(args: &ImportArgs) -> Result<(), String> {
     let started = Instant::now();
     let (mut imported, mut skipped, mut failed) = (0u64, 0u64, 0u64);
     for file in &args.files {
-        let bar = ProgressBar::new(std::fs::metadata(file).map(|m| m.len()).unwrap_or(0));
-        bar.set_style(
-            ProgressStyle::with_template("{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}")
-                .map_err(|e| e.to_string())?
-                .progress_chars("=> "),
-        );
-        bar.set_message(file.display().to_string());
+        let bar = file_bar(std::fs::metadata(file).map(|m| m.len()).unwrap_or(0), &file.display().to_string());
         let input: Box<dyn Read + Send> = if file.as_os_str() == "-" {
             Box::new(io::stdin())
         } else {
@@ -117,7 +97,7 @@ pub fn run(args: &ImportArgs) -> Result<(), String> {
             Err(e) => return Err(format!("{}: {e}", file.display())),
         };
         for problem in &summary.problems {
-            eprintln!("{}: {}", file.display(), crate::render::printable(&problem.to_string()));
+            eprintln!("{}: {}", file.display(), crate::text::printable(&problem.to_string()));
         }
         let reported = summary.problems.len() as u64;
         if summary.skipped + summary.failed > reported {
@@ -146,7 +126,6 @@ pub fn run(args: &ImportArgs) -> Result<(), String> {
         plural(parts.iter().map(|p| p.logical_partitions).sum::<usize>() as u64, "logical partition"),
         plural(container.split_count(), "split")
     );
-    let not_imported = skipped + failed;
     if let Some(path) = &args.export {
         let source = if args.rekey.is_empty() {
             container
@@ -168,12 +147,17 @@ pub fn run(args: &ImportArgs) -> Result<(), String> {
         .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         eprintln!("exported {written} items to {}", path.display());
     }
-    if not_imported > 0 {
-        // A script can rely on the status: 0 means every line is in the container.
-        return Err(format!(
-            "{not_imported} of {} lines not imported ({skipped} skipped, {failed} failed)",
-            imported + not_imported
-        ));
+    match incomplete(imported, skipped, failed) {
+        Some(message) => Err(message),
+        None => Ok(()),
     }
-    Ok(())
+}
+
+/// The one rule of `cosmoql import` and the REPL's `.import`: an import succeeds only when every
+/// line is in the container (a script can rely on the exit status); otherwise, what was not.
+pub fn incomplete(imported: u64, skipped: u64, failed: u64) -> Option<String> {
+    let not_imported = skipped + failed;
+    (not_imported > 0).then(|| {
+        format!("{not_imported} of {} lines not imported ({skipped} skipped, {failed} failed)", imported + not_imported)
+    })
 }

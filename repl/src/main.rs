@@ -4,17 +4,28 @@ use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 
-mod demo;
-mod formats;
-mod import_cmd;
 #[macro_use]
 mod output;
+mod advise_cmd;
+mod container_cmd;
+mod demo;
+mod formats;
+mod help;
+mod import_cmd;
+mod items;
+mod open;
+mod printer;
+mod progress;
 mod query_cmd;
 mod render;
 mod repl;
+mod reports;
 mod session;
+mod statements;
+mod text;
+mod usage;
 use cosmoql::storage::epk::{self, HashVersion, PartitionKeyComponent, PartitionKeyKind};
 
 /// Azure Cosmos DB for NoSQL-style SQL over a partitioned JSON document store.
@@ -85,6 +96,10 @@ struct ReplArgs {
     /// With a database directory that has no container yet: load the demo data into it.
     #[arg(long)]
     demo: bool,
+    /// The container to start in (a database with several needs one for statements run
+    /// without a `.use`).
+    #[arg(long = "use", value_name = "CONTAINER")]
+    use_container: Option<String>,
     /// Bytes a query's sorts without LIMIT, groups, DISTINCT and ranking may hold at once (also
     /// `.set budget`); past it the query fails with a clear error. Results are not counted.
     #[arg(long = "memory-budget", value_name = "BYTES", default_value_t = cosmoql::executor::DEFAULT_MEMORY_BUDGET)]
@@ -99,6 +114,11 @@ enum Command {
     /// skipped (not a JSON object, with its line number) and failed (rejected by the store);
     /// optionally export the container again, under another partition key with `--rekey`.
     Import(import_cmd::ImportArgs),
+    /// Create, upsert, replace, read, delete or patch one item of a database directory's
+    /// container (`--db DIR [--use NAME]`): the item as JSON on standard output, the service's
+    /// status and request charge on standard error; a refusal (404, 409, ...) exits 1.
+    #[command(subcommand_required = true)]
+    Item(items::ItemArgs),
     /// Run one query over items loaded from files (or a database directory's container: --db
     /// DIR [--use NAME]; the other commands below take them too); print the results as one JSON array on
     /// standard output (exit 0), or the rendered error on standard error (exit 1).
@@ -121,7 +141,7 @@ enum Command {
     /// hierarchical pairs, hash suffixes) by how they would spread storage and writes over the
     /// physical partitions, with the reasons (few keys, a logical partition over its cap, hot
     /// writes on a key derived from time).
-    Advise(query_cmd::AdviseArgs),
+    Advise(advise_cmd::AdviseArgs),
     /// Load the data once, run the query once to warm up and then `--repeat` times, and print one
     /// JSON line: loadSeconds, items, results, minSeconds, medianSeconds, maxSeconds, peakRssBytes.
     Bench(query_cmd::BenchArgs),
@@ -228,7 +248,21 @@ fn sqlite_style(args: impl Iterator<Item = std::ffi::OsString>) -> Vec<std::ffi:
 }
 
 fn main() -> ExitCode {
-    let code = run(Cli::parse_from(sqlite_style(std::env::args_os())));
+    let args = sqlite_style(std::env::args_os());
+    let cli = match Cli::try_parse_from(&args) {
+        Ok(cli) => cli,
+        Err(e) if e.kind() == clap::error::ErrorKind::UnknownArgument => {
+            match usage::unknown_option(&Cli::command(), &args, &e) {
+                Some(message) => {
+                    eprintln!("error: {message}");
+                    return ExitCode::from(2);
+                }
+                None => e.exit(),
+            }
+        }
+        Err(e) => e.exit(),
+    };
+    let code = run(cli);
     // A failed write to standard output is an error (a closed pipe is the reader's choice).
     match output::failure() {
         Some(output::Failure::Failed(message)) => {
@@ -246,9 +280,10 @@ fn run(cli: Cli) -> ExitCode {
         Command::Epk { key, hash_version, kind } => epk_command(&key, hash_version, kind),
         Command::Import(args) => report(import_cmd::run(&args)),
         Command::Query(args) => report(query_cmd::run_query(&args)),
+        Command::Item(args) => report(items::run_command(&args)),
         Command::Skew(args) => report(query_cmd::run_skew(&args)),
         Command::Changes(args) => report(query_cmd::run_changes(&args)),
-        Command::Advise(args) => report(query_cmd::run_advise(&args)),
+        Command::Advise(args) => report(advise_cmd::run(&args)),
         Command::Bench(args) => report(query_cmd::run_bench(&args)),
         Command::Explain(args) => report(query_cmd::run_explain(&args)),
         Command::Recover { dir } => report(recover(&dir)),
@@ -277,11 +312,14 @@ fn run_repl(args: &ReplArgs) -> ExitCode {
     let interactive = args.commands.is_empty() && file.is_none() && std::io::stdin().is_terminal();
     let colored = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
     let demo = if dir.is_some() { args.demo } else { !args.empty };
-    let (store, db, current, banner) = match session::open_store(dir.as_deref(), demo) {
-        Ok(loaded) => loaded,
+    let options =
+        open::OpenOptions { dir: dir.as_deref(), demo, container: args.use_container.as_deref(), interactive };
+    let opened = match open::open(options) {
+        Ok(opened) => opened,
         Err(msg) => return report(Err(msg)),
     };
-    let mut session = session::Session::new(store, db, current, interactive, colored);
+    let banner = opened.banner.clone();
+    let mut session = session::Session::new(opened, interactive, colored);
     session.options.memory_budget = Some(args.memory_budget);
     let flagged = [
         (args.json, formats::Mode::Json),
@@ -297,7 +335,7 @@ fn run_repl(args: &ReplArgs) -> ExitCode {
     if let Some(mode) = flagged {
         session.mode = mode;
     } else if !interactive && colored {
-        session.mode = session::Mode::Table;
+        session.mode = formats::Mode::Table;
     }
     session.display.headers = !args.no_header;
     session.bail = args.bail;
@@ -376,11 +414,14 @@ fn classify_paths(paths: &[PathBuf]) -> Result<(Option<PathBuf>, Option<PathBuf>
             let is_file =
                 one.as_os_str() == "-" || one.is_file() || one.extension().is_some_and(|e| e == "sql" || e == "cql");
             if !is_file && !one.exists() {
-                check_not_a_command(one)?;
+                usage::check_not_a_command(&Cli::command(), one)?;
             }
             Ok(if is_file { (None, Some(one.clone())) } else { (Some(one.clone()), None) })
         }
         [dir, file] => {
+            if !dir.exists() {
+                usage::check_not_a_command(&Cli::command(), dir)?;
+            }
             if dir.is_file() {
                 return Err(format!(
                     "{} is a file, not a database directory (the database comes first: cosmoql DIR FILE.sql)",
@@ -416,49 +457,12 @@ fn recover(dir: &std::path::Path) -> Result<(), String> {
     Ok(())
 }
 
-/// A bare word close to a command's name (`querry`) is a mistyped command, not a new database
-/// directory to create.
-fn check_not_a_command(path: &std::path::Path) -> Result<(), String> {
-    let word = path.to_string_lossy();
-    if word.contains('/') || word.contains('.') {
-        return Ok(());
-    }
-    use clap::CommandFactory;
-    let closest = Cli::command()
-        .get_subcommands()
-        .map(|c| c.get_name().to_string())
-        .map(|name| (edit_distance(&word, &name), name))
-        .min();
-    match closest {
-        Some((d, name)) if d <= 2 => Err(format!(
-            "unknown command `{word}`: did you mean `{name}`? (for a new database directory of that name, write ./{word})"
-        )),
-        _ => Ok(()),
-    }
-}
-
-/// Levenshtein distance (short words).
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
-            prev = cur;
-        }
-    }
-    row[b.len()]
-}
-
 /// Exit 0 on success; print the error and exit 1 otherwise.
 fn report(result: Result<(), String>) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(msg) => {
-            let _ = writeln!(std::io::stderr(), "error: {}", render::printable(&msg));
+            let _ = writeln!(std::io::stderr(), "error: {}", text::printable(&msg));
             ExitCode::FAILURE
         }
     }

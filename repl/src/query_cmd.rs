@@ -15,9 +15,10 @@ use cosmoql::storage::{
 use cosmoql::value::{parse_json, Value};
 use cosmoql::{ContainerClient, QueryOptions, QueryResults};
 
-/// How to build the container a query runs on.
+/// Where the items come from: files loaded into a container in memory, or a database
+/// directory's container.
 #[derive(Debug, clap::Args)]
-pub struct LoadArgs {
+pub struct DataArgs {
     /// A JSON array or NDJSON file of items to load (repeatable).
     #[arg(long = "data", value_name = "FILE")]
     data: Vec<PathBuf>,
@@ -38,6 +39,11 @@ pub struct LoadArgs {
     /// Physical partitions to start with (default: 1 per 10,000 items, estimated from file sizes).
     #[arg(long, value_name = "N")]
     partitions: Option<usize>,
+}
+
+/// How a query runs: its parameters, its partition key, the cross-partition executor's bounds.
+#[derive(Debug, clap::Args)]
+pub struct QueryFlags {
     /// Bind a parameter: `--param @x=5`, `--param name='"text"'` (the value is JSON).
     #[arg(long = "param", value_name = "NAME=JSON")]
     params: Vec<String>,
@@ -68,7 +74,9 @@ pub struct LoadArgs {
 #[derive(Debug, clap::Args)]
 pub struct QueryArgs {
     #[command(flatten)]
-    load: LoadArgs,
+    data: DataArgs,
+    #[command(flatten)]
+    flags: QueryFlags,
     /// Print execution metrics as one JSON object on the last line of standard error.
     #[arg(long)]
     metrics: bool,
@@ -80,7 +88,9 @@ pub struct QueryArgs {
 #[derive(Debug, clap::Args)]
 pub struct ExplainArgs {
     #[command(flatten)]
-    load: LoadArgs,
+    data: DataArgs,
+    #[command(flatten)]
+    flags: QueryFlags,
     /// Also run the query and print its metrics (EXPLAIN ANALYZE).
     #[arg(long)]
     analyze: bool,
@@ -91,9 +101,9 @@ pub struct ExplainArgs {
 /// `cosmoql explain`: the plan (targets and why, per-partition work, merge stages); with
 /// `--analyze`, also what running it did.
 pub fn run_explain(args: &ExplainArgs) -> Result<(), String> {
-    let loaded = load(&args.load)?;
-    let explained =
-        loaded.client.explain(args.sql.as_str(), loaded.options.clone(), args.analyze).map_err(|e| e.to_string())?;
+    let loaded = load(&args.data)?;
+    let options = query_options(&args.flags, &loaded)?;
+    let explained = loaded.client.explain(args.sql.as_str(), options, args.analyze).map_err(|e| e.to_string())?;
     outln!("{explained}");
     Ok(())
 }
@@ -102,7 +112,7 @@ pub fn run_explain(args: &ExplainArgs) -> Result<(), String> {
 #[derive(Debug, clap::Args)]
 pub struct SkewArgs {
     #[command(flatten)]
-    load: LoadArgs,
+    data: DataArgs,
     /// Print the report as one JSON object instead of a table.
     #[arg(long)]
     json: bool,
@@ -111,7 +121,7 @@ pub struct SkewArgs {
 /// `cosmoql skew`: how the loaded items spread over the physical partitions, the heaviest
 /// logical partitions and what looks wrong.
 pub fn run_skew(args: &SkewArgs) -> Result<(), String> {
-    let loaded = load(&args.load)?;
+    let loaded = load(&args.data)?;
     let report = loaded.client.skew_report();
     if args.json {
         outln!("{}", cosmoql::value::to_json_string(&report.to_json()).unwrap_or_default());
@@ -121,130 +131,14 @@ pub fn run_skew(args: &SkewArgs) -> Result<(), String> {
     Ok(())
 }
 
-/// Options of `cosmoql advise`.
-#[derive(Debug, clap::Args)]
-pub struct AdviseArgs {
-    #[command(flatten)]
-    load: LoadArgs,
-    /// Physical partitions to plan for (default: as many as the loaded container has).
-    #[arg(long = "for-partitions", value_name = "P")]
-    for_partitions: Option<usize>,
-    /// Candidates to show.
-    #[arg(long, default_value_t = 10)]
-    top: usize,
-    /// A recorded workload: a JSON array of `{"query": "SELECT ...", "rate": 100}` (per
-    /// second), `{"write": "create", "rate": 200}` and `{"write": "patch", "paths": ["/status"],
-    /// "rate": 5}`; each candidate is also judged by the share of the queries it keeps on one
-    /// logical partition, the load the creates put on its busiest partition, and whether the
-    /// writes change its value.
-    #[arg(long, value_name = "FILE")]
-    workload: Option<PathBuf>,
-    /// Print the ranking (and the what-if) as one JSON object.
-    #[arg(long)]
-    json: bool,
-    /// Also replay the items' writes at their timestamps under each shown candidate with this
-    /// provisioned throughput (RU/s), and print the predicted 429 rate and peak partition load.
-    #[arg(long = "what-if", value_name = "RU_PER_SECOND")]
-    what_if: Option<f64>,
-}
-
-/// `cosmoql advise`: candidate partition keys for the loaded items, ranked, with reasons.
-pub fn run_advise(args: &AdviseArgs) -> Result<(), String> {
-    let loaded = load(&args.load)?;
-    let ranked: Vec<(cosmoql::storage::Candidate, Option<f64>)> = match &args.workload {
-        None => loaded.client.advise_partition_key(args.for_partitions).into_iter().map(|c| (c, None)).collect(),
-        Some(path) => {
-            let workload = cosmoql::read_workload(path)?;
-            loaded
-                .client
-                .advise_partition_key_for(args.for_partitions, &workload)
-                .map_err(|e| e.to_string())?
-                .into_iter()
-                .map(|(c, share)| (c, (!workload.queries.is_empty()).then_some(share)))
-                .collect()
-        }
-    };
-    let shown = &ranked[..ranked.len().min(args.top)];
-    let partitions = args.for_partitions.unwrap_or_else(|| loaded.client.container().partition_count());
-    let workload = args.workload.as_ref().map(|p| cosmoql::read_workload(p)).transpose()?;
-    let mut what_ifs = Vec::new();
-    if let Some(ru) = args.what_if {
-        for (c, _) in shown {
-            let w = match &workload {
-                Some(w) => loaded.client.what_if_workload(&c.key, ru, partitions, w).map_err(|e| e.to_string())?,
-                None => loaded.client.what_if(&c.key, ru, partitions),
-            };
-            what_ifs.push((c, w));
-        }
-    }
-    if args.json {
-        let mut json = cosmoql::ranking_json(shown);
-        if let (Some(ru), Value::Object(map)) = (args.what_if, &mut json) {
-            let list = what_ifs
-                .iter()
-                .map(|(c, w)| {
-                    let mut fields = vec![("key".to_string(), Value::from(c.key.to_string()))];
-                    if let Some(w) = w {
-                        fields.push(("writes".to_string(), Value::from(w.writes as f64)));
-                        fields.push(("throttled".to_string(), Value::from(w.throttled as f64)));
-                        fields.push(("queries".to_string(), Value::from(w.queries as f64)));
-                        fields.push(("queriesThrottled".to_string(), Value::from(w.queries_throttled as f64)));
-                        fields.push(("throttleRate".to_string(), Value::from((w.throttle_rate() * 1e4).round() / 1e4)));
-                        let peak = w.peak_normalized.iter().map(|p| Value::from(p.round())).collect::<Vec<_>>();
-                        fields.push(("peakNormalizedRuPercent".to_string(), Value::Array(peak.into())));
-                    }
-                    Value::object(fields)
-                })
-                .collect::<Vec<_>>();
-            let what_if = Value::object([
-                ("ruPerSecond".to_string(), Value::from(ru)),
-                ("partitions".to_string(), Value::from(partitions as f64)),
-                ("candidates".to_string(), Value::Array(list.into())),
-            ]);
-            Arc::make_mut(map).insert("whatIf".into(), what_if);
-        }
-        outln!("{}", cosmoql::value::to_json_string(&json).unwrap_or_default());
-        return Ok(());
-    }
-    let candidates: Vec<cosmoql::storage::Candidate> = shown.iter().map(|(c, _)| c.clone()).collect();
-    outln!("{}", cosmoql::storage::advisor::render(&candidates, args.top).trim_end());
-    if let Some(ru) = args.what_if {
-        let replayed = if workload.is_some() {
-            "the items' writes replayed at their timestamps, the workload's queries at their rates"
-        } else {
-            "the items' writes replayed at their timestamps"
-        };
-        outln!("what-if at {ru} RU/s over {partitions} partitions ({replayed}):");
-        for (c, w) in &what_ifs {
-            match w {
-                Some(w) => outln!(
-                    "  {}: {:.1}% of {} writes throttled{}, busiest partition at {:.0}% of its RU/s",
-                    c.key,
-                    w.throttle_rate() * 100.0,
-                    w.writes,
-                    if w.queries > 0 {
-                        format!(
-                            ", {:.1}% of {} queries",
-                            w.queries_throttled as f64 / w.queries as f64 * 100.0,
-                            w.queries
-                        )
-                    } else {
-                        String::new()
-                    },
-                    w.peak_normalized.iter().copied().fold(0.0, f64::max)
-                ),
-                None => outln!("  {}: the items carry no timestamp to replay", c.key),
-            }
-        }
-    }
-    Ok(())
-}
-
 /// Options of `cosmoql changes`.
 #[derive(Debug, clap::Args)]
 pub struct ChangesArgs {
     #[command(flatten)]
-    load: LoadArgs,
+    data: DataArgs,
+    /// Only this logical partition's changes: the key as JSON (`"dev-1"`, `["acme", 2]`).
+    #[arg(long, value_name = "JSON")]
+    pk: Option<String>,
     /// Where the feed starts: `beginning`, `now`, or a time in Unix seconds (as `_ts`).
     #[arg(long, default_value = "beginning", value_name = "WHEN")]
     from: String,
@@ -267,7 +161,7 @@ pub struct ChangesArgs {
 /// logical partition), one change per line; the continuation on standard error.
 pub fn run_changes(args: &ChangesArgs) -> Result<(), String> {
     use cosmoql::storage::{ChangeFeedStart, FeedRange};
-    let loaded = load(&args.load)?;
+    let loaded = load(&args.data)?;
     let start = match args.from.as_str() {
         "beginning" => ChangeFeedStart::Beginning,
         "now" => ChangeFeedStart::Now,
@@ -275,8 +169,8 @@ pub fn run_changes(args: &ChangesArgs) -> Result<(), String> {
             t.parse::<u64>().map_err(|_| format!("--from: `{t}` is not beginning, now or a Unix time in seconds"))?,
         ),
     };
-    let range = match &loaded.options.partition_key {
-        Some(key) => FeedRange::Key(key.clone()),
+    let range = match &args.pk {
+        Some(pk) => FeedRange::Key(PartitionKey::parse_json(pk).map_err(|e| format!("--pk: {e}"))?),
         None => FeedRange::All,
     };
     let mut token = args.continuation.clone();
@@ -306,7 +200,9 @@ pub fn run_changes(args: &ChangesArgs) -> Result<(), String> {
 #[derive(Debug, clap::Args)]
 pub struct BenchArgs {
     #[command(flatten)]
-    load: LoadArgs,
+    data: DataArgs,
+    #[command(flatten)]
+    flags: QueryFlags,
     /// Timed runs after one warm-up run.
     #[arg(long, default_value_t = 10, value_name = "R")]
     repeat: usize,
@@ -315,15 +211,16 @@ pub struct BenchArgs {
 }
 
 /// A loaded container and the query options the arguments give.
-struct Loaded {
+pub struct Loaded {
     /// A database directory's store, kept open (its lock held) while the command runs.
     _store: Option<Arc<cosmoql::storage::Store>>,
-    client: ContainerClient,
-    options: QueryOptions,
+    pub client: ContainerClient,
+    /// `--container`'s properties.
+    properties: Option<Value>,
     load_seconds: f64,
 }
 
-fn load(args: &LoadArgs) -> Result<Loaded, String> {
+pub fn load(args: &DataArgs) -> Result<Loaded, String> {
     let started = Instant::now();
     let properties = match &args.container {
         Some(path) => {
@@ -345,14 +242,6 @@ fn load(args: &LoadArgs) -> Result<Loaded, String> {
         None => ContainerSettings::for_expected_items(usize::try_from(total_bytes / 300).unwrap_or(usize::MAX)),
     };
     settings.validate().map_err(|e| format!("--partitions: {}", e.message))?;
-    for (flag, value) in [("--max-buffered", args.max_buffered), ("--page-size", args.page_size)] {
-        if value == Some(0) {
-            return Err(format!("{flag} must be at least 1"));
-        }
-    }
-    if args.max_dop.is_some_and(|d| d < -1) {
-        return Err("--max-dop must be -1, 0 or a positive number".to_string());
-    }
     let (store, container) = match &args.db {
         Some(dir) => {
             let (store, container) = open_container(dir, args.use_container.as_deref())?;
@@ -374,13 +263,27 @@ fn load(args: &LoadArgs) -> Result<Loaded, String> {
             (None, Arc::new(container))
         }
     };
+    let client = ContainerClient::from_container(container);
+    Ok(Loaded { _store: store, client, properties, load_seconds: started.elapsed().as_secs_f64() })
+}
+
+/// The query options `flags` (and `--container`'s vector policies) give.
+fn query_options(args: &QueryFlags, loaded: &Loaded) -> Result<QueryOptions, String> {
+    for (flag, value) in [("--max-buffered", args.max_buffered), ("--page-size", args.page_size)] {
+        if value == Some(0) {
+            return Err(format!("{flag} must be at least 1"));
+        }
+    }
+    if args.max_dop.is_some_and(|d| d < -1) {
+        return Err("--max-dop must be -1, 0 or a positive number".to_string());
+    }
     let mut options = QueryOptions {
         enable_cross_partition: !args.no_cross_partition,
         max_degree_of_parallelism: args.max_dop.unwrap_or(-1),
         max_buffered_item_count: args.max_buffered,
         max_item_count: args.page_size,
         memory_budget: Some(args.memory_budget),
-        vector_policies: match &properties {
+        vector_policies: match &loaded.properties {
             Some(p) => VectorPolicy::from_container_properties(p).map_err(|e| format!("--container: {e}"))?,
             None => Vec::new(),
         },
@@ -390,12 +293,11 @@ fn load(args: &LoadArgs) -> Result<Loaded, String> {
     if let Some(pk) = &args.pk {
         options.partition_key = Some(PartitionKey::parse_json(pk).map_err(|e| format!("--pk: {e}"))?);
     }
-    let client = ContainerClient::from_container(container);
-    Ok(Loaded { _store: store, client, options, load_seconds: started.elapsed().as_secs_f64() })
+    Ok(options)
 }
 
 /// A database directory's container: `name`, or the only one there is.
-fn open_container(
+pub fn open_container(
     dir: &std::path::Path,
     name: Option<&str>,
 ) -> Result<(Arc<cosmoql::storage::Store>, Arc<Container>), String> {
@@ -436,7 +338,7 @@ fn parameters(params: &[String]) -> Result<HashMap<String, Value>, String> {
             return Err(format!("--param `{p}`: the name is empty"));
         }
         let value = parse_json(json).map_err(|e| {
-            let hint = crate::session::quote_hint(json)
+            let hint = crate::statements::quote_hint(json)
                 .map(|q| format!("; a string is quoted: --param @{name}='{q}'"))
                 .unwrap_or_default();
             format!("--param @{name}: `{json}` is {e}{hint}")
@@ -449,14 +351,15 @@ fn parameters(params: &[String]) -> Result<HashMap<String, Value>, String> {
 }
 
 /// Runs the query to the end, page by page when a page size is set; metrics add up over pages.
-fn run_all(loaded: &Loaded, sql: &str) -> Result<QueryResults<Value>, String> {
-    loaded.client.query_pages::<Value>(sql, loaded.options.clone()).drain().map_err(|e| e.to_string())
+fn run_all(loaded: &Loaded, options: &QueryOptions, sql: &str) -> Result<QueryResults<Value>, String> {
+    loaded.client.query_pages::<Value>(sql, options.clone()).drain().map_err(|e| e.to_string())
 }
 
 /// `cosmoql query`: results as one JSON array on stdout, written as they are produced (a page at
 /// a time with `--page-size`), so no result set is held in memory.
 pub fn run_query(args: &QueryArgs) -> Result<(), String> {
-    let loaded = load(&args.load)?;
+    let loaded = load(&args.data)?;
+    let options = query_options(&args.flags, &loaded)?;
     let mut out = BufWriter::new(crate::output::stdout());
     let mut opened = false;
     let mut write = |item: &Value| -> io::Result<()> {
@@ -468,7 +371,7 @@ pub fn run_query(args: &QueryArgs) -> Result<(), String> {
         out.write_all(json.as_bytes())
     };
     // A write that fails stops the query (the failure is reported by `main`).
-    let options = QueryOptions { populate_index_metrics: args.metrics, ..loaded.options.clone() };
+    let options = QueryOptions { populate_index_metrics: args.metrics, ..options };
     let result = loaded.client.query_pages::<Value>(args.sql.as_str(), options).for_each(|item| write(&item).is_ok());
     // The array is closed even when the query fails midway, so standard output stays JSON; the
     // error goes to standard error and the exit status is 1.
@@ -530,8 +433,9 @@ pub fn run_bench(args: &BenchArgs) -> Result<(), String> {
     if args.repeat == 0 {
         return Err("--repeat must be at least 1".to_string());
     }
-    let loaded = load(&args.load)?;
-    let run = || run_all(&loaded, &args.sql);
+    let loaded = load(&args.data)?;
+    let options = query_options(&args.flags, &loaded)?;
+    let run = || run_all(&loaded, &options, &args.sql);
     let results = run()?.items.len();
     let mut times = Vec::with_capacity(args.repeat);
     for _ in 0..args.repeat {

@@ -3,29 +3,10 @@
 
 use cosmoql::value::{to_json_string_pretty, Value};
 
-/// ANSI colours, used only when writing to a terminal.
-pub mod color {
-    pub const RESET: &str = "\x1b[0m";
-    pub const BOLD: &str = "\x1b[1m";
-    pub const DIM: &str = "\x1b[2m";
-    pub const RED: &str = "\x1b[31m";
-    pub const GREEN: &str = "\x1b[32m";
-    pub const YELLOW: &str = "\x1b[33m";
-    pub const BLUE: &str = "\x1b[34m";
-    pub const MAGENTA: &str = "\x1b[35m";
-    pub const CYAN: &str = "\x1b[36m";
-}
+use crate::text::{color, printable, width};
 
 /// Widest a table cell gets before it is cut with `…`.
 pub const MAX_CELL: usize = 40;
-
-/// System properties a `SELECT *` returns; tables leave them out (`.mode json` shows them).
-pub const SYSTEM_PROPERTIES: [&str; 4] = ["_rid", "_self", "_etag", "_attachments"];
-
-/// The columns `text` takes on a terminal (CJK and most emoji take two, combining marks none).
-pub fn width(text: &str) -> usize {
-    unicode_width::UnicodeWidthStr::width(text)
-}
 
 /// `text` cut to at most `max` terminal columns, ending in `…` when cut.
 fn truncate(text: &str, max: usize) -> String {
@@ -74,25 +55,6 @@ fn fit(widths: &mut [usize], headers: &[usize], max: usize) -> usize {
     let floors = vec![MIN_FITTED; shown];
     shrink(&mut widths[..shown], &floors, room);
     shown
-}
-
-/// `text` safe to print on a terminal: control characters (C0 but line breaks and tabs, DEL,
-/// C1) are written as `\u{1b}`-style escapes, so data can never move the cursor, set the window
-/// title or ring the bell.
-pub fn printable(text: &str) -> std::borrow::Cow<'_, str> {
-    let escape = |c: char| c.is_control() && c != '\n' && c != '\t';
-    if !text.chars().any(escape) {
-        return std::borrow::Cow::Borrowed(text);
-    }
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        if escape(c) {
-            out.push_str(&format!("\\u{{{:x}}}", c as u32));
-        } else {
-            out.push(c);
-        }
-    }
-    std::borrow::Cow::Owned(out)
 }
 
 /// How [`table_of`] draws.

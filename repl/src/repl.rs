@@ -14,8 +14,9 @@ use rustyline::history::DefaultHistory;
 use rustyline::validate::{ValidationContext, ValidationResult, Validator};
 use rustyline::{Config, Context, Editor, Helper};
 
-use crate::render::color;
-use crate::session::{is_complete, Session, Vocabulary, INTERRUPTED};
+use crate::session::{Session, Vocabulary, INTERRUPTED};
+use crate::statements::is_complete;
+use crate::text::color;
 
 /// SQL keywords offered by completion and highlighted.
 pub const KEYWORDS: [&str; 34] = [
@@ -64,6 +65,12 @@ pub const COMMANDS: &[&str] = &[
     ".create",
     ".drop",
     ".import",
+    ".insert",
+    ".upsert",
+    ".replace",
+    ".get",
+    ".delete",
+    ".patch",
     ".export",
     ".explain",
     ".stats",

@@ -99,9 +99,9 @@ fn a_mistyped_command_is_not_taken_for_a_new_database() {
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("unknown command `querry`: did you mean `query`?"), "{}", text(&out.stderr));
     assert!(!cwd.join("querry").exists(), "no directory was created");
-    // A path is taken as one.
+    // A path is taken as one (created by its first write).
     let out = Command::new(env!("CARGO_BIN_EXE_cosmoql"))
-        .args(["./querry", "-c", "SELECT VALUE 1"])
+        .args(["./querry", "-c", ".create t /k"])
         .current_dir(&cwd)
         .output()
         .unwrap();

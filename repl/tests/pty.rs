@@ -368,3 +368,146 @@ fn messages_speak_json_and_files_name_their_lines() {
     p.send_line(".quit").expect("send");
     p.exp_eof().expect("the REPL exits");
 }
+
+/// Everything the session printed until `text`, appended to `seen`.
+fn expect_into(p: &mut PtySession, seen: &mut String, text: &str, why: &str) {
+    let before = p.exp_string(text).expect(why);
+    seen.push_str(&before);
+    seen.push_str(text);
+}
+
+#[test]
+fn interactive_output_never_shows_an_escaped_control_sequence() {
+    // Colours on (a terminal, no NO_COLOR): timing, metrics, errors, tables, JSON and item
+    // statuses are styled; none may reach the screen as `\u{1b}[2m` text.
+    let home = temp_dir("escapes");
+    let mut p = spawn(&[], &home);
+    let mut seen = String::new();
+    expect_into(&mut p, &mut seen, "telemetry> ", "a prompt");
+    std::thread::sleep(Duration::from_millis(200));
+    // Each statement, and what it prints last (the line editor redraws the prompt as it echoes,
+    // so the prompt alone does not say the statement ran).
+    for (line, last) in [
+        ("SELECT TOP 2 c.deviceId, c.metricValue FROM c;", " ms"),
+        (".metrics on", "telemetry> "),
+        ("SELECT VALUE COUNT(1) FROM c WHERE c.deviceId = 'dev-00001';", "indexes used"),
+        ("SELECT nope(;", "^"),
+        ("SELECT * FROM c LIMIT 1;", "SELECT TOP 1 ..."),
+        (".mode json", "telemetry> "),
+        ("SELECT TOP 1 c.id FROM c;", "indexes used"),
+        (".create things /k", "using it"),
+        (".insert {\"id\": \"1\", \"k\": \"a\", \"ctl\": \"bell\\u0007\"}", "201 Created, 5 RU"),
+        (".get 1 \"a\"", "200 OK, 1 RU"),
+        (".delete 1 \"a\"", "204 No Content"),
+        (".delete 1 \"a\"", "404 Not Found"),
+        (".use nope", "still using things"),
+    ] {
+        p.send_line(line).expect("send");
+        expect_into(&mut p, &mut seen, last, line);
+        std::thread::sleep(Duration::from_millis(150));
+    }
+    p.send_line(".quit").expect("send");
+    p.exp_eof().expect("the REPL exits");
+    let text = terminal_text(&seen);
+    assert!(text.contains("ms"), "the timing is shown: {text}");
+    assert!(text.contains("request charge"), "the metrics are shown: {text}");
+    assert!(text.contains("201 Created"), "{text}");
+    assert!(!seen.contains("\\u{1b}") && !seen.contains("\\u{9b}"), "an escaped control sequence: {seen:?}");
+    // Data's control characters stay escaped (never sent to the terminal raw).
+    assert!(text.contains("bell\\u0007") || text.contains("bell\\u{7}"), "{text}");
+}
+
+#[test]
+fn a_database_with_several_containers_says_which_one_is_in_use() {
+    let home = temp_dir("several");
+    let dir = home.join("db");
+    let out = Command::new(env!("CARGO_BIN_EXE_cosmoql"))
+        .args([dir.to_str().unwrap(), "-c", ".create orders /k", "-c", ".create customers /k"])
+        .env("COSMOQL_HISTORY", "")
+        .output()
+        .expect("the binary runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut p = spawn(&[dir.to_str().unwrap()], &home);
+    p.exp_string("using customers (.use NAME switches)").expect("the banner says which container is in use");
+    prompt(&mut p, "customers> ", "the prompt names it");
+    p.send_line(".use nope").expect("send");
+    p.exp_string("no container `nope` (the database has customers, orders); still using customers")
+        .expect("a failed .use lists the containers and what is still in use");
+    prompt(&mut p, "customers> ", "a prompt");
+    p.send_line(".use orders").expect("send");
+    prompt(&mut p, "orders> ", "switched");
+    p.send_line(".quit").expect("send");
+    p.exp_eof().expect("the REPL exits");
+}
+
+fn spawn_in(args: &[&str], home: &PathBuf, cwd: &PathBuf) -> PtySession {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cosmoql"));
+    cmd.args(args)
+        .current_dir(cwd)
+        .env("HOME", home)
+        .env("COSMOQL_HISTORY", home.join("history"))
+        .env("TERM", "xterm")
+        .env_remove("NO_COLOR");
+    spawn_command(cmd, Some(TIMEOUT_MS)).expect("spawn on a pty")
+}
+
+#[test]
+fn a_mistyped_name_creates_nothing_and_a_new_database_comes_with_its_first_container() {
+    let home = temp_dir("newdb");
+    std::fs::write(home.join("readings.ndjson"), "{\"id\":\"1\",\"deviceId\":\"d\"}\n").expect("data");
+    let mut p = spawn_in(&["improt", "readings.ndjson"], &home, &home);
+    p.exp_string("did you mean `import`?").expect("a mistyped command is named");
+    p.exp_eof().expect("and nothing else happens");
+    assert!(!home.join("improt").exists());
+    // A missing directory: said so, and not created by a session that writes nothing.
+    let mut p = spawn_in(&["mydbb"], &home, &home);
+    p.exp_string("mydbb does not exist yet and is created at the first write").expect("the banner says so");
+    prompt(&mut p, "cosmoql> ", "a prompt");
+    p.send_line("SELECT VALUE 6 * 7;").expect("send");
+    p.exp_string("42").expect("queries without a container run");
+    prompt(&mut p, "cosmoql> ", "a prompt");
+    p.send_line("SELECT * FROM c;").expect("send");
+    p.exp_string("mydbb is a new database, not created yet").expect("a query on no container says why");
+    prompt(&mut p, "cosmoql> ", "a prompt");
+    p.send_line(".quit").expect("send");
+    p.exp_eof().expect("the REPL exits");
+    assert!(!home.join("mydbb").exists(), "nothing was written: no directory");
+    let mut p = spawn_in(&["mydbb"], &home, &home);
+    prompt(&mut p, "cosmoql> ", "a prompt");
+    p.send_line(".create t /k").expect("send");
+    p.exp_string("created the database directory mydbb").expect("the first write creates it and says so");
+    prompt(&mut p, "t> ", "a prompt");
+    p.send_line(".quit").expect("send");
+    p.exp_eof().expect("the REPL exits");
+    assert!(home.join("mydbb").join("CURRENT").exists());
+}
+
+#[test]
+fn items_are_written_and_read_interactively() {
+    let home = temp_dir("items");
+    let mut p = spawn(&["--empty"], &home);
+    prompt(&mut p, "cosmoql> ", "a prompt");
+    p.send_line(".create orders /customerId").expect("send");
+    prompt(&mut p, "orders> ", "a prompt");
+    p.send_line(".insert {\"id\": \"o1\", \"customerId\": \"c1\", \"total\": 10}").expect("send");
+    p.exp_string("201 Created, ").expect("the status and charge");
+    p.exp_string(" RU").expect("the charge");
+    prompt(&mut p, "orders> ", "a prompt");
+    p.send_line(".patch o1 \"c1\" [{\"op\": \"incr\", \"path\": \"/total\", \"value\": 32}]").expect("send");
+    p.exp_string("200 OK").expect("patched");
+    prompt(&mut p, "orders> ", "a prompt");
+    p.send_line(".get o1 \"c1\"").expect("send");
+    let shown = p.exp_string("200 OK, 1 RU").expect("a point read of 1 RU");
+    assert!(shown.contains("42") && shown.contains("(1 row)"), "the item as a table: {shown}");
+    prompt(&mut p, "orders> ", "a prompt");
+    p.send_line(".insert {\"id\": \"o1\", \"customerId\": \"c1\"}").expect("send");
+    p.exp_string("409 Conflict").expect("the service's status");
+    prompt(&mut p, "orders> ", "a prompt");
+    p.send_line(".delete o1 \"c1\"").expect("send");
+    p.exp_string("204 No Content").expect("deleted");
+    prompt(&mut p, "orders> ", "a prompt");
+    p.send_line("SELECT VALUE COUNT(1) FROM c;").expect("send");
+    p.exp_string("(1 row)").expect("the count");
+    p.send_line(".quit").expect("send");
+    p.exp_eof().expect("the REPL exits");
+}

@@ -1,0 +1,193 @@
+//! `cosmoql advise` and the REPL's `.advise`: candidate partition keys for a container's items,
+//! ranked with the reasons, judged against a recorded workload, and replayed under provisioned
+//! throughput (`--what-if`). Long runs show their progress on a terminal.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use cosmoql::storage::Candidate;
+use cosmoql::value::Value;
+use cosmoql::{ContainerClient, KeyAdvisor};
+
+use crate::query_cmd::{load, DataArgs};
+
+/// Options of `cosmoql advise`.
+#[derive(Debug, clap::Args)]
+pub struct AdviseArgs {
+    #[command(flatten)]
+    data: DataArgs,
+    /// Physical partitions to plan for (default: as many as the container has, at least 10: over
+    /// one partition every key spreads perfectly).
+    #[arg(long = "for-partitions", value_name = "P")]
+    for_partitions: Option<usize>,
+    /// Candidates to show.
+    #[arg(long, default_value_t = 10)]
+    top: usize,
+    /// A recorded workload: a JSON array of `{"query": "SELECT ...", "rate": 100}` (per
+    /// second), `{"write": "create", "rate": 200}` and `{"write": "patch", "paths": ["/status"],
+    /// "rate": 5}`; each candidate is also judged by the share of the queries it keeps on one
+    /// logical partition, the load the creates put on its busiest partition, and whether the
+    /// writes change its value.
+    #[arg(long, value_name = "FILE")]
+    workload: Option<PathBuf>,
+    /// Print the ranking (and the what-if) as one JSON object.
+    #[arg(long)]
+    json: bool,
+    /// Also replay the items' writes at their timestamps under each shown candidate with this
+    /// provisioned throughput (RU/s), and print the predicted 429 rate and peak partition load.
+    #[arg(long = "what-if", value_name = "RU_PER_SECOND")]
+    what_if: Option<f64>,
+}
+
+/// A progress bar for `len` steps on standard error when it is a terminal (nothing otherwise).
+fn bar(len: usize, what: &str) -> indicatif::ProgressBar {
+    crate::progress::steps_bar(len as u64, what)
+}
+
+/// The ranking, best first, each with the share of the workload's queries it keeps on one
+/// logical partition when there is a workload with queries.
+pub type Ranked = Vec<(Candidate, Option<f64>)>;
+
+/// Ranks the candidates of `advisor` (a workload judges them too), with a progress bar.
+pub fn rank(advisor: &KeyAdvisor, partitions: usize, workload: Option<&cosmoql::Workload>) -> Result<Ranked, String> {
+    let progress = bar(0, "measuring candidate keys");
+    let tick = |done: usize, of: usize| {
+        progress.set_length(of as u64);
+        progress.set_position(done as u64);
+    };
+    let ranked = match workload {
+        None => advisor.rank(Some(partitions), &tick).into_iter().map(|c| (c, None)).collect(),
+        Some(w) => advisor
+            .rank_for(Some(partitions), w, &tick)
+            .map_err(|e| e.to_string())?
+            .into_iter()
+            .map(|(c, share)| (c, (!w.queries.is_empty()).then_some(share)))
+            .collect(),
+    };
+    progress.finish_and_clear();
+    Ok(ranked)
+}
+
+/// The line that says what the ranking plans for.
+pub fn header(client: &ContainerClient, advisor: &KeyAdvisor, partitions: usize) -> String {
+    let has = client.container().partition_count();
+    let total = client.container().item_count();
+    let read = if advisor.sampled() < total {
+        format!("a sample of {} of its {total} items", advisor.sampled())
+    } else {
+        format!("its {total} items")
+    };
+    format!(
+        "candidate keys for {} over {partitions} physical partitions (it has {has}; --for-partitions P plans for \
+         another count), best first:",
+        read
+    )
+}
+
+/// `cosmoql advise`: candidate partition keys for the loaded items, ranked, with reasons.
+pub fn run(args: &AdviseArgs) -> Result<(), String> {
+    if args.for_partitions == Some(0) {
+        return Err("--for-partitions must be at least 1".into());
+    }
+    let workload = args.workload.as_ref().map(|p| cosmoql::read_workload(p)).transpose()?;
+    let loaded = load(&args.data)?;
+    let reading = bar(0, "reading the items");
+    reading.tick();
+    let advisor = loaded.client.key_advisor();
+    reading.finish_and_clear();
+    let partitions = advisor.partitions(args.for_partitions);
+    let ranked = rank(&advisor, partitions, workload.as_ref())?;
+    let shown = &ranked[..ranked.len().min(args.top)];
+    let mut what_ifs = Vec::new();
+    if let Some(ru) = args.what_if {
+        // One replay per shown key, on as many threads as there are cores.
+        let progress = bar(shown.len(), "replaying writes under each key");
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let threads = std::thread::available_parallelism().map_or(1, usize::from).min(shown.len()).max(1);
+        let mut replayed: Vec<(usize, Result<_, String>)> = std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..threads)
+                .map(|_| {
+                    scope.spawn(|| {
+                        let mut out = Vec::new();
+                        loop {
+                            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            let Some((c, _)) = shown.get(i) else { break };
+                            let w = advisor.what_if(&c.key, ru, partitions, workload.as_ref());
+                            out.push((i, w.map_err(|e| e.to_string())));
+                            progress.inc(1);
+                        }
+                        out
+                    })
+                })
+                .collect();
+            workers.into_iter().flat_map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e))).collect()
+        });
+        progress.finish_and_clear();
+        replayed.sort_by_key(|(i, _)| *i);
+        for (i, w) in replayed {
+            what_ifs.push((&shown[i].0, w?));
+        }
+    }
+    if args.json {
+        let mut json = cosmoql::ranking_json(shown);
+        if let (Some(ru), Value::Object(map)) = (args.what_if, &mut json) {
+            let list = what_ifs
+                .iter()
+                .map(|(c, w)| {
+                    let mut fields = vec![("key".to_string(), Value::from(c.key.to_string()))];
+                    if let Some(w) = w {
+                        fields.push(("writes".to_string(), Value::from(w.writes as f64)));
+                        fields.push(("throttled".to_string(), Value::from(w.throttled as f64)));
+                        fields.push(("queries".to_string(), Value::from(w.queries as f64)));
+                        fields.push(("queriesThrottled".to_string(), Value::from(w.queries_throttled as f64)));
+                        fields.push(("throttleRate".to_string(), Value::from((w.throttle_rate() * 1e4).round() / 1e4)));
+                        let peak = w.peak_normalized.iter().map(|p| Value::from(p.round())).collect::<Vec<_>>();
+                        fields.push(("peakNormalizedRuPercent".to_string(), Value::Array(peak.into())));
+                    }
+                    Value::object(fields)
+                })
+                .collect::<Vec<_>>();
+            let what_if = Value::object([
+                ("ruPerSecond".to_string(), Value::from(ru)),
+                ("partitions".to_string(), Value::from(partitions as f64)),
+                ("candidates".to_string(), Value::Array(list.into())),
+            ]);
+            Arc::make_mut(map).insert("whatIf".into(), what_if);
+        }
+        outln!("{}", cosmoql::value::to_json_string(&json).unwrap_or_default());
+        return Ok(());
+    }
+    outln!("{}", header(&loaded.client, &advisor, partitions));
+    let candidates: Vec<Candidate> = shown.iter().map(|(c, _)| c.clone()).collect();
+    outln!("{}", cosmoql::storage::advisor::render(&candidates, args.top).trim_end());
+    if let Some(ru) = args.what_if {
+        let replayed = if workload.is_some() {
+            "the items' writes replayed at their timestamps, the workload's queries at their rates"
+        } else {
+            "the items' writes replayed at their timestamps"
+        };
+        outln!("what-if at {ru} RU/s over {partitions} partitions ({replayed}):");
+        for (c, w) in &what_ifs {
+            match w {
+                Some(w) => outln!(
+                    "  {}: {:.1}% of {} writes throttled{}, busiest partition at {:.0}% of its RU/s",
+                    c.key,
+                    w.throttle_rate() * 100.0,
+                    w.writes,
+                    if w.queries > 0 {
+                        format!(
+                            ", {:.1}% of {} queries",
+                            w.queries_throttled as f64 / w.queries as f64 * 100.0,
+                            w.queries
+                        )
+                    } else {
+                        String::new()
+                    },
+                    w.peak_normalized.iter().copied().fold(0.0, f64::max)
+                ),
+                None => outln!("  {}: the items carry no timestamp to replay", c.key),
+            }
+        }
+    }
+    Ok(())
+}

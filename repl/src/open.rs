@@ -1,0 +1,132 @@
+//! Opening the REPL's database: the demo in memory, or a database directory (opened, created at
+//! its first write, or loaded with the demo data), and the container a session starts in.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use cosmoql::storage::{Container, Database, Store};
+
+use crate::reports::{describe_key, plural};
+
+/// The database a session works in, and how it came to be.
+#[derive(Debug)]
+pub struct Opened {
+    pub store: Arc<Store>,
+    /// The database the REPL works in: the directory's first, or `demo`.
+    pub db: Arc<Database>,
+    /// A database directory that does not exist yet: `store` is an empty one in memory until
+    /// the first write, which creates the directory ([`create`]). A run that writes nothing
+    /// leaves nothing behind (a mistyped name does not become a database).
+    pub pending: Option<PathBuf>,
+    /// The container to start in; `None` when there is none, or several and none was chosen
+    /// (a statement then says which there are).
+    pub current: Option<String>,
+    /// What was opened, in a line: the banner of the interactive REPL.
+    pub banner: String,
+}
+
+/// What the session should open.
+#[derive(Debug, Clone, Copy)]
+pub struct OpenOptions<'a> {
+    /// A database directory; `None`: in memory.
+    pub dir: Option<&'a Path>,
+    /// Load the demo data (in memory, or into a directory with no container yet).
+    pub demo: bool,
+    /// The container to start in (`--use`).
+    pub container: Option<&'a str>,
+    /// An interactive session starts in the first of several containers (and says so); a
+    /// script must choose one.
+    pub interactive: bool,
+}
+
+/// Whether `dir` holds no database yet: missing, or an empty directory.
+fn is_new(dir: &Path) -> bool {
+    match std::fs::read_dir(dir) {
+        Ok(mut entries) => entries.next().is_none(),
+        Err(e) => e.kind() == std::io::ErrorKind::NotFound,
+    }
+}
+
+/// Opens (or creates) the database directory `dir` and the database the REPL works in.
+pub fn create(dir: &Path) -> Result<(Arc<Store>, Arc<Database>), String> {
+    let store = Store::open(dir, cosmoql::DurableOptions::default()).map_err(|e| e.message)?;
+    let db = match store.database_ids().first() {
+        Some(id) => store.database(id),
+        None => store.create_database("demo"),
+    }
+    .map_err(|e| e.to_string())?;
+    Ok((store, db))
+}
+
+/// `name (N items, key /k, P physical partitions)` for each container.
+fn describe(containers: &[Arc<Container>]) -> String {
+    containers
+        .iter()
+        .map(|c| {
+            format!(
+                "{} ({}, key {}, {})",
+                c.id(),
+                plural(c.item_count() as u64, "item", "items"),
+                describe_key(c.partition_key()),
+                plural(c.partition_count() as u64, "physical partition", "physical partitions")
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The session's database (see [`OpenOptions`]).
+pub fn open(options: OpenOptions<'_>) -> Result<Opened, String> {
+    let started = Instant::now();
+    let seconds = || started.elapsed().as_secs_f64();
+    let (store, db, pending, place) = match options.dir {
+        None => {
+            let store = Arc::new(Store::new());
+            let db = store.create_database("demo").map_err(|e| e.to_string())?;
+            (store, db, None, "demo database".to_string())
+        }
+        Some(dir) if is_new(dir) && !options.demo => {
+            let store = Arc::new(Store::new());
+            let db = store.create_database("demo").map_err(|e| e.to_string())?;
+            (store, db, Some(dir.to_path_buf()), format!("database {}", dir.display()))
+        }
+        Some(dir) => {
+            let (store, db) = create(dir)?;
+            (store, db, None, format!("database {}", dir.display()))
+        }
+    };
+    let mut existing: Vec<Arc<Container>> = db.container_ids().iter().filter_map(|id| db.container(id).ok()).collect();
+    let mut banner = if existing.is_empty() && options.demo {
+        existing = crate::demo::load(&db)?;
+        format!("{place} loaded in {:.2} s: {}", seconds(), describe(&existing))
+    } else if let Some(dir) = &pending {
+        format!(
+            "new database: {} does not exist yet and is created at the first write (.create NAME /key)",
+            dir.display()
+        )
+    } else if existing.is_empty() {
+        let what = if options.dir.is_some() { format!("new {place}") } else { "empty database".to_string() };
+        format!("{what}: .create NAME /key, then .import FILE")
+    } else {
+        format!("{place} opened in {:.2} s: {}", seconds(), describe(&existing))
+    };
+    let names: Vec<&str> = existing.iter().map(|c| c.id()).collect();
+    let current = match (options.container, names.as_slice()) {
+        (Some(name), _) if names.contains(&name) => Some(name.to_string()),
+        (Some(name), []) => return Err(format!("no container `{name}`: the database has none yet")),
+        (Some(name), _) => {
+            return Err(format!("no container `{name}` (the database has {})", names.join(", ")));
+        }
+        (None, []) => None,
+        (None, [one]) => Some(one.to_string()),
+        // The demo starts in its main container.
+        (None, _) if options.demo && names.contains(&"telemetry") => Some("telemetry".to_string()),
+        (None, [first, ..]) if options.interactive => {
+            banner.push_str(&format!("; using {first} (.use NAME switches)"));
+            Some(first.to_string())
+        }
+        (None, _) => None,
+    };
+    Ok(Opened { store, db, pending, current, banner })
+}

@@ -1,0 +1,253 @@
+//! The text of statements: splitting input into SQL statements and `.commands`, knowing when a
+//! statement typed so far is complete, `EXPLAIN [ANALYZE]`, and a command's words.
+
+use cosmoql::value::{to_json_string, Value};
+
+/// `.nullvalue "TEXT"` and `.nullvalue TEXT` alike.
+pub fn unquote(text: &str) -> String {
+    let t = text.trim();
+    t.strip_prefix('"').and_then(|t| t.strip_suffix('"')).unwrap_or(t).to_string()
+}
+
+/// Splits a command's arguments at whitespace outside double quotes; the quotes stay in the words
+/// (a partition key path keeps its quoted segments: `/"a b"/c`).
+pub fn words(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut word = String::new();
+    let mut quoted = false;
+    let mut escaped = false;
+    for c in text.chars() {
+        if c.is_whitespace() && !quoted {
+            if !word.is_empty() {
+                out.push(std::mem::take(&mut word));
+            }
+            continue;
+        }
+        if quoted && c == '\\' && !escaped {
+            escaped = true;
+            word.push(c);
+            continue;
+        }
+        if c == '"' && !escaped {
+            quoted = !quoted;
+        }
+        escaped = false;
+        word.push(c);
+    }
+    if !word.is_empty() {
+        out.push(word);
+    }
+    out
+}
+
+/// `EXPLAIN [ANALYZE] rest` -> (Some(analyze), rest); anything else -> (None, text).
+pub fn strip_explain(sql: &str) -> (Option<bool>, &str) {
+    let t = sql.trim_start();
+    let word = |s: &str, w: &str| -> Option<usize> {
+        let head = s.get(..w.len())?;
+        let after = s[w.len()..].chars().next();
+        (head.eq_ignore_ascii_case(w) && after.is_none_or(char::is_whitespace)).then_some(w.len())
+    };
+    match word(t, "explain") {
+        Some(n) => {
+            let rest = t[n..].trim_start();
+            match word(rest, "analyze") {
+                Some(m) => (Some(true), rest[m..].trim_start()),
+                None => (Some(false), rest),
+            }
+        }
+        None => (None, sql),
+    }
+}
+
+/// One statement of the input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Statement {
+    /// A `.command` line.
+    Command(String),
+    /// SQL, without its `;`.
+    Sql(String),
+}
+
+/// Splits input into statements: a line starting with `.` and a letter is a command (and ends
+/// a statement left open); SQL runs to a `;` outside string literals and comments, or to an empty line.
+pub fn split_statements(text: &str) -> Vec<Statement> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    // Where the statement under way starts in `text` (0-based line and character column): its
+    // SQL is padded to sit there, so an error's `line L, column C` is the file's.
+    let mut start: Option<(usize, usize)> = None;
+    let flush = |current: &mut String, start: &mut Option<(usize, usize)>, out: &mut Vec<Statement>| {
+        let sql = current.trim();
+        if !sql.is_empty() {
+            let (line, column) = start.unwrap_or((0, 0));
+            out.push(Statement::Sql(format!("{}{}{sql}", "\n".repeat(line), " ".repeat(column))));
+        }
+        current.clear();
+        *start = None;
+    };
+    for (i, line) in text.lines().enumerate() {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with('.') && trimmed[1..].starts_with(|c: char| c.is_ascii_alphabetic() || c == '?') {
+            // A command line also ends a statement left without `;`.
+            flush(&mut current, &mut start, &mut out);
+            out.push(Statement::Command(line.trim().to_string()));
+            continue;
+        }
+        if line.trim().is_empty() {
+            flush(&mut current, &mut start, &mut out);
+            continue;
+        }
+        let mut quotes = Quotes::default();
+        let mut chars = line.chars().enumerate().peekable();
+        while let Some((j, c)) = chars.next() {
+            if start.is_none() && !c.is_whitespace() && c != ';' {
+                start = Some((i, j));
+            }
+            if quotes.inside(c) {
+                current.push(c);
+                continue;
+            }
+            match c {
+                '\'' | '"' => {
+                    quotes.open = Some(c);
+                    current.push(c);
+                }
+                '-' if chars.peek().map(|(_, c)| *c) == Some('-') => {
+                    // A comment runs to the end of the line.
+                    if current.trim().is_empty() {
+                        start = None;
+                    }
+                    break;
+                }
+                ';' => flush(&mut current, &mut start, &mut out),
+                _ => current.push(c),
+            }
+        }
+        current.push('\n');
+    }
+    flush(&mut current, &mut start, &mut out);
+    out
+}
+
+/// Whether the REPL buffer holds a complete statement: it ends with `;` (outside strings), ends
+/// with an empty line, or is a `.command` or blank.
+pub fn is_complete(buffer: &str) -> bool {
+    let t = buffer.trim();
+    if t.is_empty() || t.starts_with('.') || buffer.ends_with("\n\n") || buffer.ends_with('\n') {
+        return true;
+    }
+    let mut quotes = Quotes::default();
+    let mut last_significant = ' ';
+    for line in buffer.lines() {
+        let mut chars = line.chars().peekable();
+        while let Some(c) = chars.next() {
+            if quotes.inside(c) {
+                last_significant = c;
+                continue;
+            }
+            match c {
+                '\'' | '"' => quotes.open = Some(c),
+                '-' if chars.peek() == Some(&'-') => break,
+                c if c.is_whitespace() => continue,
+                _ => {}
+            }
+            last_significant = c;
+        }
+    }
+    quotes.open.is_none() && last_significant == ';'
+}
+
+/// Where a scan of SQL text stands in string literals (`'...'` or `"..."`, with backslash escapes).
+#[derive(Default)]
+struct Quotes {
+    /// The quote of the literal the scan is in.
+    open: Option<char>,
+    escaped: bool,
+}
+
+impl Quotes {
+    /// Whether `c` belongs to a string literal opened before it (its closing quote included),
+    /// moving past it if so.
+    fn inside(&mut self, c: char) -> bool {
+        let Some(q) = self.open else { return false };
+        if self.escaped {
+            self.escaped = false;
+        } else if c == '\\' {
+            self.escaped = true;
+        } else if c == q {
+            self.open = None;
+        }
+        true
+    }
+}
+
+/// For a statement that writes or defines (`INSERT`, `UPDATE`, `DELETE`, `CREATE`, `DROP`),
+/// which Cosmos DB's SQL does not have: the REPL's commands that do it.
+pub fn shell_hint(sql: &str) -> Option<&'static str> {
+    let word: String = sql.trim_start().chars().take_while(char::is_ascii_alphabetic).collect();
+    Some(match word.to_ascii_uppercase().as_str() {
+        "INSERT" | "UPSERT" => "hint: in this shell, .insert JSON (or .upsert JSON) writes an item; .import FILE loads many",
+        "UPDATE" | "REPLACE" | "MERGE" => {
+            "hint: in this shell, .patch ID PK OPERATIONS changes an item in place; .replace JSON and .upsert JSON write it whole"
+        }
+        "DELETE" => "hint: in this shell, .delete ID PK deletes an item",
+        "CREATE" => "hint: in this shell, .create NAME /key creates a container",
+        "DROP" | "TRUNCATE" => "hint: in this shell, .drop NAME deletes a container",
+        "SHOW" | "DESCRIBE" | "USE" => "hint: in this shell, .containers lists the containers, .use NAME switches",
+        _ => return None,
+    })
+}
+
+/// For a value that is not JSON but reads as a bare word (`dev-1`), the quoted string it
+/// probably meant (`"dev-1"`).
+pub fn quote_hint(text: &str) -> Option<String> {
+    let t = text.trim();
+    let bare = !t.is_empty() && !t.starts_with(['"', '\'', '{', '[']) && !t.contains(char::is_whitespace);
+    bare.then(|| to_json_string(&Value::from(t)).unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statements_split_at_semicolons_and_empty_lines() {
+        let s = split_statements("select 1; select ';' from c\n.mode json\nselect\n2\n\nselect 3 -- ; no\n;");
+        // Each statement is padded to where it starts in the text (errors then name the text's
+        // lines and columns).
+        assert_eq!(
+            s,
+            vec![
+                Statement::Sql("select 1".into()),
+                Statement::Sql(format!("{}select ';' from c", " ".repeat(10))),
+                Statement::Command(".mode json".into()),
+                Statement::Sql("\n\nselect\n2".into()),
+                Statement::Sql("\n\n\n\n\nselect 3".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn completeness() {
+        assert!(is_complete("select 1;"));
+        assert!(is_complete("select 1\n"));
+        assert!(is_complete(".help"));
+        assert!(!is_complete("select 1"));
+        assert!(!is_complete("select ';"));
+        assert!(is_complete("select ';';  "));
+    }
+
+    #[test]
+    fn command_words_keep_quoted_segments() {
+        assert_eq!(words(r#"t /"a b"/c  /d"#), vec![r#"t"#, r#"/"a b"/c"#, "/d"]);
+        assert_eq!(words(r#"t /"a \" b""#), vec!["t", r#"/"a \" b""#]);
+    }
+
+    #[test]
+    fn explain_prefix() {
+        assert_eq!(strip_explain("EXPLAIN ANALYZE select 1"), (Some(true), "select 1"));
+        assert_eq!(strip_explain("explain select 1"), (Some(false), "select 1"));
+        assert_eq!(strip_explain("explainer"), (None, "explainer"));
+    }
+}
