@@ -575,9 +575,6 @@ fn parse(sql: &str, ast: bool) -> ExitCode {
             let _ = writeln!(output::stdout(), "{out}");
             ExitCode::SUCCESS
         }
-        Err(err) => {
-            let _ = writeln!(std::io::stderr(), "{err}");
-            ExitCode::FAILURE
-        }
+        Err(err) => report(Err(err.to_string())),
     }
 }

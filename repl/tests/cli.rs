@@ -59,7 +59,7 @@ fn parse_error_is_rendered_on_stderr_with_exit_1() {
     assert!(out.stdout.is_empty());
     assert_eq!(
         text(&out.stderr),
-        "line 3, column 12: expected an expression after the operator, found end of input\nWHERE c.a = \n           ^\n"
+        "error: line 3, column 12: expected an expression after the operator, found end of input\nWHERE c.a = \n           ^\n"
     );
 }
 
@@ -85,7 +85,7 @@ fn hostile_input_fails_cleanly() {
     for sql in ["\u{1}", "SELECT '", "SELECT @", deep.as_str()] {
         let out = cosmoql(&["parse", sql]);
         assert_eq!(out.status.code(), Some(1), "{sql:.40}");
-        assert!(text(&out.stderr).starts_with("line 1, column "), "{}", text(&out.stderr));
+        assert!(text(&out.stderr).starts_with("error: line 1, column "), "{}", text(&out.stderr));
     }
 }
 

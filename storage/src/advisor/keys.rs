@@ -54,7 +54,7 @@ impl fmt::Display for KeyChoice {
 }
 
 /// A fixed scramble of `n` (SplitMix64's finalizer): stands for a random draw, repeatably.
-fn scramble(n: u64) -> u64 {
+pub(super) fn scramble(n: u64) -> u64 {
     let mut z = n.wrapping_add(0x9E37_79B9_7F4A_7C15);
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);

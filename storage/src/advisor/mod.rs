@@ -43,8 +43,8 @@ pub struct Candidate {
     /// For time-stamped items: the average share of an hour's writes landing on the busiest
     /// partition (`1 / P` is even, 1 is one partition taking them all).
     pub write_concentration: Option<f64>,
-    /// For items stamped to the second: the same per second, over the seconds with at least two
-    /// writes (what a throughput budget, counted per second, sees).
+    /// For items stamped to the second: the same per second, over the seconds with at least as
+    /// many writes as partitions (bursts, what a throughput budget, counted per second, sees).
     pub write_concentration_per_second: Option<f64>,
     /// Lower is better; `f64::INFINITY` rules the key out.
     pub penalty: f64,
@@ -200,6 +200,45 @@ pub fn render(ranked: &[Candidate], top: usize) -> String {
     out
 }
 
+/// The busiest partition's share of the writes when `slot_of` places item `i`: averaged over the
+/// hours, and over the seconds that have at least `p` writes (bursts that could reach every
+/// partition), weighted by their writes.
+fn concentrations(sample: &Sample, p: usize, slot_of: impl Fn(usize) -> usize) -> (Option<f64>, Option<f64>) {
+    let mut counts = vec![0u64; p];
+    // (the busiest partition's writes, all writes) of a group of items.
+    let mut busiest_of = |items: &[u32]| -> (u64, u64) {
+        for i in items {
+            counts[slot_of(*i as usize)] += 1;
+        }
+        let mut max = 0;
+        for i in items {
+            let slot = slot_of(*i as usize);
+            max = max.max(counts[slot]);
+            counts[slot] = 0;
+        }
+        (max, items.len() as u64)
+    };
+    let (busiest, burst) = sample
+        .busy_seconds
+        .iter()
+        .filter(|items| items.len() >= p)
+        .map(|items| busiest_of(items))
+        .fold((0, 0), |(b, t), (max, n)| (b + max, t + n));
+    let per_second = (burst > 0).then(|| busiest as f64 / burst as f64);
+    let per_hour = (!sample.hours.is_empty()).then(|| {
+        let shares: f64 = sample
+            .hours
+            .iter()
+            .map(|items| {
+                let (max, n) = busiest_of(items);
+                max as f64 / n.max(1) as f64
+            })
+            .sum();
+        shares / sample.hours.len() as f64
+    });
+    (per_hour, per_second)
+}
+
 /// What every candidate is measured against.
 struct Context<'a> {
     sample: &'a Sample,
@@ -209,6 +248,10 @@ struct Context<'a> {
     scale: f64,
     /// The request units of writing each item.
     charges: Vec<f64>,
+    /// The hourly concentration of the writes spread as a hash spreads them (each item on a
+    /// partition of its own draw): a key is hot by what it adds to that, not to `1 / p` (40
+    /// writes over 10 partitions put 8 on the busiest however even the key).
+    even_hour: Option<f64>,
 }
 
 /// Measures `choices` on as many threads as there are cores; the candidates in `choices`' order.
@@ -280,7 +323,8 @@ fn rank(sample: &Sample, options: &AdvisorOptions, progress: Progress<'_>) -> Ve
     }
     let scale = options.total_items.map_or(1.0, |t| t as f64 / n as f64);
     let charges = sample.bytes.iter().map(|b| (options.write_charge)(*b)).collect();
-    let context = Context { sample, options, p, scale, charges };
+    let even_hour = concentrations(sample, p, |i| (keys::scramble(i as u64) % p as u64) as usize).0;
+    let context = Context { sample, options, p, scale, charges, even_hour };
     let done = AtomicUsize::new(0);
     let of = choices.len();
     let mut out = measure_all(choices, &context, &done, progress, of);
@@ -332,36 +376,7 @@ fn measure(key: KeyChoice, context: &Context<'_>) -> Option<Candidate> {
     let (sample, options, p, scale) = (context.sample, context.options, context.p, context.scale);
     let time_paths = &sample.time_paths;
     let layout = layout(&key, sample, p, false)?;
-    // The busiest partition's share of each group's writes: (the busiest's writes, all writes).
-    let mut counts = vec![0u64; p];
-    let mut busiest_of = |items: &[u32]| -> (u64, u64) {
-        for i in items {
-            counts[layout.slot(*i as usize)] += 1;
-        }
-        let mut max = 0;
-        for i in items {
-            let slot = layout.slot(*i as usize);
-            max = max.max(counts[slot]);
-            counts[slot] = 0;
-        }
-        (max, items.len() as u64)
-    };
-    // Per second, over the seconds with several writes, weighted by the writes.
-    let (busiest, several) =
-        sample.busy_seconds.iter().map(|items| busiest_of(items)).fold((0, 0), |(b, t), (max, n)| (b + max, t + n));
-    let write_concentration_per_second = (several > 0).then(|| busiest as f64 / several as f64);
-    // Per hour, the hours' shares averaged.
-    let write_concentration = (!sample.hours.is_empty()).then(|| {
-        let shares: f64 = sample
-            .hours
-            .iter()
-            .map(|items| {
-                let (max, n) = busiest_of(items);
-                max as f64 / n.max(1) as f64
-            })
-            .sum();
-        shares / sample.hours.len() as f64
-    });
+    let (write_concentration, write_concentration_per_second) = concentrations(sample, p, |i| layout.slot(i));
     let largest = layout.key_bytes.iter().copied().max().unwrap_or(0);
     let largest_bytes = (largest as f64 * scale) as u64;
     let storage = crate::skew::spread(&layout.per_partition.iter().map(|b| *b as f64).collect::<Vec<_>>());
@@ -401,8 +416,10 @@ fn measure(key: KeyChoice, context: &Context<'_>) -> Option<Candidate> {
         other => other.paths(),
     };
     if let Some(c) = write_concentration {
-        penalty += 10.0 * (c - 1.0 / p as f64).max(0.0);
-        if c > 2.0 / p as f64 {
+        // Hotter than the hash would spread the same writes: a partition's share more.
+        let even = context.even_hour.unwrap_or(1.0 / p as f64);
+        penalty += 10.0 * (c - even).max(0.0);
+        if c > even + 1.0 / p as f64 {
             let time_only = !matches!(key, KeyChoice::HashSuffix(..) | KeyChoice::RandomSuffix(..))
                 && key_paths.iter().all(|k| time_paths.contains(*k));
             reasons.push(format!(
@@ -484,6 +501,36 @@ mod tests {
         // A hash suffix spreads the date's writes.
         let suffix = position(&KeyChoice::HashSuffix("/date".into(), "/deviceId".into(), 40));
         assert!(suffix < date);
+    }
+
+    #[test]
+    fn writes_spread_as_evenly_as_a_hash_spreads_them_are_not_hot() {
+        // 40 vehicles report at the top of each hour: 40 writes over 10 partitions put about 8
+        // on the busiest one however even the key.
+        let mut items = Vec::new();
+        for day in 1..=3 {
+            for hour in 0..24 {
+                for v in 0..40 {
+                    items.push(
+                        parse_json(&format!(
+                            r#"{{"id":"{day}-{hour}-{v}","vin":"VIN{v:02}","date":"2026-11-0{day}","at":"2026-11-0{day}T{hour:02}:00:{:02}Z"}}"#,
+                            v % 3
+                        ))
+                        .unwrap(),
+                    );
+                }
+            }
+        }
+        let ranked = advise(&items, &AdvisorOptions::default());
+        let find = |k: &KeyChoice| ranked.iter().find(|c| &c.key == k).unwrap();
+        let spread = find(&KeyChoice::Concat("/date".into(), "/vin".into()));
+        assert!(spread.write_concentration.is_some_and(|c| c > 0.12), "{spread:?}");
+        assert!(!spread.reasons.iter().any(|r| r.contains("hot writes")), "{spread:?}");
+        assert!(spread.penalty < 0.1, "{spread:?}");
+        // The seconds have 13 or 14 writes: bursts that could reach every partition.
+        assert!(spread.write_concentration_per_second.is_some(), "{spread:?}");
+        let date = find(&KeyChoice::Path("/date".into()));
+        assert!(date.reasons.iter().any(|r| r.contains("hot writes")), "{date:?}");
     }
 
     #[test]
