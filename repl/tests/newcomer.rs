@@ -200,3 +200,33 @@ fn habits_from_other_dialects_get_the_cosmos_form() {
     let out = run_in(&cwd, &["-c", "SELECT VALUE COUNT(1) FROM c"]);
     assert!(out.stderr.is_empty(), "no note for an ordinary alias: {}", text(&out.stderr));
 }
+
+#[test]
+fn advise_plans_for_ten_partitions_and_lists_only_its_own_flags() {
+    let cwd = folder("advise");
+    let help = text(&run_in(&cwd, &["advise", "--help"]).stdout);
+    for own in ["--for-partitions", "--workload", "--what-if", "--top", "--data", "--db"] {
+        assert!(help.contains(own), "advise --help lists {own}: {help}");
+    }
+    for query_only in ["--param", "--pk", "--max-dop", "--max-buffered", "--page-size", "--memory-budget"] {
+        assert!(!help.contains(query_only), "advise --help lists the query flag {query_only}: {help}");
+    }
+    let skew = text(&run_in(&cwd, &["skew", "--help"]).stdout);
+    assert!(!skew.contains("--max-dop") && !skew.contains("--param"), "{skew}");
+    // A small file lands on one partition, where every key would spread perfectly: the ranking
+    // plans for 10 and says how to plan for another count.
+    let lines: String = (0..300)
+        .map(|i| format!("{{\"id\":\"{i}\",\"deviceId\":\"d{}\",\"kind\":\"k{}\"}}\n", i % 50, i % 3))
+        .collect();
+    std::fs::write(cwd.join("small.ndjson"), lines).unwrap();
+    let out = run_in(&cwd, &["advise", "--data", "small.ndjson", "--top", "2"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report = text(&out.stdout);
+    assert!(
+        report.starts_with(
+            "candidate keys for its 300 items over 10 physical partitions (it has 1; --for-partitions P plans for another count)"
+        ),
+        "{report}"
+    );
+    assert!(out.stderr.is_empty(), "no progress bar without a terminal: {}", text(&out.stderr));
+}

@@ -511,3 +511,27 @@ fn items_are_written_and_read_interactively() {
     p.send_line(".quit").expect("send");
     p.exp_eof().expect("the REPL exits");
 }
+
+#[test]
+fn a_long_advise_shows_its_progress_on_a_terminal() {
+    let home = temp_dir("advise-progress");
+    let lines: String = (0..60_000)
+        .map(|i| {
+            format!(
+                "{{\"id\":\"{i}\",\"deviceId\":\"d{}\",\"kind\":\"k{}\",\"zone\":\"z{}\",\"at\":\"2026-11-0{}T{:02}:{:02}:{:02}Z\"}}\n",
+                i % 997,
+                i % 7,
+                i % 61,
+                1 + i % 3,
+                i % 24,
+                i % 60,
+                i % 59
+            )
+        })
+        .collect();
+    std::fs::write(home.join("many.ndjson"), lines).expect("data");
+    let mut p = spawn_in(&["advise", "--data", "many.ndjson", "--top", "1"], &home, &home);
+    p.exp_string("measuring candidate keys").expect("a progress bar while the candidates are measured");
+    p.exp_string("candidate keys for its 60000 items").expect("then the ranking");
+    p.exp_eof().expect("the command ends");
+}
