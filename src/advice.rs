@@ -43,8 +43,11 @@ impl Workload {
                 Value::Undefined => 1.0,
                 r => r
                     .as_f64()
-                    .filter(|r| r.is_finite() && *r >= 0.0)
-                    .ok_or(format!("{at}: \"rate\" must be a number of operations per second, 0 or more"))?,
+                    .filter(|r| r.is_finite() && (0.0..=cosmoql_storage::advisor::MAX_RATE).contains(r))
+                    .ok_or(format!(
+                        "{at}: \"rate\" must be a number of operations per second from 0 to {}",
+                        cosmoql_storage::advisor::MAX_RATE
+                    ))?,
             };
             match (entry.get("query"), entry.get("write")) {
                 (Value::String(sql), Value::Undefined) => workload.queries.push((sql.to_string(), rate)),
@@ -122,10 +125,7 @@ fn create_charge(bytes: u64) -> f64 {
     item_charge(&work, Consistency::Session)
 }
 
-/// The advisor plans for at least this many physical partitions unless told otherwise: a key that
-/// spreads well over 10 spreads over fewer, while over the 1 a small container has every key
-/// looks perfect (10 partitions serve 100,000 RU/s, or hold 500 GB).
-pub const PLAN_PARTITIONS: usize = 10;
+pub use cosmoql_storage::advisor::{MAX_PARTITIONS, PLAN_PARTITIONS};
 
 /// The partition-key advisor over one container's items, read once (an even sample of at most
 /// 100,000, standing for all): ranks candidate keys, judges them against a recorded [`Workload`]
@@ -208,15 +208,26 @@ fn bind_queries(workload: &Workload) -> Result<Vec<(cosmoql_planner::BoundQuery,
 }
 
 impl KeyAdvisor {
+    /// The container's items' average size, in bytes.
+    fn average_item_bytes(&self) -> u64 {
+        let (items, bytes) = self
+            .client
+            .container
+            .partitions()
+            .iter()
+            .fold((0u64, 0u64), |(i, b), part| (i + part.items as u64, b.saturating_add(part.bytes)));
+        bytes / items.max(1)
+    }
+
     /// The items read (at most 100,000).
     pub fn sampled(&self) -> usize {
         self.advisor.sampled()
     }
 
     /// The physical partitions to plan for: `asked`, else the container's own count, at least
-    /// [`PLAN_PARTITIONS`].
+    /// [`PLAN_PARTITIONS`] (and at most [`MAX_PARTITIONS`]).
     pub fn partitions(&self, asked: Option<usize>) -> usize {
-        asked.unwrap_or_else(|| self.client.container.partition_count().max(PLAN_PARTITIONS)).max(1)
+        asked.unwrap_or_else(|| self.client.container.partition_count().max(PLAN_PARTITIONS)).clamp(1, MAX_PARTITIONS)
     }
 
     fn options(&self, partitions: Option<usize>) -> AdvisorOptions {
@@ -251,13 +262,7 @@ impl KeyAdvisor {
         let bound = bind_queries(workload)?;
         let total: f64 = bound.iter().map(|(_, r)| r).fold(0.0, |a, b| a + b);
         let p = self.partitions(partitions);
-        let (items, bytes) = self
-            .client
-            .container
-            .partitions()
-            .iter()
-            .fold((0u64, 0u64), |(i, b), part| (i + part.items as u64, b + part.bytes));
-        let per_create = create_charge(bytes / items.max(1));
+        let per_create = create_charge(self.average_item_bytes());
         let mut ranked: Vec<(Candidate, f64)> = self
             .rank(Some(p), progress)
             .into_iter()
@@ -282,13 +287,7 @@ impl KeyAdvisor {
         workload: Option<&Workload>,
     ) -> Result<Option<cosmoql_storage::advisor::WhatIf>, Error> {
         let definition = key_definition(key);
-        let (items, bytes) = self
-            .client
-            .container
-            .partitions()
-            .iter()
-            .fold((0u64, 0u64), |(i, b), part| (i + part.items as u64, b + part.bytes));
-        let average = bytes / items.max(1);
+        let average = self.average_item_bytes();
         let bound = match workload {
             Some(w) => bind_queries(w)?,
             None => Vec::new(),

@@ -48,7 +48,7 @@ pub mod testing;
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
 
-pub use advice::{ranking_json, read_workload, KeyAdvisor, Progress, Workload, PLAN_PARTITIONS};
+pub use advice::{ranking_json, read_workload, KeyAdvisor, Progress, Workload, MAX_PARTITIONS, PLAN_PARTITIONS};
 pub use client::{
     ChangeFeedPage, ContainerClient, ContainerProperties, CosmosClient, DatabaseClient, FeedPage, ItemResponse,
     MemoryReport, Query, QueryPager, QueryResults, QuerySummary, RetryOptions, TransactionalBatch,

@@ -14,7 +14,7 @@ pub mod ast;
 pub mod diagnostic;
 mod display;
 mod error;
-mod hints;
+pub mod hints;
 pub mod lexer;
 mod parser;
 mod span;

@@ -366,7 +366,17 @@ impl Binder<'_> {
             },
             ExprKind::Identifier(name) => match scope.resolve(name) {
                 Some(slot) => BoundExpr::Slot(slot),
-                None => return Err(rules::unresolved_identifier(name, e.span)),
+                None => {
+                    let mut error = rules::unresolved_identifier(name, e.span);
+                    // `SELECT c.id FROM families`: the name after FROM is the items' name.
+                    if let Some((alias, _)) = scope.names.first() {
+                        error.hint = Some(format!(
+                            "the name after FROM is what the query calls each item, here `{alias}`: write \
+                             {alias} in place of {name}, or FROM {alias} {name}"
+                        ));
+                    }
+                    return Err(error);
+                }
             },
             ExprKind::Property { base, name } => {
                 let base = sub(base, aggs)?;

@@ -18,11 +18,11 @@ pub struct AdviseArgs {
     data: DataArgs,
     /// Physical partitions to plan for (default: as many as the container has, at least 10: over
     /// one partition every key spreads perfectly).
-    #[arg(long = "for-partitions", value_name = "P")]
-    for_partitions: Option<usize>,
+    #[arg(long = "for-partitions", value_name = "P", allow_negative_numbers = true)]
+    for_partitions: Option<i64>,
     /// Candidates to show.
-    #[arg(long, default_value_t = 10)]
-    top: usize,
+    #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+    top: u64,
     /// A recorded workload: a JSON array of `{"query": "SELECT ...", "rate": 100}` (per
     /// second), `{"write": "create", "rate": 200}` and `{"write": "patch", "paths": ["/status"],
     /// "rate": 5}`; each candidate is also judged by the share of the queries it keeps on one
@@ -35,7 +35,7 @@ pub struct AdviseArgs {
     json: bool,
     /// Also replay the items' writes at their timestamps under each shown candidate with this
     /// provisioned throughput (RU/s), and print the predicted 429 rate and peak partition load.
-    #[arg(long = "what-if", value_name = "RU_PER_SECOND")]
+    #[arg(long = "what-if", value_name = "RU_PER_SECOND", allow_negative_numbers = true)]
     what_if: Option<f64>,
 }
 
@@ -44,12 +44,24 @@ fn bar(len: usize, what: &str) -> indicatif::ProgressBar {
     crate::progress::steps_bar(len as u64, what)
 }
 
+/// A workload's error, naming the file (a query's error shows the query and the caret).
+pub fn workload_error(path: &std::path::Path, e: &cosmoql::Error) -> String {
+    match e {
+        cosmoql::Error::Query { sql, .. } => format!("{}: the query `{sql}`:\n{e}", path.display()),
+        e => format!("{}: {e}", path.display()),
+    }
+}
+
 /// The ranking, best first, each with the share of the workload's queries it keeps on one
 /// logical partition when there is a workload with queries.
 pub type Ranked = Vec<(Candidate, Option<f64>)>;
 
 /// Ranks the candidates of `advisor` (a workload judges them too), with a progress bar.
-pub fn rank(advisor: &KeyAdvisor, partitions: usize, workload: Option<&cosmoql::Workload>) -> Result<Ranked, String> {
+pub fn rank(
+    advisor: &KeyAdvisor,
+    partitions: usize,
+    workload: Option<&cosmoql::Workload>,
+) -> Result<Ranked, cosmoql::Error> {
     let progress = bar(0, "measuring candidate keys");
     let tick = |done: usize, of: usize| {
         progress.set_length(of as u64);
@@ -58,8 +70,7 @@ pub fn rank(advisor: &KeyAdvisor, partitions: usize, workload: Option<&cosmoql::
     let ranked = match workload {
         None => advisor.rank(Some(partitions), &tick).into_iter().map(|c| (c, None)).collect(),
         Some(w) => advisor
-            .rank_for(Some(partitions), w, &tick)
-            .map_err(|e| e.to_string())?
+            .rank_for(Some(partitions), w, &tick)?
             .into_iter()
             .map(|(c, share)| (c, (!w.queries.is_empty()).then_some(share)))
             .collect(),
@@ -86,25 +97,35 @@ pub fn header(client: &ContainerClient, advisor: &KeyAdvisor, partitions: usize)
 
 /// `cosmoql advise`: candidate partition keys for the loaded items, ranked, with reasons.
 pub fn run(args: &AdviseArgs) -> Result<(), String> {
-    if args.for_partitions == Some(0) {
-        return Err("--for-partitions must be at least 1".into());
+    let for_partitions = match args.for_partitions {
+        None => None,
+        Some(p) => match usize::try_from(p) {
+            Ok(p) if (1..=cosmoql::MAX_PARTITIONS).contains(&p) => Some(p),
+            _ => return Err(format!("--for-partitions must be from 1 to {}, not {p}", cosmoql::MAX_PARTITIONS)),
+        },
+    };
+    if let Some(ru) = args.what_if.filter(|ru| !(ru.is_finite() && *ru > 0.0)) {
+        return Err(format!("--what-if takes the provisioned throughput in RU/s, more than 0, not {ru}"));
     }
     let workload = args.workload.as_ref().map(|p| cosmoql::read_workload(p)).transpose()?;
     let loaded = load(&args.data)?;
-    let reading = bar(0, "reading the items");
-    reading.tick();
+    let reading = crate::progress::spinner("reading the items");
     let advisor = loaded.client.key_advisor();
     reading.finish_and_clear();
-    let partitions = advisor.partitions(args.for_partitions);
-    let ranked = rank(&advisor, partitions, workload.as_ref())?;
-    let shown = &ranked[..ranked.len().min(args.top)];
+    let partitions = advisor.partitions(for_partitions);
+    let ranked = rank(&advisor, partitions, workload.as_ref()).map_err(|e| match &args.workload {
+        Some(path) => workload_error(path, &e),
+        None => e.to_string(),
+    })?;
+    let top = usize::try_from(args.top).unwrap_or(usize::MAX);
+    let shown = &ranked[..ranked.len().min(top)];
     let mut what_ifs = Vec::new();
     if let Some(ru) = args.what_if {
         // One replay per shown key, on as many threads as there are cores.
         let progress = bar(shown.len(), "replaying writes under each key");
         let next = std::sync::atomic::AtomicUsize::new(0);
         let threads = std::thread::available_parallelism().map_or(1, usize::from).min(shown.len()).max(1);
-        let mut replayed: Vec<(usize, Result<_, String>)> = std::thread::scope(|scope| {
+        let mut replayed: Vec<(usize, Result<_, cosmoql::Error>)> = std::thread::scope(|scope| {
             let workers: Vec<_> = (0..threads)
                 .map(|_| {
                     scope.spawn(|| {
@@ -113,7 +134,7 @@ pub fn run(args: &AdviseArgs) -> Result<(), String> {
                             let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                             let Some((c, _)) = shown.get(i) else { break };
                             let w = advisor.what_if(&c.key, ru, partitions, workload.as_ref());
-                            out.push((i, w.map_err(|e| e.to_string())));
+                            out.push((i, w));
                             progress.inc(1);
                         }
                         out
@@ -125,7 +146,11 @@ pub fn run(args: &AdviseArgs) -> Result<(), String> {
         progress.finish_and_clear();
         replayed.sort_by_key(|(i, _)| *i);
         for (i, w) in replayed {
-            what_ifs.push((&shown[i].0, w?));
+            let w = w.map_err(|e| match &args.workload {
+                Some(path) => workload_error(path, &e),
+                None => e.to_string(),
+            })?;
+            what_ifs.push((&shown[i].0, w));
         }
     }
     if args.json {
@@ -159,7 +184,7 @@ pub fn run(args: &AdviseArgs) -> Result<(), String> {
     }
     outln!("{}", header(&loaded.client, &advisor, partitions));
     let candidates: Vec<Candidate> = shown.iter().map(|(c, _)| c.clone()).collect();
-    outln!("{}", cosmoql::storage::advisor::render(&candidates, args.top).trim_end());
+    outln!("{}", cosmoql::storage::advisor::render(&candidates, top).trim_end());
     if let Some(ru) = args.what_if {
         let replayed = if workload.is_some() {
             "the items' writes replayed at their timestamps, the workload's queries at their rates"

@@ -32,12 +32,15 @@ FROM is an alias, as in Cosmos DB). Ctrl-C clears the line or cancels a running 
   .drop NAME                        delete a container
   .insert JSON                      create an item in the current container (409 if its id is taken)
   .upsert JSON                      create or replace an item
-  .replace JSON                     replace an item whole (its id and key say which)
+  .replace JSON [--if-match ETAG]   replace an item whole (its id and key say which; with the
+                                    item's _etag, only if no one changed it since: else 412)
   .get ID [PK]                      read an item (without PK: looked up by a query over every partition)
-  .delete ID PK                     delete an item, e.g. .delete r1 \"dev-00042\"
-  .patch ID PK OPERATIONS           patch an item in place, e.g. .patch r1 \"d1\" [{\"op\": \"incr\",
+  .delete ID [PK]                   delete an item, e.g. .delete r1 \"dev-00042\"
+  .patch ID [PK] OPERATIONS         patch an item in place, e.g. .patch r1 \"d1\" [{\"op\": \"incr\",
                                     \"path\": \"/n\", \"value\": 1}] (set, add, replace, remove, incr)
-                                    (each prints its status and request charge; PK is JSON)
+                                    (each prints its status and request charge; PK is JSON, or
+                                    undefined for an item without the key, and may be left out
+                                    in a container without a key or keyed on /id)
   .import FILE                      load a JSON array or NDJSON file into the current container
                                     (Ctrl-C stops it; what was imported stays)
   .export FILE                      write the current container as NDJSON
@@ -86,3 +89,37 @@ FROM is an alias, as in Cosmos DB). Ctrl-C clears the line or cancels a running 
   .read FILE                        run the statements of FILE
   .help [COMMAND]                   this text, or one command's
   .quit [N]                         leave, with exit status N if given (also .exit, Ctrl-D)";
+
+/// Every command's name (`.help` lists them, first word of their lines; aliases too): what Tab
+/// completes, and what a mistyped command is compared with.
+pub fn commands() -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = HELP
+        .lines()
+        .filter_map(|l| l.strip_prefix("  "))
+        .filter(|l| l.starts_with('.'))
+        .flat_map(|l| {
+            l.split("  ").next().unwrap_or("").split([',', '|']).map(|w| w.split_whitespace().next().unwrap_or(""))
+        })
+        .filter(|w| w.starts_with('.') && w.len() > 1)
+        .collect();
+    names.extend([".tables", ".timer", ".exit", ".q", ".h"]);
+    names.sort_unstable();
+    names.dedup();
+    names
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_command_is_named_once_and_has_its_help() {
+        let names = commands();
+        for name in [".help", ".insert", ".get", ".delete", ".patch", ".use", ".mode", ".quit", ".exit", ".tables"] {
+            assert!(names.contains(&name), "{name}: {names:?}");
+        }
+        for name in names.iter().filter(|n| ![".tables", ".timer", ".exit", ".q", ".h"].contains(n)) {
+            assert!(help_for(name).is_some(), "{name} has no help line");
+        }
+    }
+}

@@ -18,7 +18,8 @@ pub struct ImportArgs {
     /// The container's partition key path (repeat for a hierarchical key; none: no key).
     #[arg(long = "partition-key", value_name = "PATH")]
     partition_key: Vec<String>,
-    /// Physical partitions to start with (default: 1 per 10,000 items of the input's size estimate).
+    /// Physical partitions to start with (default: 1 per 10,000 items, guessing 300 bytes of file
+    /// an item; a container without a key has one).
     #[arg(long, value_name = "N")]
     partitions: Option<usize>,
     /// Stop at the first bad line or rejected item (exit 1) instead of reporting it and going on.
@@ -72,7 +73,14 @@ pub fn run(args: &ImportArgs) -> Result<(), String> {
                         crate::reports::describe_key(c.partition_key())
                     ))
                 }
-                Err(_) => db.create_container(name, key, settings).map_err(|e| e.to_string())?,
+                Err(_) => {
+                    if key.is_none() {
+                        eprintln!(
+                            "note: creating container `{name}` without a partition key (--partition-key /path gives it one)"
+                        );
+                    }
+                    db.create_container(name, key, settings).map_err(|e| e.to_string())?
+                }
             };
             _store = Some(store);
             container
@@ -110,7 +118,7 @@ pub fn run(args: &ImportArgs) -> Result<(), String> {
     let seconds = started.elapsed().as_secs_f64();
     let parts = container.partitions();
     let mut out = crate::output::stdout();
-    let plural = |n: u64, one: &str| if n == 1 { format!("1 {one}") } else { format!("{n} {one}s") };
+    let plural = |n: u64, one: &str| crate::reports::plural(n, one, &format!("{one}s"));
     let _ = writeln!(
         out,
         "imported {}, skipped {skipped}, failed {failed} ({}, {:.2} s, {:.0} items/s)",

@@ -14,20 +14,26 @@ use cosmoql::{ContainerClient, QueryOptions};
 pub enum ItemOp {
     Insert(Value),
     Upsert(Value),
-    Replace(Value),
+    /// With `if_match`, only while the stored item's etag is still that (else 412).
+    Replace {
+        item: Value,
+        if_match: Option<String>,
+    },
     /// Without a key: looked up by a query over every partition (a keyless container, or one
     /// keyed on `/id`, needs none: it is a point read).
     Get {
         id: String,
         key: Option<PartitionKey>,
     },
+    /// Without a key only in a keyless container, or one keyed on `/id`.
     Delete {
         id: String,
-        key: PartitionKey,
+        key: Option<PartitionKey>,
     },
+    /// Without a key only in a keyless container, or one keyed on `/id`.
     Patch {
         id: String,
-        key: PartitionKey,
+        key: Option<PartitionKey>,
         operations: Vec<PatchOperation>,
     },
 }
@@ -45,8 +51,7 @@ pub struct Answer {
 }
 
 /// The REPL's usage lines of the item commands.
-pub const USAGE: &str =
-    "usage: .insert JSON | .upsert JSON | .replace JSON | .get ID [PK] | .delete ID PK | .patch ID PK OPERATIONS";
+pub const USAGE: &str = "usage: .insert JSON | .upsert JSON | .replace JSON [--if-match ETAG] | .get ID [PK] | .delete ID [PK] | .patch ID [PK] OPERATIONS";
 
 /// The name of a status as the service's reason phrase.
 pub fn reason(status: u16) -> &'static str {
@@ -96,7 +101,8 @@ fn leading_id(text: &str) -> Result<(String, &str), String> {
     Ok((text[..end].to_string(), &text[end..]))
 }
 
-/// A partition key from JSON (`"dev-1"`, `42`, `["acme", "u1"]`, `null`).
+/// A partition key from JSON (`"dev-1"`, `42`, `["acme", "u1"]`, `null`), or the bare word
+/// `undefined` for the items that lack the key's path.
 fn key_of(value: &Value) -> Result<PartitionKey, String> {
     let text = to_json_string(value).unwrap_or_default();
     PartitionKey::parse_json(&text).map_err(|e| format!("the partition key {text}: {}", e.message))
@@ -108,6 +114,10 @@ fn item_of(text: &str) -> Result<Value, String> {
     if !rest.is_empty() {
         return Err(format!("after the item's JSON: `{rest}` (one item per command)"));
     }
+    object(value)
+}
+
+fn object(value: Value) -> Result<Value, String> {
     if !matches!(value, Value::Object(_)) {
         return Err("the item must be a JSON object, e.g. {\"id\": \"1\", \"deviceId\": \"d1\"}".into());
     }
@@ -135,6 +145,12 @@ fn operations_of(text: &str) -> Result<Vec<PatchOperation>, String> {
     list.iter().map(|op| PatchOperation::from_json(op).map_err(|e| e.message)).collect()
 }
 
+/// Whether a REPL command line is an item command (it prints items, as a query prints results).
+pub fn is_item_command(line: &str) -> bool {
+    let name = line.split_whitespace().next().unwrap_or("");
+    matches!(name, ".insert" | ".upsert" | ".replace" | ".get" | ".delete" | ".patch")
+}
+
 /// Reads the arguments of the REPL command `name` (`.insert`, ...): `None` when `name` is not an
 /// item command.
 pub fn parse(name: &str, args: &str) -> Option<Result<ItemOp, String>> {
@@ -142,7 +158,17 @@ pub fn parse(name: &str, args: &str) -> Option<Result<ItemOp, String>> {
     Some(match name {
         ".insert" => item_of(args).map(ItemOp::Insert).map_err(|e| with_usage(e, &usage(".insert JSON"))),
         ".upsert" => item_of(args).map(ItemOp::Upsert).map_err(|e| with_usage(e, &usage(".upsert JSON"))),
-        ".replace" => item_of(args).map(ItemOp::Replace).map_err(|e| with_usage(e, &usage(".replace JSON"))),
+        ".replace" => (|| {
+            let (item, rest) = leading_json(args, "the item")?;
+            let if_match = match rest.strip_prefix("--if-match") {
+                Some(etag) if !etag.trim().is_empty() => Some(etag_of(etag)),
+                Some(_) => return Err("--if-match needs the etag (the item's _etag)".to_string()),
+                None if rest.is_empty() => None,
+                None => return Err(format!("after the item's JSON: `{rest}` (one item per command)")),
+            };
+            Ok(ItemOp::Replace { item: object(item)?, if_match })
+        })()
+        .map_err(|e| with_usage(e, &usage(".replace JSON [--if-match ETAG]"))),
         ".get" => (|| {
             let (id, rest) = leading_id(args)?;
             let key = if rest.trim().is_empty() { None } else { Some(whole_key(rest)?) };
@@ -151,21 +177,47 @@ pub fn parse(name: &str, args: &str) -> Option<Result<ItemOp, String>> {
         .map_err(|e| with_usage(e, &usage(".get ID [PK]"))),
         ".delete" => (|| {
             let (id, rest) = leading_id(args)?;
-            Ok(ItemOp::Delete { id, key: whole_key(rest)? })
+            let key = if rest.trim().is_empty() { None } else { Some(whole_key(rest)?) };
+            Ok(ItemOp::Delete { id, key })
         })()
-        .map_err(|e| with_usage(e, &usage(".delete ID PK"))),
+        .map_err(|e| with_usage(e, &usage(".delete ID [PK]"))),
         ".patch" => (|| {
             let (id, rest) = leading_id(args)?;
-            let (key, rest) = leading_json(rest, "the partition key")?;
-            Ok(ItemOp::Patch { id, key: key_of(&key)?, operations: operations_of(rest)? })
+            // `ID PK OPERATIONS`, or `ID OPERATIONS` where no key is needed.
+            let (key, operations) = match rest.trim_start().strip_prefix("undefined") {
+                Some(after) => (Some(PartitionKey::undefined()), after),
+                None => {
+                    let (first, after) = leading_json(rest, "the partition key")?;
+                    if after.is_empty() {
+                        (None, rest)
+                    } else {
+                        (Some(key_of(&first)?), after)
+                    }
+                }
+            };
+            Ok(ItemOp::Patch { id, key, operations: operations_of(operations)? })
         })()
         .map_err(|e| with_usage(e, &usage(".patch ID PK [{\"op\": \"set\", \"path\": \"/a\", \"value\": 1}]"))),
         _ => return None,
     })
 }
 
+/// An etag as given after `--if-match`: as the item's `_etag` holds it, with its quotes (added
+/// when left out).
+fn etag_of(text: &str) -> String {
+    let etag = text.trim();
+    if etag.starts_with('"') {
+        etag.to_string()
+    } else {
+        format!("\"{etag}\"")
+    }
+}
+
 /// A key that is the whole rest of the text.
 fn whole_key(text: &str) -> Result<PartitionKey, String> {
+    if text.trim() == "undefined" {
+        return Ok(PartitionKey::undefined());
+    }
     let (value, rest) = leading_json(text, "the partition key")?;
     if !rest.is_empty() {
         return Err(format!("after the partition key: `{rest}`"));
@@ -191,6 +243,16 @@ fn implied_key(client: &ContainerClient, id: &str) -> Option<PartitionKey> {
     None
 }
 
+/// The key given, or the one a keyless container (or one keyed on `/id`) implies.
+fn needed_key(client: &ContainerClient, key: Option<PartitionKey>, id: &str) -> Result<PartitionKey, String> {
+    key.or_else(|| implied_key(client, id)).ok_or_else(|| {
+        format!(
+            "the container is keyed on {}: give the item's partition key as JSON after its id (`undefined` for an item without it)",
+            crate::reports::describe_key(client.container().partition_key())
+        )
+    })
+}
+
 /// The error of a refused operation: the service's status and message, and what it cost.
 fn refused(e: &cosmoql::Error) -> String {
     format!("{e} ({} RU)", cosmoql::value::format_number((e.request_charge() * 100.0).round() / 100.0))
@@ -207,22 +269,23 @@ pub fn run(client: &ContainerClient, op: ItemOp) -> Result<Answer, String> {
     match op {
         ItemOp::Insert(item) => client.create_item(&item).map(answer).map_err(|e| refused(&e)),
         ItemOp::Upsert(item) => client.upsert_item(&item).map(answer).map_err(|e| refused(&e)),
-        ItemOp::Replace(item) => {
+        ItemOp::Replace { item, if_match } => {
             let id = item.get("id").as_str().ok_or("the item has no string `id` to say which item it replaces")?;
             let (_, key) = client.container().partition_of_item(&item).map_err(|e| e.to_string())?;
-            client.replace_item(key, id, &item, None).map(answer).map_err(|e| refused(&e))
+            client.replace_item(key, id, &item, if_match.as_deref()).map(answer).map_err(|e| refused(&e))
         }
         ItemOp::Get { id, key } => match key.or_else(|| implied_key(client, &id)) {
             Some(key) => client.read_item::<Value>(key, &id).map(answer).map_err(|e| refused(&e)),
             None => get_by_query(client, &id),
         },
         ItemOp::Delete { id, key } => client
-            .delete_item(key, &id)
+            .delete_item(needed_key(client, key, &id)?, &id)
             .map(|r| Answer { items: Vec::new(), status: r.status, charge: r.request_charge, note: None })
             .map_err(|e| refused(&e)),
-        ItemOp::Patch { id, key, operations } => {
-            client.patch_item::<Value>(key, &id, &operations).map(answer).map_err(|e| refused(&e))
-        }
+        ItemOp::Patch { id, key, operations } => client
+            .patch_item::<Value>(needed_key(client, key, &id)?, &id, &operations)
+            .map(answer)
+            .map_err(|e| refused(&e)),
     }
 }
 
@@ -235,13 +298,13 @@ fn get_by_query(client: &ContainerClient, id: &str) -> Result<Answer, String> {
     let results = client.query_pages::<Value>(query, QueryOptions::default()).drain().map_err(|e| e.to_string())?;
     let charge = results.metrics.request_charge;
     let how = format!(
-        "found by a query over every partition, as the key of {} was not given (with it, .get ID PK is a point read)",
+        "found by a query over every partition, as the key of {} was not given (with the key, a read is a point read)",
         crate::reports::describe_key(client.container().partition_key())
     );
     if results.items.is_empty() {
         return Err(format!(
-            "404 Not Found: no item with id {} in any logical partition ({} RU)",
-            to_json_string(&Value::from(id)).unwrap_or_default(),
+            "404 Not Found: no item with id `{}` in any logical partition ({} RU)",
+            crate::text::printable(id),
             cosmoql::value::format_number((charge * 100.0).round() / 100.0)
         ));
     }
@@ -261,7 +324,9 @@ pub struct ItemArgs {
     op: ItemCommand,
 }
 
-/// One item operation. JSON arguments may be `-` to read them from standard input.
+/// One item operation. JSON arguments may be `-` to read them from standard input; a key is
+/// JSON (`"dev-1"`, `42`, `["acme", "u1"]`, `[]` in a keyless container) or `undefined` for an
+/// item without the key's path.
 #[derive(Debug, clap::Subcommand)]
 enum ItemCommand {
     /// Create an item (201; 409 when its id is taken in its logical partition).
@@ -274,31 +339,41 @@ enum ItemCommand {
         /// The item, a JSON object with an "id".
         json: String,
     },
-    /// Replace an item whole (200; 404 when there is none with its id and key).
+    /// Replace an item whole (200; 404 when there is none with its id and key; 412 when
+    /// `--if-match` no longer holds).
     Replace {
         /// The item, a JSON object with an "id".
         json: String,
+        /// Only while the stored item's etag is this (its `_etag`).
+        #[arg(long = "if-match", value_name = "ETAG", allow_hyphen_values = true)]
+        if_match: Option<String>,
     },
     /// Read an item (200; 404). Without PK the id is looked up by a query over every partition
     /// (unless the container is keyless or keyed on /id).
     Get {
         /// The item's id.
+        #[arg(allow_hyphen_values = true)]
         id: String,
-        /// Its partition key as JSON: "dev-1", 42, ["acme", "u1"].
+        /// Its partition key.
+        #[arg(allow_hyphen_values = true)]
         pk: Option<String>,
     },
-    /// Delete an item (204; 404).
+    /// Delete an item (204; 404). PK may be left out in a keyless container or one keyed on /id.
     Delete {
         /// The item's id.
+        #[arg(allow_hyphen_values = true)]
         id: String,
-        /// Its partition key as JSON.
-        pk: String,
+        /// Its partition key.
+        #[arg(allow_hyphen_values = true)]
+        pk: Option<String>,
     },
     /// Patch an item in place (200): set, add, replace, remove, incr.
     Patch {
         /// The item's id.
+        #[arg(allow_hyphen_values = true)]
         id: String,
-        /// Its partition key as JSON.
+        /// Its partition key.
+        #[arg(allow_hyphen_values = true)]
         pk: String,
         /// The operations: '[{"op": "set", "path": "/status", "value": "done"}]'.
         operations: String,
@@ -323,9 +398,12 @@ pub fn run_command(args: &ItemArgs) -> Result<(), String> {
     let (name, rest) = match &args.op {
         ItemCommand::Insert { json } => (".insert", text_arg(json)?),
         ItemCommand::Upsert { json } => (".upsert", text_arg(json)?),
-        ItemCommand::Replace { json } => (".replace", text_arg(json)?),
+        ItemCommand::Replace { json, if_match } => {
+            let etag = if_match.as_deref().map(|e| format!(" --if-match {e}")).unwrap_or_default();
+            (".replace", format!("{}{etag}", text_arg(json)?))
+        }
         ItemCommand::Get { id, pk } => (".get", format!("{} {}", quoted(id), pk.as_deref().unwrap_or(""))),
-        ItemCommand::Delete { id, pk } => (".delete", format!("{} {pk}", quoted(id))),
+        ItemCommand::Delete { id, pk } => (".delete", format!("{} {}", quoted(id), pk.as_deref().unwrap_or(""))),
         ItemCommand::Patch { id, pk, operations } => {
             (".patch", format!("{} {pk} {}", quoted(id), text_arg(operations)?))
         }
@@ -366,7 +444,16 @@ mod tests {
         assert_eq!(op, ItemOp::Get { id: "my id".into(), key: None });
         let op = parse(".delete", r#"r1 ["acme", 2]"#).unwrap().unwrap();
         let key = PartitionKey::parse_json(r#"["acme", 2]"#).unwrap();
-        assert_eq!(op, ItemOp::Delete { id: "r1".into(), key });
+        assert_eq!(op, ItemOp::Delete { id: "r1".into(), key: Some(key) });
+        let op = parse(".delete", "r1 undefined").unwrap().unwrap();
+        assert_eq!(op, ItemOp::Delete { id: "r1".into(), key: Some(PartitionKey::undefined()) });
+        let op = parse(".patch", r#"r1 [{"op": "remove", "path": "/n"}]"#).unwrap().unwrap();
+        assert!(matches!(op, ItemOp::Patch { key: None, .. }), "{op:?}");
+        let op = parse(".replace", r#"{"id": "1"} --if-match 0000-1"#).unwrap().unwrap();
+        assert_eq!(
+            op,
+            ItemOp::Replace { item: parse_json(r#"{"id": "1"}"#).unwrap(), if_match: Some("\"0000-1\"".into()) }
+        );
         let op = parse(".patch", r#"r1 "d" [{"op": "incr", "path": "/n", "value": 1}]"#).unwrap().unwrap();
         assert!(matches!(op, ItemOp::Patch { operations, .. } if operations.len() == 1));
         let err = parse(".delete", "r1 dev-1").unwrap().unwrap_err();

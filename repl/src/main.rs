@@ -32,11 +32,11 @@ use cosmoql::storage::epk::{self, HashVersion, PartitionKeyComponent, PartitionK
 ///
 /// Without a command, `cosmoql` opens the interactive REPL on a demo database in memory
 /// (`telemetry`: 100,000 generated IoT readings keyed on /deviceId; `families`: nested documents
-/// keyed on /lastName); `cosmoql DIR` opens the database kept in the directory DIR instead
-/// (created if missing; every change is durable). With `-c SQL`, a FILE or statements piped on
-/// standard input it runs them and exits: results on standard output (JSON when it is not a
-/// terminal), errors on standard error, exit status 1 if any statement failed (`.exit N` ends with
-/// status N). The interactive REPL exits 0 (or N) whatever failed before. sqlite3's single-dash
+/// keyed on /lastName); `cosmoql DIR` opens the database kept in the directory DIR instead (a
+/// new one is created by its first write; every change is durable). With `-c SQL`, a FILE or
+/// statements piped on standard input it runs them and exits: results on standard output (JSON
+/// when it is not a terminal), errors on standard error, exit status 1 if any statement failed
+/// (`.exit N` ends with status N). The interactive REPL exits 0 (or N) whatever failed before. sqlite3's single-dash
 /// spellings (`-csv`, `-json`, `-markdown`, `-box`, `-noheader`, `-init FILE`, `-bail`) work too.
 #[derive(Debug, Parser)]
 #[command(name = "cosmoql", version, args_conflicts_with_subcommands = true)]
@@ -87,10 +87,10 @@ struct ReplArgs {
     /// Stop at the first statement that fails (exit status 1).
     #[arg(long)]
     bail: bool,
-    /// A database directory to open (created if missing; changes are durable), then, or alone, a
-    /// file of statements to run (`-` for standard input) and exit. A single path that is an
-    /// existing file, `-`, or ends in `.sql` is the file; otherwise it is the database. Without a
-    /// database the REPL works in memory on the demo data.
+    /// A database directory to open (a new one is created by its first write; changes are
+    /// durable), then, or alone, a file of statements to run (`-` for standard input) and exit.
+    /// A single path that is an existing file, `-`, or ends in `.sql` is the file; otherwise it
+    /// is the database. Without a database the REPL works in memory on the demo data.
     #[arg(value_name = "DIR|FILE.sql", num_args = 0..=2)]
     paths: Vec<PathBuf>,
     /// With a database directory that has no container yet: load the demo data into it.
@@ -310,7 +310,7 @@ fn run_repl(args: &ReplArgs) -> ExitCode {
         Err(msg) => return report(Err(msg)),
     };
     let interactive = args.commands.is_empty() && file.is_none() && std::io::stdin().is_terminal();
-    let colored = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let colored = text::colors_for(std::io::stdout().is_terminal());
     let demo = if dir.is_some() { args.demo } else { !args.empty };
     let options =
         open::OpenOptions { dir: dir.as_deref(), demo, container: args.use_container.as_deref(), interactive };
@@ -319,6 +319,12 @@ fn run_repl(args: &ReplArgs) -> ExitCode {
         Err(msg) => return report(Err(msg)),
     };
     let banner = opened.banner.clone();
+    if !interactive {
+        if let Some(dir) = &opened.pending {
+            // Said once, before any statement: the next error would otherwise mislead.
+            eprintln!("{} does not exist yet: a new database, created by its first write", dir.display());
+        }
+    }
     let mut session = session::Session::new(opened, interactive, colored);
     session.options.memory_budget = Some(args.memory_budget);
     let flagged = [

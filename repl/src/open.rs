@@ -97,7 +97,8 @@ pub fn open(options: OpenOptions<'_>) -> Result<Opened, String> {
         }
     };
     let mut existing: Vec<Arc<Container>> = db.container_ids().iter().filter_map(|id| db.container(id).ok()).collect();
-    let mut banner = if existing.is_empty() && options.demo {
+    let loaded_demo = existing.is_empty() && options.demo;
+    let mut banner = if loaded_demo {
         existing = crate::demo::load(&db)?;
         format!("{place} loaded in {:.2} s: {}", seconds(), describe(&existing))
     } else if let Some(dir) = &pending {
@@ -120,8 +121,8 @@ pub fn open(options: OpenOptions<'_>) -> Result<Opened, String> {
         }
         (None, []) => None,
         (None, [one]) => Some(one.to_string()),
-        // The demo starts in its main container.
-        (None, _) if options.demo && names.contains(&"telemetry") => Some("telemetry".to_string()),
+        // The demo just loaded starts in its main container.
+        (None, _) if loaded_demo => Some("telemetry".to_string()),
         (None, [first, ..]) if options.interactive => {
             banner.push_str(&format!("; using {first} (.use NAME switches)"));
             Some(first.to_string())

@@ -70,6 +70,11 @@ pub fn stdout() -> Stdout {
     }
 }
 
+/// Standard output itself, never the `.output` file: what the user is told, not results.
+pub fn screen() -> Stdout {
+    Stdout::Terminal(io::stdout().lock())
+}
+
 /// See [`stdout`].
 #[derive(Debug)]
 pub enum Stdout {

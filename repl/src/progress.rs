@@ -26,6 +26,14 @@ pub fn steps_bar(len: u64, what: &str) -> ProgressBar {
     bar
 }
 
+/// A spinner saying `what` is under way (a step whose length is not known).
+pub fn spinner(what: &str) -> ProgressBar {
+    let bar = ProgressBar::new_spinner();
+    bar.set_message(what.to_string());
+    bar.enable_steady_tick(std::time::Duration::from_millis(120));
+    bar
+}
+
 /// A reader that moves a progress bar as bytes go through it (`import` and the REPL's `.import`).
 pub struct Counting<R> {
     pub inner: R,

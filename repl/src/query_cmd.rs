@@ -36,7 +36,8 @@ pub struct DataArgs {
     /// `vectorEmbeddingPolicy`, ...); `--partition-key` overrides its key.
     #[arg(long, value_name = "FILE")]
     container: Option<PathBuf>,
-    /// Physical partitions to start with (default: 1 per 10,000 items, estimated from file sizes).
+    /// Physical partitions to start with (default: 1 per 10,000 items, guessing 300 bytes of file
+    /// an item; a container without a key has one).
     #[arg(long, value_name = "N")]
     partitions: Option<usize>,
 }
@@ -217,6 +218,8 @@ pub struct Loaded {
     pub client: ContainerClient,
     /// `--container`'s properties.
     properties: Option<Value>,
+    /// With `--db`: the database's containers.
+    containers: Vec<String>,
     load_seconds: f64,
 }
 
@@ -264,7 +267,11 @@ pub fn load(args: &DataArgs) -> Result<Loaded, String> {
         }
     };
     let client = ContainerClient::from_container(container);
-    Ok(Loaded { _store: store, client, properties, load_seconds: started.elapsed().as_secs_f64() })
+    let containers = store
+        .as_ref()
+        .map(|s| s.database_ids().iter().filter_map(|d| s.database(d).ok()).flat_map(|d| d.container_ids()).collect())
+        .unwrap_or_default();
+    Ok(Loaded { _store: store, client, properties, containers, load_seconds: started.elapsed().as_secs_f64() })
 }
 
 /// The query options `flags` (and `--container`'s vector policies) give.
@@ -301,6 +308,12 @@ pub fn open_container(
     dir: &std::path::Path,
     name: Option<&str>,
 ) -> Result<(Arc<cosmoql::storage::Store>, Arc<Container>), String> {
+    if !dir.exists() {
+        return Err(format!(
+            "{} does not exist (cosmoql import --db, or cosmoql DIR, creates a database)",
+            dir.display()
+        ));
+    }
     if !dir.join("CURRENT").is_file() {
         return Err(format!("{} is not a cosmoql database directory (cosmoql import --db creates one)", dir.display()));
     }
@@ -319,7 +332,16 @@ pub fn open_container(
             let container = found.remove(0);
             Ok((store, container))
         }
-        (0, Some(n)) => Err(format!("no container `{n}` in {}", dir.display())),
+        (0, Some(n)) => {
+            let mut names = Vec::new();
+            for db in store.database_ids() {
+                names.extend(store.database(&db).map(|db| db.container_ids()).unwrap_or_default());
+            }
+            Err(match names.as_slice() {
+                [] => format!("no container `{n}` in {}: it has none", dir.display()),
+                names => format!("no container `{n}` in {} (it has {})", dir.display(), names.join(", ")),
+            })
+        }
         (0, None) => Err(format!("{} has no container", dir.display())),
         (_, _) => Err(format!(
             "{} has several containers ({}): name one with --use",
@@ -381,6 +403,7 @@ pub fn run_query(args: &QueryArgs) -> Result<(), String> {
     let _ = out.flush();
     drop(out);
     let output = result.map_err(|e| e.to_string())?;
+    note_alias(&loaded, &args.sql);
     let pages = output.pages;
     if args.metrics {
         let m = &output.metrics;
@@ -413,6 +436,19 @@ pub fn run_query(args: &QueryArgs) -> Result<(), String> {
         );
     }
     Ok(())
+}
+
+/// `FROM telemetry` on `--use families`: the query ran on families (the name after FROM is an
+/// alias in Cosmos DB); said on standard error.
+fn note_alias(loaded: &Loaded, sql: &str) {
+    let Ok(query) = cosmoql::parse(sql) else { return };
+    let current = loaded.client.container().id();
+    if let Some(other) = crate::statements::other_container(&query, current, &loaded.containers) {
+        eprintln!(
+            "note: this ran on {current}: the name after FROM is an alias in Cosmos DB, not a container (--use \
+             {other} to query {other})"
+        );
+    }
 }
 
 /// Resident set size (Linux), for `peakRssBytes`.

@@ -9,7 +9,7 @@ use crate::text::{color, printable, width};
 pub const MAX_CELL: usize = 40;
 
 /// `text` cut to at most `max` terminal columns, ending in `…` when cut.
-fn truncate(text: &str, max: usize) -> String {
+pub fn truncate(text: &str, max: usize) -> String {
     if width(text) <= max {
         return text.to_string();
     }

@@ -56,57 +56,6 @@ pub const KEYWORDS: [&str; 34] = [
     "Infinity",
 ];
 
-/// REPL commands offered by completion.
-pub const COMMANDS: &[&str] = &[
-    ".help",
-    ".policy",
-    ".containers",
-    ".use",
-    ".create",
-    ".drop",
-    ".import",
-    ".insert",
-    ".upsert",
-    ".replace",
-    ".get",
-    ".delete",
-    ".patch",
-    ".export",
-    ".explain",
-    ".stats",
-    ".skew",
-    ".changes",
-    ".throughput",
-    ".advise",
-    ".mode",
-    ".headers",
-    ".nullvalue",
-    ".undefinedvalue",
-    ".output",
-    ".once",
-    ".read",
-    ".set",
-    ".metrics",
-    ".timing",
-    ".timer",
-    ".pager",
-    ".param",
-    ".params",
-    ".quit",
-    ".exit",
-    "table",
-    "box",
-    "ascii",
-    "line",
-    "markdown",
-    "csv",
-    "tsv",
-    "json",
-    "ndjson",
-    "on",
-    "off",
-];
-
 /// Where history is kept: `$COSMOQL_HISTORY` (empty: nowhere), else `$HOME/.cosmoql_history`.
 pub fn history_path() -> Option<PathBuf> {
     match std::env::var_os("COSMOQL_HISTORY") {
@@ -153,7 +102,7 @@ impl Completer for SqlHelper {
             return Ok((start, out));
         }
         if word.starts_with('.') && start == line.len() - line.trim_start().len() {
-            for c in COMMANDS.iter().filter(|c| c.starts_with(word)) {
+            for c in crate::help::commands().into_iter().filter(|c| c.starts_with(word)) {
                 push(c.to_string(), c.to_string());
             }
             return Ok((start, out));

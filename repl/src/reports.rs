@@ -42,16 +42,6 @@ pub fn plural(n: u64, one: &str, many: &str) -> String {
     }
 }
 
-fn truncate(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        text.to_string()
-    } else {
-        let mut s: String = text.chars().take(max - 1).collect();
-        s.push('…');
-        s
-    }
-}
-
 /// `.stats`: the container's items and bytes, memory per item, each physical partition as bars,
 /// the largest logical partitions (one scan) and how skewed they are.
 pub fn stats(container: &Container) -> String {
@@ -117,7 +107,7 @@ pub fn stats(container: &Container) -> String {
         let _ = writeln!(
             out,
             "  {:<24} {} {:>7} items {:>9}",
-            truncate(&text::printable(key), 24),
+            render::truncate(&text::printable(key), 24),
             render::bar(*items as f64 / top as f64, 24),
             items,
             render::bytes(*bytes)

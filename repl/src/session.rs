@@ -4,7 +4,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
-use std::io::{self, BufReader, BufWriter, Write};
+use std::io::{self, BufReader, BufWriter, IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, RwLock};
@@ -59,6 +59,8 @@ pub struct Session {
     pub timing: bool,
     /// Colours and the pretty forms (terminal output).
     pub colored: bool,
+    /// Colours on standard error (errors, and a script's messages): when it is a terminal.
+    colored_errors: bool,
     /// Messages (not results) go to stdout when interactive, to stderr otherwise.
     pub interactive: bool,
     pub options: QueryOptions,
@@ -72,9 +74,9 @@ pub struct Session {
     pub source: Option<String>,
     /// Headers, and how null and undefined show, in the text modes.
     pub display: Display,
-    /// `.once FILE`: results go back to standard output after the next statement (2: `.once`
-    /// itself just ran, 1: the next statement is running, 0: no `.once`).
-    once: u8,
+    /// `.once FILE`: results go back to standard output after the next statement that prints
+    /// some (a query, or an item command).
+    once: bool,
     /// `.read` files being run, one inside the other.
     reading: usize,
     /// `--bail`: stop at the first statement that fails.
@@ -87,7 +89,6 @@ pub struct Session {
 const MAX_READ_DEPTH: usize = 16;
 
 impl Session {
-    /// A session over `store`'s database `db`, using `current` if given.
     /// A session over the database `opened` gives.
     pub fn new(opened: crate::open::Opened, interactive: bool, colored: bool) -> Self {
         let crate::open::Opened { store, db, pending, current, .. } = opened;
@@ -100,6 +101,7 @@ impl Session {
             metrics: false,
             timing: interactive,
             colored,
+            colored_errors: text::colors_for(io::stderr().is_terminal()),
             interactive,
             options: QueryOptions::default(),
             page_size: None,
@@ -109,7 +111,7 @@ impl Session {
             changes: BTreeMap::new(),
             source: None,
             display: Display::default(),
-            once: 0,
+            once: false,
             reading: 0,
             bail: false,
             pager: interactive,
@@ -176,19 +178,22 @@ impl Session {
 
     /// A side note (times, charges, statistics): dim on a terminal.
     fn note(&self, text: &str) {
-        self.say_styled(text, self.colored.then_some(color::DIM));
+        self.say_styled(text, Some(color::DIM));
     }
 
-    /// [`Self::say`] in `style`: the text is made printable first, so the style's own escape
-    /// sequence is never escaped with it.
+    /// [`Self::say`] in `style` where the message goes to a terminal that takes colours. The
+    /// text is made printable first, so the style's own escape sequence is never escaped with
+    /// it. Messages are not results: an interactive session shows them on the screen even
+    /// while results go to a file (`.output`, `.once`).
     fn say_styled(&self, text: &str, style: Option<&str>) {
         let text = text::printable(text);
+        let colored = if self.interactive { self.colored } else { self.colored_errors };
         let text = match style {
-            Some(style) => format!("{style}{text}{}", color::RESET),
-            None => text.into_owned(),
+            Some(style) if colored => format!("{style}{text}{}", color::RESET),
+            _ => text.into_owned(),
         };
         if self.interactive {
-            let _ = writeln!(crate::output::stdout(), "{text}");
+            let _ = writeln!(crate::output::screen(), "{text}");
         } else {
             let _ = writeln!(io::stderr(), "{text}");
         }
@@ -201,7 +206,7 @@ impl Session {
             None => text.to_string(),
         };
         let mut err = io::stderr().lock();
-        if self.colored {
+        if self.colored_errors {
             let _ = writeln!(err, "{}error:{} {text}", color::RED, color::RESET);
         } else {
             let _ = writeln!(err, "error: {text}");
@@ -212,6 +217,10 @@ impl Session {
     pub fn run_input(&mut self, text: &str) -> Outcome {
         let mut outcome = Outcome::default();
         for statement in split_statements(text) {
+            let printed = match &statement {
+                Statement::Sql { .. } => true,
+                Statement::Command(line) => crate::items::is_item_command(line),
+            };
             let ok = match statement {
                 Statement::Command(line) => match self.command(&line) {
                     Ok(Flow::Continue) => true,
@@ -225,19 +234,16 @@ impl Session {
                         false
                     }
                 },
-                Statement::Sql(sql) => self.sql(&sql),
+                Statement::Sql { sql, line } => self.sql(&sql, line),
             };
             outcome.failed |= !ok;
-            match self.once {
-                2 => self.once = 1,
-                1 => {
-                    self.once = 0;
-                    if let Err(msg) = crate::output::redirect(None) {
-                        self.error(&msg);
-                        outcome.failed = true;
-                    }
+            // `.once FILE`: the next statement that prints results goes to FILE.
+            if self.once && printed {
+                self.once = false;
+                if let Err(msg) = crate::output::redirect(None) {
+                    self.error(&msg);
+                    outcome.failed = true;
                 }
-                _ => {}
             }
             if !ok && self.bail {
                 outcome.quit = true;
@@ -284,7 +290,8 @@ impl Session {
     }
 
     /// A SQL statement: a query, or `EXPLAIN [ANALYZE] query`.
-    fn sql(&mut self, sql: &str) -> bool {
+    /// A SQL statement that starts on the input's 0-based `line`.
+    fn sql(&mut self, sql: &str, line: usize) -> bool {
         let (explain_mode, query) = strip_explain(sql);
         let result = match explain_mode {
             Some(analyze) => self.explain(query, analyze),
@@ -293,6 +300,7 @@ impl Session {
         match result {
             Ok(()) => true,
             Err(msg) => {
+                let msg = crate::statements::shift_lines(&msg, line);
                 // `INSERT ...`, `DROP ...`: what does it here.
                 match crate::statements::shell_hint(query) {
                     Some(hint) => self.error(&format!("{msg}\n{hint}")),
@@ -303,18 +311,10 @@ impl Session {
         }
     }
 
-    /// `FROM families` while `telemetry` is in use runs on telemetry (the name after FROM is an
-    /// alias, as in Cosmos DB): said once the query ran, so a user expecting SQL's rule knows.
+    /// `FROM families` while `telemetry` is in use runs on telemetry: said once the query ran.
     fn note_alias(&self, query: &cosmoql::parser::ast::Query) {
-        use cosmoql::parser::ast::{Collection, FromSource};
-        let Some(from) = &query.from else { return };
-        let FromSource::Aliased { collection: Collection::Path { root, .. }, .. } = &from.source else { return };
         let Some(current) = self.current.as_deref() else { return };
-        let name = root.name.as_str();
-        if name.eq_ignore_ascii_case(current) {
-            return;
-        }
-        if let Some(other) = self.db.container_ids().into_iter().find(|c| c.eq_ignore_ascii_case(name)) {
+        if let Some(other) = crate::statements::other_container(query, current, &self.db.container_ids()) {
             self.say(&format!(
                 "note: this ran on {current}: the name after FROM is an alias in Cosmos DB, not a container \
                  (.use {other} to query {other})"
@@ -456,7 +456,7 @@ impl Session {
                     crate::output::redirect(None)?;
                 } else {
                     crate::output::redirect(Some(&path))?;
-                    self.once = if name == ".once" { 2 } else { 0 };
+                    self.once = name == ".once";
                 }
             }
             ".read" => {
@@ -550,7 +550,11 @@ impl Session {
                 };
                 let advisor = client.key_advisor();
                 let partitions = advisor.partitions(None);
-                let ranked = crate::advise_cmd::rank(&advisor, partitions, workload.as_ref())?;
+                let ranked =
+                    crate::advise_cmd::rank(&advisor, partitions, workload.as_ref()).map_err(|e| match rest {
+                        "" => e.to_string(),
+                        path => crate::advise_cmd::workload_error(std::path::Path::new(path), &e),
+                    })?;
                 let ranked: Vec<_> = ranked.into_iter().map(|(c, _)| c).collect();
                 self.say(&crate::advise_cmd::header(&client, &advisor, partitions));
                 let mut out = crate::output::stdout();
@@ -629,11 +633,8 @@ impl Session {
             other => match crate::items::parse(other, rest) {
                 Some(op) => self.item(op?)?,
                 None => {
-                    let known = crate::help::HELP
-                        .lines()
-                        .filter_map(|l| l.trim_start().split([' ', ',']).next())
-                        .filter(|w| w.starts_with('.') && w.len() > 1);
-                    let closest = known.map(|w| (crate::usage::edit_distance(other, w), w)).min();
+                    let known = crate::help::commands();
+                    let closest = known.into_iter().map(|w| (crate::usage::edit_distance(other, w), w)).min();
                     return Err(match closest {
                         Some((d, w)) if d <= 2 => format!("unknown command {other}: did you mean {w}?"),
                         _ => format!("unknown command {other}; .help lists the commands"),
@@ -690,7 +691,13 @@ impl Session {
         let (&name, rest) = args.split_first().ok_or(usage)?;
         let definition = crate::container_cmd::key_definition(rest).map_err(|e| format!("{e}\n{usage}"))?;
         let described = describe_key(&definition);
-        // A new database directory comes to be with its first container.
+        // A new database directory comes to be with its first container: once the container is
+        // known to be a valid one (made in memory first), so a refused name creates nothing.
+        if self.pending.is_some() {
+            self.db
+                .create_container(name, definition.clone(), ContainerSettings::default())
+                .map_err(|e| e.to_string())?;
+        }
         if let Some(dir) = self.pending.take() {
             match crate::open::create(&dir) {
                 Ok((store, db)) => {

@@ -65,8 +65,22 @@ pub fn strip_explain(sql: &str) -> (Option<bool>, &str) {
 pub enum Statement {
     /// A `.command` line.
     Command(String),
-    /// SQL, without its `;`.
-    Sql(String),
+    /// SQL, without its `;`, padded to the column it starts at, and the 0-based line it starts
+    /// on.
+    Sql { sql: String, line: usize },
+}
+
+/// An error rendered against a statement (`line L, column C: ...`) as the input's: its line
+/// numbers `by` further on.
+pub fn shift_lines(rendered: &str, by: usize) -> String {
+    let Some(rest) = rendered.strip_prefix("line ") else { return rendered.to_string() };
+    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+    match rest[..digits].parse::<usize>() {
+        Ok(line) if by > 0 && rest[digits..].starts_with(", column ") => {
+            format!("line {}{}", line.saturating_add(by), &rest[digits..])
+        }
+        _ => rendered.to_string(),
+    }
 }
 
 /// Splits input into statements: a line starting with `.` and a letter is a command (and ends
@@ -75,13 +89,14 @@ pub fn split_statements(text: &str) -> Vec<Statement> {
     let mut out = Vec::new();
     let mut current = String::new();
     // Where the statement under way starts in `text` (0-based line and character column): its
-    // SQL is padded to sit there, so an error's `line L, column C` is the file's.
+    // SQL is padded to its column, and carries its line, so an error's `line L, column C` can be
+    // the file's (see [`shift_lines`]).
     let mut start: Option<(usize, usize)> = None;
     let flush = |current: &mut String, start: &mut Option<(usize, usize)>, out: &mut Vec<Statement>| {
         let sql = current.trim();
         if !sql.is_empty() {
             let (line, column) = start.unwrap_or((0, 0));
-            out.push(Statement::Sql(format!("{}{}{sql}", "\n".repeat(line), " ".repeat(column))));
+            out.push(Statement::Sql { sql: format!("{}{sql}", " ".repeat(column)), line });
         }
         current.clear();
         *start = None;
@@ -182,21 +197,35 @@ impl Quotes {
     }
 }
 
-/// For a statement that writes or defines (`INSERT`, `UPDATE`, `DELETE`, `CREATE`, `DROP`),
-/// which Cosmos DB's SQL does not have: the REPL's commands that do it.
+/// For a statement Cosmos DB's SQL does not have (`INSERT`, `DELETE`, `DROP`, `SHOW`, ...; the
+/// parser knows which): the REPL's commands that do it.
 pub fn shell_hint(sql: &str) -> Option<&'static str> {
-    let word: String = sql.trim_start().chars().take_while(char::is_ascii_alphabetic).collect();
-    Some(match word.to_ascii_uppercase().as_str() {
-        "INSERT" | "UPSERT" => "hint: in this shell, .insert JSON (or .upsert JSON) writes an item; .import FILE loads many",
-        "UPDATE" | "REPLACE" | "MERGE" => {
+    use cosmoql::parser::hints::{statement_habit, StatementHabit};
+    Some(match statement_habit(sql)?.0 {
+        StatementHabit::Insert => "hint: in this shell, .insert JSON (or .upsert JSON) writes an item; .import FILE loads many",
+        StatementHabit::Update => {
             "hint: in this shell, .patch ID PK OPERATIONS changes an item in place; .replace JSON and .upsert JSON write it whole"
         }
-        "DELETE" => "hint: in this shell, .delete ID PK deletes an item",
-        "CREATE" => "hint: in this shell, .create NAME /key creates a container",
-        "DROP" | "TRUNCATE" => "hint: in this shell, .drop NAME deletes a container",
-        "SHOW" | "DESCRIBE" | "USE" => "hint: in this shell, .containers lists the containers, .use NAME switches",
-        _ => return None,
+        StatementHabit::Delete => "hint: in this shell, .delete ID PK deletes an item",
+        StatementHabit::Create => "hint: in this shell, .create NAME /key creates a container",
+        StatementHabit::Drop => "hint: in this shell, .drop NAME deletes a container",
+        StatementHabit::Show => "hint: in this shell, .containers lists the containers, .use NAME switches",
     })
+}
+
+/// The other container a query's FROM names, when it names one (`FROM families` while
+/// `telemetry` is in use): the name after FROM is an alias in Cosmos DB, so the query ran on
+/// `current`, and a user expecting SQL's rule should be told.
+pub fn other_container(query: &cosmoql::parser::ast::Query, current: &str, containers: &[String]) -> Option<String> {
+    use cosmoql::parser::ast::{Collection, FromSource};
+    let FromSource::Aliased { collection: Collection::Path { root, .. }, .. } = &query.from.as_ref()?.source else {
+        return None;
+    };
+    let name = root.name.as_str();
+    if name.eq_ignore_ascii_case(current) {
+        return None;
+    }
+    containers.iter().find(|c| c.eq_ignore_ascii_case(name)).cloned()
 }
 
 /// For a value that is not JSON but reads as a bare word (`dev-1`), the quoted string it
@@ -216,16 +245,19 @@ mod tests {
         let s = split_statements("select 1; select ';' from c\n.mode json\nselect\n2\n\nselect 3 -- ; no\n;");
         // Each statement is padded to where it starts in the text (errors then name the text's
         // lines and columns).
+        let sql = |sql: &str, line: usize| Statement::Sql { sql: sql.to_string(), line };
         assert_eq!(
             s,
             vec![
-                Statement::Sql("select 1".into()),
-                Statement::Sql(format!("{}select ';' from c", " ".repeat(10))),
+                sql("select 1", 0),
+                sql(&format!("{}select ';' from c", " ".repeat(10)), 0),
                 Statement::Command(".mode json".into()),
-                Statement::Sql("\n\nselect\n2".into()),
-                Statement::Sql("\n\n\n\n\nselect 3".into()),
+                sql("select\n2", 2),
+                sql("select 3", 5),
             ]
         );
+        assert_eq!(shift_lines("line 1, column 8: x\nSELECT", 4), "line 5, column 8: x\nSELECT");
+        assert_eq!(shift_lines("no container in use", 4), "no container in use");
     }
 
     #[test]

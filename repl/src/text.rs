@@ -14,6 +14,12 @@ pub mod color {
     pub const CYAN: &str = "\x1b[36m";
 }
 
+/// Whether to colour a stream that is (or is not) a terminal: never with `NO_COLOR` set or on a
+/// terminal that says it takes none (`TERM=dumb`).
+pub fn colors_for(terminal: bool) -> bool {
+    terminal && std::env::var_os("NO_COLOR").is_none() && std::env::var("TERM").map_or(true, |t| t != "dumb")
+}
+
 /// System properties a `SELECT *` returns; tables leave them out (`.mode json` shows them).
 pub const SYSTEM_PROPERTIES: [&str; 4] = ["_rid", "_self", "_etag", "_attachments"];
 

@@ -12,29 +12,46 @@ pub fn check_not_a_command(cli: &clap::Command, path: &Path) -> Result<(), Strin
     if word.contains('/') || word.contains('.') {
         return Ok(());
     }
-    let closest = cli.get_subcommands().map(|c| (edit_distance(&word, c.get_name()), c.get_name())).min();
-    match closest {
-        Some((d, name)) if d <= 2 => Err(format!(
+    match closest_command(cli, &word) {
+        Some(name) => Err(format!(
             "unknown command `{word}`: did you mean `{name}`? (for a new database directory of that name, write ./{word})"
         )),
-        _ => Ok(()),
+        None => Ok(()),
     }
 }
 
-/// Levenshtein distance (short words).
+/// The command `word` is a typo of: one edit away for a short word, two for one of six letters or
+/// more (`improt`), so that ordinary names (`temp`, `ask`) stay names.
+fn closest_command<'a>(cli: &'a clap::Command, word: &str) -> Option<&'a str> {
+    let allowed = if word.chars().count() >= 6 { 2 } else { 1 };
+    cli.get_subcommands()
+        .map(|c| (edit_distance(word, c.get_name()), c.get_name()))
+        .min()
+        .filter(|(d, _)| *d <= allowed)
+        .map(|(_, name)| name)
+}
+
+/// Edit distance of short words, a swap of two neighbours counting one edit (`improt`,
+/// `skwe`): the optimal string alignment distance.
 pub fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
-            prev = cur;
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            d[i][j] = (d[i - 1][j] + 1).min(d[i][j - 1] + 1).min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                d[i][j] = d[i][j].min(d[i - 2][j - 2] + 1);
+            }
         }
     }
-    row[b.len()]
+    d[a.len()][b.len()]
 }
 
 /// For clap's "unexpected argument" error: the message to print instead, saying which commands
@@ -60,6 +77,16 @@ pub fn unknown_option(cli: &clap::Command, args: &[OsString], error: &clap::Erro
         })
         .map(|c| c.get_name())
         .collect();
+    // `cosmoql skwe --db d`: the word before is a mistyped command.
+    if command.is_none() {
+        let first = words.iter().find(|w| !w.starts_with('-'));
+        if let Some(name) = first.and_then(|w| closest_command(cli, w).filter(|name| name != w)) {
+            return Some(format!(
+                "unknown command `{}`: did you mean `{name}`? (`cosmoql {name} --help` lists its options)",
+                first.map_or("", String::as_str)
+            ));
+        }
+    }
     let mut message = format!("{option} is not an option of {here}");
     match takers.as_slice() {
         [] => message.push_str(&format!(
@@ -68,6 +95,12 @@ pub fn unknown_option(cli: &clap::Command, args: &[OsString], error: &clap::Erro
         )),
         [one] => message.push_str(&format!("; it is an option of `cosmoql {one}`")),
         many => message.push_str(&format!("; it is an option of `cosmoql` {}", many.join(", "))),
+    }
+    // `cosmoql --db mydb`: the REPL takes the directory itself.
+    if command.is_none() && long == Some("db") {
+        if let Some(dir) = words.iter().skip_while(|w| w.as_str() != option).nth(1) {
+            message.push_str(&format!("\nto open the database in the REPL: cosmoql {dir}"));
+        }
     }
     // `cosmoql readings.ndjson --partition-key /k`: loading a file is `import`'s work.
     let data = words.iter().find(|w| w.ends_with(".json") || w.ends_with(".ndjson"));
@@ -93,7 +126,9 @@ mod tests {
 
     #[test]
     fn distances() {
-        assert_eq!(edit_distance("improt", "import"), 2);
+        assert_eq!(edit_distance("improt", "import"), 1);
+        assert_eq!(edit_distance("skwe", "skew"), 1);
+        assert_eq!(edit_distance("temp", "item"), 2);
         assert_eq!(edit_distance("querry", "query"), 1);
         assert_eq!(edit_distance("", "abc"), 3);
     }

@@ -230,3 +230,140 @@ fn advise_plans_for_ten_partitions_and_lists_only_its_own_flags() {
     );
     assert!(out.stderr.is_empty(), "no progress bar without a terminal: {}", text(&out.stderr));
 }
+
+#[test]
+fn a_reopened_demo_database_still_makes_a_script_choose_and_names_what_it_has() {
+    let cwd = folder("demo-again");
+    let out = run_in(&cwd, &["d", "--demo", "-c", ".containers"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // `--demo` on a database that has its containers loads nothing, and chooses nothing.
+    let out = run_in(&cwd, &["d", "--demo", "-c", "SELECT VALUE COUNT(1) FROM c"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    assert!(text(&out.stderr).contains("choose one with .use NAME"), "{}", text(&out.stderr));
+    let out = run_in(&cwd, &["query", "--db", "d", "--use", "tele", "SELECT 1"]);
+    assert!(
+        text(&out.stderr).contains("no container `tele` in d (it has families, telemetry)"),
+        "{}",
+        text(&out.stderr)
+    );
+    // FROM names an alias: the one-shot query says which container it ran on, too.
+    let out = run_in(&cwd, &["query", "--db", "d", "--use", "families", "SELECT VALUE COUNT(1) FROM telemetry"]);
+    assert_eq!(text(&out.stdout).trim(), "[6]");
+    assert!(text(&out.stderr).contains("note: this ran on families"), "{}", text(&out.stderr));
+    let out = run_in(&cwd, &["query", "--db", "nosuchdir", "SELECT 1"]);
+    assert!(text(&out.stderr).contains("nosuchdir does not exist"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn command_typos_are_caught_and_ordinary_names_are_not() {
+    let cwd = folder("typos");
+    for name in ["temp", "ask", "exp"] {
+        let out = run_in(&cwd, &[name, "-c", "SELECT VALUE 1"]);
+        assert!(out.status.success(), "`{name}` is a fine database name: {}", text(&out.stderr));
+        assert!(text(&out.stderr).contains(&format!("{name} does not exist yet")), "{}", text(&out.stderr));
+        assert!(!cwd.join(name).exists());
+    }
+    let out = run_in(&cwd, &["skwe", "--db", "d"]);
+    assert!(text(&out.stderr).contains("unknown command `skwe`: did you mean `skew`?"), "{}", text(&out.stderr));
+    let out = run_in(&cwd, &["--db", "dd"]);
+    assert!(text(&out.stderr).contains("to open the database in the REPL: cosmoql dd"), "{}", text(&out.stderr));
+    // A container name the store refuses leaves no new directory behind.
+    let out = run_in(&cwd, &["fresh", "-c", ".create bad/name /k"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("invalid container id"), "{}", text(&out.stderr));
+    assert!(!cwd.join("fresh").exists());
+}
+
+#[test]
+fn any_item_can_be_reached_and_a_stale_etag_is_refused() {
+    let cwd = folder("item-keys");
+    let script = [
+        ".create n /n",
+        r#".insert {"id": "no-key"}"#,
+        r#".get no-key undefined"#,
+        r#".patch no-key undefined [{"op": "set", "path": "/seen", "value": true}]"#,
+        r#".delete no-key undefined"#,
+        ".create flat",
+        r#".insert {"id": "1"}"#,
+        r#".patch 1 [{"op": "incr", "path": "/n", "value": 2}]"#,
+        ".delete 1",
+        ".create neg /n",
+        r#".insert {"id": "-a", "n": -5}"#,
+    ];
+    let mut args = vec!["db"];
+    for line in &script {
+        args.extend(["-c", line]);
+    }
+    let out = run_in(&cwd, &args);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert_eq!(err.matches("204 No Content").count(), 2, "{err}");
+    // One-shot: a negative key and an id starting with `-` are values, not options.
+    let out = run_in(&cwd, &["item", "get", "-a", "-5", "--db", "db", "--use", "neg"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let etag =
+        text(&out.stdout).split("\"_etag\":\"").nth(1).unwrap().split("\",").next().unwrap().replace("\\\"", "\"");
+    let replace = |etag: &str| {
+        run_in(
+            &cwd,
+            &["item", "replace", "--db", "db", "--use", "neg", r#"{"id": "-a", "n": -5, "v": 2}"#, "--if-match", etag],
+        )
+    };
+    let out = replace("\"not-it\"");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("412 Precondition Failed"), "{}", text(&out.stderr));
+    let out = replace(&etag);
+    assert!(text(&out.stderr).starts_with("200 OK"), "{etag}: {}", text(&out.stderr));
+    let out = run_in(&cwd, &["item", "delete", "x", "--db", "db", "--use", "n"]);
+    assert!(
+        text(&out.stderr).contains("the container is keyed on /n: give the item's partition key"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn more_habits_get_their_cosmos_form() {
+    let cwd = folder("more-hints");
+    let hint = |sql: &str| text(&run_in(&cwd, &["-c", sql]).stderr);
+    let err = hint("SELECT TOP 1 c.id FROM families");
+    assert!(err.contains("Identifier 'c' could not be resolved."), "the service's message stays: {err}");
+    assert!(err.contains("hint: the name after FROM is what the query calls each item, here `families`"), "{err}");
+    let err = hint("SELECT * FROM c ORDER BY c.id LIMIT 1 OFFSET 2");
+    assert!(err.contains("hint: Cosmos DB takes OFFSET before LIMIT: write OFFSET 2 LIMIT 1"), "{err}");
+    let err = hint("SELECT * FROM c WHERE c.a IS NULL");
+    assert!(err.contains("write IS_NULL(c.a)"), "{err}");
+    let err = hint("SELECT * FROM c WHERE c.a == 1");
+    assert!(err.contains("compares with a single ="), "{err}");
+}
+
+#[test]
+fn advise_refuses_what_it_cannot_plan_for() {
+    let cwd = folder("advise-args");
+    std::fs::write(cwd.join("few.ndjson"), "{\"id\":\"1\",\"k\":\"a\",\"at\":\"2026-11-01T00:00:00Z\"}\n").unwrap();
+    for (args, says) in [
+        (vec!["--what-if", "0"], "--what-if takes the provisioned throughput in RU/s, more than 0, not 0"),
+        (vec!["--what-if", "-5"], "more than 0, not -5"),
+        (vec!["--what-if", "NaN"], "more than 0, not NaN"),
+        (vec!["--for-partitions", "0"], "--for-partitions must be from 1 to 100000, not 0"),
+        (vec!["--for-partitions", "99999999999"], "--for-partitions must be from 1 to 100000"),
+        (vec!["--top", "0"], "--top"),
+    ] {
+        let mut all = vec!["advise", "--data", "few.ndjson"];
+        all.extend(args.iter().copied());
+        let out = run_in(&cwd, &all);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(text(&out.stderr).contains(says), "{args:?}: {}", text(&out.stderr));
+    }
+    std::fs::write(cwd.join("w.json"), r#"[{"query": "SELECT * FROM c WHERE c.k = @k", "rate": 1}]"#).unwrap();
+    let out = run_in(&cwd, &["advise", "--data", "few.ndjson", "--workload", "w.json"]);
+    let err = text(&out.stderr);
+    assert!(err.contains("w.json: the query `SELECT * FROM c WHERE c.k = @k`"), "the workload is named: {err}");
+    std::fs::write(cwd.join("w.json"), r#"[{"query": "SELECT 1", "rate": 1e300}]"#).unwrap();
+    let out = run_in(&cwd, &["advise", "--data", "few.ndjson", "--workload", "w.json"]);
+    assert!(
+        text(&out.stderr).contains("\"rate\" must be a number of operations per second from 0 to"),
+        "{}",
+        text(&out.stderr)
+    );
+}

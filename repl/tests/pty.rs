@@ -285,11 +285,11 @@ fn tab_lists_the_candidates_when_they_differ() {
     let home = temp_dir("complete");
     let mut p = spawn(&["--empty"], &home);
     prompt(&mut p, "cosmoql> ", "a prompt");
-    // `.p` could be .policy, .pager, .param or .params: the second Tab lists them.
+    // `.p` could be .pager, .param, .params, .patch or .policy: the second Tab lists them.
     p.send(".p\t\t").expect("Tab Tab");
     p.flush().expect("flush");
-    p.exp_string(".policy").expect("the candidates are listed");
-    p.exp_string(".params").expect("all of them");
+    p.exp_string(".params").expect("the candidates are listed");
+    p.exp_string(".policy").expect("all of them");
     p.exp_string("cosmoql> ").expect("the prompt comes back, with the line as typed");
     std::thread::sleep(Duration::from_millis(200));
     // Completing on: `.pol` is only .policy.
@@ -534,4 +534,67 @@ fn a_long_advise_shows_its_progress_on_a_terminal() {
     p.exp_string("measuring candidate keys").expect("a progress bar while the candidates are measured");
     p.exp_string("candidate keys for its 60000 items").expect("then the ranking");
     p.exp_eof().expect("the command ends");
+}
+
+#[test]
+fn files_get_results_only_and_colours_follow_each_stream() {
+    let home = temp_dir("streams");
+    let out = home.join("out.txt");
+    let once = home.join("once.txt");
+    let mut p = spawn(&[], &home);
+    prompt(&mut p, "telemetry> ", "a prompt");
+    p.send_line(&format!(".output {}", out.display())).expect("send");
+    prompt(&mut p, "telemetry> ", "a prompt");
+    p.send_line(".metrics on").expect("send");
+    prompt(&mut p, "telemetry> ", "a prompt");
+    // The results go to the file; the charge and the time (messages) stay on the screen.
+    p.send_line("SELECT VALUE 'in-the-file';").expect("send");
+    p.exp_string("request charge").expect("the metrics on the screen");
+    p.exp_string(" ms").expect("the time on the screen");
+    prompt(&mut p, "telemetry> ", "a prompt");
+    p.send_line(".output").expect("send");
+    prompt(&mut p, "telemetry> ", "a prompt");
+    // `.once` is for the next statement that prints results, not the next command.
+    p.send_line(&format!(".once {}", once.display())).expect("send");
+    prompt(&mut p, "telemetry> ", "a prompt");
+    p.send_line(".mode json").expect("send");
+    prompt(&mut p, "telemetry> ", "a prompt");
+    p.send_line("SELECT VALUE 'once-only';").expect("send");
+    p.exp_string("request charge").expect("ran");
+    prompt(&mut p, "telemetry> ", "a prompt");
+    p.send_line("SELECT VALUE 'back-on-screen';").expect("send");
+    p.exp_string("back-on-screen").expect("after .once, the screen");
+    prompt(&mut p, "telemetry> ", "a prompt");
+    p.send_line(".quit").expect("send");
+    p.exp_eof().expect("the REPL exits");
+    let file = std::fs::read_to_string(&out).expect("the .output file");
+    assert!(file.contains("in-the-file") && !file.contains("request charge") && !file.contains('\u{1b}'), "{file:?}");
+    let file = std::fs::read_to_string(&once).expect("the .once file");
+    assert!(file.contains("once-only") && !file.contains('\u{1b}'), "{file:?}");
+
+    // TERM=dumb: no colours at all.
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cosmoql"));
+    cmd.args(["--empty"]).env("HOME", &*home).env("COSMOQL_HISTORY", "").env("TERM", "dumb").env_remove("NO_COLOR");
+    let mut p = spawn_command(cmd, Some(TIMEOUT_MS)).expect("spawn on a pty");
+    p.exp_string("cosmoql> ").expect("a prompt");
+    std::thread::sleep(Duration::from_millis(200));
+    p.send_line("SELECT nope(;").expect("send");
+    let shown = p.exp_string("cosmoql> ").expect("the error, then a prompt");
+    p.send_line(".quit").expect("send");
+    p.exp_eof().expect("the REPL exits");
+    assert!(shown.contains("error:") && !shown.contains('\u{1b}'), "{shown:?}");
+
+    // A script on a terminal with its standard error in a file: no colour codes in the file.
+    let errors = home.join("errors.txt");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cosmoql"));
+    cmd.args(["--empty", "-c", ".metrics on", "-c", "SELECT VALUE 1", "-c", "SELECT nope("])
+        .env("HOME", &*home)
+        .env("COSMOQL_HISTORY", "")
+        .env("TERM", "xterm")
+        .env_remove("NO_COLOR")
+        .stderr(std::fs::File::create(&errors).expect("a file"));
+    let mut p = spawn_command(cmd, Some(TIMEOUT_MS)).expect("spawn on a pty");
+    p.exp_eof().expect("the script ends");
+    let file = std::fs::read_to_string(&errors).expect("standard error");
+    assert!(file.contains("request charge") && file.contains("error:") && !file.contains('\u{1b}'), "{file:?}");
 }

@@ -519,11 +519,17 @@ pub fn string_hash_v2(parts: &[&str]) -> u128 {
     u128::from_be_bytes(finish_v2(&h))
 }
 
-/// [`string_hash_v2`] of an undefined component (an item without the key's path).
-pub fn undefined_hash_v2() -> u128 {
+/// The V2 hash of one component, as [`string_hash_v2`] gives it for a string: numbers, booleans,
+/// null and undefined too (`-0` hashes as `0`).
+pub fn component_hash_v2(c: &PartitionKeyComponent) -> u128 {
     let mut h = Murmur3X64_128::new(0);
-    h.write_u8(0x00);
+    write_v2(&mut h, c, true);
     u128::from_be_bytes(finish_v2(&h))
+}
+
+/// [`component_hash_v2`] of an undefined component (an item without the key's path).
+pub fn undefined_hash_v2() -> u128 {
+    component_hash_v2(&PartitionKeyComponent::Undefined)
 }
 
 #[inline]
@@ -738,6 +744,11 @@ mod tests {
         let levels = epk(&[C::String("t".into()), C::Undefined], PartitionKeyKind::MultiHash);
         assert_eq!(string_hash_v2(&["t"]), number(&levels));
         assert_eq!(undefined_hash_v2(), u128::from_be_bytes(levels.as_bytes()[16..32].try_into().unwrap()));
+        for c in [C::Number(5.0), C::Number(-0.0), C::Number(0.1), C::Bool(true), C::Bool(false), C::Null] {
+            let whole = epk(std::slice::from_ref(&c), PartitionKeyKind::Hash);
+            assert_eq!(component_hash_v2(&c), number(&whole), "{c:?}");
+        }
+        assert_ne!(component_hash_v2(&C::Number(5.0)), string_hash_v2(&["5"]), "a number is not its text");
     }
 
     #[test]

@@ -71,10 +71,22 @@ impl std::error::Error for ImportError {}
 /// The UTF-8 encoding of U+FEFF, the byte-order mark.
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
+/// A line (or array element) longer than this is no item: it is reported, not held in memory
+/// (the service's items are at most [`crate::container::MAX_ITEM_BYTES`]).
+pub const MAX_DOCUMENT_TEXT: usize = 4 * crate::container::MAX_ITEM_BYTES;
+
+/// One document's text, or how long it was when it passed [`MAX_DOCUMENT_TEXT`] (its bytes were
+/// not kept).
+pub type DocumentText<'a> = std::result::Result<&'a [u8], u64>;
+
 /// Reads documents one at a time from a JSON array (`[ {...}, {...} ]`) or NDJSON (one object per
 /// line; blank lines are ignored), whichever the input starts with, and hands each to `sink` with
-/// the line it starts on. Only one document is in memory at a time.
-pub fn read_documents<R: BufRead>(mut reader: R, mut sink: impl FnMut(u64, &[u8]) -> bool) -> io::Result<u64> {
+/// the line it starts on. Only one document is in memory at a time, and at most
+/// [`MAX_DOCUMENT_TEXT`] of it.
+pub fn read_documents<R: BufRead>(
+    mut reader: R,
+    mut sink: impl FnMut(u64, DocumentText<'_>) -> bool,
+) -> io::Result<u64> {
     let mut line = 1u64;
     let mut consumed = 0u64;
     // A UTF-8 byte-order mark (editors on Windows write one) is not part of the data.
@@ -106,13 +118,38 @@ pub fn read_documents<R: BufRead>(mut reader: R, mut sink: impl FnMut(u64, &[u8]
     let mut buf = Vec::new();
     loop {
         buf.clear();
-        let n = reader.read_until(b'\n', &mut buf)?;
+        let n = io::Read::take(reader.by_ref(), MAX_DOCUMENT_TEXT as u64 + 1).read_until(b'\n', &mut buf)?;
         if n == 0 {
             return Ok(consumed);
         }
         consumed += n as u64;
+        if n > MAX_DOCUMENT_TEXT && !buf.ends_with(b"\n") {
+            // Too long to be an item: the rest of the line is read past, not kept.
+            let mut length = n as u64;
+            loop {
+                let chunk = reader.fill_buf()?;
+                if chunk.is_empty() {
+                    break;
+                }
+                let (take, end) = match chunk.iter().position(|b| *b == b'\n') {
+                    Some(at) => (at + 1, true),
+                    None => (chunk.len(), false),
+                };
+                reader.consume(take);
+                consumed += take as u64;
+                length += take as u64;
+                if end {
+                    break;
+                }
+            }
+            if !sink(line, Err(length)) {
+                return Ok(consumed);
+            }
+            line += 1;
+            continue;
+        }
         let text = buf.trim_ascii();
-        if !text.is_empty() && !sink(line, text) {
+        if !text.is_empty() && !sink(line, Ok(text)) {
             return Ok(consumed);
         }
         line += 1;
@@ -125,9 +162,11 @@ fn read_array<R: BufRead>(
     mut reader: R,
     mut line: u64,
     mut consumed: u64,
-    mut sink: impl FnMut(u64, &[u8]) -> bool,
+    mut sink: impl FnMut(u64, DocumentText<'_>) -> bool,
 ) -> io::Result<u64> {
     let mut element = Vec::new();
+    // The element's length once it passed the limit (its bytes are no longer kept).
+    let mut overlong: Option<u64> = None;
     let mut start_line = line;
     let mut depth = 0usize; // nesting inside the current element
     let mut in_string = false;
@@ -156,7 +195,7 @@ fn read_array<R: BufRead>(
                 continue;
             }
             if in_string {
-                element.push(b);
+                keep(&mut element, &mut overlong, b);
                 if escaped {
                     escaped = false;
                 } else if b == b'\\' {
@@ -169,8 +208,13 @@ fn read_array<R: BufRead>(
             match b {
                 b',' | b']' if depth == 0 => {
                     let text = element.trim_ascii();
-                    if !text.is_empty() {
-                        if !sink(start_line, text) {
+                    if let Some(length) = overlong.take() {
+                        if !sink(start_line, Err(length)) {
+                            reader.consume(i);
+                            return Ok(consumed + i as u64);
+                        }
+                    } else if !text.is_empty() {
+                        if !sink(start_line, Ok(text)) {
                             reader.consume(i);
                             return Ok(consumed + i as u64);
                         }
@@ -186,13 +230,13 @@ fn read_array<R: BufRead>(
                     }
                 }
                 _ => {
-                    if element.is_empty() {
+                    if element.is_empty() && overlong.is_none() {
                         if b.is_ascii_whitespace() {
                             continue;
                         }
                         start_line = line;
                     }
-                    element.push(b);
+                    keep(&mut element, &mut overlong, b);
                     match b {
                         b'"' => in_string = true,
                         b'{' | b'[' => depth += 1,
@@ -209,6 +253,18 @@ fn read_array<R: BufRead>(
         return Err(io::Error::new(io::ErrorKind::UnexpectedEof, format!("line {line}: the JSON array is not closed")));
     }
     Ok(consumed)
+}
+
+/// Keeps byte `b` of an array element, up to [`MAX_DOCUMENT_TEXT`]; past it, only counts.
+fn keep(element: &mut Vec<u8>, overlong: &mut Option<u64>, b: u8) {
+    match overlong {
+        Some(length) => *length += 1,
+        None if element.len() >= MAX_DOCUMENT_TEXT => {
+            *overlong = Some(element.len() as u64 + 1);
+            *element = Vec::new();
+        }
+        None => element.push(b),
+    }
 }
 
 /// One input document after the parsing stage.
@@ -273,9 +329,17 @@ impl Container {
                 let tx = tx;
                 let mut batch = Vec::with_capacity(IMPORT_BATCH);
                 let read = read_documents(reader, |line, text| {
-                    let parsed = match Doc::from_json_slice(text) {
-                        Err(e) => Parsed::Problem(ImportProblem { line, skipped: true, message: e.to_string() }),
-                        Ok(doc) => match self.prepare(doc) {
+                    let parsed = match text.map(Doc::from_json_slice) {
+                        Err(length) => Parsed::Problem(ImportProblem {
+                            line,
+                            skipped: true,
+                            message: format!(
+                                "{length} bytes without an end: no item is that large (the limit is {} MiB)",
+                                crate::container::MAX_ITEM_BYTES >> 20
+                            ),
+                        }),
+                        Ok(Err(e)) => Parsed::Problem(ImportProblem { line, skipped: true, message: e.to_string() }),
+                        Ok(Ok(doc)) => match self.prepare(doc) {
                             Ok(prep) => Parsed::Ready(line, prep),
                             Err(e) => Parsed::Problem(ImportProblem { line, skipped: false, message: e.to_string() }),
                         },
@@ -422,10 +486,30 @@ mod tests {
     fn collect(input: &str) -> io::Result<Vec<(u64, String)>> {
         let mut out = Vec::new();
         read_documents(input.as_bytes(), |line, text| {
-            out.push((line, String::from_utf8_lossy(text).into_owned()));
+            out.push((line, text.map_or_else(|n| format!("<{n} bytes>"), |t| String::from_utf8_lossy(t).into_owned())));
             true
         })?;
         Ok(out)
+    }
+
+    #[test]
+    fn a_document_longer_than_any_item_is_reported_not_held() {
+        let long = "x".repeat(MAX_DOCUMENT_TEXT + 10);
+        let docs = collect(&format!("{{\"a\":1}}\n{long}\n{{\"a\":2}}\n")).unwrap();
+        let n = MAX_DOCUMENT_TEXT + 11;
+        assert_eq!(docs, vec![(1, "{\"a\":1}".into()), (2, format!("<{n} bytes>")), (3, "{\"a\":2}".into())]);
+        let docs = collect(&format!("[{{\"a\":1}}, \"{long}\", {{\"a\":2}}]")).unwrap();
+        assert_eq!(docs.len(), 3);
+        assert!(docs[1].1.starts_with('<') && docs[2].1 == "{\"a\":2}", "{:?}", &docs[1..]);
+        // Endless input without a line break: read through, never held.
+        let zeros = io::Read::take(io::repeat(0), 3 * MAX_DOCUMENT_TEXT as u64);
+        let mut seen = Vec::new();
+        read_documents(io::BufReader::new(zeros), |line, text| {
+            seen.push((line, text.err()));
+            true
+        })
+        .unwrap();
+        assert_eq!(seen, vec![(1, Some(3 * MAX_DOCUMENT_TEXT as u64))]);
     }
 
     #[test]
@@ -456,7 +540,7 @@ mod tests {
         let reader = io::BufReader::with_capacity(1, input.as_bytes());
         let mut out = Vec::new();
         read_documents(reader, |line, text| {
-            out.push((line, String::from_utf8_lossy(text).into_owned()));
+            out.push((line, String::from_utf8_lossy(text.unwrap_or_default()).into_owned()));
             true
         })
         .unwrap();

@@ -591,6 +591,7 @@ pub struct Replay {
 impl Replay {
     pub fn new(ru_per_second: f64, partitions: usize) -> Self {
         let partitions = partitions.max(1);
+        let ru_per_second = if ru_per_second.is_finite() { ru_per_second.max(0.0) } else { 0.0 };
         Replay {
             budget: ru_per_second / partitions as f64,
             partitions: vec![(Bucket::new(Duration::ZERO), PartitionUsage::default()); partitions],
@@ -604,17 +605,21 @@ impl Replay {
     }
 
     /// `runs` identical requests now, each reading every partition of `slots` and costing
-    /// `ru_each` on each: how many are admitted (the first ones; once one is refused the
-    /// buckets no longer change, so every later one is too).
+    /// `ru_each` on each: how many are admitted. Run `j` is admitted while every bucket holds
+    /// less than its limit before it (`level + j * ru_each`, as one request at a time admits
+    /// them up to the last bit of the sum); once one is refused the buckets no longer change,
+    /// so every later one is too.
+    ///
+    /// # Panics
+    /// On a slot past the partitions given to [`Replay::new`] (a bug in the caller).
     pub fn requests(&mut self, slots: &[usize], runs: u64, ru_each: f64) -> u64 {
         let ru_each = if ru_each.is_finite() { ru_each.max(0.0) } else { 0.0 };
         let (budget, now) = (self.budget, self.now);
         let mut admitted = runs;
         for &slot in slots {
-            let Some((bucket, _)) = self.partitions.get_mut(slot) else { return 0 };
+            let bucket = &mut self.partitions[slot].0;
             bucket.drain(budget, false, now);
             let room = bucket.limit(budget, false) - bucket.level;
-            // Run j is admitted while the bucket holds less than the limit before it.
             let fit = if room <= 0.0 {
                 0
             } else if ru_each == 0.0 {
@@ -632,23 +637,18 @@ impl Replay {
                 usage.account(ru, budget, now);
             }
         }
-        for &slot in slots {
-            let usage = &mut self.partitions[slot].1;
-            usage.admitted += admitted;
-            usage.throttled += runs - admitted;
-        }
         admitted
     }
 
-    /// `seconds` quiet seconds from now, alike: `load[p]` RU consumed on partition `p` in each,
-    /// every request admitted. True when they are quiet: every bucket is empty now and each
-    /// second's load fits its partition's budget, so it drains before the next (the replay then
-    /// need not look at each request, nor at each such second); false, changing nothing, when
-    /// not. The clock moves to the last of them.
-    pub fn quiet(&mut self, load: &[f64], seconds: u64) -> bool {
+    /// Whether a second with `load[p]` RU on each partition `p` is quiet: every bucket empty
+    /// now, and each load within its partition's budget, so every request is admitted and the
+    /// bucket drains before the next second. A quiet second is counted in one step (the replay
+    /// need not look at each request); otherwise nothing is counted and the replay goes request
+    /// by request. The buckets are drained to now either way.
+    pub fn quiet(&mut self, load: &[f64]) -> bool {
         let (budget, now) = (self.budget, self.now);
-        if seconds == 0 || load.iter().any(|l| l.is_nan() || *l > budget) || load.len() > self.partitions.len() {
-            return seconds == 0;
+        if budget <= 0.0 || load.iter().any(|l| l.is_nan() || *l > budget) || load.len() > self.partitions.len() {
+            return false;
         }
         for (bucket, _) in &mut self.partitions {
             bucket.drain(budget, false, now);
@@ -656,15 +656,31 @@ impl Replay {
                 return false;
             }
         }
-        let last = now.saturating_add(Duration::from_secs(seconds - 1));
         for ((_, usage), ru) in self.partitions.iter_mut().zip(load) {
             if *ru > 0.0 {
-                usage.consumed += ru * (seconds - 1) as f64;
-                usage.account(*ru, budget, last);
+                usage.account(*ru, budget, now);
             }
         }
-        self.now = last;
         true
+    }
+
+    /// Skips `seconds` from now in one step, as if the seconds before repeated: each partition
+    /// consumed `consumed[p]` RU in them, its busiest second stays what it was, and its bucket is
+    /// left as it is.
+    pub fn skip(&mut self, seconds: u64, consumed: &[f64]) {
+        let by = Duration::from_secs(seconds);
+        for ((bucket, usage), ru) in self.partitions.iter_mut().zip(consumed) {
+            bucket.at = bucket.at.saturating_add(by);
+            if ru.is_finite() && *ru > 0.0 {
+                usage.consumed += ru;
+            }
+        }
+        self.now = self.now.saturating_add(by);
+    }
+
+    /// RU each partition consumed so far.
+    pub fn consumed(&self) -> Vec<f64> {
+        self.partitions.iter().map(|(_, u)| u.consumed).collect()
     }
 
     /// Each partition's busiest second against its budget, in percent (at most 100).
@@ -736,6 +752,42 @@ impl Throttle {
 mod tests {
     use super::*;
     use crate::error::ErrorKind;
+
+    #[test]
+    fn a_replay_admits_requests_as_the_throttle_does() {
+        let clock = Arc::new(ManualClock::default());
+        let throttle = Throttle::new(300.0, clock.clone());
+        let mut replay = Replay::new(300.0, 3);
+        let mut elapsed = Duration::ZERO;
+        // A fixed sequence of draws (xorshift).
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut outcomes = [0; 2];
+        for step in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            if x.is_multiple_of(5) {
+                let by = Duration::from_millis(x >> 40 & 0x7FF);
+                clock.advance(by);
+                elapsed += by;
+                replay.advance(elapsed);
+            }
+            let slot = (x >> 8) % 3;
+            let ru = ((x >> 16) % 4000) as f64 / 37.0;
+            let by_throttle = throttle.admit(slot as u32, 3).is_ok();
+            if by_throttle {
+                throttle.consume(slot as u32, 3, ru, None);
+            }
+            let by_replay = replay.requests(&[slot as usize], 1, ru) == 1;
+            assert_eq!(by_throttle, by_replay, "request {step}");
+            outcomes[usize::from(by_replay)] += 1;
+        }
+        assert!(outcomes.iter().all(|n| *n > 1000), "admitted and refused alike: {outcomes:?}");
+        let budget = throttle.partition_budget(3);
+        let peaks: Vec<f64> =
+            throttle.usage().iter().map(|(_, u)| (u.peak_second_ru / budget * 100.0).min(100.0)).collect();
+        assert_eq!(peaks, replay.peak_normalized());
+    }
 
     #[test]
     fn the_documented_minimums_with_their_worked_examples() {

@@ -52,7 +52,12 @@ use crate::value::{Map, Value};
 /// `>= 1e21` or `< 1e-6` use exponent notation (`1e+21`, `1e-7`).
 /// Non-finite values print as `NaN`, `Infinity` and `-Infinity`.
 pub fn format_number(n: f64) -> String {
-    ryu_js::Buffer::new().format(n).to_owned()
+    with_number_text(n, str::to_owned)
+}
+
+/// Calls `f` with [`format_number`]'s text of `n`, without allocating it.
+pub fn with_number_text<R>(n: f64, f: impl FnOnce(&str) -> R) -> R {
+    f(ryu_js::Buffer::new().format(n))
 }
 
 /// An error while parsing JSON (syntax error, I/O error, nesting too deep).

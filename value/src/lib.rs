@@ -48,8 +48,8 @@ pub mod text;
 mod value;
 
 pub use json::{
-    format_number, from_reader, parse_json, parse_json_slice, to_json_string, to_json_string_pretty, write_json,
-    JsonError,
+    format_number, from_reader, parse_json, parse_json_slice, to_json_string, to_json_string_pretty, with_number_text,
+    write_json, JsonError,
 };
 pub use like::LikePattern;
 pub use ops::{and, is_truthy, not, or, query_cmp, query_eq, query_ge, query_gt, query_le, query_lt, query_ne};

@@ -5,11 +5,9 @@
 use std::collections::HashMap;
 use std::fmt;
 
-use cosmoql_value::Value;
-
 use super::sample::{Column, Sample, NONE};
 use crate::epk::{string_hash_v2, undefined_hash_v2};
-use crate::partition_key::{hash_bucket, PartitionKey};
+use crate::partition_key::{hash_bucket, PartitionKey, PartitionKeyDefinition};
 
 /// A candidate key.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -37,6 +35,24 @@ impl KeyChoice {
             KeyChoice::Hierarchical(levels) => levels.iter().map(String::as_str).collect(),
         }
     }
+
+    /// Whether the store builds the key from the paths' text (a synthetic key): then an item
+    /// that lacks one of them, or holds null there, cannot be written.
+    pub fn is_synthetic(&self) -> bool {
+        matches!(self, KeyChoice::Concat(..) | KeyChoice::HashSuffix(..) | KeyChoice::RandomSuffix(..))
+    }
+
+    /// The definition whose EPKs order the key's values: one hashed path for a path or a
+    /// synthetic key (its value is a string), the levels of a hierarchical one.
+    pub(super) fn definition(&self) -> Option<PartitionKeyDefinition> {
+        match self {
+            KeyChoice::Hierarchical(levels) if levels.len() <= 3 => {
+                PartitionKeyDefinition::from_paths(&self.paths()).ok()
+            }
+            KeyChoice::Hierarchical(_) => None,
+            _ => PartitionKeyDefinition::hash("/k").ok(),
+        }
+    }
 }
 
 impl fmt::Display for KeyChoice {
@@ -61,6 +77,22 @@ pub(super) fn scramble(n: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// A logical partition's place in EPK order: its key's V2 hash, one per level of a hierarchical
+/// key (a one-level key uses the first), compared as numbers.
+pub(super) type Place = [u128; 3];
+
+/// The place of a key in `definition`'s EPK order (the EPK's 16-byte hashes as numbers).
+pub(super) fn place_of(definition: &PartitionKeyDefinition, key: &PartitionKey) -> Option<Place> {
+    let epk = definition.epk(key).ok()?;
+    let mut place = [0u128; 3];
+    for (level, chunk) in epk.as_bytes().chunks(16).take(3).enumerate() {
+        let mut bytes = [0u8; 16];
+        bytes[..chunk.len()].copy_from_slice(chunk);
+        place[level] = u128::from_be_bytes(bytes);
+    }
+    Some(place)
+}
+
 /// Where a candidate key puts the sample's items.
 #[derive(Debug)]
 pub(super) struct Layout {
@@ -72,14 +104,25 @@ pub(super) struct Layout {
     pub group_of_key: Vec<u32>,
     /// Each physical partition's bytes.
     pub per_partition: Vec<u64>,
-    /// Each logical partition's key as the store writes it (`["a-b"]`), when asked for.
-    pub key_text: Vec<String>,
+    /// Where each physical partition's EPK range starts (the place of its first key), in order:
+    /// a key not in the sample goes to the last partition starting at or before its place.
+    pub starts: Vec<Place>,
+    /// Items the store would refuse under the key (a synthetic key's path missing or null):
+    /// they are counted in one logical partition of their own, and the key is ruled out.
+    pub refused: usize,
+    /// The first path such an item lacks.
+    pub refused_path: Option<String>,
 }
 
 impl Layout {
     /// The physical partition of item `i`.
     pub fn slot(&self, i: usize) -> usize {
         self.group_of_key[self.key_of_item[i] as usize] as usize
+    }
+
+    /// The physical partition whose EPK range holds `place`.
+    pub fn slot_of_place(&self, place: &Place) -> usize {
+        self.starts.partition_point(|start| start <= place).saturating_sub(1)
     }
 }
 
@@ -105,26 +148,6 @@ fn dense(n: usize, packed: impl Fn(usize) -> u128) -> (Vec<u32>, Vec<u128>) {
     (ids, reps)
 }
 
-/// [`dense`] for a key on one path: its value ids are dense already (those in use, in order of
-/// first use, and the undefined key last seen).
-fn dense_ids(column: &Column) -> (Vec<u32>, Vec<u128>) {
-    let mut of = vec![u32::MAX; column.values.len() + 1];
-    let mut reps = Vec::new();
-    let ids = column
-        .ids
-        .iter()
-        .map(|id| {
-            let slot = &mut of[(*id as usize).min(column.values.len())];
-            if *slot == u32::MAX {
-                *slot = reps.len() as u32;
-                reps.push(u128::from(*id));
-            }
-            *slot
-        })
-        .collect();
-    (ids, reps)
-}
-
 /// A bucket number's digits, without allocating.
 fn digits(n: u64, buf: &mut [u8; 20]) -> &str {
     let mut at = buf.len();
@@ -141,27 +164,28 @@ fn digits(n: u64, buf: &mut [u8; 20]) -> &str {
 }
 
 /// Where `key` puts the items of `sample` over `p` physical partitions; `None` when one of its
-/// paths is not a common one. An item without a key path lands in the undefined key's logical
-/// partition, as the store puts it. With `texts`, each key's text is kept (the what-if maps
-/// query keys to partitions by it).
+/// paths is not a common one, or it has more levels than a hierarchical key may. An item without
+/// a path of a path or hierarchical key lands in the undefined key's logical partition, as the
+/// store puts it; one without a path of a synthetic key (or with null there) would be refused.
 ///
 /// Each logical partition's place in EPK order is its key's V2 hash (one per level of a
-/// hierarchical key), computed from the values' text without building the key.
-pub(super) fn layout(key: &KeyChoice, sample: &Sample, p: usize, texts: bool) -> Option<Layout> {
+/// hierarchical key), computed from the values' text without building the key; two tuples of
+/// values that make one key (`"a-b" + "c"` and `"a" + "b-c"`) are one logical partition.
+pub(super) fn layout(key: &KeyChoice, sample: &Sample, p: usize) -> Option<Layout> {
+    key.definition()?;
     let columns: Vec<&Column> = key.paths().iter().map(|path| sample.columns.get(*path)).collect::<Option<_>>()?;
     let n = sample.n;
-    let text = |c: usize, id: u64| -> Option<&str> {
-        (id != u64::from(NONE)).then(|| columns[c].values[id as usize].as_str())
+    let p = p.max(1);
+    // A value's text where it can be part of a synthetic key.
+    let part = |c: usize, id: u64| -> Option<&str> {
+        let id = usize::try_from(id).ok()?;
+        columns[c].joinable.get(id).filter(|ok| **ok).map(|_| columns[c].values[id].as_str())
     };
-    let hash = |parts: Option<&[&str]>| parts.map_or_else(undefined_hash_v2, string_hash_v2);
-    // A value of a key path alone: its column knows its hash.
     let undefined = undefined_hash_v2();
     let level_hash = |c: usize, id: u64| columns[c].hashes.get(id as usize).copied().unwrap_or(undefined);
-    let mut buf = [0u8; 20];
-    // Each item's key as value ids (and, for the suffixes, the bucket), packed; then, per
-    // distinct key, its place in EPK order and (when asked) its text.
-    let (key_of_item, reps) = match key {
-        KeyChoice::Path(_) => dense_ids(columns[0]),
+    // Each item's key as value ids (and, for the suffixes, the bucket), packed.
+    let (tuple_of_item, reps) = match key {
+        KeyChoice::Path(_) => dense(n, |i| u128::from(id(columns[0], i))),
         KeyChoice::Concat(..) => dense(n, |i| u128::from(id(columns[0], i)) << 64 | u128::from(id(columns[1], i))),
         KeyChoice::Hierarchical(levels) => {
             dense(n, |i| (0..levels.len()).fold(0u128, |acc, level| acc << 32 | u128::from(columns[level].ids[i])))
@@ -169,25 +193,27 @@ pub(super) fn layout(key: &KeyChoice, sample: &Sample, p: usize, texts: bool) ->
         // A random draw at each write: the sample's draws are a fixed scramble of the item's
         // place in the sample, so the measure is repeatable.
         KeyChoice::RandomSuffix(_, buckets) => {
-            dense(n, |i| u128::from(id(columns[0], i)) << 64 | u128::from(scramble(i as u64) % u64::from(*buckets) + 1))
+            let buckets = u64::from((*buckets).max(1));
+            dense(n, |i| u128::from(id(columns[0], i)) << 64 | u128::from(scramble(i as u64) % buckets + 1))
         }
         KeyChoice::HashSuffix(_, _, buckets) => {
-            // The bucket of each distinct source value, once.
-            let source: Vec<u64> = columns[1].values.iter().map(|v| u64::from(hash_bucket(v, *buckets))).collect();
+            // The bucket of each distinct source value, once (none for null).
+            let source: Vec<u64> = (0..columns[1].values.len())
+                .map(|v| part(1, v as u64).map_or(u64::from(NONE), |t| u64::from(hash_bucket(t, *buckets))))
+                .collect();
             dense(n, |i| {
                 let bucket = source.get(columns[1].ids[i] as usize).copied().unwrap_or(u64::from(NONE));
                 u128::from(id(columns[0], i)) << 64 | u128::from(bucket)
             })
         }
     };
-    let order_of = |r: u128, buf: &mut [u8; 20]| -> [u128; 3] {
+    // Each tuple's place; `None` for one the store would refuse.
+    let mut buf = [0u8; 20];
+    let mut place_of_tuple = |r: u128| -> Option<Place> {
         let (high, low) = ((r >> 64) as u64, r as u64);
-        match key {
+        Some(match key {
             KeyChoice::Path(_) => [level_hash(0, low), 0, 0],
-            KeyChoice::Concat(..) => {
-                let parts = text(0, high).zip(text(1, low)).map(|(a, b)| [a, "-", b]);
-                [hash(parts.as_ref().map(|p| &p[..])), 0, 0]
-            }
+            KeyChoice::Concat(..) => [string_hash_v2(&[part(0, high)?, "-", part(1, low)?]), 0, 0],
             KeyChoice::Hierarchical(levels) => {
                 let mut out = [0u128; 3];
                 for (level, slot) in out.iter_mut().enumerate().take(levels.len()) {
@@ -197,76 +223,85 @@ pub(super) fn layout(key: &KeyChoice, sample: &Sample, p: usize, texts: bool) ->
                 out
             }
             KeyChoice::RandomSuffix(..) | KeyChoice::HashSuffix(..) => {
-                let parts = match (text(0, high), low != u64::from(NONE)) {
-                    (Some(a), true) => Some([a, ".", digits(low, buf)]),
-                    _ => None,
-                };
-                [hash(parts.as_ref().map(|p| &p[..])), 0, 0]
+                let base = part(0, high)?;
+                if low == u64::from(NONE) {
+                    return None;
+                }
+                [string_hash_v2(&[base, ".", digits(low, &mut buf)]), 0, 0]
             }
-        }
+        })
     };
-    let order: Vec<[u128; 3]> = reps.iter().map(|r| order_of(*r, &mut buf)).collect();
-    let key_text = if texts {
-        reps.iter()
-            .map(|r| {
-                let (high, low) = ((*r >> 64) as u64, *r as u64);
-                let k = match key {
-                    KeyChoice::Path(_) => text(0, low).map(PartitionKey::from),
-                    KeyChoice::Concat(..) => {
-                        text(0, high).zip(text(1, low)).map(|(a, b)| PartitionKey::from(format!("{a}-{b}")))
-                    }
-                    KeyChoice::Hierarchical(levels) => {
-                        let values: Vec<Value> = (0..levels.len())
-                            .map(|level| {
-                                let id = (*r >> (32 * (levels.len() - 1 - level))) as u32;
-                                text(level, u64::from(id)).map_or(Value::Undefined, Value::from)
-                            })
-                            .collect();
-                        PartitionKey::from_values(&values).ok()
-                    }
-                    KeyChoice::RandomSuffix(..) | KeyChoice::HashSuffix(..) => text(0, high)
-                        .filter(|_| low != u64::from(NONE))
-                        .map(|a| PartitionKey::from(format!("{a}.{low}"))),
-                };
-                k.unwrap_or_else(PartitionKey::undefined).to_string()
-            })
-            .collect()
-    } else {
-        Vec::new()
-    };
-    let mut key_bytes = vec![0u64; reps.len()];
+    // Tuples with one place are one logical partition; the refused ones share a last one.
+    let mut key_of_place: HashMap<Place, u32, foldhash::fast::RandomState> = HashMap::default();
+    let mut places: Vec<Place> = Vec::new();
+    let mut refused_key = None;
+    let key_of_tuple: Vec<u32> = reps
+        .iter()
+        .map(|r| match place_of_tuple(*r) {
+            Some(place) => *key_of_place.entry(place).or_insert_with(|| {
+                places.push(place);
+                (places.len() - 1) as u32
+            }),
+            None => *refused_key.get_or_insert(u32::MAX),
+        })
+        .collect();
+    let placed = places.len();
+    let key_of_item: Vec<u32> = tuple_of_item
+        .iter()
+        .map(|t| match key_of_tuple[*t as usize] {
+            u32::MAX => placed as u32,
+            k => k,
+        })
+        .collect();
+    let keys = placed + usize::from(refused_key.is_some());
+    let mut key_bytes = vec![0u64; keys];
     for (i, k) in key_of_item.iter().enumerate() {
         key_bytes[*k as usize] += sample.bytes[i];
     }
-    // The keys in EPK order, cut into `p` ranges of about equal bytes.
-    let sorted = epk_order(&order);
-    let total: u64 = key_bytes.iter().sum();
+    let refused = key_of_item.iter().filter(|k| **k as usize == placed).count();
+    let refused_path = (refused > 0)
+        .then(|| {
+            let lacking = |c: usize| (0..n).any(|i| part(c, id(columns[c], i)).is_none());
+            (0..columns.len()).find(|c| lacking(*c)).map(|c| key.paths()[c].to_string())
+        })
+        .flatten();
+    // The placed keys in EPK order, cut into `p` ranges of about equal bytes; the refused items
+    // stay with the first partition (they are never written).
+    let sorted = epk_order(&places);
+    let total: u64 = key_bytes[..placed].iter().sum();
     let target = total as f64 / p as f64;
-    let mut group_of_key = vec![0u32; reps.len()];
+    let mut group_of_key = vec![0u32; keys];
     let mut per_partition = vec![0u64; p];
+    let mut starts: Vec<Place> = Vec::new();
     let mut group = 0;
     for k in sorted {
         let bytes = key_bytes[k as usize];
         if per_partition[group] > 0 && per_partition[group] as f64 + bytes as f64 / 2.0 > target && group + 1 < p {
             group += 1;
         }
+        if starts.len() == group {
+            starts.push(places[k as usize]);
+        }
         per_partition[group] += bytes;
         group_of_key[k as usize] = group as u32;
     }
-    Some(Layout { key_of_item, key_bytes, group_of_key, per_partition, key_text })
+    Some(Layout { key_of_item, key_bytes, group_of_key, per_partition, starts, refused, refused_path })
 }
 
-/// The keys' numbers in the order of `order` (ties by number). Hashes are uniform: the keys are
-/// dealt into 65,536 bins by their first 16 bits, and only each bin is sorted.
-fn epk_order(order: &[[u128; 3]]) -> Vec<u32> {
+/// The keys' numbers in the order of their places (ties by number). Hashes are uniform: the keys
+/// are dealt into 65,536 bins by the 16 bits under the two a V2 hash always clears, and only
+/// each bin is sorted.
+fn epk_order(order: &[Place]) -> Vec<u32> {
     let by = |a: &u32, b: &u32| order[*a as usize].cmp(&order[*b as usize]).then(a.cmp(b));
     if order.len() < 4096 {
         let mut sorted: Vec<u32> = (0..order.len() as u32).collect();
         sorted.sort_unstable_by(by);
         return sorted;
     }
-    let bin = |k: usize| (order[k][0] >> 112) as usize;
-    let mut starts = vec![0usize; (1 << 16) + 1];
+    // Bins in order: a bin's keys all precede the next bin's, whatever the top two bits hold.
+    let bin = |k: usize| (order[k][0] >> 110) as usize;
+    let bins = 1usize << 18;
+    let mut starts = vec![0usize; bins + 1];
     for k in 0..order.len() {
         starts[bin(k) + 1] += 1;
     }
@@ -280,7 +315,7 @@ fn epk_order(order: &[[u128; 3]]) -> Vec<u32> {
         sorted[next[b]] = k as u32;
         next[b] += 1;
     }
-    for b in 0..1 << 16 {
+    for b in 0..bins {
         let bin = &mut sorted[starts[b]..starts[b + 1]];
         if bin.len() > 1 {
             bin.sort_unstable_by(by);
@@ -296,11 +331,12 @@ mod tests {
     #[test]
     fn binned_order_is_the_full_sort() {
         for n in [10usize, 5000, 70_000] {
-            // Hash-like numbers, with repeats (ties go by key number) and a hierarchical second level.
-            let order: Vec<[u128; 3]> = (0..n as u64)
+            // Hash-like numbers (the top two bits clear, as V2's), with repeats (ties go by key
+            // number) and a hierarchical second level.
+            let order: Vec<Place> = (0..n as u64)
                 .map(|i| {
-                    let h = u128::from(scramble(i % (n as u64 - 3))) << 64 | u128::from(scramble(i));
-                    [h & !(u128::MAX >> 8) | u128::from(i % 7), u128::from(scramble(i + 1)), 0]
+                    let h = (u128::from(scramble(i % (n as u64 - 3))) << 64 | u128::from(scramble(i))) >> 2;
+                    [h & !(u128::MAX >> 10) | u128::from(i % 7), u128::from(scramble(i + 1)), 0]
                 })
                 .collect();
             let mut full: Vec<u32> = (0..n as u32).collect();

@@ -4,7 +4,8 @@
 //! Candidates: every scalar path the items almost all have; synthetic concatenations of two of
 //! them; hierarchical pairs (and a third level where a pair is still too big); a hash suffix (on
 //! a chosen source path) and a random suffix on time-derived paths. For each, computed exactly
-//! from the items with the real EPK hash: cardinality, the largest logical partition against the
+//! from the items with the service's EPK hash (values keep their types: the number 5 is not the
+//! string "5"): cardinality, the largest logical partition against the
 //! cap (scaled to the total), the storage and write-RU spread over `P` physical partitions (the
 //! keys in EPK order cut into `P` ranges of about equal bytes, as splits follow the data, never
 //! inside a logical partition), and for time-stamped data the write concentration (the share of
@@ -25,7 +26,7 @@ use crate::skew::Spread;
 use keys::layout;
 pub use keys::KeyChoice;
 use sample::Sample;
-pub use whatif::{WhatIf, WhatIfQuery};
+pub use whatif::{WhatIf, WhatIfQuery, MAX_RATE};
 
 /// What the advisor measured for one candidate, and its verdict.
 #[derive(Debug, Clone, PartialEq)]
@@ -41,7 +42,8 @@ pub struct Candidate {
     /// [`AdvisorOptions::write_charge`]).
     pub writes: Spread,
     /// For time-stamped items: the average share of an hour's writes landing on the busiest
-    /// partition (`1 / P` is even, 1 is one partition taking them all).
+    /// partition (1 is one partition taking them all; even is what a hash spreading each write on
+    /// its own would give the same writes, at least `1 / P`).
     pub write_concentration: Option<f64>,
     /// For items stamped to the second: the same per second, over the seconds with at least as
     /// many writes as partitions (bursts, what a throughput budget, counted per second, sees).
@@ -67,10 +69,26 @@ pub struct AdvisorOptions {
     pub write_charge: fn(u64) -> f64,
 }
 
+/// The advisor plans for at least this many physical partitions unless told otherwise: a key that
+/// spreads well over 10 spreads over fewer, while over the 1 a small container has every key
+/// looks perfect (10 partitions serve 100,000 RU/s, or hold 500 GB).
+pub const PLAN_PARTITIONS: usize = 10;
+
+/// The most physical partitions the advisor plans for (every measure holds a number per
+/// partition).
+pub const MAX_PARTITIONS: usize = 100_000;
+
+/// Paths made into pairs (synthetic and hierarchical candidates) at most: the pairs grow with
+/// the square of the paths, and each candidate reads every item.
+pub const MAX_PAIRED_PATHS: usize = 24;
+
+/// Single-path candidates at most.
+pub const MAX_PATHS: usize = 256;
+
 impl Default for AdvisorOptions {
     fn default() -> Self {
         AdvisorOptions {
-            partitions: 10,
+            partitions: PLAN_PARTITIONS,
             total_items: None,
             logical_partition_cap: 20 * 1024 * 1024 * 1024,
             suffix_buckets: 40,
@@ -134,7 +152,8 @@ impl Advisor {
         charge: &dyn Fn(u64) -> f64,
         queries: &[WhatIfQuery],
     ) -> Option<WhatIf> {
-        whatif::replay(&self.sample, key, options.partitions, ru_per_second, charge, queries)
+        let p = options.partitions.clamp(1, MAX_PARTITIONS);
+        whatif::replay(&self.sample, key, (p, ru_per_second), charge, queries)
     }
 }
 
@@ -288,35 +307,44 @@ fn measure_all(
 }
 
 fn rank(sample: &Sample, options: &AdvisorOptions, progress: Progress<'_>) -> Vec<Candidate> {
-    let p = options.partitions.max(1);
+    let p = options.partitions.clamp(1, MAX_PARTITIONS);
     let n = sample.n;
     if n == 0 {
         return Vec::new();
     }
-    let (common, time_paths) = (&sample.common, &sample.time_paths);
+    let time_paths = &sample.time_paths;
     let cardinality = |path: &String| sample.columns.get(path).map_or(0, |c| c.cardinality());
+    // With many paths, the most telling ones: time paths first, then the most distinct values.
+    let mut ranked: Vec<&String> = sample.common.iter().collect();
+    ranked.sort_by_key(|p| (!time_paths.contains(*p), std::cmp::Reverse(cardinality(p))));
+    let mut common: Vec<String> = ranked.iter().take(MAX_PATHS).map(|p| p.to_string()).collect();
+    common.sort();
+    let mut paired: Vec<String> =
+        ranked.iter().filter(|p| p.as_str() != "/id").take(MAX_PAIRED_PATHS).map(|p| p.to_string()).collect();
+    paired.sort();
+    let (common, paired) = (&common, &paired);
     let mut choices: Vec<KeyChoice> = common.iter().map(|p| KeyChoice::Path(p.clone())).collect();
     // Synthetic pairs: a time path or a low-cardinality path with another path.
-    for a in common {
-        for b in common {
+    for a in paired {
+        for b in paired {
             if a != b && a != "/id" && b != "/id" && (time_paths.contains(b) || cardinality(a) < cardinality(b)) {
                 choices.push(KeyChoice::Concat(a.clone(), b.clone()));
             }
         }
     }
-    for t in time_paths {
-        for source in common {
+    for t in time_paths.iter().filter(|t| paired.contains(t)) {
+        for source in paired {
             if source != t && !time_paths.contains(source) && cardinality(source) >= 10 {
                 choices.push(KeyChoice::HashSuffix(t.clone(), source.clone(), options.suffix_buckets));
             }
         }
     }
-    for t in time_paths {
+    for t in time_paths.iter().filter(|t| paired.contains(t)) {
         choices.push(KeyChoice::RandomSuffix(t.clone(), options.suffix_buckets));
     }
-    for a in common {
-        for b in common {
-            if a != b && a != "/id" && !time_paths.contains(a) && cardinality(a) < cardinality(b) {
+    for a in paired {
+        for b in paired {
+            if a != b && !time_paths.contains(a) && cardinality(a) < cardinality(b) {
                 choices.push(KeyChoice::Hierarchical(vec![a.clone(), b.clone()]));
             }
         }
@@ -342,7 +370,7 @@ fn rank(sample: &Sample, options: &AdvisorOptions, progress: Progress<'_>) -> Ve
         .collect();
     let mut deeper = Vec::new();
     for pair in too_big.iter().filter(|levels| levels.len() == 2) {
-        for c in common {
+        for c in paired {
             if !pair.contains(c) && !time_paths.contains(c) && cardinality(c) > cardinality(&pair[1]) {
                 let mut levels = pair.clone();
                 levels.push(c.clone());
@@ -375,9 +403,11 @@ fn rank(sample: &Sample, options: &AdvisorOptions, progress: Progress<'_>) -> Ve
 fn measure(key: KeyChoice, context: &Context<'_>) -> Option<Candidate> {
     let (sample, options, p, scale) = (context.sample, context.options, context.p, context.scale);
     let time_paths = &sample.time_paths;
-    let layout = layout(&key, sample, p, false)?;
+    let layout = layout(&key, sample, p)?;
     let (write_concentration, write_concentration_per_second) = concentrations(sample, p, |i| layout.slot(i));
-    let largest = layout.key_bytes.iter().copied().max().unwrap_or(0);
+    // The items the store would refuse under the key are in a last logical partition of their own.
+    let placed = &layout.key_bytes[..layout.key_bytes.len() - usize::from(layout.refused > 0)];
+    let largest = placed.iter().copied().max().unwrap_or(0);
     let largest_bytes = (largest as f64 * scale) as u64;
     let storage = crate::skew::spread(&layout.per_partition.iter().map(|b| *b as f64).collect::<Vec<_>>());
     // The request units of writing the items, per partition.
@@ -386,9 +416,20 @@ fn measure(key: KeyChoice, context: &Context<'_>) -> Option<Candidate> {
         ru[layout.slot(i)] += charge;
     }
     let writes = crate::skew::spread(&ru);
-    let cardinality = layout.key_bytes.len();
-    let mut penalty = 0.0;
+    let cardinality = placed.len();
+    // A key of several paths is harder to write and to query by: of two keys that spread alike,
+    // the simpler wins.
+    let mut penalty = if key.paths().len() > 1 { 0.02 } else { 0.0 };
     let mut reasons = Vec::new();
+    if layout.refused > 0 {
+        penalty = f64::INFINITY;
+        reasons.push(format!(
+            "{} of the {} items read lack {} or hold null there: the store refuses their writes under this key",
+            layout.refused,
+            sample.n,
+            layout.refused_path.as_deref().unwrap_or("a path of the key")
+        ));
+    }
     if largest_bytes > options.logical_partition_cap {
         penalty = f64::INFINITY;
         reasons.push(format!(
@@ -403,8 +444,8 @@ fn measure(key: KeyChoice, context: &Context<'_>) -> Option<Candidate> {
     if cardinality < p {
         penalty += 10.0 * (1.0 - cardinality as f64 / p as f64) + 2.0;
         reasons.push(format!("only {cardinality} distinct values for {p} partitions: some partitions stay empty"));
-    } else if cardinality < p * 10 {
-        penalty += 2.0 * (1.0 - cardinality as f64 / (p * 10) as f64);
+    } else if cardinality < p.saturating_mul(10) {
+        penalty += 2.0 * (1.0 - cardinality as f64 / (p as f64 * 10.0));
         reasons.push(format!("only {cardinality} distinct values for {p} partitions: few keys spread unevenly"));
     }
     penalty += 2.0 * (storage.max_over_mean - 1.0).max(0.0);

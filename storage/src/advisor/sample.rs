@@ -14,14 +14,17 @@ use crate::doc::DocRef;
 pub(super) const NONE: u32 = u32::MAX;
 
 /// One path's values: an id per item ([`NONE`] where the item lacks it) and the distinct
-/// values as text (numbers and booleans as JSON).
+/// values as text (numbers, booleans and null as JSON; a string `"5"` and the number `5` are two
+/// values).
 #[derive(Debug)]
 pub(super) struct Column {
     pub ids: Vec<u32>,
     pub values: Vec<String>,
-    /// Each value's V2 hash as a one-string key ([`crate::epk::string_hash_v2`]): a key on the
+    /// Each value's V2 hash as a key component ([`crate::epk::component_hash_v2`]): a key on the
     /// path, or a level of a hierarchical one, is placed in EPK order without hashing again.
     pub hashes: Vec<u128>,
+    /// Whether each value can be part of a synthetic key (null cannot: the store refuses it).
+    pub joinable: Vec<bool>,
 }
 
 impl Column {
@@ -62,6 +65,10 @@ struct Building {
     first: Map<u64, u32>,
     same_hash: Vec<u32>,
     values: Vec<String>,
+    hashes: Vec<u128>,
+    joinable: Vec<bool>,
+    /// Each value's kind (see [`Scalar::tag`]): values of two kinds with one text differ.
+    tags: Vec<u8>,
     /// Items whose value looks like a time, and whose value is a number with a fraction.
     times: usize,
     fractional: usize,
@@ -93,6 +100,48 @@ pub(super) fn seconds(text: &str) -> Option<i64> {
     let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
     let days = era * 146_097 + doe - 719_468;
     Some(days * 86_400 + h * 3600 + mi * 60 + se)
+}
+
+/// A leaf of an item.
+#[derive(Debug, Clone, Copy)]
+enum Scalar<'a> {
+    Str(&'a str),
+    Num(f64),
+    Bool(bool),
+    Null,
+}
+
+impl Scalar<'_> {
+    fn tag(self) -> u8 {
+        match self {
+            Scalar::Str(_) => 0,
+            Scalar::Num(_) => 1,
+            Scalar::Bool(_) => 2,
+            Scalar::Null => 3,
+        }
+    }
+
+    /// Calls `f` with the value's text: a string as it is, the rest as JSON (as a synthetic key
+    /// writes them).
+    fn with_text<R>(self, f: impl FnOnce(&str) -> R) -> R {
+        match self {
+            Scalar::Str(s) => f(s),
+            Scalar::Num(n) => cosmoql_value::json::with_number_text(n, f),
+            Scalar::Bool(b) => f(if b { "true" } else { "false" }),
+            Scalar::Null => f("null"),
+        }
+    }
+
+    /// The value's V2 hash as a key component.
+    fn hash(self) -> u128 {
+        use crate::epk::{component_hash_v2, string_hash_v2, PartitionKeyComponent as C};
+        match self {
+            Scalar::Str(s) => string_hash_v2(&[s]),
+            Scalar::Num(n) => component_hash_v2(&C::Number(n)),
+            Scalar::Bool(b) => component_hash_v2(&C::Bool(b)),
+            Scalar::Null => component_hash_v2(&C::Null),
+        }
+    }
 }
 
 /// Objects are walked this deep (the item is depth 0); arrays are not walked.
@@ -152,9 +201,10 @@ impl Builder {
             let Some(len) = self.enter(k, depth) else { continue };
             match child {
                 Value::Object(_) if depth < MAX_DEPTH => self.walk_value(child, depth + 1),
-                Value::String(s) => self.leaf(s),
-                Value::Number(n) => self.leaf(ryu_js::Buffer::new().format(*n)),
-                Value::Bool(b) => self.leaf(if *b { "true" } else { "false" }),
+                Value::String(s) => self.leaf(Scalar::Str(s)),
+                Value::Number(n) => self.leaf(Scalar::Num(*n)),
+                Value::Bool(b) => self.leaf(Scalar::Bool(*b)),
+                Value::Null => self.leaf(Scalar::Null),
                 _ => {}
             }
             self.path.truncate(len);
@@ -166,17 +216,18 @@ impl Builder {
             let Some(len) = self.enter(k, depth) else { continue };
             match child.kind() {
                 ValueKind::Object if depth < MAX_DEPTH => self.walk_doc(child, depth + 1),
-                ValueKind::String => self.leaf(child.as_str().unwrap_or_default()),
-                ValueKind::Number => self.leaf(ryu_js::Buffer::new().format(child.as_f64().unwrap_or_default())),
-                ValueKind::Boolean => self.leaf(if child.as_bool() == Some(true) { "true" } else { "false" }),
+                ValueKind::String => self.leaf(Scalar::Str(child.as_str().unwrap_or_default())),
+                ValueKind::Number => self.leaf(Scalar::Num(child.as_f64().unwrap_or_default())),
+                ValueKind::Boolean => self.leaf(Scalar::Bool(child.as_bool() == Some(true))),
+                ValueKind::Null => self.leaf(Scalar::Null),
                 _ => {}
             }
             self.path.truncate(len);
         }
     }
 
-    /// The current item's value `text` at the current path.
-    fn leaf(&mut self, text: &str) {
+    /// The current item's value at the current path.
+    fn leaf(&mut self, value: Scalar<'_>) {
         let at = match self.index.get(self.path.as_str()) {
             Some(at) => *at,
             None => {
@@ -185,29 +236,36 @@ impl Builder {
                 self.building.len() - 1
             }
         };
+        let (item, hasher) = (self.items as u32, &self.hasher);
         let b = &mut self.building[at];
-        let hash = self.hasher.hash_one(text);
-        let mut found = b.first.get(&hash).copied().unwrap_or(NONE);
-        while found != NONE && b.values[found as usize] != text {
-            found = b.same_hash[found as usize];
-        }
-        let id = if found != NONE {
-            found
-        } else {
-            let id = b.values.len() as u32;
-            b.same_hash.push(b.first.insert(hash, id).unwrap_or(NONE));
-            b.values.push(text.to_string());
-            id
-        };
-        b.entries.push((self.items as u32, id));
-        b.length += text.len();
-        if is_time(text) {
-            b.times += 1;
-        }
-        let numeric = text.starts_with(|c: char| c.is_ascii_digit() || c == '-' || c == '.');
-        if numeric && text.parse::<f64>().is_ok_and(|x| x.fract() != 0.0) {
-            b.fractional += 1;
-        }
+        value.with_text(|text| {
+            let tag = value.tag();
+            let hash = hasher.hash_one((tag, text));
+            let mut found = b.first.get(&hash).copied().unwrap_or(NONE);
+            while found != NONE && (b.tags[found as usize] != tag || b.values[found as usize] != text) {
+                found = b.same_hash[found as usize];
+            }
+            let id = if found != NONE {
+                found
+            } else {
+                let id = b.values.len() as u32;
+                b.same_hash.push(b.first.insert(hash, id).unwrap_or(NONE));
+                b.values.push(text.to_string());
+                b.hashes.push(value.hash());
+                b.joinable.push(!matches!(value, Scalar::Null));
+                b.tags.push(tag);
+                id
+            };
+            b.entries.push((item, id));
+            b.length += text.len();
+            if matches!(value, Scalar::Str(_)) && is_time(text) {
+                b.times += 1;
+            }
+            let numeric = text.starts_with(|c: char| c.is_ascii_digit() || c == '-' || c == '.');
+            if numeric && text.parse::<f64>().is_ok_and(|x| x.fract() != 0.0) {
+                b.fractional += 1;
+            }
+        });
     }
 
     pub fn finish(mut self) -> Sample {
@@ -237,8 +295,7 @@ impl Builder {
             for (item, id) in b.entries {
                 ids[item as usize] = id;
             }
-            let hashes = b.values.iter().map(|v| crate::epk::string_hash_v2(&[v])).collect();
-            columns.insert(path.clone(), Column { ids, values: b.values, hashes });
+            columns.insert(path.clone(), Column { ids, values: b.values, hashes: b.hashes, joinable: b.joinable });
         }
         let mut sample = Sample {
             n,
