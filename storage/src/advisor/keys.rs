@@ -231,17 +231,24 @@ pub(super) fn layout(key: &KeyChoice, sample: &Sample, p: usize) -> Option<Layou
             }
         })
     };
-    // Tuples with one place are one logical partition; the refused ones share a last one.
-    let mut key_of_place: HashMap<Place, u32, foldhash::fast::RandomState> = HashMap::default();
-    let mut places: Vec<Place> = Vec::new();
+    // Tuples with one place are one logical partition (two value pairs can join into one text:
+    // `"a-b" + "c"` and `"a" + "b-c"`; other keys' places differ when their values do); the
+    // refused ones share a last one.
+    let merge = matches!(key, KeyChoice::Concat(..));
+    let mut key_of_place: HashMap<u128, u32, foldhash::fast::RandomState> = HashMap::default();
+    let mut places: Vec<Place> = Vec::with_capacity(reps.len());
     let mut refused_key = None;
     let key_of_tuple: Vec<u32> = reps
         .iter()
         .map(|r| match place_of_tuple(*r) {
-            Some(place) => *key_of_place.entry(place).or_insert_with(|| {
+            Some(place) if merge => *key_of_place.entry(place[0]).or_insert_with(|| {
                 places.push(place);
                 (places.len() - 1) as u32
             }),
+            Some(place) => {
+                places.push(place);
+                (places.len() - 1) as u32
+            }
             None => *refused_key.get_or_insert(u32::MAX),
         })
         .collect();
@@ -289,18 +296,17 @@ pub(super) fn layout(key: &KeyChoice, sample: &Sample, p: usize) -> Option<Layou
 }
 
 /// The keys' numbers in the order of their places (ties by number). Hashes are uniform: the keys
-/// are dealt into 65,536 bins by the 16 bits under the two a V2 hash always clears, and only
-/// each bin is sorted.
+/// are dealt into 65,536 bins by the 16 bits under the top two (which a V2 hash always clears),
+/// and only each bin is sorted; places with those bits set are sorted whole.
 fn epk_order(order: &[Place]) -> Vec<u32> {
     let by = |a: &u32, b: &u32| order[*a as usize].cmp(&order[*b as usize]).then(a.cmp(b));
-    if order.len() < 4096 {
+    if order.len() < 4096 || order.iter().any(|p| p[0] >> 126 != 0) {
         let mut sorted: Vec<u32> = (0..order.len() as u32).collect();
         sorted.sort_unstable_by(by);
         return sorted;
     }
-    // Bins in order: a bin's keys all precede the next bin's, whatever the top two bits hold.
     let bin = |k: usize| (order[k][0] >> 110) as usize;
-    let bins = 1usize << 18;
+    let bins = 1usize << 16;
     let mut starts = vec![0usize; bins + 1];
     for k in 0..order.len() {
         starts[bin(k) + 1] += 1;
@@ -332,7 +338,7 @@ mod tests {
     fn binned_order_is_the_full_sort() {
         for n in [10usize, 5000, 70_000] {
             // Hash-like numbers (the top two bits clear, as V2's), with repeats (ties go by key
-            // number) and a hierarchical second level.
+            // number) and a hierarchical second level; then some with the top bits set.
             let order: Vec<Place> = (0..n as u64)
                 .map(|i| {
                     let h = (u128::from(scramble(i % (n as u64 - 3))) << 64 | u128::from(scramble(i))) >> 2;
@@ -342,6 +348,11 @@ mod tests {
             let mut full: Vec<u32> = (0..n as u32).collect();
             full.sort_by(|a, b| order[*a as usize].cmp(&order[*b as usize]).then(a.cmp(b)));
             assert_eq!(epk_order(&order), full, "{n} keys");
+            let order: Vec<Place> =
+                order.iter().enumerate().map(|(i, p)| [p[0] | (i as u128 % 4) << 126, p[1], 0]).collect();
+            let mut full: Vec<u32> = (0..n as u32).collect();
+            full.sort_by(|a, b| order[*a as usize].cmp(&order[*b as usize]).then(a.cmp(b)));
+            assert_eq!(epk_order(&order), full, "{n} keys, top bits set");
         }
     }
 }
