@@ -78,6 +78,9 @@ pub const PLAN_PARTITIONS: usize = 10;
 /// partition).
 pub const MAX_PARTITIONS: usize = 100_000;
 
+/// How far from even (a share, or max over mean) still counts as even.
+const EVEN_ENOUGH: f64 = 0.02;
+
 /// Paths made into pairs (synthetic and hierarchical candidates) at most: the pairs grow with
 /// the square of the paths, and each candidate reads every item.
 pub const MAX_PAIRED_PATHS: usize = 24;
@@ -384,7 +387,9 @@ fn rank(sample: &Sample, options: &AdvisorOptions, progress: Progress<'_>) -> Ve
         if let KeyChoice::Hierarchical(levels) = &c.key {
             let prefix = &levels[..levels.len() - 1];
             if too_big.contains(prefix) && c.penalty.is_finite() {
-                c.penalty -= 0.5;
+                // The longer the prefix, the more ways to query (by each of its levels) stay on
+                // its partitions: tenant, then tenant and user.
+                c.penalty -= 0.5 + 0.05 * (prefix.len() - 1) as f64;
                 let named = prefix.join(" + ");
                 c.reasons.insert(
                     0,
@@ -448,7 +453,9 @@ fn measure(key: KeyChoice, context: &Context<'_>) -> Option<Candidate> {
         penalty += 2.0 * (1.0 - cardinality as f64 / (p as f64 * 10.0));
         reasons.push(format!("only {cardinality} distinct values for {p} partitions: few keys spread unevenly"));
     }
-    penalty += 2.0 * (storage.max_over_mean - 1.0).max(0.0);
+    // Within a few percent is even: the sample's own noise is that large, and a penalty on it
+    // would rank keys by chance.
+    penalty += 2.0 * (storage.max_over_mean - 1.0 - EVEN_ENOUGH).max(0.0);
     if storage.max_over_mean > 1.5 {
         reasons.push(format!("storage is uneven: the fullest partition holds {:.1}x the mean", storage.max_over_mean));
     }
@@ -459,7 +466,7 @@ fn measure(key: KeyChoice, context: &Context<'_>) -> Option<Candidate> {
     if let Some(c) = write_concentration {
         // Hotter than the hash would spread the same writes: a partition's share more.
         let even = context.even_hour.unwrap_or(1.0 / p as f64);
-        penalty += 10.0 * (c - even).max(0.0);
+        penalty += 10.0 * (c - even - EVEN_ENOUGH).max(0.0);
         if c > even + 1.0 / p as f64 {
             let time_only = !matches!(key, KeyChoice::HashSuffix(..) | KeyChoice::RandomSuffix(..))
                 && key_paths.iter().all(|k| time_paths.contains(*k));
@@ -542,6 +549,27 @@ mod tests {
         // A hash suffix spreads the date's writes.
         let suffix = position(&KeyChoice::HashSuffix("/date".into(), "/deviceId".into(), 40));
         assert!(suffix < date);
+    }
+
+    #[test]
+    fn of_keys_that_spread_alike_the_plain_one_wins() {
+        // 500 devices reading every hour: the device, and the device with anything, spread
+        // alike (within the sample's noise); the simpler key is the advice.
+        let mut items = Vec::new();
+        for hour in 0..24 {
+            for device in 0..500 {
+                items.push(
+                    parse_json(&format!(
+                        r#"{{"id":"{hour}-{device}","deviceId":"dev-{device:03}","unit":"u{}","at":"2026-11-01T{hour:02}:{:02}:00Z"}}"#,
+                        device % 4,
+                        device % 60
+                    ))
+                    .unwrap(),
+                );
+            }
+        }
+        let ranked = advise(&items, &AdvisorOptions::default());
+        assert_eq!(ranked[0].key, KeyChoice::Path("/deviceId".into()), "{:#?}", &ranked[..3]);
     }
 
     #[test]
