@@ -79,7 +79,10 @@ pub(crate) fn hint(source: &str, error: &ParseError) -> Option<String> {
         let not = at[2..].trim_start().get(..3).is_some_and(|w| w.eq_ignore_ascii_case("NOT"));
         let operand = before.rsplit(|c: char| c.is_whitespace() || c == '(').next().unwrap_or("x");
         return Some(if not {
-            format!("Cosmos DB has no IS NOT NULL: write NOT IS_NULL({operand}), or {operand} != null")
+            format!(
+                "Cosmos DB has no IS NOT NULL: write {operand} != null (or IS_DEFINED({operand}) AND NOT \
+                 IS_NULL({operand}): NOT IS_NULL alone is true where the property is missing)"
+            )
         } else {
             format!(
                 "Cosmos DB has no IS NULL: write IS_NULL({operand}), or {operand} = null (IS_DEFINED({operand}) says \

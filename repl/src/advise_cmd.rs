@@ -62,10 +62,13 @@ pub fn rank(
     partitions: usize,
     workload: Option<&cosmoql::Workload>,
 ) -> Result<Ranked, cosmoql::Error> {
-    let progress = bar(0, "measuring candidate keys");
-    let tick = |done: usize, of: usize| {
-        progress.set_length(of as u64);
-        progress.set_position(done as u64);
+    // Drawn once the number of candidates is known; each call is one more measured (the
+    // threads report out of order).
+    let progress = std::sync::OnceLock::new();
+    let tick = |_done: usize, of: usize| {
+        let bar = progress.get_or_init(|| bar(of, "measuring candidate keys"));
+        bar.set_length(of as u64);
+        bar.inc(1);
     };
     let ranked = match workload {
         None => advisor.rank(Some(partitions), &tick).into_iter().map(|c| (c, None)).collect(),
@@ -75,7 +78,9 @@ pub fn rank(
             .map(|(c, share)| (c, (!w.queries.is_empty()).then_some(share)))
             .collect(),
     };
-    progress.finish_and_clear();
+    if let Some(bar) = progress.get() {
+        bar.finish_and_clear();
+    }
     Ok(ranked)
 }
 
@@ -89,9 +94,8 @@ pub fn header(client: &ContainerClient, advisor: &KeyAdvisor, partitions: usize)
         format!("its {total} items")
     };
     format!(
-        "candidate keys for {} over {partitions} physical partitions (it has {has}; --for-partitions P plans for \
-         another count), best first:",
-        read
+        "candidate keys for {read} over {} (it has {has}; --for-partitions P plans for another count), best first:",
+        crate::reports::plural(partitions as u64, "physical partition", "physical partitions")
     )
 }
 
@@ -105,7 +109,10 @@ pub fn run(args: &AdviseArgs) -> Result<(), String> {
         },
     };
     if let Some(ru) = args.what_if.filter(|ru| !(ru.is_finite() && *ru > 0.0)) {
-        return Err(format!("--what-if takes the provisioned throughput in RU/s, more than 0, not {ru}"));
+        return Err(format!(
+            "--what-if takes the provisioned throughput in RU/s, a number more than 0, not {}",
+            cosmoql::value::format_number(ru)
+        ));
     }
     let workload = args.workload.as_ref().map(|p| cosmoql::read_workload(p)).transpose()?;
     let loaded = load(&args.data)?;
@@ -191,7 +198,11 @@ pub fn run(args: &AdviseArgs) -> Result<(), String> {
         } else {
             "the items' writes replayed at their timestamps"
         };
-        outln!("what-if at {ru} RU/s over {partitions} partitions ({replayed}):");
+        outln!(
+            "what-if at {} RU/s over {} ({replayed}):",
+            cosmoql::value::format_number(ru),
+            crate::reports::plural(partitions as u64, "partition", "partitions")
+        );
         for (c, w) in &what_ifs {
             match w {
                 Some(w) => outln!(
@@ -212,6 +223,13 @@ pub fn run(args: &AdviseArgs) -> Result<(), String> {
                 ),
                 None => outln!("  {}: the items carry no timestamp to replay", c.key),
             }
+        }
+        if let Some(far) = what_ifs.iter().filter_map(|(_, w)| w.as_ref()).map(|w| w.outliers).max().filter(|n| *n > 0)
+        {
+            outln!(
+                "  ({} with a time far from all the others left out: it would stretch the replay over the years between)",
+                crate::reports::plural(far, "write", "writes")
+            );
         }
     }
     Ok(())

@@ -184,15 +184,11 @@ pub fn parse(name: &str, args: &str) -> Option<Result<ItemOp, String>> {
         ".patch" => (|| {
             let (id, rest) = leading_id(args)?;
             // `ID PK OPERATIONS`, or `ID OPERATIONS` where no key is needed.
-            let (key, operations) = match rest.trim_start().strip_prefix("undefined") {
-                Some(after) => (Some(PartitionKey::undefined()), after),
-                None => {
-                    let (first, after) = leading_json(rest, "the partition key")?;
-                    if after.is_empty() {
-                        (None, rest)
-                    } else {
-                        (Some(key_of(&first)?), after)
-                    }
+            let (key, operations) = match leading_json(rest, "the patch operations") {
+                Ok((_, "")) => (None, rest),
+                _ => {
+                    let (key, after) = leading_key(rest)?;
+                    (Some(key), after)
                 }
             };
             Ok(ItemOp::Patch { id, key, operations: operations_of(operations)? })
@@ -213,16 +209,31 @@ fn etag_of(text: &str) -> String {
     }
 }
 
-/// A key that is the whole rest of the text.
-fn whole_key(text: &str) -> Result<PartitionKey, String> {
-    if text.trim() == "undefined" {
-        return Ok(PartitionKey::undefined());
+/// A key at the start of `text` (JSON; `undefined` for an item without the key's path, also as
+/// a level of a hierarchical key: `["acme", undefined]`), and what follows it.
+fn leading_key(text: &str) -> Result<(PartitionKey, &str), String> {
+    let text = text.trim_start();
+    if let Some(rest) = text.strip_prefix("undefined") {
+        return Ok((PartitionKey::undefined(), rest.trim()));
+    }
+    if text.starts_with('[') {
+        if let Some(end) = crate::statements::bracket_end(text).filter(|end| text[..*end].contains("undefined")) {
+            let components = crate::statements::key_components(&text[..end])
+                .map_err(|e| format!("the partition key {}: {e}", &text[..end]))?;
+            return Ok((PartitionKey(components), text[end..].trim()));
+        }
     }
     let (value, rest) = leading_json(text, "the partition key")?;
+    Ok((key_of(&value)?, rest))
+}
+
+/// A key that is the whole rest of the text.
+fn whole_key(text: &str) -> Result<PartitionKey, String> {
+    let (key, rest) = leading_key(text)?;
     if !rest.is_empty() {
         return Err(format!("after the partition key: `{rest}`"));
     }
-    key_of(&value)
+    Ok(key)
 }
 
 fn with_usage(error: String, usage: &str) -> String {
@@ -367,16 +378,16 @@ enum ItemCommand {
         #[arg(allow_hyphen_values = true)]
         pk: Option<String>,
     },
-    /// Patch an item in place (200): set, add, replace, remove, incr.
+    /// Patch an item in place (200): set, add, replace, remove, incr. PK may be left out in a
+    /// keyless container or one keyed on /id.
     Patch {
         /// The item's id.
         #[arg(allow_hyphen_values = true)]
         id: String,
-        /// Its partition key.
-        #[arg(allow_hyphen_values = true)]
-        pk: String,
-        /// The operations: '[{"op": "set", "path": "/status", "value": "done"}]'.
-        operations: String,
+        /// [PK] OPERATIONS: its partition key, then the operations, e.g.
+        /// '[{"op": "set", "path": "/status", "value": "done"}]'.
+        #[arg(value_name = "[PK] OPERATIONS", num_args = 1..=2, required = true, allow_negative_numbers = true)]
+        rest: Vec<String>,
     },
 }
 
@@ -404,9 +415,11 @@ pub fn run_command(args: &ItemArgs) -> Result<(), String> {
         }
         ItemCommand::Get { id, pk } => (".get", format!("{} {}", quoted(id), pk.as_deref().unwrap_or(""))),
         ItemCommand::Delete { id, pk } => (".delete", format!("{} {}", quoted(id), pk.as_deref().unwrap_or(""))),
-        ItemCommand::Patch { id, pk, operations } => {
-            (".patch", format!("{} {pk} {}", quoted(id), text_arg(operations)?))
-        }
+        ItemCommand::Patch { id, rest } => match rest.as_slice() {
+            [operations] => (".patch", format!("{} {}", quoted(id), text_arg(operations)?)),
+            [pk, operations] => (".patch", format!("{} {pk} {}", quoted(id), text_arg(operations)?)),
+            _ => return Err("usage: cosmoql item patch ID [PK] OPERATIONS --db DIR".into()),
+        },
     };
     // The REPL's usage line would mislead here: `--help` says this command's.
     let op = parse(name, &rest).unwrap_or_else(|| Err(USAGE.to_string())).map_err(|e| {
@@ -447,6 +460,9 @@ mod tests {
         assert_eq!(op, ItemOp::Delete { id: "r1".into(), key: Some(key) });
         let op = parse(".delete", "r1 undefined").unwrap().unwrap();
         assert_eq!(op, ItemOp::Delete { id: "r1".into(), key: Some(PartitionKey::undefined()) });
+        let op = parse(".patch", r#"r1 ["a", undefined] [{"op": "remove", "path": "/n"}]"#).unwrap().unwrap();
+        let partial = PartitionKey::from_values(&[Value::from("a"), Value::Undefined]).unwrap();
+        assert!(matches!(op, ItemOp::Patch { key: Some(ref k), .. } if *k == partial), "{op:?}");
         let op = parse(".patch", r#"r1 [{"op": "remove", "path": "/n"}]"#).unwrap().unwrap();
         assert!(matches!(op, ItemOp::Patch { key: None, .. }), "{op:?}");
         let op = parse(".replace", r#"{"id": "1"} --if-match 0000-1"#).unwrap().unwrap();

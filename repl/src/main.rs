@@ -26,7 +26,7 @@ mod session;
 mod statements;
 mod text;
 mod usage;
-use cosmoql::storage::epk::{self, HashVersion, PartitionKeyComponent, PartitionKeyKind};
+use cosmoql::storage::epk::{self, HashVersion, PartitionKeyKind};
 
 /// Azure Cosmos DB for NoSQL-style SQL over a partitioned JSON document store.
 ///
@@ -305,11 +305,18 @@ fn run(cli: Cli) -> ExitCode {
 
 /// The REPL, or a non-interactive run of `-c` statements, a file, or piped standard input.
 fn run_repl(args: &ReplArgs) -> ExitCode {
+    // A mistyped command is a usage error, as clap's are (status 2).
     let (dir, file) = match classify_paths(&args.paths) {
         Ok(paths) => paths,
-        Err(msg) => return report(Err(msg)),
+        Err(msg) => {
+            report(Err(msg));
+            return ExitCode::from(2);
+        }
     };
-    let interactive = args.commands.is_empty() && file.is_none() && std::io::stdin().is_terminal();
+    // Typing at a terminal and reading the answers on it; with either side redirected the
+    // statements run as a script (`cosmoql > out.json` takes what is typed until Ctrl-D).
+    let interactive =
+        args.commands.is_empty() && file.is_none() && std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
     let colored = text::colors_for(std::io::stdout().is_terminal());
     let demo = if dir.is_some() { args.demo } else { !args.empty };
     let options =
@@ -318,11 +325,16 @@ fn run_repl(args: &ReplArgs) -> ExitCode {
         Ok(opened) => opened,
         Err(msg) => return report(Err(msg)),
     };
-    let banner = opened.banner.clone();
+    let banner =
+        std::iter::once(opened.banner.clone()).chain(opened.notes.iter().cloned()).collect::<Vec<_>>().join("\n");
+    // Said once, before any statement (the next error would otherwise mislead); the REPL's
+    // banner says it.
     if !interactive {
         if let Some(dir) = &opened.pending {
-            // Said once, before any statement: the next error would otherwise mislead.
             eprintln!("{} does not exist yet: a new database, created by its first write", dir.display());
+        }
+        for note in &opened.notes {
+            eprintln!("{note}");
         }
     }
     let mut session = session::Session::new(opened, interactive, colored);
@@ -475,7 +487,7 @@ fn report(result: Result<(), String>) -> ExitCode {
 }
 
 fn epk_command(key: &str, version: VersionArg, kind: Option<KindArg>) -> ExitCode {
-    let components = match parse_key(key) {
+    let components = match statements::key_components(key) {
         Ok(c) => c,
         Err(msg) => {
             let _ = writeln!(std::io::stderr(), "error: {msg}");
@@ -502,65 +514,6 @@ fn epk_command(key: &str, version: VersionArg, kind: Option<KindArg>) -> ExitCod
             ExitCode::FAILURE
         }
     }
-}
-
-/// Parses a JSON array of key components, where a top-level element may also be the bare word
-/// `undefined`. The array is split at its top-level commas (outside strings and nested brackets)
-/// and every element is parsed as JSON on its own.
-fn parse_key(text: &str) -> Result<Vec<PartitionKeyComponent>, String> {
-    let trimmed = text.trim();
-    let inner = trimmed
-        .strip_prefix('[')
-        .and_then(|t| t.strip_suffix(']'))
-        .ok_or("the key must be a JSON array of components, e.g. '[\"redmond\"]'")?;
-    let mut elements = Vec::new();
-    let (mut depth, mut in_string, mut escaped, mut start) = (0usize, false, false, 0);
-    for (i, c) in inner.char_indices() {
-        if in_string {
-            match c {
-                _ if escaped => escaped = false,
-                '\\' => escaped = true,
-                '"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match c {
-            '"' => in_string = true,
-            '[' | '{' => depth += 1,
-            ']' | '}' => depth = depth.checked_sub(1).ok_or("unbalanced brackets in the key")?,
-            ',' if depth == 0 => {
-                elements.push(&inner[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    if in_string || depth != 0 {
-        return Err("the key is not valid JSON: unterminated string or bracket".into());
-    }
-    let last = &inner[start..];
-    if !(elements.is_empty() && last.trim().is_empty()) {
-        elements.push(last);
-    }
-    elements
-        .iter()
-        .enumerate()
-        .map(|(i, element)| {
-            let element = element.trim();
-            if element.is_empty() {
-                return Err(format!("component {} is empty (a stray comma?)", i + 1));
-            }
-            if element == "undefined" {
-                return Ok(PartitionKeyComponent::Undefined);
-            }
-            let value: serde_json::Value = serde_json::from_str(element).map_err(|e| {
-                let hint = if element.starts_with(['"', '[', '{']) { "" } else { " (a string needs double quotes)" };
-                format!("component {} ({element}) is {}{hint}", i + 1, cosmoql::value::json::json_error_message(&e))
-            })?;
-            PartitionKeyComponent::try_from(&value).map_err(|e| format!("component {}: {e}", i + 1))
-        })
-        .collect()
 }
 
 fn parse(sql: &str, ast: bool) -> ExitCode {

@@ -24,6 +24,9 @@ pub struct Opened {
     pub current: Option<String>,
     /// What was opened, in a line: the banner of the interactive REPL.
     pub banner: String,
+    /// What the user should know before the first statement (a script's standard error; the
+    /// REPL's banner).
+    pub notes: Vec<String>,
 }
 
 /// What the session should open.
@@ -112,6 +115,10 @@ pub fn open(options: OpenOptions<'_>) -> Result<Opened, String> {
     } else {
         format!("{place} opened in {:.2} s: {}", seconds(), describe(&existing))
     };
+    let mut notes = Vec::new();
+    if let (Some(dir), true, false) = (options.dir, options.demo, loaded_demo) {
+        notes.push(format!("{} already holds containers: --demo loaded nothing", dir.display()));
+    }
     let names: Vec<&str> = existing.iter().map(|c| c.id()).collect();
     let current = match (options.container, names.as_slice()) {
         (Some(name), _) if names.contains(&name) => Some(name.to_string()),
@@ -121,13 +128,13 @@ pub fn open(options: OpenOptions<'_>) -> Result<Opened, String> {
         }
         (None, []) => None,
         (None, [one]) => Some(one.to_string()),
-        // The demo just loaded starts in its main container.
-        (None, _) if loaded_demo => Some("telemetry".to_string()),
+        // The demo starts in its main container (loaded now or before).
+        (None, _) if options.demo && names.contains(&"telemetry") => Some("telemetry".to_string()),
         (None, [first, ..]) if options.interactive => {
             banner.push_str(&format!("; using {first} (.use NAME switches)"));
             Some(first.to_string())
         }
         (None, _) => None,
     };
-    Ok(Opened { store, db, pending, current, banner })
+    Ok(Opened { store, db, pending, current, banner, notes })
 }

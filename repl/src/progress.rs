@@ -5,8 +5,17 @@ use std::io::{self, Read};
 
 use indicatif::{ProgressBar, ProgressStyle};
 
-/// A bar for reading `len` bytes of `name`.
+/// A bar for reading `len` bytes of `name` (a spinner counting bytes when the length is not
+/// known: standard input, a device).
 pub fn file_bar(len: u64, name: &str) -> ProgressBar {
+    if len == 0 {
+        let bar = ProgressBar::new_spinner();
+        if let Ok(style) = ProgressStyle::with_template("{spinner} {msg} {bytes} {bytes_per_sec}") {
+            bar.set_style(style);
+        }
+        bar.set_message(name.to_string());
+        return bar;
+    }
     let bar = ProgressBar::new(len);
     if let Ok(style) = ProgressStyle::with_template("{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}")
     {

@@ -586,8 +586,16 @@ impl Session {
             }
             ".mode" => match args[..] {
                 [name] => {
-                    self.mode =
-                        Mode::parse(name).ok_or_else(|| format!("unknown mode `{name}`: one of {}", Mode::NAMES))?
+                    self.mode = Mode::parse(name).ok_or_else(|| {
+                        let closest = Mode::NAMES
+                            .split('|')
+                            .map(|m| (crate::usage::edit_distance(name, m), m))
+                            .min()
+                            .filter(|(d, _)| *d <= 2)
+                            .map(|(_, m)| format!(" (did you mean {m}?)"))
+                            .unwrap_or_default();
+                        format!("unknown mode `{name}`{closest}: one of {}", Mode::NAMES)
+                    })?
                 }
                 [] => self.say(self.mode.name()),
                 _ => return Err(format!("usage: .mode {}", Mode::NAMES)),
@@ -813,7 +821,10 @@ impl Session {
             ["pk", "off"] => self.options.partition_key = None,
             ["pk", ..] => {
                 let json = rest["pk".len()..].trim();
-                self.options.partition_key = Some(PartitionKey::parse_json(json).map_err(|e| format!("pk: {e}"))?);
+                self.options.partition_key = Some(PartitionKey::parse_json(json).map_err(|e| {
+                    let hint = quote_hint(json).map(|q| format!("; a string is quoted: .set pk {q}")).unwrap_or_default();
+                    format!("pk: {e}{hint}")
+                })?);
             }
             _ => return Err(
                 "usage: .set maxdop N | maxbuffered N|off | pagesize N|off | pk JSON|off | crosspartition on|off | maxrows N | budget BYTES|off"

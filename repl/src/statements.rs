@@ -1,6 +1,7 @@
 //! The text of statements: splitting input into SQL statements and `.commands`, knowing when a
 //! statement typed so far is complete, `EXPLAIN [ANALYZE]`, and a command's words.
 
+use cosmoql::storage::epk::PartitionKeyComponent;
 use cosmoql::value::{to_json_string, Value};
 
 /// `.nullvalue "TEXT"` and `.nullvalue TEXT` alike.
@@ -226,6 +227,94 @@ pub fn other_container(query: &cosmoql::parser::ast::Query, current: &str, conta
         return None;
     }
     containers.iter().find(|c| c.eq_ignore_ascii_case(name)).cloned()
+}
+
+/// Parses a JSON array of key components, where a top-level element may also be the bare word
+/// `undefined`. The array is split at its top-level commas (outside strings and nested brackets)
+/// and every element is parsed as JSON on its own.
+pub fn key_components(text: &str) -> Result<Vec<PartitionKeyComponent>, String> {
+    let trimmed = text.trim();
+    let inner = trimmed
+        .strip_prefix('[')
+        .and_then(|t| t.strip_suffix(']'))
+        .ok_or("the key must be a JSON array of components, e.g. '[\"redmond\"]'")?;
+    let mut elements = Vec::new();
+    let (mut depth, mut in_string, mut escaped, mut start) = (0usize, false, false, 0);
+    for (i, c) in inner.char_indices() {
+        if in_string {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' => in_string = true,
+            '[' | '{' => depth += 1,
+            ']' | '}' => depth = depth.checked_sub(1).ok_or("unbalanced brackets in the key")?,
+            ',' if depth == 0 => {
+                elements.push(&inner[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if in_string || depth != 0 {
+        return Err("the key is not valid JSON: unterminated string or bracket".into());
+    }
+    let last = &inner[start..];
+    if !(elements.is_empty() && last.trim().is_empty()) {
+        elements.push(last);
+    }
+    elements
+        .iter()
+        .enumerate()
+        .map(|(i, element)| {
+            let element = element.trim();
+            if element.is_empty() {
+                return Err(format!("component {} is empty (a stray comma?)", i + 1));
+            }
+            if element == "undefined" {
+                return Ok(PartitionKeyComponent::Undefined);
+            }
+            let value: serde_json::Value = serde_json::from_str(element).map_err(|e| {
+                let hint = if element.starts_with(['"', '[', '{']) { "" } else { " (a string needs double quotes)" };
+                format!("component {} ({element}) is {}{hint}", i + 1, cosmoql::value::json::json_error_message(&e))
+            })?;
+            PartitionKeyComponent::try_from(&value).map_err(|e| format!("component {}: {e}", i + 1))
+        })
+        .collect()
+}
+
+/// The end of the bracketed text `text` starts with (`[...]`, strings and nesting skipped): the
+/// byte just past its closing bracket.
+pub fn bracket_end(text: &str) -> Option<usize> {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for (i, c) in text.char_indices() {
+        if in_string {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' => in_string = true,
+            '[' | '{' => depth += 1,
+            ']' | '}' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(i + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 /// For a value that is not JSON but reads as a bare word (`dev-1`), the quoted string it

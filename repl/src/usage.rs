@@ -61,22 +61,38 @@ pub fn unknown_option(cli: &clap::Command, args: &[OsString], error: &clap::Erro
     let Some(ContextValue::String(arg)) = error.get(ContextKind::InvalidArg) else { return None };
     let option = arg.split('=').next().unwrap_or(arg);
     let words: Vec<String> = args.iter().skip(1).map(|a| a.to_string_lossy().into_owned()).collect();
+    // After `--` every word is a value (`cosmoql item get -- -x ...`).
+    if let Some(at) = words.iter().position(|w| w == "--") {
+        if words[at + 1..].iter().any(|w| w == option || w.starts_with(&format!("{option}="))) {
+            return Some(format!(
+                "{option} comes after `--`, after which every word is a value: put the options before `--`"
+            ));
+        }
+    }
     let command = words.iter().find_map(|w| cli.find_subcommand(w));
-    let here = match command {
-        Some(c) => format!("`cosmoql {}`", c.get_name()),
-        None => "the REPL (`cosmoql` without a command)".to_string(),
+    // The innermost command named (`cosmoql item upsert`).
+    let inner = command.and_then(|c| words.iter().find_map(|w| c.find_subcommand(w)));
+    let here = match (command, inner) {
+        (Some(c), Some(sub)) => format!("`cosmoql {} {}`", c.get_name(), sub.get_name()),
+        (Some(c), None) => format!("`cosmoql {}`", c.get_name()),
+        (None, _) => "the REPL (`cosmoql` without a command)".to_string(),
     };
     let long = option.strip_prefix("--");
     let short = option.strip_prefix('-').filter(|s| s.chars().count() == 1).and_then(|s| s.chars().next());
-    let takers: Vec<&str> = cli
-        .get_subcommands()
-        .filter(|c| {
-            c.get_arguments().any(|a| {
-                long.is_some_and(|l| a.get_long() == Some(l)) || short.is_some_and(|s| a.get_short() == Some(s))
-            })
-        })
-        .map(|c| c.get_name())
-        .collect();
+    let takes = |c: &clap::Command| {
+        c.get_arguments()
+            .any(|a| long.is_some_and(|l| a.get_long() == Some(l)) || short.is_some_and(|s| a.get_short() == Some(s)))
+    };
+    // The commands that take it (`item replace` for one of `item`'s commands).
+    let mut takers: Vec<String> = Vec::new();
+    for c in cli.get_subcommands() {
+        let subs: Vec<&clap::Command> = c.get_subcommands().filter(|s| takes(s) && !takes(c)).collect();
+        if takes(c) {
+            takers.push(c.get_name().to_string());
+        } else {
+            takers.extend(subs.iter().map(|s| format!("{} {}", c.get_name(), s.get_name())));
+        }
+    }
     // `cosmoql skwe --db d`: the word before is a mistyped command.
     if command.is_none() {
         let first = words.iter().find(|w| !w.starts_with('-'));
@@ -88,11 +104,13 @@ pub fn unknown_option(cli: &clap::Command, args: &[OsString], error: &clap::Erro
         }
     }
     let mut message = format!("{option} is not an option of {here}");
+    let path = match (command, inner) {
+        (Some(c), Some(sub)) => format!("{} {} ", c.get_name(), sub.get_name()),
+        (Some(c), None) => format!("{} ", c.get_name()),
+        (None, _) => String::new(),
+    };
     match takers.as_slice() {
-        [] => message.push_str(&format!(
-            "; `cosmoql {}--help` lists its options",
-            command.map(|c| format!("{} ", c.get_name())).unwrap_or_default()
-        )),
+        [] => message.push_str(&format!("; `cosmoql {path}--help` lists its options")),
         [one] => message.push_str(&format!("; it is an option of `cosmoql {one}`")),
         many => message.push_str(&format!("; it is an option of `cosmoql` {}", many.join(", "))),
     }
@@ -104,7 +122,7 @@ pub fn unknown_option(cli: &clap::Command, args: &[OsString], error: &clap::Erro
     }
     // `cosmoql readings.ndjson --partition-key /k`: loading a file is `import`'s work.
     let data = words.iter().find(|w| w.ends_with(".json") || w.ends_with(".ndjson"));
-    if let (None, Some(file), true) = (command, data, takers.contains(&"import")) {
+    if let (None, Some(file), true) = (command, data, takers.iter().any(|t| t == "import")) {
         let rest: Vec<&str> = words.iter().filter(|w| *w != file).map(String::as_str).collect();
         message.push_str(&format!(
             "\nto load {file} into a container: cosmoql import {file} {}\nto query it: cosmoql query --data {file} {} \"SELECT ...\"",
@@ -112,9 +130,10 @@ pub fn unknown_option(cli: &clap::Command, args: &[OsString], error: &clap::Erro
             rest.join(" ")
         ));
     }
-    let mut usage = match command {
-        Some(c) => c.clone().bin_name(format!("cosmoql {}", c.get_name())),
-        None => cli.clone(),
+    let mut usage = match (command, inner) {
+        (Some(c), Some(sub)) => sub.clone().bin_name(format!("cosmoql {} {}", c.get_name(), sub.get_name())),
+        (Some(c), None) => c.clone().bin_name(format!("cosmoql {}", c.get_name())),
+        (None, _) => cli.clone(),
     };
     message.push_str(&format!("\n\n{}\n\nFor more information, try '--help'.", usage.render_usage()));
     Some(message)

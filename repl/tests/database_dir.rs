@@ -96,7 +96,7 @@ fn a_mistyped_command_is_not_taken_for_a_new_database() {
     let cwd = temp("typo");
     std::fs::create_dir_all(&cwd).unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_cosmoql")).arg("querry").current_dir(&cwd).output().unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("unknown command `querry`: did you mean `query`?"), "{}", text(&out.stderr));
     assert!(!cwd.join("querry").exists(), "no directory was created");
     // A path is taken as one (created by its first write).

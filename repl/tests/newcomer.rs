@@ -58,7 +58,7 @@ fn a_mistyped_command_or_a_missing_directory_creates_nothing() {
     let cwd = folder("typo");
     std::fs::write(cwd.join("readings.ndjson"), "{\"id\":\"1\",\"deviceId\":\"d\"}\n").unwrap();
     let out = run_in(&cwd, &["improt", "readings.ndjson"]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("unknown command `improt`: did you mean `import`?"), "{}", text(&out.stderr));
     assert!(!cwd.join("improt").exists(), "no database directory `improt`");
     // A new directory is only created by a write; a run that writes nothing leaves nothing.
@@ -232,12 +232,16 @@ fn advise_plans_for_ten_partitions_and_lists_only_its_own_flags() {
 }
 
 #[test]
-fn a_reopened_demo_database_still_makes_a_script_choose_and_names_what_it_has() {
+fn a_reopened_demo_database_says_what_it_uses_and_names_what_it_has() {
     let cwd = folder("demo-again");
     let out = run_in(&cwd, &["d", "--demo", "-c", ".containers"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    // `--demo` on a database that has its containers loads nothing, and chooses nothing.
+    // `--demo` on a database that has its containers loads nothing, says so, and starts in the
+    // demo's container as the first run did; without it a script must choose.
     let out = run_in(&cwd, &["d", "--demo", "-c", "SELECT VALUE COUNT(1) FROM c"]);
+    assert_eq!(text(&out.stdout).trim(), "[100000]", "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("d already holds containers: --demo loaded nothing"), "{}", text(&out.stderr));
+    let out = run_in(&cwd, &["d", "-c", "SELECT VALUE COUNT(1) FROM c"]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
     assert!(text(&out.stderr).contains("choose one with .use NAME"), "{}", text(&out.stderr));
     let out = run_in(&cwd, &["query", "--db", "d", "--use", "tele", "SELECT 1"]);
@@ -342,11 +346,11 @@ fn advise_refuses_what_it_cannot_plan_for() {
     let cwd = folder("advise-args");
     std::fs::write(cwd.join("few.ndjson"), "{\"id\":\"1\",\"k\":\"a\",\"at\":\"2026-11-01T00:00:00Z\"}\n").unwrap();
     for (args, says) in [
-        (vec!["--what-if", "0"], "--what-if takes the provisioned throughput in RU/s, more than 0, not 0"),
+        (vec!["--what-if", "0"], "--what-if takes the provisioned throughput in RU/s, a number more than 0, not 0"),
         (vec!["--what-if", "-5"], "more than 0, not -5"),
         (vec!["--what-if", "NaN"], "more than 0, not NaN"),
-        (vec!["--for-partitions", "0"], "--for-partitions must be from 1 to 100000, not 0"),
-        (vec!["--for-partitions", "99999999999"], "--for-partitions must be from 1 to 100000"),
+        (vec!["--for-partitions", "0"], "--for-partitions must be from 1 to 10000, not 0"),
+        (vec!["--for-partitions", "99999999999"], "--for-partitions must be from 1 to 10000"),
         (vec!["--top", "0"], "--top"),
     ] {
         let mut all = vec!["advise", "--data", "few.ndjson"];
@@ -366,4 +370,36 @@ fn advise_refuses_what_it_cannot_plan_for() {
         "{}",
         text(&out.stderr)
     );
+}
+
+#[test]
+fn keys_with_missing_levels_and_keyless_patches_and_options_after_the_double_dash() {
+    let cwd = folder("partial-keys");
+    let out = run_in(&cwd, &["db", "-c", ".create h /t /u", "-c", r#".insert {"id": "x", "t": "T"}"#]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = run_in(&cwd, &["item", "delete", "x", r#"["T", undefined]"#, "--db", "db"]);
+    assert!(text(&out.stderr).starts_with("204 No Content"), "{}", text(&out.stderr));
+    let out = run_in(&cwd, &["db", "-c", ".create flat", "-c", r#".insert {"id": "c"}"#]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = run_in(
+        &cwd,
+        &["item", "patch", "c", r#"[{"op": "set", "path": "/z", "value": 1}]"#, "--db", "db", "--use", "flat"],
+    );
+    assert!(text(&out.stderr).starts_with("200 OK"), "{}", text(&out.stderr));
+    let out = run_in(&cwd, &["item", "get", "--", "-x", "-5", "--db", "db"]);
+    assert!(text(&out.stderr).contains("--db comes after `--`"), "{}", text(&out.stderr));
+    let out = run_in(&cwd, &["item", "upsert", "--if-match", "x", "{}"]);
+    assert!(
+        text(&out.stderr).contains(
+            "--if-match is not an option of `cosmoql item upsert`; it is an option of `cosmoql item replace`"
+        ),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = run_in(&cwd, &["--empty", "-c", ".mode tabel", "-c", ".set pk dev-1"]);
+    let err = text(&out.stderr);
+    assert!(err.contains("unknown mode `tabel` (did you mean table?)"), "{err}");
+    assert!(err.contains("a string is quoted: .set pk \"dev-1\""), "{err}");
+    let err = text(&run_in(&cwd, &["-c", "SELECT * FROM c WHERE c.a IS NOT NULL"]).stderr);
+    assert!(err.contains("write c.a != null"), "{err}");
 }

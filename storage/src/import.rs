@@ -83,8 +83,15 @@ pub type DocumentText<'a> = std::result::Result<&'a [u8], u64>;
 /// line; blank lines are ignored), whichever the input starts with, and hands each to `sink` with
 /// the line it starts on. Only one document is in memory at a time, and at most
 /// [`MAX_DOCUMENT_TEXT`] of it.
-pub fn read_documents<R: BufRead>(
+pub fn read_documents<R: BufRead>(reader: R, sink: impl FnMut(u64, DocumentText<'_>) -> bool) -> io::Result<u64> {
+    read_documents_until(reader, &AtomicBool::new(false), sink)
+}
+
+/// [`read_documents`] that stops when `cancel` is set, also in the middle of a line too long to
+/// be an item (an endless one: `/dev/zero`).
+pub fn read_documents_until<R: BufRead>(
     mut reader: R,
+    cancel: &AtomicBool,
     mut sink: impl FnMut(u64, DocumentText<'_>) -> bool,
 ) -> io::Result<u64> {
     let mut line = 1u64;
@@ -109,7 +116,7 @@ pub fn read_documents<R: BufRead>(
             None => continue,
             Some(b'[') => {
                 reader.consume(1);
-                return read_array(reader, line, consumed + 1, sink);
+                return read_array(reader, line, consumed + 1, cancel, sink);
             }
             Some(_) => break,
         }
@@ -127,6 +134,9 @@ pub fn read_documents<R: BufRead>(
             // Too long to be an item: the rest of the line is read past, not kept.
             let mut length = n as u64;
             loop {
+                if cancel.load(Ordering::Relaxed) {
+                    return Ok(consumed);
+                }
                 let chunk = reader.fill_buf()?;
                 if chunk.is_empty() {
                     break;
@@ -162,6 +172,7 @@ fn read_array<R: BufRead>(
     mut reader: R,
     mut line: u64,
     mut consumed: u64,
+    cancel: &AtomicBool,
     mut sink: impl FnMut(u64, DocumentText<'_>) -> bool,
 ) -> io::Result<u64> {
     let mut element = Vec::new();
@@ -173,6 +184,9 @@ fn read_array<R: BufRead>(
     let mut escaped = false;
     let mut closed = false;
     loop {
+        if cancel.load(Ordering::Relaxed) {
+            return Ok(consumed);
+        }
         let buf = reader.fill_buf()?;
         if buf.is_empty() {
             break;
@@ -328,7 +342,7 @@ impl Container {
             let parser = scope.spawn(|| {
                 let tx = tx;
                 let mut batch = Vec::with_capacity(IMPORT_BATCH);
-                let read = read_documents(reader, |line, text| {
+                let read = read_documents_until(reader, cancel, |line, text| {
                     let parsed = match text.map(Doc::from_json_slice) {
                         Err(length) => Parsed::Problem(ImportProblem {
                             line,
@@ -439,6 +453,10 @@ impl Container {
                 })
             }
         }
+        // Cancelled while reading, before a batch came (a line that never ends).
+        if stop.is_none() && cancel.load(Ordering::Relaxed) {
+            stop = Some("cancelled".to_string());
+        }
         progress(&summary);
         drop(bulk);
         if let Err(e) = self.sync_log() {
@@ -490,6 +508,20 @@ mod tests {
             true
         })?;
         Ok(out)
+    }
+
+    #[test]
+    fn an_endless_line_stops_when_cancelled() {
+        let cancel = AtomicBool::new(false);
+        let endless = io::Read::take(io::repeat(b'x'), 1 << 36);
+        let read = std::thread::scope(|s| {
+            s.spawn(|| {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+                cancel.store(true, Ordering::Relaxed);
+            });
+            read_documents_until(io::BufReader::new(endless), &cancel, |_, _| true).unwrap()
+        });
+        assert!(read < 1 << 36, "stopped part way: {read}");
     }
 
     #[test]
