@@ -227,6 +227,66 @@ fn a_torn_last_record_is_cut_off() {
     assert_eq!(store.durable().unwrap().recovery().torn_bytes, 10);
     let after = std::fs::read(&log).unwrap();
     assert!(after[len as usize..].iter().all(|b| *b == 0), "the torn part is zeroed");
+    // What it held is kept, never just deleted.
+    let aside = store.durable().unwrap().recovery().torn_aside.expect("the torn bytes are kept aside");
+    assert_eq!(std::fs::read(&aside).unwrap(), &bytes[len as usize..len as usize + 10]);
+}
+
+#[test]
+fn a_flipped_bit_in_a_record_length_is_refused_never_read_as_the_end() {
+    // The issue's case: two imports into a new directory, one bit of the first record's length
+    // flipped. It used to open with no containers and zero the rest of the log.
+    let dir = temp_dir("length-bit");
+    {
+        let store = open(&dir);
+        let db = store.create_database("iot").unwrap();
+        let c = db
+            .create_container("r", PartitionKeyDefinition::hash("/k").unwrap(), ContainerSettings::default())
+            .unwrap();
+        for round in 0..2 {
+            let lines: String = (0..20).map(|i| format!("{{\"id\":\"{round}-{i}\",\"k\":\"k{i}\"}}\n")).collect();
+            c.import(lines.as_bytes(), cosmoql::storage::ImportOptions::default(), |_| {}).unwrap();
+        }
+    }
+    let log = dir.join("wal-000001.log");
+    let mut bytes = std::fs::read(&log).unwrap();
+    bytes[10] ^= 0x10;
+    std::fs::write(&log, &bytes).unwrap();
+    let err = Store::open(&dir, DurableOptions::default()).unwrap_err();
+    assert!(err.message.contains("wal-000001.log: damaged log record at byte offset 8"), "{}", err.message);
+    assert_eq!(std::fs::read(&log).unwrap(), bytes, "the refusal changed nothing");
+}
+
+#[test]
+fn a_directory_with_logs_and_no_current_is_refused_then_recovered() {
+    let dir = temp_dir("no-current");
+    let before = {
+        let store = open(&dir);
+        write_everything(&store);
+        dump(&store)
+    };
+    std::fs::remove_file(dir.join("CURRENT")).unwrap();
+    let logs_before = logs(&dir);
+    let err = Store::open(&dir, DurableOptions::default()).unwrap_err();
+    assert!(err.message.contains("holds log files (wal-000001.log) but no CURRENT file"), "{}", err.message);
+    assert!(err.message.contains("cosmoql recover"), "{}", err.message);
+    assert_eq!(logs(&dir), logs_before, "the logs are all there");
+    assert_eq!(cosmoql::storage::durable::restore_current(&dir).unwrap().as_deref(), Some("wal-000001.log"));
+    let store = open(&dir);
+    assert_eq!(dump(&store), before);
+}
+
+#[test]
+fn a_lock_file_that_is_a_link_is_refused_and_its_target_untouched() {
+    let dir = temp_dir("lock-link");
+    std::fs::create_dir_all(&dir).unwrap();
+    let target = dir.with_extension("precious");
+    std::fs::write(&target, "do not overwrite").unwrap();
+    std::os::unix::fs::symlink(&target, dir.join("LOCK")).unwrap();
+    let err = Store::open(&dir, DurableOptions::default()).unwrap_err();
+    assert!(err.message.contains("LOCK is a symbolic link"), "{}", err.message);
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "do not overwrite");
+    let _ = std::fs::remove_file(target);
 }
 
 #[test]

@@ -455,7 +455,16 @@ fn classify_paths(paths: &[PathBuf]) -> Result<(Option<PathBuf>, Option<PathBuf>
 /// `cosmoql recover`.
 fn recover(dir: &std::path::Path) -> Result<(), String> {
     if !dir.join("CURRENT").is_file() {
-        return Err(format!("{} is not a cosmoql database directory (it has no CURRENT file)", dir.display()));
+        // The logs without CURRENT: replay starts at the oldest.
+        match cosmoql::storage::durable::restore_current(dir).map_err(|e| e.message)? {
+            Some(log) => outln!("CURRENT was missing: it now names {log}, the oldest log"),
+            None => {
+                return Err(format!(
+                    "{} is not a cosmoql database directory (it has no CURRENT file and no log)",
+                    dir.display()
+                ))
+            }
+        }
     }
     let options = cosmoql::DurableOptions { recover: true, ..Default::default() };
     let store = cosmoql::Store::open(dir, options).map_err(|e| e.message)?;
@@ -471,6 +480,13 @@ fn recover(dir: &std::path::Path) -> Result<(), String> {
             );
         }
         None => outln!("the log is sound ({} records): nothing to recover", recovery.records),
+    }
+    if let Some(torn) = &recovery.torn_aside {
+        outln!(
+            "a last record cut short by a crash ({} bytes, never acknowledged) was copied to {} and cut off",
+            recovery.torn_bytes,
+            torn.display()
+        );
     }
     Ok(())
 }

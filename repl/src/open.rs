@@ -79,6 +79,21 @@ fn describe(containers: &[Arc<Container>]) -> String {
         .join(", ")
 }
 
+/// What opening a database directory had to do that its user should know: a last record cut
+/// short by a crash (never acknowledged) copied aside and cut off.
+pub fn recovery_notes(store: &Store) -> Vec<String> {
+    let Some(durable) = store.durable() else { return Vec::new() };
+    let recovery = durable.recovery();
+    match &recovery.torn_aside {
+        Some(aside) => vec![format!(
+            "the log ended in a record cut short by a crash ({} bytes, never acknowledged): copied to {} and cut off",
+            recovery.torn_bytes,
+            aside.display()
+        )],
+        None => Vec::new(),
+    }
+}
+
 /// The session's database (see [`OpenOptions`]).
 pub fn open(options: OpenOptions<'_>) -> Result<Opened, String> {
     let started = Instant::now();
@@ -115,7 +130,7 @@ pub fn open(options: OpenOptions<'_>) -> Result<Opened, String> {
     } else {
         format!("{place} opened in {:.2} s: {}", seconds(), describe(&existing))
     };
-    let mut notes = Vec::new();
+    let mut notes = recovery_notes(&store);
     if let (Some(dir), true, false) = (options.dir, options.demo, loaded_demo) {
         notes.push(format!("{} already holds containers: --demo loaded nothing", dir.display()));
     }

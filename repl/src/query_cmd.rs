@@ -318,6 +318,9 @@ pub fn open_container(
         return Err(format!("{} is not a cosmoql database directory (cosmoql import --db creates one)", dir.display()));
     }
     let store = cosmoql::storage::Store::open(dir, cosmoql::DurableOptions::default()).map_err(|e| e.message)?;
+    for note in crate::open::recovery_notes(&store) {
+        eprintln!("{note}");
+    }
     let mut found = Vec::new();
     for db in store.database_ids() {
         let db = store.database(&db).map_err(|e| e.to_string())?;

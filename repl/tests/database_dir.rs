@@ -127,3 +127,20 @@ fn the_one_shot_commands_run_on_a_database_directory() {
     let out = cosmoql(&["query", "--db", arg(&dir), "--data", arg(&data), "SELECT 1"]);
     assert!(!out.status.success(), "--db and --data do not go together");
 }
+
+#[test]
+fn a_directory_that_lost_its_current_file_is_refused_then_recovered() {
+    let dir = temp("no-current");
+    let out = cosmoql(&[arg(&dir), "-c", ".create a /k", "-c", ".insert {\"id\": \"1\", \"k\": \"x\"}"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    std::fs::remove_file(dir.join("CURRENT")).unwrap();
+    let out = cosmoql(&[arg(&dir), "-c", "SELECT VALUE COUNT(1) FROM c"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("but no CURRENT file"), "{}", text(&out.stderr));
+    assert!(dir.join("wal-000001.log").exists(), "the log is still there");
+    let out = cosmoql(&["recover", arg(&dir)]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("CURRENT was missing: it now names wal-000001.log"), "{}", text(&out.stdout));
+    let out = cosmoql(&[arg(&dir), "-c", "SELECT VALUE COUNT(1) FROM c"]);
+    assert_eq!(text(&out.stdout).trim(), "[1]", "{}", text(&out.stderr));
+}

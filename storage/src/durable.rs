@@ -73,6 +73,8 @@ pub struct Recovery {
     pub logs: u32,
     /// Bytes of a torn last record cut off (a write that crashed before it was acknowledged).
     pub torn_bytes: u64,
+    /// Where those bytes were copied before the log was cut (`wal-N.log.torn-at-OFFSET`).
+    pub torn_aside: Option<PathBuf>,
     /// With [`DurableOptions::recover`]: where the damaged part of the log was set aside.
     pub set_aside: Option<PathBuf>,
 }
@@ -157,6 +159,63 @@ fn log_name(generation: u64) -> String {
     format!("wal-{generation:06}.log")
 }
 
+/// The generations of the log files in `dir` (`wal-NNNNNN.log`), oldest first.
+fn log_generations(dir: &Path) -> Vec<u64> {
+    let mut found: Vec<u64> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter_map(|e| {
+                    let name = e.file_name().to_string_lossy().to_string();
+                    name.strip_prefix("wal-").and_then(|n| n.strip_suffix(".log")).and_then(|n| n.parse().ok())
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    found.sort_unstable();
+    found
+}
+
+/// A file the database writes (or opens to write) must not be a symbolic link: writing
+/// through it would change whatever it points at.
+fn refuse_link(path: &Path) -> Result<()> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => Err(StorageError::new(
+            ErrorKind::Unavailable,
+            format!(
+                "{} is a symbolic link: cosmoql never writes through links in a database directory (remove it)",
+                path.display()
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// For a database directory whose `CURRENT` was lost (the logs are there): writes `CURRENT`
+/// naming the oldest log, where replay then starts (a finished checkpoint removes the logs
+/// before it, so the oldest left is where the last one began). Returns the log named; `None`
+/// when `CURRENT` is there or there is no log.
+pub fn restore_current(dir: &Path) -> Result<Option<String>> {
+    let current = dir.join("CURRENT");
+    if std::fs::symlink_metadata(&current).is_ok() {
+        return Ok(None);
+    }
+    let Some(first) = log_generations(dir).first().copied() else { return Ok(None) };
+    let name = log_name(first);
+    let tmp = dir.join("CURRENT.tmp");
+    refuse_link(&tmp)?;
+    let write = || -> io::Result<()> {
+        let _ = std::fs::remove_file(&tmp);
+        let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+        f.write_all(format!("{name}\n").as_bytes())?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, &current)?;
+        sync_dir(dir)
+    };
+    write().map_err(|e| io_error("writing", &current, &e))?;
+    Ok(Some(name))
+}
+
 impl Durable {
     /// Locks `dir` (creating it if needed) and finds its live log; [`Durable::start`] opens it
     /// for appends once it is replayed.
@@ -172,9 +231,14 @@ impl Durable {
         };
         std::fs::create_dir_all(dir).map_err(|e| fail("create the database directory", dir, e))?;
         // A directory with files of its own and no CURRENT is somebody else's: never litter it.
+        // (`CURRENT` itself may appear meanwhile: another process creating the database, which
+        // the lock then names.)
         if !dir.join("CURRENT").exists() {
             let ours = |name: &str| {
-                name == "LOCK" || name == "CURRENT.tmp" || (name.starts_with("wal-") && name.contains(".log"))
+                name == "LOCK"
+                    || name == "CURRENT"
+                    || name == "CURRENT.tmp"
+                    || (name.starts_with("wal-") && name.contains(".log"))
             };
             let foreign = std::fs::read_dir(dir)
                 .map_err(|e| fail("read", dir, e))?
@@ -193,13 +257,18 @@ impl Durable {
             }
         }
         let lock_path = dir.join("LOCK");
-        let mut lock = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&lock_path)
-            .map_err(|e| fail("open", &lock_path, e))?;
+        refuse_link(&lock_path)?;
+        let mut lock = {
+            use std::os::unix::fs::OpenOptionsExt;
+            std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .custom_flags(libc::O_NOFOLLOW)
+                .open(&lock_path)
+                .map_err(|e| fail("open", &lock_path, e))?
+        };
         // This process may still be letting go of the directory (a store just dropped whose log
         // thread is finishing a sync, or whose checkpoint is stopping after its current stretch):
         // wait a moment (up to 2 s) for it, never for another process.
@@ -252,7 +321,26 @@ impl Durable {
                     })?;
                 (generation, false)
             }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => (1, true),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                // Logs without CURRENT: a damaged database, never a new one (opening it as new
+                // would delete the log).
+                let logs = log_generations(dir);
+                if let Some(first) = logs.first() {
+                    return Err(StorageError::new(
+                        ErrorKind::Unavailable,
+                        format!(
+                            "{} holds log files ({}) but no CURRENT file naming where replay starts: the directory \
+                             was damaged. Nothing was changed. `cosmoql recover {}` points CURRENT at the oldest log, \
+                             {}, and opens what the logs hold",
+                            dir.display(),
+                            logs.iter().map(|g| log_name(*g)).collect::<Vec<_>>().join(", "),
+                            dir.display(),
+                            log_name(*first)
+                        ),
+                    ));
+                }
+                (1, true)
+            }
             Err(e) => return Err(fail("read", &current, e)),
         };
         let mut chain = vec![(generation, dir.join(log_name(generation)))];
@@ -265,6 +353,9 @@ impl Durable {
                 chain.push((next, path));
             }
         }
+        for (_, path) in &chain {
+            refuse_link(path)?;
+        }
         Ok(LockedDir { dir: dir.to_path_buf(), lock, chain, new })
     }
 
@@ -275,14 +366,18 @@ impl Durable {
         locked: LockedDir,
         end: Option<u64>,
         options: DurableOptions,
-        recovery: Recovery,
+        mut recovery: Recovery,
         next_handle: u32,
     ) -> Result<Arc<Durable>> {
         let LockedDir { dir, lock, chain, .. } = locked;
         let (first, (generation, path)) = (chain[0].0, chain[chain.len() - 1].clone());
         let faults = Arc::clone(&options.faults);
         let log = match end {
-            Some(end) => Log::open_at(&path, end, options.sync, faults),
+            Some(end) => Log::open_at(&path, end, options.sync, faults).map(|(log, aside)| {
+                recovery.torn_aside = aside;
+                log
+            }),
+            // A new database (a directory with logs and no CURRENT is refused before this).
             None => {
                 let _ = std::fs::remove_file(&path);
                 Log::create(&path, options.sync, faults)
@@ -515,7 +610,9 @@ impl Durable {
         let tmp = self.dir.join("CURRENT.tmp");
         let current = self.dir.join("CURRENT");
         let write = || -> io::Result<()> {
-            let mut f = File::create(&tmp)?;
+            // Never through a link planted under the name: the old file (or link) goes first.
+            let _ = std::fs::remove_file(&tmp);
+            let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp)?;
             f.write_all(format!("{}\n", log_name(generation)).as_bytes())?;
             f.sync_all()?;
             std::fs::rename(&tmp, &current)?;

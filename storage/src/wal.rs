@@ -1,7 +1,10 @@
 //! The write-ahead log: checksummed frames appended to one file, made durable with group commit.
 //!
 //! A log file starts with an 8-byte magic; each frame is its payload's length (`u32`, little
-//! endian), the payload's CRC-32 (`u32`) and the payload. A frame is written with one positioned
+//! endian), the payload's CRC-32 (`u32`), the CRC-32 of those eight bytes (`u32`: every byte of
+//! a frame is covered, its length too, so a flipped bit in a length can never pass for the end
+//! of the log) and the payload. Logs of the first format (`cosmoql\x01`, no header checksum)
+//! are still read and appended to. A frame is written with one positioned
 //! write while the writer still holds the lock of what it changed, so a write that cannot be
 //! logged (disk full) fails before anyone sees it; the `fsync` that makes it durable is shared by
 //! every writer waiting at that moment (group commit: one leader syncs, the others wait for it).
@@ -20,10 +23,14 @@ use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex};
 
-/// The first bytes of every log file.
-pub const MAGIC: &[u8; 8] = b"cosmoql\x01";
-/// Length and checksum before each payload.
-pub const FRAME_HEADER: usize = 8;
+/// The first bytes of every log file this version creates.
+pub const MAGIC: &[u8; 8] = b"cosmoql\x02";
+/// The first bytes of a log of the first format, whose frames have no header checksum.
+pub const MAGIC_V1: &[u8; 8] = b"cosmoql\x01";
+/// Length, payload checksum and header checksum before each payload.
+pub const FRAME_HEADER: usize = 12;
+/// The first format's header: length and payload checksum.
+const FRAME_HEADER_V1: usize = 8;
 /// The largest payload a frame may carry (a batch of 100 items of 2 MB, with room to spare).
 pub const MAX_FRAME: usize = 256 * 1024 * 1024;
 
@@ -166,6 +173,8 @@ struct SyncState {
 #[derive(Debug)]
 pub struct Log {
     path: PathBuf,
+    /// The first format (`MAGIC_V1`): its frames have no header checksum.
+    v1: bool,
     tail: Mutex<Tail>,
     /// A second handle for `fsync`, so a sync never holds up appends.
     sync_file: File,
@@ -181,15 +190,25 @@ impl Log {
         let file = std::fs::OpenOptions::new().read(true).write(true).create_new(true).open(path)?;
         file.write_all_at(MAGIC, 0)?;
         file.sync_all()?;
-        Self::with_file(path, file, MAGIC.len() as u64, mode, faults)
+        Self::with_file(path, file, MAGIC.len() as u64, mode, faults, false)
     }
 
     /// Opens an existing log to append after its last whole frame at `end` (what
-    /// [`read_frames`] returned); whatever follows is cut off.
-    pub fn open_at(path: &Path, end: u64, mode: SyncMode, faults: Arc<Faults>) -> io::Result<Log> {
-        let file = std::fs::OpenOptions::new().read(true).write(true).open(path)?;
+    /// [`read_frames`] returned); whatever follows is cut off, after the bytes of a torn last
+    /// frame were copied aside (`wal-N.log.torn-at-END`: nothing read back as unreadable is ever
+    /// just deleted). Returns the log and that copy's path, when there was one.
+    pub fn open_at(path: &Path, end: u64, mode: SyncMode, faults: Arc<Faults>) -> io::Result<(Log, Option<PathBuf>)> {
+        let file = {
+            use std::os::unix::fs::OpenOptionsExt;
+            std::fs::OpenOptions::new().read(true).write(true).custom_flags(libc::O_NOFOLLOW).open(path)?
+        };
         let len = file.metadata()?.len();
+        let mut magic = [0u8; MAGIC.len()];
+        file.read_exact_at(&mut magic, 0)?;
+        let v1 = &magic == MAGIC_V1;
+        let mut aside = None;
         if len > end {
+            aside = keep_torn(path, &file, end, len)?;
             // A torn frame is zeroed (the space after `end` stays allocated for the next ones).
             let zeros = vec![0u8; (len - end).min(PREALLOCATE) as usize];
             let mut at = end;
@@ -200,14 +219,15 @@ impl Log {
             }
             file.sync_data()?;
         }
-        Self::with_file(path, file, end, mode, faults)
+        Ok((Self::with_file(path, file, end, mode, faults, v1)?, aside))
     }
 
-    fn with_file(path: &Path, file: File, end: u64, mode: SyncMode, faults: Arc<Faults>) -> io::Result<Log> {
+    fn with_file(path: &Path, file: File, end: u64, mode: SyncMode, faults: Arc<Faults>, v1: bool) -> io::Result<Log> {
         let sync_file = file.try_clone()?;
         let allocated = file.metadata()?.len();
         Ok(Log {
             path: path.to_path_buf(),
+            v1,
             tail: Mutex::new(Tail { file, end, allocated }),
             sync_file,
             sync: Mutex::new(SyncState { durable: end, ..SyncState::default() }),
@@ -258,7 +278,7 @@ impl Log {
         if payload.len() > MAX_FRAME {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, "a log record of more than 256 MB"));
         }
-        let frame = encode_frame(payload);
+        let frame = if self.v1 { encode_frame_v1(payload) } else { encode_frame(payload) };
         let mut tail = self.tail.lock();
         let end = tail.end + frame.len() as u64;
         if end > tail.allocated && !bulk && self.mode == SyncMode::Full {
@@ -403,13 +423,58 @@ impl std::fmt::Display for Corruption {
     }
 }
 
-/// A record as a frame: its length, its checksum, itself.
+/// A record as a frame: its length, its checksum, the checksum of those, itself.
 pub fn encode_frame(payload: &[u8]) -> Vec<u8> {
     let mut frame = Vec::with_capacity(FRAME_HEADER + payload.len());
     frame.extend_from_slice(&(payload.len() as u32).to_le_bytes());
     frame.extend_from_slice(&crc32fast::hash(payload).to_le_bytes());
+    let header = crc32fast::hash(&frame[..8]);
+    frame.extend_from_slice(&header.to_le_bytes());
     frame.extend_from_slice(payload);
     frame
+}
+
+/// A record as a frame of the first format (no header checksum).
+fn encode_frame_v1(payload: &[u8]) -> Vec<u8> {
+    let mut frame = Vec::with_capacity(FRAME_HEADER_V1 + payload.len());
+    frame.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    frame.extend_from_slice(&crc32fast::hash(payload).to_le_bytes());
+    frame.extend_from_slice(payload);
+    frame
+}
+
+/// Copies the written bytes of a torn frame (from `end` to the last byte that is not zero) to
+/// `wal-N.log.torn-at-END`, synced; returns that path, `None` when past `end` is only zeros.
+fn keep_torn(path: &Path, file: &File, end: u64, len: u64) -> io::Result<Option<PathBuf>> {
+    let mut last = None;
+    let mut chunk = vec![0u8; 1 << 16];
+    let mut at = end;
+    while at < len {
+        let n = (len - at).min(chunk.len() as u64) as usize;
+        file.read_exact_at(&mut chunk[..n], at)?;
+        if let Some(k) = chunk[..n].iter().rposition(|b| *b != 0) {
+            last = Some(at + k as u64);
+        }
+        at += n as u64;
+    }
+    let Some(last) = last else { return Ok(None) };
+    let aside = path.with_extension(format!("log.torn-at-{end}"));
+    let copy = std::fs::OpenOptions::new().write(true).create_new(true).open(&aside);
+    let copy = match copy {
+        Ok(f) => f,
+        // Kept by an earlier opening that stopped before cutting the log.
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Ok(Some(aside)),
+        Err(e) => return Err(e),
+    };
+    let mut at = end;
+    while at <= last {
+        let n = (last + 1 - at).min(chunk.len() as u64) as usize;
+        file.read_exact_at(&mut chunk[..n], at)?;
+        copy.write_all_at(&chunk[..n], at - end)?;
+        at += n as u64;
+    }
+    copy.sync_all()?;
+    Ok(Some(aside))
 }
 
 /// What reading a log found.
@@ -441,9 +506,10 @@ pub fn read_frames<E>(
     };
     let mut reader = io::BufReader::with_capacity(1 << 20, &file);
     let mut magic = [0u8; MAGIC.len()];
-    let header_ok =
-        len >= MAGIC.len() as u64 && io::Read::read_exact(&mut reader, &mut magic).is_ok() && &magic == MAGIC;
-    if !header_ok {
+    let read_magic = len >= MAGIC.len() as u64 && io::Read::read_exact(&mut reader, &mut magic).is_ok();
+    let v1 = &magic == MAGIC_V1;
+    let header_size = if v1 { FRAME_HEADER_V1 } else { FRAME_HEADER };
+    if !read_magic || !(&magic == MAGIC || v1) {
         // A log is created with its magic and synced before anything is appended.
         let corruption = Corruption {
             file: path.to_path_buf(),
@@ -495,19 +561,24 @@ pub fn read_frames<E>(
         if at == len {
             return Ok(Ok(ReadLog { end: len, torn_bytes: 0, corruption: None }));
         }
-        if len - at < FRAME_HEADER as u64 {
+        if len - at < header_size as u64 {
             return Ok(judge(at, len, frames, "incomplete record header"));
         }
         let mut header = [0u8; FRAME_HEADER];
-        if let Err(e) = io::Read::read_exact(&mut reader, &mut header) {
+        if let Err(e) = io::Read::read_exact(&mut reader, &mut header[..header_size]) {
             return Ok(Err(e));
         }
         let size = u32::from_le_bytes([header[0], header[1], header[2], header[3]]) as u64;
         let crc = u32::from_le_bytes([header[4], header[5], header[6], header[7]]);
-        let start = at + FRAME_HEADER as u64;
-        if size == 0 && crc == 0 {
+        let start = at + header_size as u64;
+        if header[..header_size].iter().all(|b| *b == 0) {
             // Zeros: space allocated ahead, or left after the last frame.
             return Ok(judge(at, start, frames, "a zero record header"));
+        }
+        if !v1 && crc32fast::hash(&header[..8]).to_le_bytes() != header[8..12] {
+            // A header that does not check (a length or checksum changed since it was written):
+            // its length cannot be trusted to say where the log ends.
+            return Ok(judge(at, start, frames, "a damaged record header"));
         }
         if size > MAX_FRAME as u64 {
             return Ok(judge(at, start, frames, "a record length past the limit"));
@@ -594,7 +665,7 @@ mod tests {
         let (got, read) = frames(&path);
         assert_eq!(got.len(), 2);
         assert_eq!((read.end, read.torn_bytes, read.corruption.is_none()), (b, 6, true));
-        let log = Log::open_at(&path, read.end, SyncMode::Full, Faults::none()).unwrap();
+        let (log, _) = Log::open_at(&path, read.end, SyncMode::Full, Faults::none()).unwrap();
         log.append(b"third").unwrap();
         drop(log);
         assert_eq!(frames(&path).0.len(), 3);
@@ -616,6 +687,92 @@ mod tests {
         let c = read.corruption.unwrap();
         assert_eq!((c.offset, c.intact_frames), (first_end, 1));
         assert!(c.to_string().contains(&format!("byte offset {first_end}")), "{c}");
+    }
+
+    /// A log of `payloads` as bytes, and where each frame starts.
+    fn log_bytes(payloads: &[Vec<u8>]) -> (Vec<u8>, Vec<usize>) {
+        let mut bytes = MAGIC.to_vec();
+        let mut starts = Vec::new();
+        for p in payloads {
+            starts.push(bytes.len());
+            bytes.extend_from_slice(&encode_frame(p));
+        }
+        (bytes, starts)
+    }
+
+    #[test]
+    fn every_flipped_bit_is_damage_never_the_end_of_the_log() {
+        // The case among them: a bit of a length field, which used to read as a frame
+        // running past the end of the file (a torn write), and cut everything after it.
+        let payloads = vec![b"first record".to_vec(), vec![7u8; 300], b"third".to_vec(), b"last".to_vec()];
+        let (bytes, starts) = log_bytes(&payloads);
+        let path = temp("bits");
+        for byte in 0..bytes.len() {
+            for bit in 0..8 {
+                let mut damaged = bytes.clone();
+                damaged[byte] ^= 1 << bit;
+                std::fs::write(&path, &damaged).unwrap();
+                let (got, read) = frames(&path);
+                let hit = starts.iter().rposition(|s| *s <= byte);
+                let what = format!("bit {bit} of byte {byte}");
+                match hit {
+                    // The magic: not a log.
+                    None => assert_eq!(read.corruption.map(|c| c.offset), Some(0), "{what}"),
+                    // The last frame: a damaged last frame cannot be told from a torn one; it is
+                    // cut and reported (Log::open_at keeps its bytes aside).
+                    Some(k) if k == payloads.len() - 1 => {
+                        assert_eq!(got, payloads[..k], "{what}");
+                        assert!(read.corruption.is_some() || read.torn_bytes > 0, "{what}: {read:?}");
+                    }
+                    // Any other: the frames before it, and the damage with its offset.
+                    Some(k) => {
+                        assert_eq!(got, payloads[..k], "{what}");
+                        let c = read.corruption.as_ref().unwrap_or_else(|| panic!("{what}: {read:?}"));
+                        assert_eq!((c.offset, c.intact_frames), (starts[k] as u64, k as u64), "{what}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_last_record_cut_anywhere_is_a_torn_tail_kept_aside() {
+        let payloads = vec![b"one".to_vec(), vec![9u8; 200]];
+        let (bytes, starts) = log_bytes(&payloads);
+        let path = temp("cut");
+        for cut in starts[1]..bytes.len() {
+            std::fs::write(&path, &bytes[..cut]).unwrap();
+            let (got, read) = frames(&path);
+            assert_eq!(got, payloads[..1], "cut at {cut}");
+            assert!(read.corruption.is_none(), "cut at {cut}: {read:?}");
+            assert_eq!(read.end, starts[1] as u64, "cut at {cut}");
+            // What was written of it is copied aside before the log is cut.
+            let (_, aside) = Log::open_at(&path, read.end, SyncMode::Full, Faults::none()).unwrap();
+            let written = bytes[starts[1]..cut].iter().rposition(|b| *b != 0).map(|p| p + 1);
+            match (written, aside) {
+                (Some(n), Some(aside)) => {
+                    assert_eq!(std::fs::read(&aside).unwrap(), &bytes[starts[1]..starts[1] + n], "cut at {cut}");
+                    let _ = std::fs::remove_file(aside);
+                }
+                (None, None) => {}
+                (w, a) => panic!("cut at {cut}: written {w:?}, kept {a:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn logs_of_the_first_format_are_read_and_appended_to() {
+        let path = temp("v1");
+        let mut bytes = MAGIC_V1.to_vec();
+        bytes.extend_from_slice(&encode_frame_v1(b"old"));
+        std::fs::write(&path, &bytes).unwrap();
+        let (got, read) = frames(&path);
+        assert_eq!(got, vec![b"old".to_vec()]);
+        let (log, _) = Log::open_at(&path, read.end, SyncMode::Full, Faults::none()).unwrap();
+        log.append(b"new").unwrap();
+        drop(log);
+        let (got, read) = frames(&path);
+        assert_eq!((got, read.corruption.is_none()), (vec![b"old".to_vec(), b"new".to_vec()], true));
     }
 
     #[test]
@@ -643,7 +800,7 @@ mod tests {
         drop(log);
         let (got, read) = frames(&path);
         assert_eq!((got.len(), read.end, read.torn_bytes, read.corruption.is_none()), (1, end, 0, true));
-        let log = Log::open_at(&path, end, SyncMode::Full, Faults::none()).unwrap();
+        let (log, _) = Log::open_at(&path, end, SyncMode::Full, Faults::none()).unwrap();
         let big = vec![7u8; PREALLOCATE as usize];
         let end = log.append_bulk(&big).unwrap();
         assert_eq!(std::fs::metadata(&path).unwrap().len(), end, "bulk frames append at the end");
