@@ -32,6 +32,7 @@ use std::ops::Bound;
 use std::sync::Arc;
 
 use cosmoql_parser::BinaryOp;
+use cosmoql_storage::container::MAX_ITEM_BYTES;
 use cosmoql_storage::{IndexKey, IndexProbe, IndexStep, IndexingMode, IndexingPolicy, SpatialBox, StringTest};
 use cosmoql_value::text::{self, TextTest};
 use cosmoql_value::Value;
@@ -620,6 +621,9 @@ impl Chooser<'_> {
             BoundExpr::Binary(BinaryOp::And, l, r) | BoundExpr::Binary(BinaryOp::Or, l, r) => {
                 self.exact(l) && self.exact(r)
             }
+            BoundExpr::Call { function, args, .. } if function.name() == "RegexMatch" => {
+                self.probe(e).is_ok() && regex_decides_every_string(args)
+            }
             _ => self.probe(e).is_ok_and(|(_, strategy)| strategy != PredicateStrategy::SpatialScan),
         }
     }
@@ -837,7 +841,10 @@ impl Chooser<'_> {
                             .map_err(|e| format!("RegexMatch with a pattern that does not compile ({e})"))?;
                         let path = self.indexed(path)?;
                         let describe = format!("RegexMatch(_, {pattern:?}, {modifiers:?})");
-                        let test = StringTest { test: Arc::new(move |s: &str| re.is_match(s)), describe };
+                        // A string the match would take too long on is a candidate: the item is
+                        // read and its filter says so (such a probe is not exact).
+                        let test =
+                            StringTest { test: Arc::new(move |s: &str| re.is_match(s).unwrap_or(true)), describe };
                         Ok((IndexProbe::Strings { path, test }, FullIndexScan))
                     }
                     name => Err(format!("{name} of the value: the index cannot answer it")),
@@ -945,5 +952,21 @@ impl fmt::Display for PredicateStrategy {
             PredicateStrategy::PartitionKey => write!(f, "the partition key (the targets are its logical partitions)"),
             PredicateStrategy::Filter(why) => write!(f, "filter on the items read ({why})"),
         }
+    }
+}
+
+/// Whether a `RegexMatch` probe's pattern is small enough to decide every string an item can
+/// hold within the match's work bound; a larger one makes some strings candidates only.
+fn regex_decides_every_string(args: &[BoundExpr]) -> bool {
+    let modifiers = match args.get(2) {
+        None => "",
+        Some(BoundExpr::Const(Value::String(m))) => m,
+        Some(_) => return false,
+    };
+    match args.get(1) {
+        Some(BoundExpr::Const(Value::String(pattern))) => {
+            text::regex(pattern, modifiers).is_ok_and(|re| re.decides_within(MAX_ITEM_BYTES))
+        }
+        _ => false,
     }
 }

@@ -40,7 +40,11 @@ pub(crate) const FUNCTIONS: &[Builtin] = &[
 ];
 
 fn concat(args: &[Value], _: &FunctionContext<'_>) -> Res {
-    let mut out = Vec::new();
+    let size: u128 = args.iter().map(|a| a.as_array().map_or(0, |x| x.len() as u128)).sum();
+    if size > super::MAX_BUILT_ELEMENTS as u128 {
+        return Err(super::too_large(size, "an array"));
+    }
+    let mut out = Vec::with_capacity(size as usize);
     for a in args {
         match a.as_array() {
             Some(items) => out.extend_from_slice(items),

@@ -25,6 +25,24 @@ mod vector;
 pub use body::{Body, Builtin, FunctionContext};
 pub use cosmoql_planner::VectorPolicy;
 
+/// The most a function builds: bytes of a string ([`MAX_BUILT`]), elements of an array
+/// ([`MAX_BUILT_ELEMENTS`]). Functions that make a value larger than their arguments (CONCAT,
+/// REPLACE, StringJoin, ARRAY_CONCAT) check the size before they build it: nesting them doubles
+/// a value at each level, and without a bound one statement asks for gigabytes.
+pub const MAX_BUILT: usize = 16 << 20;
+
+/// See [`MAX_BUILT`].
+pub const MAX_BUILT_ELEMENTS: usize = 1 << 20;
+
+/// The error of a function whose result would pass [`MAX_BUILT`] (the evaluator names the
+/// function).
+pub(crate) fn too_large(size: u128, what: &str) -> crate::error::FunctionError {
+    let (unit, most) = if what == "an array" { ("elements", MAX_BUILT_ELEMENTS) } else { ("bytes", MAX_BUILT) };
+    crate::error::FunctionError(format!(
+        "the result would be {what} of {size} {unit}; a function builds at most {most} {unit}"
+    ))
+}
+
 /// The current time in ticks, as the clock functions read it.
 pub fn clock_ticks() -> i64 {
     datetime::now_ticks()

@@ -11,9 +11,8 @@
 //! Wrong argument types give `undefined`. The only errors are a malformed regular expression or
 //! an unknown `RegexMatch` modifier.
 
-use cosmoql_value::text::{self, case_map, fold, TextTest};
+use cosmoql_value::text::{self, case_map, fold, Pattern, TextTest};
 use cosmoql_value::{and, format_number, or, parse_json, to_json_string, Value};
-use regex::Regex;
 
 use super::body::{Builtin, FunctionContext};
 use crate::error::FunctionError;
@@ -161,7 +160,11 @@ fn substring_units(s: &str, start: i64, len: i64) -> String {
 // Functions
 
 fn concat(args: &[Value], _: &FunctionContext<'_>) -> Res {
-    let mut out = String::new();
+    let size: u128 = args.iter().map(|a| a.as_str().map_or(0, |s| s.len() as u128)).sum();
+    if size > super::MAX_BUILT as u128 {
+        return Err(super::too_large(size, "a string"));
+    }
+    let mut out = String::with_capacity(size as usize);
     for a in args {
         match a.as_str() {
             Some(s) => out.push_str(s),
@@ -313,6 +316,13 @@ fn replace(args: &[Value], _: &FunctionContext<'_>) -> Res {
     if find.is_empty() {
         return Ok(Value::Undefined);
     }
+    if with.len() > find.len() {
+        let grows = s.matches(find).count() as u128 * (with.len() - find.len()) as u128;
+        let size = s.len() as u128 + grows;
+        if size > super::MAX_BUILT as u128 {
+            return Err(super::too_large(size, "a string"));
+        }
+    }
     Ok(Value::from(s.replace(find, with)))
 }
 
@@ -341,6 +351,11 @@ fn string_join(args: &[Value], _: &FunctionContext<'_>) -> Res {
             Some(s) => parts.push(s),
             None => return Ok(Value::Undefined),
         }
+    }
+    let size =
+        parts.iter().map(|p| p.len() as u128).sum::<u128>() + sep.len() as u128 * parts.len().saturating_sub(1) as u128;
+    if size > super::MAX_BUILT as u128 {
+        return Err(super::too_large(size, "a string"));
     }
     Ok(Value::from(parts.join(sep)))
 }
@@ -379,7 +394,7 @@ fn to_string(v: &Value) -> Value {
 
 /// `RegexMatch(s, pattern [, modifiers])`: whether the pattern matches anywhere in `s`.
 /// Modifiers: `i` (ignore case), `m` (multi-line `^`/`$`), `s` (`.` matches newlines), `x`
-/// (ignore pattern whitespace and `#` comments). The `regex` crate runs in linear time; it has no
+/// (ignore pattern whitespace and `#` comments). The engine runs in linear time; it has no
 /// backreferences or look-around, and patterns using them are reported as invalid.
 fn regex_match(args: &[Value], _: &FunctionContext<'_>) -> Res {
     let (Some(s), Some(pattern)) = (args[0].as_str(), args[1].as_str()) else { return Ok(Value::Undefined) };
@@ -389,10 +404,10 @@ fn regex_match(args: &[Value], _: &FunctionContext<'_>) -> Res {
         Some(_) => return Ok(Value::Undefined),
     };
     let re = compiled(pattern, modifiers)?;
-    Ok(Value::Bool(re.is_match(s)))
+    Ok(Value::Bool(re.is_match(s).map_err(FunctionError)?))
 }
 
-fn compiled(pattern: &str, modifiers: &str) -> Result<Regex, FunctionError> {
+fn compiled(pattern: &str, modifiers: &str) -> Result<Pattern, FunctionError> {
     text::regex(pattern, modifiers).map_err(FunctionError)
 }
 
