@@ -349,3 +349,45 @@ fn an_index_scan_leaves_undecidable_strings_to_the_filter() {
         assert!(err.message.contains("too complex to match"), "{sql}: {}", err.message);
     }
 }
+
+/// Issue 21 ("object construction"): arrays and objects share their parts, so `[t, t]` nested in
+/// 34 FROM subqueries was built in microseconds and then printed for hours (2^35 copies). Every
+/// value a query builds (array and object literals, the SELECT list, ARRAY(subquery)) stands
+/// for at most 16 MiB of JSON; values just under it are built.
+#[test]
+fn values_built_from_shared_parts_are_bounded() {
+    let c = container(1, 1);
+    let nest = |start: &str, step: &dyn Fn(usize) -> String, levels: usize| {
+        (1..=levels).fold(start.to_string(), |q, i| format!("{} FROM ({q}) AS t{i}", step(i)))
+    };
+    let array = nest("SELECT VALUE [1, 1]", &|i| format!("SELECT VALUE [t{i}, t{i}]"), 34);
+    let object = nest("SELECT VALUE {a: 1}", &|i| format!("SELECT t{i} AS x, t{i} AS y"), 34);
+    let literal = nest("SELECT VALUE {a: 1}", &|i| format!("SELECT VALUE {{x: t{i}, y: t{i}}}"), 34);
+    let sub = "SELECT VALUE ARRAY(SELECT VALUE [t, u] FROM t IN c.big JOIN u IN c.big) FROM c";
+    let big = format!(r#"{{"id":"b","pk":"k0","big":[{}]}}"#, vec![format!("\"{}\"", "x".repeat(5000)); 300].join(","));
+    c.create(&parse_json(&big).unwrap()).unwrap();
+    for (sql, what) in [
+        (array.as_str(), "an array built by the query"),
+        (object.as_str(), "the SELECT list's object built by the query"),
+        (literal.as_str(), "an object built by the query"),
+        (sub, "ARRAY(SELECT ...) built by the query"),
+    ] {
+        let err = execute(&c, sql, &QueryOptions::default()).unwrap_err();
+        assert_eq!(err.kind, QueryErrorKind::Eval, "{err}");
+        assert!(err.message.starts_with(what), "{}", err.message);
+        assert!(err.message.contains("16777216 bytes of JSON"), "{}", err.message);
+    }
+    // A function that builds from shared parts: two elements, 2^34 copies of `[1, 1]`.
+    let concat = nest("SELECT VALUE [1, 1]", &|i| format!("SELECT VALUE ARRAY_CONCAT([t{i}], [t{i}])"), 34);
+    let err = execute(&c, &concat, &QueryOptions::default()).unwrap_err();
+    assert!(
+        err.message.starts_with("ARRAY_CONCAT: the result would be more than 16777216 bytes of JSON"),
+        "{}",
+        err.message
+    );
+    // 2^20 ones nested 20 deep: about 4 MiB of text, built and printed.
+    let ok = nest("SELECT VALUE [1, 1]", &|i| format!("SELECT VALUE [t{i}, t{i}]"), 19);
+    let out =
+        execute(&c, &format!("SELECT VALUE LENGTH(ToString(t)) FROM ({ok}) AS t"), &QueryOptions::default()).unwrap();
+    assert_eq!(out.items, vec![Value::from(4_194_301.0)]);
+}

@@ -9,8 +9,8 @@ use cosmoql_planner::ops::{binary, unary};
 use cosmoql_planner::{BoundExpr, BoundQuery, Step, SubqueryKind};
 use cosmoql_value::{and, not, or, query_eq, query_ge, query_le, LikePattern, Map, Value};
 
-use crate::error::QueryError;
-use crate::functions::{self, FunctionContext};
+use crate::error::{QueryError, QueryErrorKind};
+use crate::functions::{self, FunctionContext, MAX_BUILT};
 use crate::row::{Binding, Row};
 use crate::source::QuerySource;
 
@@ -58,6 +58,21 @@ fn follow(mut v: Value, steps: &[Step]) -> Value {
         }
     }
     v
+}
+
+/// A value the query builds (an array or object, a SELECT list, `ARRAY(SELECT ...)`), or an
+/// error if it stands for more than [`MAX_BUILT`] bytes of JSON. Its parts are shared, not
+/// copied, so `[t, t]` nested 40 deep is cheap to build and 2^40 times `t` to print, compare or
+/// hash: the bound keeps every value a query makes printable.
+pub(crate) fn built(v: Value, what: &str) -> Result<Value, QueryError> {
+    match v.json_len_within(MAX_BUILT) {
+        Some(_) => Ok(v),
+        None => Err(QueryError::new(
+            QueryErrorKind::Eval,
+            format!("{what} built by the query would be more than {MAX_BUILT} bytes of JSON, the most a query builds"),
+            None,
+        )),
+    }
 }
 
 /// Reads `steps` from a binding without decoding more than the value found.
@@ -123,7 +138,7 @@ impl Eval for BoundExpr {
                         out.push(v);
                     }
                 }
-                Value::from(out)
+                built(Value::from(out), "an array")?
             }
             BoundExpr::Object(props) => {
                 let mut map = Map::with_capacity(props.len());
@@ -133,7 +148,7 @@ impl Eval for BoundExpr {
                         map.insert(name.clone(), v);
                     }
                 }
-                Value::from(map)
+                built(Value::from(map), "an object")?
             }
             BoundExpr::Unary(op, e) => unary(*op, &e.eval(ctx, row)?),
             BoundExpr::Binary(BinaryOp::And, l, r) => {
@@ -235,7 +250,7 @@ impl Eval for BoundExpr {
                 match kind {
                     SubqueryKind::Scalar => results.into_iter().next().unwrap_or(Value::Undefined),
                     SubqueryKind::Exists => Value::Bool(!results.is_empty()),
-                    SubqueryKind::Array => Value::from(results),
+                    SubqueryKind::Array => built(Value::from(results), "ARRAY(SELECT ...)")?,
                 }
             }
         })

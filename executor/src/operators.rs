@@ -370,7 +370,7 @@ impl<'a> Runner<'a> {
                         map.insert(name.clone(), v);
                     }
                 }
-                Value::from(map)
+                crate::eval::built(Value::from(map), "the SELECT list's object")?
             }
         })
     }

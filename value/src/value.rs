@@ -113,6 +113,40 @@ impl Value {
         Value::String(s.into())
     }
 
+    /// The length of the value's JSON text at least (every number counted as one character),
+    /// or `None` once that passes `cap`. Arrays and objects share their parts, so a value built
+    /// of copies of another (`[t, t]`, nested) can stand for far more text than it holds in
+    /// memory: what builds values checks this first, and the walk stops at `cap`.
+    pub fn json_len_within(&self, cap: usize) -> Option<usize> {
+        let mut total = 0usize;
+        let mut stack = vec![self];
+        while let Some(v) = stack.pop() {
+            total = total.saturating_add(match v {
+                Value::Undefined => 0,
+                Value::Null | Value::Bool(true) => 4,
+                Value::Bool(false) => 5,
+                Value::Number(_) => 1,
+                Value::String(s) => s.len() + 2,
+                Value::Array(a) => {
+                    stack.extend(a.iter());
+                    2 + a.len().saturating_sub(1)
+                }
+                Value::Object(m) => {
+                    let mut keys = 2 + m.len().saturating_sub(1);
+                    for (k, e) in m.iter() {
+                        keys = keys.saturating_add(k.len() + 3);
+                        stack.push(e);
+                    }
+                    keys
+                }
+            });
+            if total > cap {
+                return None;
+            }
+        }
+        Some(total)
+    }
+
     /// An empty array.
     pub fn empty_array() -> Value {
         Value::Array(Arc::new(Vec::new()))
@@ -412,6 +446,23 @@ impl<K: Into<String>> FromIterator<(K, Value)> for Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn json_len_is_the_text_length_at_least_and_stops_at_the_cap() {
+        for text in [r#"{"a":[1,2,{"b":"xyz"}],"c":null,"d":true,"e":false,"f":{}}"#, "[]", r#""""#, "[[],[[]]]"] {
+            let v = crate::parse_json(text).unwrap();
+            assert_eq!(v.json_len_within(usize::MAX), crate::to_json_string(&v).map(|t| t.len()), "{text}");
+        }
+        let long = crate::parse_json("[12345.5, \"\\u0001\"]").unwrap();
+        assert!(long.json_len_within(usize::MAX).unwrap() < crate::to_json_string(&long).unwrap().len());
+        // 2^40 characters of text in 41 shared arrays: the walk stops at the cap.
+        let mut v = Value::from("a");
+        for _ in 0..40 {
+            v = Value::array([v.clone(), v]);
+        }
+        assert_eq!(v.json_len_within(1 << 20), None);
+        assert_eq!(Value::Undefined.json_len_within(0), Some(0));
+    }
 
     #[test]
     fn get_and_index_never_panic() {

@@ -51,7 +51,7 @@ fn concat(args: &[Value], _: &FunctionContext<'_>) -> Res {
             None => return Ok(Value::Undefined),
         }
     }
-    Ok(Value::from(out))
+    super::bounded_json(Value::from(out))
 }
 
 /// Whether `hay` matches `needle`: equal, or with `partial`, an object having every property of

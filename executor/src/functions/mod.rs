@@ -43,6 +43,17 @@ pub(crate) fn too_large(size: u128, what: &str) -> crate::error::FunctionError {
     ))
 }
 
+/// An array or object a function built, or the error if it stands for more than [`MAX_BUILT`]
+/// bytes of JSON: its elements are shared, not copied, so few elements can stand for a lot.
+pub(crate) fn bounded_json(v: cosmoql_value::Value) -> Result<cosmoql_value::Value, crate::error::FunctionError> {
+    match v.json_len_within(MAX_BUILT) {
+        Some(_) => Ok(v),
+        None => Err(crate::error::FunctionError(format!(
+            "the result would be more than {MAX_BUILT} bytes of JSON; a function builds at most {MAX_BUILT} bytes"
+        ))),
+    }
+}
+
 /// The current time in ticks, as the clock functions read it.
 pub fn clock_ticks() -> i64 {
     datetime::now_ticks()
