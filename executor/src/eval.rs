@@ -75,6 +75,20 @@ pub(crate) fn built(v: Value, what: &str) -> Result<Value, QueryError> {
     }
 }
 
+/// `v IN (list)`, comparing `v` with each element in turn: `true` at the first equal one,
+/// otherwise `undefined` if a comparison was undefined, else `false`.
+fn in_list(ctx: &EvalContext<'_>, row: &Row, v: &Value, list: &[BoundExpr]) -> Result<Value, QueryError> {
+    let mut result = Value::Bool(false);
+    for item in list {
+        match query_eq(v, &item.eval(ctx, row)?) {
+            Value::Bool(true) => return Ok(Value::Bool(true)),
+            Value::Bool(false) => {}
+            _ => result = Value::Undefined,
+        }
+    }
+    Ok(result)
+}
+
 /// Reads `steps` from a binding without decoding more than the value found.
 pub fn read_path(ctx: &EvalContext<'_>, binding: Option<&Binding>, steps: &[Step]) -> Value {
     match binding {
@@ -183,19 +197,13 @@ impl Eval for BoundExpr {
                     inside
                 }
             }
-            BoundExpr::In { expr, list, negated } => {
+            BoundExpr::In { expr, list, set, negated } => {
                 let v = expr.eval(ctx, row)?;
-                let mut result = Value::Bool(false);
-                for item in list {
-                    match query_eq(&v, &item.eval(ctx, row)?) {
-                        Value::Bool(true) => {
-                            result = Value::Bool(true);
-                            break;
-                        }
-                        Value::Bool(false) => {}
-                        _ => result = Value::Undefined,
-                    }
-                }
+                let result = match set {
+                    // A long list of constants: one lookup.
+                    Some(set) => set.query_in(&v),
+                    None => in_list(ctx, row, &v, list)?,
+                };
                 if *negated {
                     not(&result)
                 } else {
@@ -225,7 +233,15 @@ impl Eval for BoundExpr {
                     otherwise.eval(ctx, row)?
                 }
             }
-            BoundExpr::Call { function, args, vector_policy, span } => {
+            BoundExpr::Call { function, args, vector_policy, set, span } => {
+                if let Some(set) = set {
+                    // A long constant array: one lookup per value instead of a pass over it.
+                    let mut needles = Vec::with_capacity(args.len() - 1);
+                    for a in &args[1..] {
+                        needles.push(a.eval(ctx, row)?);
+                    }
+                    return Ok(functions::contains_in_set(function.name(), set, &needles));
+                }
                 let mut values = Vec::with_capacity(args.len());
                 for a in args {
                     values.push(a.eval(ctx, row)?);

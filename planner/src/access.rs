@@ -758,7 +758,7 @@ impl Chooser<'_> {
                 let path = self.indexed(path)?;
                 Ok((IndexProbe::Range { path, lower: Bound::Included(lo), upper: Bound::Included(hi) }, IndexRangeScan))
             }
-            BoundExpr::In { expr, list, negated: false } => {
+            BoundExpr::In { expr, list, negated: false, .. } => {
                 let path = self.path(expr).ok_or("IN on something other than an item path")?;
                 let keys: Option<Vec<IndexKey>> = list.iter().map(constant_key).collect();
                 let keys = keys.ok_or("IN with a value that is not a scalar constant")?;

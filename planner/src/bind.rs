@@ -14,11 +14,12 @@
 //! Every error keeps the span of the part of the query it is about.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use cosmoql_parser::{
     Collection, Count, Expr, ExprKind, FromSource, Literal, PathSegment, Projection, Query, SortDirection, Span,
 };
-use cosmoql_value::{LikePattern, Map, Value};
+use cosmoql_value::{LikePattern, Map, Value, ValueSet};
 
 use crate::bound::{
     AggregateSpec, BoundExpr, BoundProjection, BoundQuery, RankFn, SortKey, Source, SourceKind, Step, SubqueryKind,
@@ -446,11 +447,14 @@ impl Binder<'_> {
                 high: Box::new(sub(high, aggs)?),
                 negated: *negated,
             },
-            ExprKind::In { expr, list, negated } => BoundExpr::In {
-                expr: Box::new(sub(expr, aggs)?),
-                list: list.iter().map(|i| sub(i, aggs)).collect::<Result<_, _>>()?,
-                negated: *negated,
-            },
+            ExprKind::In { expr, list, negated } => {
+                let list: Vec<BoundExpr> = list.iter().map(|i| sub(i, aggs)).collect::<Result<_, _>>()?;
+                let set = constant_set(list.iter().map(|i| match i {
+                    BoundExpr::Const(v) => Some(v),
+                    _ => None,
+                }));
+                BoundExpr::In { expr: Box::new(sub(expr, aggs)?), list, set, negated: *negated }
+            }
             ExprKind::Like { expr, pattern, escape, negated } => {
                 let escape_char = escape.as_ref().and_then(|s| s.chars().next());
                 let pattern = sub(pattern, aggs)?;
@@ -543,7 +547,18 @@ impl Binder<'_> {
         } else {
             None
         };
-        Ok(BoundExpr::Call { function, args, vector_policy, span: e.span })
+        let set = match (signature.name, args.first(), args.get(2)) {
+            (
+                "ARRAY_CONTAINS",
+                Some(BoundExpr::Const(Value::Array(items))),
+                None | Some(BoundExpr::Const(Value::Bool(false))),
+            )
+            | ("ARRAY_CONTAINS_ANY" | "ARRAY_CONTAINS_ALL", Some(BoundExpr::Const(Value::Array(items))), _) => {
+                constant_set(items.iter().map(Some))
+            }
+            _ => None,
+        };
+        Ok(BoundExpr::Call { function, args, vector_policy, set, span: e.span })
     }
 
     /// A scoring function of ORDER BY RANK: FullTextScore, VectorDistance, or RRF of them.
@@ -830,4 +845,17 @@ fn children(e: &Expr) -> Vec<&Expr> {
         ExprKind::Conditional { condition, then, otherwise } => vec![condition, then, otherwise],
         ExprKind::Call { args, .. } => args.iter().collect(),
     }
+}
+
+/// The fewest constants gathered into a set for membership tests; a shorter list is compared
+/// element by element, which is as fast.
+const SET_FROM: usize = 8;
+
+/// A set of constants, when there are enough of them and all are constants.
+fn constant_set<'a>(values: impl ExactSizeIterator<Item = Option<&'a Value>>) -> Option<Arc<ValueSet>> {
+    if values.len() < SET_FROM {
+        return None;
+    }
+    let values: Option<Vec<&Value>> = values.collect();
+    ValueSet::new(values?).map(Arc::new)
 }

@@ -4,9 +4,10 @@
 //! trees as they are; nothing in them refers back to the query text except spans for errors.
 
 use std::cmp::Ordering;
+use std::sync::Arc;
 
 use cosmoql_parser::{BinaryOp, Span, UnaryOp};
-use cosmoql_value::{LikePattern, Value};
+use cosmoql_value::{LikePattern, Value, ValueSet};
 
 use cosmoql_storage::IndexStep;
 
@@ -57,6 +58,8 @@ pub enum BoundExpr {
     In {
         expr: Box<BoundExpr>,
         list: Vec<BoundExpr>,
+        /// The list as a set, gathered once when it is long and all constants.
+        set: Option<Arc<ValueSet>>,
         negated: bool,
     },
     Like {
@@ -77,6 +80,9 @@ pub enum BoundExpr {
         args: Vec<BoundExpr>,
         /// For `VectorDistance`: the container's policy for the path of its first argument.
         vector_policy: Option<VectorPolicy>,
+        /// For `ARRAY_CONTAINS`, `ARRAY_CONTAINS_ANY` and `ARRAY_CONTAINS_ALL` of a long constant
+        /// array (matching whole values): its elements as a set, gathered once.
+        set: Option<Arc<ValueSet>>,
         span: Span,
     },
     /// The value of the i-th aggregate of the current group.

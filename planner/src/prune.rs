@@ -336,7 +336,7 @@ impl Analyzer<'_> {
                     self.equals(slot, left)
                 }
             }
-            BoundExpr::In { expr, list, negated: false } => {
+            BoundExpr::In { expr, list, negated: false, .. } => {
                 let slot = self.slot(expr)?;
                 if list.len() > MAX_KEYS {
                     return None;

@@ -52,7 +52,9 @@ pub use json::{
     write_json, JsonError,
 };
 pub use like::LikePattern;
-pub use ops::{and, is_truthy, not, or, query_cmp, query_eq, query_ge, query_gt, query_le, query_lt, query_ne};
+pub use ops::{
+    and, is_truthy, not, or, query_cmp, query_eq, query_ge, query_gt, query_le, query_lt, query_ne, ValueSet,
+};
 pub use value::{Map, Value, ValueKind};
 
 /// Re-exported so that dependents build [`Map`]s with the same `indexmap`.

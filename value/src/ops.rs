@@ -22,6 +22,7 @@
 //! `undefined` (there is no ordering).
 
 use std::cmp::Ordering;
+use std::collections::HashSet;
 
 use crate::value::{Map, Value};
 
@@ -146,6 +147,72 @@ pub fn not(a: &Value) -> Value {
 /// `false`, `undefined` and every non-boolean value are all "not kept".
 pub fn is_truthy(v: &Value) -> bool {
     matches!(v, Value::Bool(true))
+}
+
+/// Constant values gathered once for membership tests that would otherwise compare a value
+/// with each of them in turn: `x IN (16,000 literals)` over 100,000 items made 1.6 billion
+/// comparisons; with the set, 100,000 lookups.
+#[derive(Debug, Clone)]
+pub struct ValueSet {
+    /// The members; `Eq`/`Hash` are the total order's, which agrees with `=` on everything but
+    /// NaN (never a member here: see [`ValueSet::new`]).
+    members: HashSet<Value>,
+    /// Which kinds the constants have (`1 << ValueKind as u8`), undefined included: a value of
+    /// another kind compares with one of them as undefined.
+    kinds: u8,
+}
+
+impl ValueSet {
+    /// The set of `values`, or `None` if one of them is a NaN or holds one (the total order
+    /// makes NaN equal to itself, `=` does not).
+    pub fn new<'a>(values: impl IntoIterator<Item = &'a Value>) -> Option<ValueSet> {
+        let mut members = HashSet::new();
+        let mut kinds = 0u8;
+        for v in values {
+            if holds_nan(v) {
+                return None;
+            }
+            kinds |= 1 << v.kind() as u8;
+            members.insert(v.clone());
+        }
+        Some(ValueSet { members, kinds })
+    }
+
+    /// Whether a value equal to `v` in the total order is a member: `ARRAY_CONTAINS` of a
+    /// constant array.
+    pub fn contains(&self, v: &Value) -> bool {
+        self.members.contains(v)
+    }
+
+    /// `v IN (members)`: `true` if `v = m` for a member `m`; otherwise `undefined` if some
+    /// `v = m` is undefined (`v` undefined, or a member of another kind), else `false`. The
+    /// same as comparing `v` with each member in turn.
+    pub fn query_in(&self, v: &Value) -> Value {
+        if self.kinds == 0 {
+            return Value::Bool(false);
+        }
+        if v.is_undefined() {
+            return Value::Undefined;
+        }
+        if !holds_nan(v) && self.members.contains(v) {
+            return Value::Bool(true);
+        }
+        if self.kinds & !(1 << v.kind() as u8) != 0 {
+            Value::Undefined
+        } else {
+            Value::Bool(false)
+        }
+    }
+}
+
+/// Whether `v` is or holds a NaN.
+fn holds_nan(v: &Value) -> bool {
+    match v {
+        Value::Number(n) => n.is_nan(),
+        Value::Array(a) => a.iter().any(holds_nan),
+        Value::Object(m) => m.values().any(holds_nan),
+        _ => false,
+    }
 }
 
 #[cfg(test)]
@@ -312,5 +379,56 @@ mod tests {
         // NOT (undefined) is still not truthy, nor is NOT of a non-boolean.
         assert!(!is_truthy(&not(&U)));
         assert!(!is_truthy(&not(&Value::from(1))));
+    }
+
+    #[test]
+    fn a_value_set_answers_as_comparing_with_each_member() {
+        let pool: Vec<Value> = [
+            "null",
+            "true",
+            "false",
+            "0",
+            "-0",
+            "1",
+            "2.5",
+            "\"a\"",
+            "\"b\"",
+            "[]",
+            "[1]",
+            "[1, \"a\"]",
+            "{}",
+            r#"{"a": 1, "b": [2]}"#,
+            r#"{"b": [2], "a": 1}"#,
+        ]
+        .iter()
+        .map(|t| crate::parse_json(t).unwrap())
+        .chain([Value::Undefined])
+        .collect();
+        // Every list of up to three members of the pool, against every value of the pool.
+        for a in 0..pool.len() {
+            for b in a..pool.len() {
+                for c in b..pool.len() {
+                    let list = [pool[a].clone(), pool[b].clone(), pool[c].clone()];
+                    let set = ValueSet::new(&list).unwrap();
+                    for v in &pool {
+                        let mut expected = Value::Bool(false);
+                        for m in &list {
+                            match query_eq(v, m) {
+                                Value::Bool(true) => {
+                                    expected = Value::Bool(true);
+                                    break;
+                                }
+                                Value::Bool(false) => {}
+                                _ => expected = Value::Undefined,
+                            }
+                        }
+                        assert_eq!(set.query_in(v), expected, "{v:?} IN {list:?}");
+                        assert_eq!(set.contains(v), list.contains(v), "{v:?} in {list:?}");
+                    }
+                }
+            }
+        }
+        assert!(ValueSet::new(&[Value::from(f64::NAN)]).is_none());
+        assert_eq!(ValueSet::new(&[Value::from(1)]).unwrap().query_in(&Value::from(f64::NAN)), Value::Bool(false));
     }
 }

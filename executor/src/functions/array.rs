@@ -6,7 +6,7 @@
 
 use std::collections::HashSet;
 
-use cosmoql_value::{and, or, Map, Value};
+use cosmoql_value::{and, or, Map, Value, ValueSet};
 
 use super::body::{Builtin, FunctionContext};
 use crate::error::FunctionError;
@@ -71,21 +71,41 @@ fn contains(args: &[Value], _: &FunctionContext<'_>) -> Res {
         Some(Value::Bool(b)) => *b,
         Some(_) => return Ok(Value::Undefined),
     };
-    let (Some(items), needle) = (args[0].as_array(), &args[1]) else { return Ok(Value::Undefined) };
-    if needle.is_undefined() {
-        return Ok(Value::Undefined);
-    }
-    Ok(Value::Bool(items.iter().any(|hay| matches(hay, needle, partial))))
+    let Some(items) = args[0].as_array() else { return Ok(Value::Undefined) };
+    Ok(found(&args[1], |needle| items.iter().any(|hay| matches(hay, needle, partial))))
 }
 
 /// `ARRAY_CONTAINS_ALL/ANY(array, v1, ...)`: `ARRAY_CONTAINS(array, v1) AND/OR ...` in
 /// three-valued logic (an undefined value's test is undefined).
 fn contains_many(args: &[Value], all: bool) -> Value {
     let Some(items) = args[0].as_array() else { return Value::Undefined };
+    combined(&args[1..], all, |needle| items.iter().any(|h| h == needle))
+}
+
+/// `ARRAY_CONTAINS`, `ARRAY_CONTAINS_ANY` or `ARRAY_CONTAINS_ALL` of a constant array gathered
+/// into a set (matching whole values: the binder gathers no set for a partial match), given the
+/// values to look for: the same answers as the functions, one lookup per value.
+pub(crate) fn contains_in_set(name: &str, set: &ValueSet, needles: &[Value]) -> Value {
+    match name {
+        "ARRAY_CONTAINS" => found(&needles[0], |n| set.contains(n)),
+        _ => combined(needles, name == "ARRAY_CONTAINS_ALL", |n| set.contains(n)),
+    }
+}
+
+/// Whether `needle` is in the array, by `is_in`; undefined for an undefined needle.
+fn found(needle: &Value, is_in: impl Fn(&Value) -> bool) -> Value {
+    if needle.is_undefined() {
+        Value::Undefined
+    } else {
+        Value::Bool(is_in(needle))
+    }
+}
+
+/// The AND (`all`) or OR of each needle's [`found`].
+fn combined(needles: &[Value], all: bool, is_in: impl Fn(&Value) -> bool) -> Value {
     let mut acc = Value::Bool(all);
-    for needle in &args[1..] {
-        let found =
-            if needle.is_undefined() { Value::Undefined } else { Value::Bool(items.iter().any(|h| h == needle)) };
+    for needle in needles {
+        let found = found(needle, &is_in);
         acc = if all { and(&acc, &found) } else { or(&acc, &found) };
     }
     acc

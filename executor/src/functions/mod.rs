@@ -22,6 +22,7 @@ mod string;
 mod type_check;
 mod vector;
 
+pub(crate) use array::contains_in_set;
 pub use body::{Body, Builtin, FunctionContext};
 pub use cosmoql_planner::VectorPolicy;
 
