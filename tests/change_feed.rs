@@ -315,3 +315,54 @@ fn all_versions_and_deletes_keeps_every_write_within_the_retention() {
     assert_eq!(e.status(), Some(400));
     assert_eq!(c.container().properties().get("changeFeedPolicy").get("retentionDuration"), &Value::from(10.0));
 }
+
+/// The JSON inside a change feed token, and a token made of JSON.
+fn token_json(token: &str) -> Value {
+    let hex = token.strip_prefix("cf1.").unwrap();
+    let bytes: Vec<u8> = (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap()).collect();
+    parse_json(std::str::from_utf8(&bytes).unwrap()).unwrap()
+}
+
+fn token_of(json: &Value) -> String {
+    let text = cosmoql::value::to_json_string(json).unwrap();
+    format!("cf1.{}", text.bytes().map(|b| format!("{b:02x}")).collect::<String>())
+}
+
+/// Issue 21, point 12: a forged token of 200,000 pieces (4.8 MB) made every read compare each
+/// partition with every piece (13 s a read on 10,000 partitions). A token has at most one piece
+/// per partition of its range, in order inside it; anything else is the service's 400.
+#[test]
+fn forged_tokens_with_too_many_or_disordered_pieces_are_refused() {
+    let (c, _) = client(4);
+    for i in 0..20 {
+        c.create_item(&item(i, &format!("k{i}"), 0)).unwrap();
+    }
+    let page = c.read_change_feed::<Value>(&FeedRange::All, ChangeFeedStart::Beginning, None, 5).unwrap();
+    let json = token_json(&page.continuation);
+    let at = json.get("at").as_array().unwrap().to_vec();
+    assert_eq!(at.len(), 4, "one piece per partition: {json:?}");
+    let read = |pieces: Vec<Value>| {
+        let mut forged = json.clone();
+        forged.as_object_mut().unwrap().insert("at".into(), Value::from(pieces));
+        c.read_change_feed::<Value>(&FeedRange::All, ChangeFeedStart::Beginning, Some(&token_of(&forged)), 5)
+    };
+    // The real pieces resume.
+    assert_eq!(read(at.clone()).unwrap().items.len(), 5);
+    // 200,000 pieces in order: refused at once, saying why.
+    let piece = |a: String, b: String| Value::array([Value::from(a), Value::from(b), Value::from(0)]);
+    let many: Vec<Value> = (0..200_000u32).map(|i| piece(format!("{i:08X}"), format!("{:08X}", i + 1))).collect();
+    let e = read(many).unwrap_err();
+    assert_eq!(e.status(), Some(400));
+    assert!(e.to_string().contains("it has 200000 pieces and its feed range has 4 partitions"), "{e}");
+    // Out of order, overlapping, empty or outside the range.
+    for pieces in [
+        vec![at[1].clone(), at[0].clone()],
+        vec![piece("10".into(), "30".into()), piece("20".into(), "40".into())],
+        vec![piece("10".into(), "10".into())],
+        vec![piece("10".into(), "FFFF".into())],
+    ] {
+        let e = read(pieces.clone()).unwrap_err();
+        assert_eq!(e.status(), Some(400), "{pieces:?}");
+        assert!(e.to_string().contains("not in order inside its feed range"), "{e}");
+    }
+}

@@ -74,8 +74,11 @@ struct Cursor {
 impl Cursor {
     /// The LSN a piece `[min, max)` was read up to: the lowest of the recorded pieces overlapping
     /// it (a child of a split partition takes its parent's).
+    /// The pieces are in order and apart ([`Cursor::decode`] checks), so the overlapping ones
+    /// are found by a binary search.
     fn lsn_for(&self, min: &Epk, max: &Epk) -> u64 {
-        self.at.iter().filter(|(a, b, _)| a < max && min < b).map(|(_, _, lsn)| *lsn).min().unwrap_or(0)
+        let first = self.at.partition_point(|(_, b, _)| b <= min);
+        self.at[first..].iter().take_while(|(a, _, _)| a < max).map(|(_, _, lsn)| *lsn).min().unwrap_or(0)
     }
 
     fn encode(&self) -> String {
@@ -132,6 +135,16 @@ impl Cursor {
                 .collect::<Result<Vec<_>>>()?,
             _ => return Err(bad()),
         };
+        // Each piece inside the range, not empty, after the one before it.
+        let mut floor = &range.0;
+        for (a, b, _) in &at {
+            if a < floor || a >= b || b > &range.1 {
+                return Err(StorageError::bad_request(
+                    "invalid change feed continuation: its pieces are not in order inside its feed range",
+                ));
+            }
+            floor = b;
+        }
         Ok(Cursor { range, min_ts, at })
     }
 }
@@ -223,10 +236,20 @@ impl Container {
                 Cursor { range: bounds.clone(), min_ts, at: vec![(bounds.0.clone(), bounds.1.clone(), lsn)] }
             }
         };
+        let partitions = self.partitions_overlapping(std::slice::from_ref(&bounds));
+        // A token records one piece per partition it read, and partitions only split: more
+        // pieces than the range has partitions now is not a token this container gave.
+        if cursor.at.len() > partitions.len() {
+            return Err(StorageError::bad_request(format!(
+                "invalid change feed continuation: it has {} pieces and its feed range has {} partitions",
+                cursor.at.len(),
+                partitions.len()
+            )));
+        }
         let max_items = max_items.max(1);
         let mut items = Vec::new();
         let mut at = Vec::new();
-        for (id, pmin, pmax) in self.partitions_overlapping(std::slice::from_ref(&bounds)) {
+        for (id, pmin, pmax) in partitions {
             let lo = if pmin > bounds.0 { pmin } else { bounds.0.clone() };
             let hi = if pmax < bounds.1 { pmax } else { bounds.1.clone() };
             let from = cursor.lsn_for(&lo, &hi);
