@@ -147,7 +147,8 @@ impl ContainerClient {
     /// Redistributes the container's throughput across its physical partitions: each target
     /// (partition id, RU/s from 100 to 20,000) sets that partition's share, the others keep
     /// theirs, and the offer becomes the sum. A target over 10,000 RU/s splits the partition in
-    /// two, each child taking half. Changing the offer is refused until
+    /// two, each child taking half. Every target is checked before anything changes: a refused
+    /// request splits nothing. Changing the offer is refused until
     /// [`Self::reset_throughput_distribution`].
     pub fn redistribute_throughput(&self, targets: &[(u32, f64)]) -> Result<ThroughputProperties, Error> {
         let throttle = self
@@ -155,19 +156,35 @@ impl ContainerClient {
             .throughput()
             .filter(|_| self.container.has_own_throughput())
             .ok_or_else(|| no_throughput("the container"))?;
-        let mut resolved = Vec::with_capacity(targets.len());
+        let ids = self.container.partition_ids();
+        Throttle::check_targets(targets, &ids, 2.0 * MAX_RU_PER_PARTITION)?;
         for (id, ru) in targets {
-            if ru.is_finite() && *ru > MAX_RU_PER_PARTITION && *ru <= 2.0 * MAX_RU_PER_PARTITION {
-                // The partition splits; its children share the target.
-                let children = self.container.split_partition_evenly(*id).ok_or_else(|| {
-                    Error::Storage(StorageError::bad_request(format!("physical partition {id} cannot be split")))
-                })?;
-                resolved.extend(children.map(|c| (c, ru / 2.0)));
-            } else {
-                resolved.push((*id, *ru));
+            if *ru > MAX_RU_PER_PARTITION && !self.container.can_split_evenly(*id) {
+                return Err(Error::Storage(StorageError::bad_request(format!(
+                    "physical partition {id} cannot be split"
+                ))));
             }
         }
-        throttle.redistribute(&resolved, &self.container.partition_ids())?;
+        // The shares before any split: a partition not targeted keeps its own, and a split
+        // partition's children take half of their target each.
+        let mut budgets = throttle.budgets(&ids);
+        for (id, ru) in targets {
+            if *ru <= MAX_RU_PER_PARTITION {
+                budgets.insert(*id, *ru);
+                continue;
+            }
+            let Some(children) = self.container.split_partition_evenly(*id) else {
+                // Only a log that cannot take the split (a full disk) gets here: the splits
+                // made so far stay, their children sharing their parent's budget, and the
+                // budgets are otherwise as they were.
+                return Err(Error::Storage(StorageError::bad_request(format!(
+                    "physical partition {id} cannot be split: the database's log refused it"
+                ))));
+            };
+            budgets.remove(id);
+            budgets.extend(children.map(|c| (c, ru / 2.0)));
+        }
+        throttle.set_budgets(budgets);
         self.container.persist_properties()?;
         self.read_throughput().ok_or_else(|| no_throughput("the container"))
     }

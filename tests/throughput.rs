@@ -194,3 +194,102 @@ fn a_database_shares_its_throughput_among_its_containers() {
     let e = db.replace_throughput(Provisioned::Manual(200.0)).unwrap_err();
     assert!(e.to_string().contains("between 400 and"), "{e}");
 }
+
+/// Issue 21, point 14: a refused redistribution split a partition anyway and reset the shares,
+/// and an accepted one that split a partition re-evened the others over the new count (30,000
+/// RU/s on 3 partitions, 12,500 for one of them, came to 27,500 in all). Every target is checked
+/// first; the partitions not targeted keep their shares; the budgets always sum to the offer.
+#[test]
+fn redistribution_checks_first_and_the_budgets_sum_to_the_offer() {
+    let (account, _) = account();
+    let db = account.create_database("db").unwrap();
+    let c = db
+        .create_container(ContainerProperties::new("c", "/pk").unwrap().throughput(Provisioned::Manual(18_000.0)))
+        .unwrap();
+    let before = c.read_throughput().unwrap();
+    let ids: Vec<u32> = before.per_partition.iter().map(|(id, _)| *id).collect();
+    assert_eq!(ids.len(), 3);
+    // Refused, for the second target: nothing changes, the first target's split included.
+    for bad in [
+        vec![(ids[0], 12_500.0), (999, 5_000.0)],
+        vec![(ids[0], 12_500.0), (ids[1], 20_001.0)],
+        vec![(ids[0], 12_500.0), (ids[1], f64::NAN)],
+        vec![(ids[0], 12_500.0), (ids[0], 5_000.0)],
+    ] {
+        let e = c.redistribute_throughput(&bad).unwrap_err();
+        assert!(e.to_string().contains("physical partition"), "{e}");
+        let now = c.read_throughput().unwrap();
+        assert_eq!(
+            (now.partitions, now.provisioned, now.custom_distribution),
+            (3, before.provisioned, false),
+            "{bad:?}"
+        );
+        assert_eq!(now.per_partition, before.per_partition, "{bad:?}");
+    }
+    // Accepted: the target splits its partition, the two others keep 6,000 each.
+    let t = c.redistribute_throughput(&[(ids[0], 12_500.0)]).unwrap();
+    assert_eq!(t.partitions, 4);
+    assert_eq!(t.provisioned, Provisioned::Manual(24_500.0));
+    let mut budgets: Vec<f64> = t.per_partition.iter().map(|(_, ru)| *ru).collect();
+    budgets.sort_by(f64::total_cmp);
+    assert_eq!(budgets, vec![6_000.0, 6_000.0, 6_250.0, 6_250.0]);
+    // Again, with a split: 6,250 + 6,250 + 4,000 + 8,000 + 8,000.
+    let t = c.redistribute_throughput(&[(ids[1], 4_000.0), (ids[2], 16_000.0)]).unwrap();
+    assert_eq!(t.partitions, 5);
+    assert_eq!(t.provisioned, Provisioned::Manual(32_500.0));
+    let sum: f64 = t.per_partition.iter().map(|(_, ru)| ru).sum();
+    assert_eq!(sum, 32_500.0);
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 48, ..Default::default() })]
+
+    /// Any sequence of redistributions (accepted or refused), resets and offer changes: the
+    /// partition budgets sum to the offer after each, and a refused redistribution changes
+    /// nothing.
+    #[test]
+    fn budgets_always_sum_to_the_offer(
+        steps in proptest::collection::vec(
+            (0u8..4, proptest::collection::vec((0usize..6, 0u32..25_000), 1..4)),
+            1..8,
+        ),
+    ) {
+        let (account, _) = account();
+        let db = account.create_database("db").unwrap();
+        let c = db
+            .create_container(ContainerProperties::new("c", "/pk").unwrap().throughput(Provisioned::Manual(30_000.0)))
+            .unwrap();
+        for (kind, targets) in steps {
+            let before = c.read_throughput().unwrap();
+            let ids: Vec<u32> = before.per_partition.iter().map(|(id, _)| *id).collect();
+            match kind {
+                0 => {
+                    c.reset_throughput_distribution().unwrap();
+                }
+                1 if !before.custom_distribution => {
+                    let _ = c.replace_throughput(Provisioned::Manual(f64::from(targets[0].1 / 100 * 100 + 400)));
+                }
+                _ => {
+                    // Indexes past the partitions name no partition.
+                    let targets: Vec<(u32, f64)> = targets
+                        .iter()
+                        .map(|(i, ru)| (ids.get(*i).copied().unwrap_or(10_000 + *i as u32), f64::from(*ru)))
+                        .collect();
+                    if c.redistribute_throughput(&targets).is_err() {
+                        let now = c.read_throughput().unwrap();
+                        proptest::prop_assert_eq!(&now.per_partition, &before.per_partition);
+                        proptest::prop_assert_eq!(now.provisioned, before.provisioned);
+                    }
+                }
+            }
+            let now = c.read_throughput().unwrap();
+            let sum: f64 = now.per_partition.iter().map(|(_, ru)| ru).sum();
+            let offer = match now.provisioned {
+                Provisioned::Manual(ru) => ru,
+                Provisioned::Autoscale { max } => max,
+            };
+            proptest::prop_assert!((sum - offer).abs() < 1e-6 * offer.max(1.0), "{sum} != {offer}: {now:?}");
+            proptest::prop_assert_eq!(now.per_partition.len(), now.partitions);
+        }
+    }
+}

@@ -422,37 +422,54 @@ impl Throttle {
 
     /// Redistributes throughput across physical partitions (the service's "Custom" throughput
     /// policy): each of `targets` gives a partition (by id, one of `partitions`) its RU/s, the
-    /// others keep what they have, and the offer becomes the sum. Refused (400) for an unknown
-    /// partition or a target outside 100-10,000 RU/s (a larger one splits the partition first;
-    /// the caller does that).
+    /// others keep what they have, and the offer becomes the sum. Refused (400), changing
+    /// nothing, for an unknown or repeated partition or a target outside 100-10,000 RU/s (a
+    /// larger one splits the partition first; the caller does that).
     pub fn redistribute(&self, targets: &[(u32, f64)], partitions: &[u32]) -> Result<()> {
-        let offer = self.offer();
-        for (id, ru) in targets {
+        Self::check_targets(targets, partitions, MAX_RU_PER_PARTITION)?;
+        let mut budgets = self.budgets(partitions);
+        budgets.extend(targets.iter().copied());
+        self.set_budgets(budgets);
+        Ok(())
+    }
+
+    /// Checks redistribution targets: each names one of `partitions`, once, with a finite RU/s
+    /// from 100 to `most`.
+    pub fn check_targets(targets: &[(u32, f64)], partitions: &[u32], most: f64) -> Result<()> {
+        for (i, (id, ru)) in targets.iter().enumerate() {
             if !partitions.contains(id) {
                 return Err(StorageError::bad_request(format!("no physical partition {id} in the container")));
             }
-            if !ru.is_finite() || *ru < MIN_PARTITION_TARGET || *ru > MAX_RU_PER_PARTITION {
+            if targets[..i].iter().any(|(other, _)| other == id) {
+                return Err(StorageError::bad_request(format!("physical partition {id} is targeted twice")));
+            }
+            if !ru.is_finite() || *ru < MIN_PARTITION_TARGET || *ru > most {
                 return Err(StorageError::bad_request(format!(
                     "the throughput of physical partition {id} must be between {MIN_PARTITION_TARGET} and \
                      {MAX_RU_PER_PARTITION} RU/s (up to 20,000 splits it), not {ru}"
                 )));
             }
         }
-        let mut map: std::collections::BTreeMap<u32, f64> =
-            partitions.iter().map(|id| (*id, Self::budget_in(&offer, *id, partitions.len()))).collect();
-        for (id, ru) in targets {
-            map.insert(*id, *ru);
-        }
-        let total: f64 = map.values().sum();
+        Ok(())
+    }
+
+    /// Each of `partitions`' budget now, in RU per second: they sum to the offer.
+    pub fn budgets(&self, partitions: &[u32]) -> std::collections::BTreeMap<u32, f64> {
+        let offer = self.offer();
+        partitions.iter().map(|id| (*id, Self::budget_in(&offer, *id, partitions.len()))).collect()
+    }
+
+    /// Sets every partition's budget (the "Custom" policy); the offer becomes their sum.
+    pub fn set_budgets(&self, budgets: std::collections::BTreeMap<u32, f64>) {
+        let total: f64 = budgets.values().sum();
         if let Ok(mut o) = self.offer.lock() {
             o.provisioned = match o.provisioned {
                 Provisioned::Manual(_) => Provisioned::Manual(total),
                 Provisioned::Autoscale { .. } => Provisioned::Autoscale { max: total },
             };
             o.highest = o.highest.max(total);
-            o.targets = map;
+            o.targets = budgets;
         }
-        Ok(())
     }
 
     /// Back to an even split of the same offer (the "Equal" policy).

@@ -1523,6 +1523,13 @@ impl Container {
         Some([map[at].id, map.get(at + 1)?.id])
     }
 
+    /// Whether [`Container::split_partition_evenly`] can split partition `id`: it exists and
+    /// its EPK range has a middle (only the log refusing the split can still stop it).
+    pub fn can_split_evenly(&self, id: u32) -> bool {
+        let map = self.partitions.read();
+        map.iter().find(|p| p.id == id).is_some_and(|p| crate::epk::midpoint(&p.min, &p.max).is_some())
+    }
+
     /// Splits the physical partition holding `epk` now, whatever its size (tests and tools use
     /// this to force splits). Returns false when it holds fewer than two logical partitions.
     pub fn force_split(&self, epk: &Epk) -> bool {
