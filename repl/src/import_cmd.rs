@@ -75,7 +75,7 @@ pub fn run(args: &ImportArgs) -> Result<(), String> {
                 }
                 Err(_) => {
                     if key.is_none() {
-                        eprintln!(
+                        errln!(
                             "note: creating container `{name}` without a partition key (--partition-key /path gives it one)"
                         );
                     }
@@ -105,11 +105,11 @@ pub fn run(args: &ImportArgs) -> Result<(), String> {
             Err(e) => return Err(format!("{}: {e}", file.display())),
         };
         for problem in &summary.problems {
-            eprintln!("{}: {}", file.display(), crate::text::printable(&problem.to_string()));
+            errln!("{}: {}", file.display(), crate::text::printable(&problem.to_string()));
         }
         let reported = summary.problems.len() as u64;
         if summary.skipped + summary.failed > reported {
-            eprintln!("{}: ... and {} more problems", file.display(), summary.skipped + summary.failed - reported);
+            errln!("{}: ... and {} more problems", file.display(), summary.skipped + summary.failed - reported);
         }
         imported += summary.imported;
         skipped += summary.skipped;
@@ -153,7 +153,7 @@ pub fn run(args: &ImportArgs) -> Result<(), String> {
             source.export_ndjson(BufWriter::new(file))
         }
         .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-        eprintln!("exported {written} items to {}", path.display());
+        errln!("exported {written} items to {}", path.display());
     }
     match incomplete(imported, skipped, failed) {
         Some(message) => Err(message),

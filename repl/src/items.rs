@@ -434,9 +434,9 @@ pub fn run_command(args: &ItemArgs) -> Result<(), String> {
         outln!("{}", to_json_string(item).unwrap_or_default());
     }
     if let Some(note) = &answer.note {
-        eprintln!("{note}");
+        errln!("{note}");
     }
-    eprintln!("{}", status_line(answer.status, answer.charge));
+    errln!("{}", status_line(answer.status, answer.charge));
     Ok(())
 }
 

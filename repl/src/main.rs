@@ -254,7 +254,7 @@ fn main() -> ExitCode {
         Err(e) if e.kind() == clap::error::ErrorKind::UnknownArgument => {
             match usage::unknown_option(&Cli::command(), &args, &e) {
                 Some(message) => {
-                    eprintln!("error: {message}");
+                    errln!("error: {message}");
                     return ExitCode::from(2);
                 }
                 None => e.exit(),
@@ -266,7 +266,7 @@ fn main() -> ExitCode {
     // A failed write to standard output is an error (a closed pipe is the reader's choice).
     match output::failure() {
         Some(output::Failure::Failed(message)) => {
-            eprintln!("error: {message}");
+            errln!("error: {message}");
             ExitCode::FAILURE
         }
         _ => code,
@@ -331,10 +331,10 @@ fn run_repl(args: &ReplArgs) -> ExitCode {
     // banner says it.
     if !interactive {
         if let Some(dir) = &opened.pending {
-            eprintln!("{} does not exist yet: a new database, created by its first write", dir.display());
+            errln!("{} does not exist yet: a new database, created by its first write", dir.display());
         }
         for note in &opened.notes {
-            eprintln!("{note}");
+            errln!("{note}");
         }
     }
     let mut session = session::Session::new(opened, interactive, colored);
@@ -496,7 +496,7 @@ fn report(result: Result<(), String>) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(msg) => {
-            let _ = writeln!(std::io::stderr(), "error: {}", text::printable(&msg));
+            let _ = writeln!(output::stderr(), "error: {}", text::printable(&msg));
             ExitCode::FAILURE
         }
     }
@@ -506,7 +506,7 @@ fn epk_command(key: &str, version: VersionArg, kind: Option<KindArg>) -> ExitCod
     let components = match statements::key_components(key) {
         Ok(c) => c,
         Err(msg) => {
-            let _ = writeln!(std::io::stderr(), "error: {msg}");
+            let _ = writeln!(output::stderr(), "error: {msg}");
             return ExitCode::FAILURE;
         }
     };
@@ -526,7 +526,7 @@ fn epk_command(key: &str, version: VersionArg, kind: Option<KindArg>) -> ExitCod
             ExitCode::SUCCESS
         }
         Err(err) => {
-            let _ = writeln!(std::io::stderr(), "error: {err}");
+            let _ = writeln!(output::stderr(), "error: {err}");
             ExitCode::FAILURE
         }
     }
@@ -536,7 +536,7 @@ fn parse(sql: &str, ast: bool) -> ExitCode {
     let text = if sql == "-" {
         let mut buf = String::new();
         if let Err(e) = std::io::stdin().read_to_string(&mut buf) {
-            eprintln!("error: cannot read the query from standard input: {e}");
+            errln!("error: cannot read the query from standard input: {e}");
             return ExitCode::FAILURE;
         }
         buf

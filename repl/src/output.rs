@@ -2,8 +2,8 @@
 //! first failure. A closed pipe (`cosmoql ... | head`) ends the program quietly with success; any
 //! other failure (a full disk, `> /dev/full`) is reported once and makes the exit status 1.
 
-use std::io::{self, Write};
-use std::sync::Mutex;
+use std::io::{self, IsTerminal, Write};
+use std::sync::{Mutex, OnceLock};
 
 /// How writing to standard output went.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,26 +66,58 @@ pub fn stdout() -> Stdout {
         Stdout::File(redirect)
     } else {
         drop(redirect);
-        Stdout::Terminal(io::stdout().lock())
+        screen()
     }
 }
 
 /// Standard output itself, never the `.output` file: what the user is told, not results.
 pub fn screen() -> Stdout {
-    Stdout::Terminal(io::stdout().lock())
+    static TERMINAL: OnceLock<bool> = OnceLock::new();
+    Stdout::Terminal(io::stdout().lock(), *TERMINAL.get_or_init(|| io::stdout().is_terminal()))
 }
 
-/// See [`stdout`].
+/// Standard error (locked); on a terminal, through the same guard as standard output.
+pub fn stderr() -> Stderr {
+    static TERMINAL: OnceLock<bool> = OnceLock::new();
+    Stderr(io::stderr().lock(), *TERMINAL.get_or_init(|| io::stderr().is_terminal()))
+}
+
+/// Writes `buf` to `out`, through [`crate::text::for_terminal`] when `out` is a terminal: no
+/// text, whichever module prints it, reaches a terminal with its control characters raw.
+fn guarded(out: &mut impl Write, terminal: bool, buf: &[u8]) -> io::Result<usize> {
+    if !terminal {
+        return out.write(buf);
+    }
+    let text = String::from_utf8_lossy(buf);
+    out.write_all(crate::text::for_terminal(&text).as_bytes())?;
+    Ok(buf.len())
+}
+
+/// See [`stdout`]: standard output (and whether it is a terminal), or the `.output` file.
 #[derive(Debug)]
 pub enum Stdout {
-    Terminal(io::StdoutLock<'static>),
+    Terminal(io::StdoutLock<'static>, bool),
     File(std::sync::MutexGuard<'static, Option<Redirect>>),
+}
+
+/// See [`stderr`].
+#[derive(Debug)]
+pub struct Stderr(io::StderrLock<'static>, bool);
+
+impl Write for Stderr {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        guarded(&mut self.0, self.1, buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
+    }
 }
 
 impl Write for Stdout {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self {
-            Stdout::Terminal(out) => out.write(buf).inspect_err(note),
+            Stdout::Terminal(out, terminal) => guarded(out, *terminal, buf).inspect_err(note),
             Stdout::File(slot) => match slot.as_mut() {
                 Some(r) => r.file.write(buf),
                 None => Ok(buf.len()),
@@ -95,7 +127,7 @@ impl Write for Stdout {
 
     fn flush(&mut self) -> io::Result<()> {
         match self {
-            Stdout::Terminal(out) => out.flush().inspect_err(note),
+            Stdout::Terminal(out, _) => out.flush().inspect_err(note),
             Stdout::File(slot) => match slot.as_mut() {
                 Some(r) => r.file.flush(),
                 None => Ok(()),
@@ -116,6 +148,14 @@ macro_rules! outln {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
         let _ = writeln!($crate::output::stdout(), $($arg)*);
+    }};
+}
+
+/// `eprintln!` through [`stderr`] (a failure is ignored, as `eprintln!` would panic on it).
+macro_rules! errln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!($crate::output::stderr(), $($arg)*);
     }};
 }
 

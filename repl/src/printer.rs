@@ -1,7 +1,7 @@
 //! Printing a query's results as they come, in the session's output mode, and the statistics
 //! the Data Explorer shows after a query.
 
-use std::io::{self, Write};
+use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -162,7 +162,7 @@ impl Printer {
         if !self.warned && columns.misses(item) {
             self.warned = true;
             let _ = writeln!(
-                io::stderr(),
+                crate::output::stderr(),
                 "warning: a result has properties the first {COLUMNS_FROM} did not: {} leaves them out (.mode json \
                  shows them)",
                 self.mode.name()

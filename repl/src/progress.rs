@@ -13,7 +13,7 @@ pub fn file_bar(len: u64, name: &str) -> ProgressBar {
         if let Ok(style) = ProgressStyle::with_template("{spinner} {msg} {bytes} {bytes_per_sec}") {
             bar.set_style(style);
         }
-        bar.set_message(name.to_string());
+        bar.set_message(crate::text::printable(name).into_owned());
         return bar;
     }
     let bar = ProgressBar::new(len);
@@ -21,7 +21,7 @@ pub fn file_bar(len: u64, name: &str) -> ProgressBar {
     {
         bar.set_style(style.progress_chars("=> "));
     }
-    bar.set_message(name.to_string());
+    bar.set_message(crate::text::printable(name).into_owned());
     bar
 }
 
@@ -31,14 +31,14 @@ pub fn steps_bar(len: u64, what: &str) -> ProgressBar {
     if let Ok(style) = ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} eta {eta}") {
         bar.set_style(style.progress_chars("=> "));
     }
-    bar.set_message(what.to_string());
+    bar.set_message(crate::text::printable(what).into_owned());
     bar
 }
 
 /// A spinner saying `what` is under way (a step whose length is not known).
 pub fn spinner(what: &str) -> ProgressBar {
     let bar = ProgressBar::new_spinner();
-    bar.set_message(what.to_string());
+    bar.set_message(crate::text::printable(what).into_owned());
     bar.enable_steady_tick(std::time::Duration::from_millis(120));
     bar
 }

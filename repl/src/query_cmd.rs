@@ -193,7 +193,7 @@ pub fn run_changes(args: &ChangesArgs) -> Result<(), String> {
         }
     }
     let noun = if total == 1 { "change" } else { "changes" };
-    eprintln!("{total} {noun}; continuation: {}", token.unwrap_or_default());
+    errln!("{total} {noun}; continuation: {}", token.unwrap_or_default());
     Ok(())
 }
 
@@ -319,7 +319,7 @@ pub fn open_container(
     }
     let store = cosmoql::storage::Store::open(dir, cosmoql::DurableOptions::default()).map_err(|e| e.message)?;
     for note in crate::open::recovery_notes(&store) {
-        eprintln!("{note}");
+        errln!("{note}");
     }
     let mut found = Vec::new();
     for db in store.database_ids() {
@@ -423,7 +423,7 @@ pub fn run_query(args: &QueryArgs) -> Result<(), String> {
                 )
             })
             .collect();
-        eprintln!(
+        errln!(
             "{{\"partitionsTouched\":{},\"physicalPartitions\":{},\"retrievedDocumentCount\":{},\"indexEntriesRead\":{},\"outputDocumentCount\":{},\"requestCharge\":{},\"peakBufferedItems\":{},\"pages\":{},\"partitions\":[{}],\"indexMetrics\":{},\"queryMetrics\":\"{}\"}}",
             m.partitions_touched,
             m.physical_partitions,
@@ -447,7 +447,7 @@ fn note_alias(loaded: &Loaded, sql: &str) {
     let Ok(query) = cosmoql::parse(sql) else { return };
     let current = loaded.client.container().id();
     if let Some(other) = crate::statements::other_container(&query, current, &loaded.containers) {
-        eprintln!(
+        errln!(
             "note: this ran on {current}: the name after FROM is an alias in Cosmos DB, not a container (--use \
              {other} to query {other})"
         );

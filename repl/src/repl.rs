@@ -94,8 +94,9 @@ impl Completer for SqlHelper {
         };
         // `.use NAME`, `.drop NAME`: container names.
         if (head.starts_with(".use ") || head.starts_with(".drop ")) && !word.starts_with('.') {
+            // A name the terminal cannot show as it is (control characters) is not offered.
             for c in &vocabulary.containers {
-                if c.starts_with(word) {
+                if c.starts_with(word) && crate::text::printable(c) == c.as_str() {
                     push(c.clone(), c.clone());
                 }
             }
@@ -110,7 +111,8 @@ impl Completer for SqlHelper {
         if let Some(dot) = word.find('.') {
             // alias.path: property paths seen in the data.
             let (alias, path) = (&word[..dot], &word[dot + 1..]);
-            for p in vocabulary.paths.iter().filter(|p| p.starts_with(path)) {
+            for p in vocabulary.paths.iter().filter(|p| p.starts_with(path) && crate::text::printable(p) == p.as_str())
+            {
                 push(p.clone(), format!("{alias}.{p}"));
             }
             return Ok((start, out));
@@ -130,7 +132,11 @@ impl Completer for SqlHelper {
         for f in self.functions.iter().filter(|f| f.to_ascii_uppercase().starts_with(&upper)) {
             push(format!("{f}()"), format!("{f}("));
         }
-        for c in vocabulary.containers.iter().filter(|c| c.to_ascii_uppercase().starts_with(&upper)) {
+        for c in vocabulary
+            .containers
+            .iter()
+            .filter(|c| c.to_ascii_uppercase().starts_with(&upper) && crate::text::printable(c) == c.as_str())
+        {
             push(c.clone(), c.clone());
         }
         Ok((start, out))
@@ -256,7 +262,7 @@ pub fn run(mut session: Session, banner: &str, place: &str) -> u8 {
     let mut editor: Editor<SqlHelper, DefaultHistory> = match Editor::with_config(config) {
         Ok(e) => e,
         Err(e) => {
-            eprintln!("error: cannot start the line editor: {e}");
+            errln!("error: cannot start the line editor: {e}");
             return 1;
         }
     };
@@ -279,7 +285,7 @@ pub fn run(mut session: Session, banner: &str, place: &str) -> u8 {
     outln!("Type .help for commands; end a statement with ; or an empty line; Ctrl-D quits.");
     let mut code = 0;
     loop {
-        let prompt = format!("{}> ", session.current().unwrap_or("cosmoql"));
+        let prompt = format!("{}> ", crate::text::printable(session.current().unwrap_or("cosmoql")));
         match editor.readline(&prompt) {
             Ok(line) => {
                 if line.trim().is_empty() {
@@ -295,7 +301,7 @@ pub fn run(mut session: Session, banner: &str, place: &str) -> u8 {
             Err(ReadlineError::Interrupted) => continue,
             Err(ReadlineError::Eof) => break,
             Err(e) => {
-                eprintln!("error: {e}");
+                errln!("error: {e}");
                 code = 1;
                 break;
             }

@@ -195,7 +195,7 @@ impl Session {
         if self.interactive {
             let _ = writeln!(crate::output::screen(), "{text}");
         } else {
-            let _ = writeln!(io::stderr(), "{text}");
+            let _ = writeln!(crate::output::stderr(), "{text}");
         }
     }
 
@@ -205,7 +205,7 @@ impl Session {
             Some(file) => format!("{file}: {text}"),
             None => text.to_string(),
         };
-        let mut err = io::stderr().lock();
+        let mut err = crate::output::stderr();
         if self.colored_errors {
             let _ = writeln!(err, "{}error:{} {text}", color::RED, color::RESET);
         } else {
@@ -751,10 +751,14 @@ impl Session {
             Err(e) => return Err(format!("{path}: {e}")),
         };
         for problem in summary.problems.iter().take(10) {
-            let _ = writeln!(io::stderr(), "{path}: {}", text::printable(&problem.to_string()));
+            let _ = writeln!(crate::output::stderr(), "{path}: {}", text::printable(&problem.to_string()));
         }
         if summary.skipped + summary.failed > 10 {
-            let _ = writeln!(io::stderr(), "{path}: ... and {} more problems", summary.skipped + summary.failed - 10);
+            let _ = writeln!(
+                crate::output::stderr(),
+                "{path}: ... and {} more problems",
+                summary.skipped + summary.failed - 10
+            );
         }
         self.refresh_vocabulary();
         self.say(&format!(

@@ -598,3 +598,56 @@ fn files_get_results_only_and_colours_follow_each_stream() {
     let file = std::fs::read_to_string(&errors).expect("standard error");
     assert!(file.contains("request charge") && file.contains("error:") && !file.contains('\u{1b}'), "{file:?}");
 }
+
+/// Issue 21, point 15: a container name with a window-title sequence (`ESC ] 0 ; ... BEL`), a
+/// property path with one, and data with a right-to-left override and a screen-clearing
+/// sequence, in a directory someone else made: the prompt, `.containers`, tables, CSV and TSV
+/// on the terminal, JSON and `.advise` show them escaped, never raw. Everything written to the
+/// terminal goes through one sanitizer, which keeps only the program's own colours.
+#[test]
+fn hostile_names_and_data_never_reach_the_terminal_raw() {
+    let home = temp_dir("hostile");
+    let dir = home.join("db");
+    let name = "evil\u{1b}]0;pwned\u{7}\u{202e}";
+    let out = Command::new(env!("CARGO_BIN_EXE_cosmoql"))
+        .arg(dir.to_str().unwrap())
+        .args(["-c", &format!(".create {name} /k")])
+        .args(["-c", r#".insert {"id":"1","k":"a","v":"x\u202eyz\u001b[2J","p\u001b]0;t\u0007":1}"#])
+        .args(["-c", r#".insert {"id":"2","k":"b","v":"ok","p\u001b]0;t\u0007":2}"#])
+        .env("COSMOQL_HISTORY", "")
+        .output()
+        .expect("the binary runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut p = spawn(&[dir.to_str().unwrap()], &home);
+    let mut seen = String::new();
+    let shown = "evil\\u{1b}]0;pwned\\u{7}\\u{202e}";
+    expect_into(&mut p, &mut seen, &format!("{shown}> "), "the prompt names the container, escaped");
+    std::thread::sleep(Duration::from_millis(200));
+    for (line, last) in [
+        (".containers", "key /k"),
+        ("SELECT c.id, c.v FROM c;", "(2 rows)"),
+        (".mode csv", "> "),
+        ("SELECT c.id, c.v FROM c;", "ok"),
+        (".mode tsv", "> "),
+        ("SELECT c.id, c.v FROM c;", "ok"),
+        (".mode json", "> "),
+        ("SELECT * FROM c WHERE c.id = '1';", "_ts"),
+        (".mode table", "> "),
+        ("SELECT VALUE c FROM c WHERE c.id = '1';", "(1 row)"),
+        (".advise", "> "),
+    ] {
+        p.send_line(line).expect("send");
+        expect_into(&mut p, &mut seen, last, line);
+        std::thread::sleep(Duration::from_millis(150));
+    }
+    p.send_line(".quit").expect("send");
+    p.exp_eof().expect("the REPL exits");
+    let bytes: Vec<u8> = seen.chars().map(|c| c as u32 as u8).collect();
+    let raw = String::from_utf8_lossy(&bytes);
+    for hostile in ["\u{1b}]0;", "\u{7}", "\u{202e}", "\u{1b}[2J"] {
+        assert!(!raw.contains(hostile), "{hostile:?} reached the terminal raw: {raw:?}");
+    }
+    let text = terminal_text(&seen);
+    assert!(text.contains(shown), "{text}");
+    assert!(text.contains("x\\u{202e}yz\\u{1b}[2J"), "the data, escaped: {text}");
+}
