@@ -312,7 +312,7 @@ proptest! {
     fn continuation_tokens(
         token in prop_oneof![
             ".*",
-            "cq2\\.[0-9a-f]{0,80}",
+            "cq3\\.[0-9a-f]{0,80}(\\.[0-9a-f]{0,34})?",
             (any::<usize>(), 0usize..40, any::<u8>()).prop_map(|(cut, at, byte)| (cut, at, byte)).prop_map(|(cut, at, byte)| {
                 // A real token, cut or with one hex digit changed.
                 let c = fixture(2);

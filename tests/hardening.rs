@@ -76,15 +76,66 @@ fn counts_do_not_wrap() {
     assert_eq!((out.items.len(), out.continuation), (30, None));
     let paged = QueryOptions { max_item_count: Some(7), ..QueryOptions::default() };
     let token = execute(&c, "SELECT VALUE c.v FROM c", &paged).unwrap().continuation.unwrap();
-    let json = String::from_utf8(
-        (0..token.len() - 4).step_by(2).map(|i| u8::from_str_radix(&token[4 + i..6 + i], 16).unwrap()).collect(),
-    )
-    .unwrap();
-    let huge = json.replace("\"n\":7", "\"n\":18446744073709551615");
-    let forged = format!("cq2.{}", huge.bytes().map(|b| format!("{b:02x}")).collect::<String>());
+    let forged = reencode(&token, |json| json.replace("\"n\":7", "\"n\":18446744073709551615"));
     let err =
         execute(&c, "SELECT VALUE c.v FROM c", &QueryOptions { continuation: Some(forged), ..paged }).unwrap_err();
     assert!(err.message.starts_with("invalid continuation token"), "{}", err.message);
+}
+
+/// A token's JSON, changed by `edit` and hex-encoded again under its old signature (what a client
+/// that reads the format can forge without the process's key).
+fn reencode(token: &str, edit: impl Fn(&str) -> String) -> String {
+    let (body, tag) = token.rsplit_once('.').unwrap();
+    let hex = &body[4..];
+    let json =
+        String::from_utf8((0..hex.len()).step_by(2).map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap()).collect())
+            .unwrap();
+    let edited = edit(&json);
+    assert_ne!(edited, json, "the edit changed nothing in {json}");
+    format!("{}{}.{tag}", &body[..4], edited.bytes().map(|b| format!("{b:02x}")).collect::<String>())
+}
+
+/// Tokens were hex of JSON anyone could edit: charge sums near 2^53 skipped a page's charge, and
+/// sort keys of another number or type repeated pages or ended them early. They are signed now
+/// (HMAC-SHA256 under a key of the process); an edited token is the service's 400 and a real one
+/// still pages through every result once.
+#[test]
+fn forged_continuation_tokens_are_refused() {
+    let c = container(40, 4);
+    let sql = "SELECT VALUE c.v FROM c ORDER BY c.v";
+    let paged = QueryOptions { max_item_count: Some(7), ..QueryOptions::default() };
+    let first = execute(&c, sql, &paged).unwrap();
+    let token = first.continuation.clone().unwrap();
+    type Edit = fn(&str) -> String;
+    let edits: [(&str, Edit); 4] = [
+        ("charges", |j: &str| j.replacen("\"n\":7", "\"n\":7,\"ru\":[4,9007199254740990,9007199254740990,0]", 1)),
+        ("count", |j: &str| j.replacen("\"n\":7", "\"n\":1", 1)),
+        ("no sort keys", |j: &str| j.replacen("\"keys\":[", "\"keys\":[[]],\"k\":[", 1)),
+        ("sort key type", |j: &str| j.replacen("\"keys\":[[", "\"keys\":[[\"x\",", 1)),
+    ];
+    for (what, edit) in &edits {
+        let forged = reencode(&token, edit);
+        let err = execute(&c, sql, &QueryOptions { continuation: Some(forged), ..paged.clone() }).unwrap_err();
+        assert_eq!((err.kind, err.status), (QueryErrorKind::Bind, 400), "{what}: {err}");
+        assert!(err.message.contains("signature does not match"), "{what}: {err}");
+    }
+    let mut flipped = token.clone().into_bytes();
+    let last = flipped.len() - 1;
+    flipped[last] = if flipped[last] == b'0' { b'1' } else { b'0' };
+    let err =
+        execute(&c, sql, &QueryOptions { continuation: Some(String::from_utf8(flipped).unwrap()), ..paged.clone() })
+            .unwrap_err();
+    assert_eq!(err.status, 400, "{err}");
+    // The real token still pages: every value once, in order.
+    let mut seen = first.items.clone();
+    let mut next = first.continuation;
+    while let Some(token) = next {
+        let page = execute(&c, sql, &QueryOptions { continuation: Some(token), ..paged.clone() }).unwrap();
+        seen.extend(page.items);
+        next = page.continuation;
+    }
+    let expected = execute(&c, sql, &QueryOptions::default()).unwrap().items;
+    assert_eq!(seen, expected);
 }
 
 /// `--partitions 2^61` aborted with "capacity overflow" and 10^8 with a 5.6 GB allocation; the

@@ -1,8 +1,15 @@
 //! Continuation tokens: what a page of a query hands back so the next request resumes after it.
 //!
-//! # Format (version 2)
+//! # Format (version 3)
 //!
-//! `cq2.` followed by the lowercase hex of a JSON object:
+//! `cq3.`, the lowercase hex of a JSON object, `.`, and the hex of the first 16 bytes of an
+//! HMAC-SHA256 of everything before that `.` under a key drawn from the operating system when the
+//! process starts. A token is only ever read back after its MAC checks, so a forged or altered one
+//! (charges near 2^53 to skip a page's charge, sort keys of another shape to repeat or end pages)
+//! is refused before any of its fields is used. Tokens therefore resume in the process that made
+//! them (a restarted server asks the client to start the query again, with a 400).
+//!
+//! The JSON object:
 //!
 //! ```json
 //! {"fp": "<16 hex digits>", "n": 40, "pos": ["<EPK hex>", 1234, 0], "keys": [[5], [], {"f": "NaN"}]}
@@ -28,13 +35,44 @@ use std::collections::HashMap;
 
 use cosmoql_storage::{Epk, ItemPosition, PartitionKey};
 use cosmoql_value::{parse_json, to_json_string, Map, Value};
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
 
 use crate::cost::{ChargedSoFar, Work};
 use crate::error::{QueryError, QueryErrorKind};
 use crate::merge::SortCursor;
 use crate::row::RowPos;
 
-const PREFIX: &str = "cq2.";
+const PREFIX: &str = "cq3.";
+
+/// Bytes of the HMAC a token carries.
+const TAG_BYTES: usize = 16;
+
+/// The key of this process's token MACs: 32 bytes from the operating system, drawn once. Should
+/// the OS refuse, the process's hash seeds (themselves from the OS) stand in.
+fn key() -> &'static [u8; 32] {
+    static KEY: std::sync::OnceLock<[u8; 32]> = std::sync::OnceLock::new();
+    KEY.get_or_init(|| {
+        let mut key = [0u8; 32];
+        if getrandom::fill(&mut key).is_err() {
+            use std::hash::{BuildHasher, Hasher};
+            let state = std::collections::hash_map::RandomState::new();
+            for (i, chunk) in key.chunks_mut(8).enumerate() {
+                let mut h = state.build_hasher();
+                h.write_usize(i);
+                chunk.copy_from_slice(&h.finish().to_le_bytes());
+            }
+        }
+        key
+    })
+}
+
+/// The MAC of a token's body (HMAC takes keys of any length: `None` never happens).
+fn mac(body: &str) -> Option<Hmac<Sha256>> {
+    let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(key()).ok()?;
+    mac.update(body.as_bytes());
+    Some(mac)
+}
 
 /// Where the next page starts, besides the count of results returned.
 #[derive(Debug, Clone, PartialEq)]
@@ -104,8 +142,21 @@ pub fn encode(fp: u64, token: &Token) -> String {
         object.insert("ru".into(), Value::from(sums.iter().map(|n| Value::from(*n as f64)).collect::<Vec<_>>()));
     }
     let json = to_json_string(&Value::from(object)).unwrap_or_default();
-    let hex: String = json.bytes().map(|b| format!("{b:02x}")).collect();
-    format!("{PREFIX}{hex}")
+    let body = format!("{PREFIX}{}", hex(json.as_bytes()));
+    let tag = mac(&body).map(|m| m.finalize().into_bytes().to_vec()).unwrap_or_default();
+    format!("{body}.{}", hex(tag.get(..TAG_BYTES).unwrap_or_default()))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The bytes of lowercase or uppercase hex digits, or `None`.
+fn unhex(text: &str) -> Option<Vec<u8>> {
+    if !text.len().is_multiple_of(2) || !text.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    (0..text.len()).step_by(2).map(|i| u8::from_str_radix(&text[i..i + 2], 16).ok()).collect()
 }
 
 fn encode_key(v: &Value) -> Value {
@@ -143,12 +194,15 @@ fn decode_key(v: &Value) -> Option<Value> {
 pub fn decode(text: &str, fp: u64) -> Result<Token, QueryError> {
     let bad = |why: &str| QueryError::new(QueryErrorKind::Bind, format!("invalid continuation token: {why}"), None);
     let not_ours = || bad("it is not a cosmoql token");
-    let hex = text.strip_prefix(PREFIX).ok_or_else(|| bad("unknown format or version"))?;
-    if hex.len() % 2 != 0 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return Err(not_ours());
+    if !text.starts_with(PREFIX) {
+        return Err(bad("unknown format or version"));
     }
-    let bytes: Vec<u8> =
-        (0..hex.len()).step_by(2).filter_map(|i| u8::from_str_radix(&hex[i..i + 2], 16).ok()).collect();
+    let (body, tag) = text.rsplit_once('.').ok_or_else(not_ours)?;
+    let tag = unhex(tag).filter(|t| t.len() == TAG_BYTES).ok_or_else(not_ours)?;
+    if body.len() < PREFIX.len() || mac(body).is_none_or(|m| m.verify_truncated_left(&tag).is_err()) {
+        return Err(bad("it was not made by this process for this query (its signature does not match)"));
+    }
+    let bytes = unhex(&body[PREFIX.len()..]).ok_or_else(not_ours)?;
     let json = String::from_utf8(bytes).map_err(|_| not_ours())?;
     let object = parse_json(&json).map_err(|_| not_ours())?;
     let field_fp = object.get("fp").as_str().and_then(|f| u64::from_str_radix(f, 16).ok()).ok_or_else(not_ours)?;
@@ -213,7 +267,7 @@ mod tests {
             },
         ] {
             let text = encode(42, &token);
-            assert!(text.starts_with("cq2."));
+            assert!(text.starts_with("cq3."));
             let back = decode(&text, 42).unwrap();
             match (&back.resume, &token.resume) {
                 (Some(ResumePoint::Sort(a)), Some(ResumePoint::Sort(b))) => {
@@ -226,8 +280,28 @@ mod tests {
             assert_eq!(back.charged, token.charged);
             assert!(decode(&text, 43).unwrap_err().message.contains("another query"));
         }
-        for bad in ["", "cq1.00", "cq2.zz", "cq2.7b7d", "cq2.5b5d"] {
+        for bad in ["", "cq1.00", "cq2.7b7d", "cq3.zz", "cq3.7b7d", "cq3.7b7d.", "cq3.7b7d.00", "cq3..", "cq3."] {
             assert!(decode(bad, 42).is_err(), "{bad}");
+        }
+        // Bodies that carry a valid signature (as if the key leaked) still have to be tokens.
+        let signed = |json: &str| {
+            let body = format!("{PREFIX}{}", hex(json.as_bytes()));
+            let tag = mac(&body).unwrap().finalize().into_bytes();
+            format!("{body}.{}", hex(&tag[..TAG_BYTES]))
+        };
+        for json in ["{}", "[]", "{\"fp\": \"2a\"}", "{\"fp\": \"2a\", \"n\": -1}", "{\"fp\": \"2a\", \"n\": 1e300}"] {
+            assert!(decode(&signed(json), 42).is_err(), "{json}");
+        }
+        assert_eq!(decode(&signed("{\"fp\": \"000000000000002a\", \"n\": 3}"), 42).unwrap().returned, 3);
+        // One changed digit anywhere, or the signature of another token, is refused.
+        let text = encode(42, &Token { returned: 5, resume: None, charged: ChargedSoFar::default() });
+        for at in PREFIX.len()..text.len() {
+            let mut bytes = text.clone().into_bytes();
+            bytes[at] = if bytes[at] == b'0' { b'1' } else { b'0' };
+            let changed = String::from_utf8(bytes).unwrap();
+            if changed != text {
+                assert!(decode(&changed, 42).is_err(), "{changed}");
+            }
         }
     }
 }

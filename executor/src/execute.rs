@@ -266,7 +266,21 @@ fn run(
             None,
         ));
     }
-    // Where the previous page stopped, as far as this plan's paging can use it.
+    // Where the previous page stopped, as far as this plan's paging can use it. (Only this
+    // process's tokens get here; their sort keys have the shape of the plan that made them.)
+    if let (Paging::BySortKeys, Some(ResumePoint::Sort(cursor))) = (plan.paging, &token.resume) {
+        if cursor.keys.len() != plan.query.order_by.len() {
+            return Err(QueryError::new(
+                QueryErrorKind::Bind,
+                format!(
+                    "invalid continuation token: it has {} sort keys and the query orders by {}",
+                    cursor.keys.len(),
+                    plan.query.order_by.len()
+                ),
+                None,
+            ));
+        }
+    }
     let resume = match (plan.paging, token.resume) {
         (Paging::ByPosition, Some(r @ ResumePoint::Position(_))) => Some(r),
         (Paging::BySortKeys, Some(r @ ResumePoint::Sort(_))) => Some(r),
