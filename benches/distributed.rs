@@ -30,7 +30,7 @@ fn load(bytes: &[u8], partitions: usize) -> Container {
             ..ContainerSettings::default()
         },
     );
-    c.import(bytes, ImportOptions { fail_fast: true }, |_| {}).expect("import");
+    c.import(bytes, ImportOptions { fail_fast: true, ..ImportOptions::default() }, |_| {}).expect("import");
     c
 }
 

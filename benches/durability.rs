@@ -47,7 +47,7 @@ fn import_into(store: &Store, ndjson: &std::path::Path) -> std::sync::Arc<cosmoq
     let settings = ContainerSettings::for_expected_items((ndjson_bytes / 300) as usize);
     let c = db.create_container("telemetry", PartitionKeyDefinition::hash("/deviceId").unwrap(), settings).unwrap();
     let file = std::io::BufReader::with_capacity(1 << 20, std::fs::File::open(ndjson).unwrap());
-    c.import(file, ImportOptions { fail_fast: true }, |_| {}).unwrap();
+    c.import(file, ImportOptions { fail_fast: true, ..ImportOptions::default() }, |_| {}).unwrap();
     c
 }
 
@@ -137,7 +137,7 @@ fn main() {
                 ContainerSettings::for_expected_items((ndjson_bytes / 300) as usize),
             );
             let file = std::io::BufReader::with_capacity(1 << 20, std::fs::File::open(&ndjson).unwrap());
-            memory.import(file, ImportOptions { fail_fast: true }, |_| {}).unwrap();
+            memory.import(file, ImportOptions { fail_fast: true, ..ImportOptions::default() }, |_| {}).unwrap();
             let seconds = started.elapsed().as_secs_f64();
             println!(
                 r#"{{"peer":"cosmoql","mode":"import-memory","items":{},"memory_import_seconds":{seconds:.3}}}"#,

@@ -26,7 +26,8 @@ fn load(bytes: &[u8]) -> Container {
         PartitionKeyDefinition::hash("/deviceId").expect("key"),
         ContainerSettings::for_expected_items(items()),
     );
-    let summary = c.import(bytes, ImportOptions { fail_fast: true }, |_| {}).expect("import");
+    let summary =
+        c.import(bytes, ImportOptions { fail_fast: true, ..ImportOptions::default() }, |_| {}).expect("import");
     assert_eq!(summary.imported as usize, items());
     c
 }

@@ -354,7 +354,7 @@ impl Fixture {
         let container = Container::new(spec.id.clone(), spec.partition_key.clone(), settings);
         container.replace_indexing_policy(spec.indexing_policy.clone());
         for (path, bytes) in &spec.sources {
-            container.import(bytes.as_slice(), ImportOptions { fail_fast: true }, |_| {}).map_err(|e| {
+            container.import(bytes.as_slice(), ImportOptions { fail_fast: true, ..ImportOptions::default() }, |_| {}).map_err(|e| {
                 Error::Fixture { path: path.clone(), message: format!("container \"{}\": {e}", spec.id) }
             })?;
         }

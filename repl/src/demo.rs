@@ -277,7 +277,7 @@ pub fn load(db: &Database) -> Result<Vec<Arc<Container>>, String> {
         )
         .map_err(|e| e.to_string())?;
     telemetry
-        .import(Cursor::new(text.as_bytes()), ImportOptions { fail_fast: true }, |_| {})
+        .import(Cursor::new(text.as_bytes()), ImportOptions { fail_fast: true, ..ImportOptions::default() }, |_| {})
         .map_err(|e| format!("telemetry: {e}"))?;
     let families = db
         .create_container(
@@ -287,7 +287,7 @@ pub fn load(db: &Database) -> Result<Vec<Arc<Container>>, String> {
         )
         .map_err(|e| e.to_string())?;
     families
-        .import(Cursor::new(FAMILIES.as_bytes()), ImportOptions { fail_fast: true }, |_| {})
+        .import(Cursor::new(FAMILIES.as_bytes()), ImportOptions { fail_fast: true, ..ImportOptions::default() }, |_| {})
         .map_err(|e| format!("families: {e}"))?;
     Ok(vec![telemetry, families])
 }

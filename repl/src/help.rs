@@ -41,8 +41,9 @@ FROM is an alias, as in Cosmos DB). Ctrl-C clears the line or cancels a running 
                                     (each prints its status and request charge; PK is JSON, or
                                     undefined for an item without the key, and may be left out
                                     in a container without a key or keyed on /id)
-  .import FILE                      load a JSON array or NDJSON file into the current container
-                                    (Ctrl-C stops it; what was imported stays)
+  .import [--upsert] FILE           load a JSON array or NDJSON file into the current container
+                                    (Ctrl-C stops it; what was imported stays; --upsert
+                                    replaces items that exist, to finish a stopped import)
   .export FILE                      write the current container as NDJSON
   .policy [JSON]                    show or replace the current container's indexing policy
                                     (ORDER BY on several paths needs a composite index); a

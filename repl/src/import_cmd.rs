@@ -7,7 +7,9 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use crate::progress::{file_bar, Counting};
-use cosmoql::storage::{Container, ContainerSettings, DurableOptions, ImportOptions, PartitionKeyDefinition, Store};
+use cosmoql::storage::{
+    Container, ContainerSettings, DurableOptions, ImportOptions, ImportSummary, PartitionKeyDefinition, Store,
+};
 
 /// Options of `cosmoql import`.
 #[derive(Debug, clap::Args)]
@@ -25,6 +27,11 @@ pub struct ImportArgs {
     /// Stop at the first bad line or rejected item (exit 1) instead of reporting it and going on.
     #[arg(long)]
     fail_fast: bool,
+    /// Write each item as an upsert: an item whose partition key and id exist is replaced instead
+    /// of failing with 409. An import into --db that was interrupted (Ctrl-C, a kill, a full disk)
+    /// keeps what it wrote; run it again with --upsert and every item of the files is there once.
+    #[arg(long)]
+    upsert: bool,
     /// Write the container to this NDJSON file afterwards (`-` for standard output).
     #[arg(long, value_name = "FILE")]
     export: Option<PathBuf>,
@@ -88,7 +95,7 @@ pub fn run(args: &ImportArgs) -> Result<(), String> {
         _ => std::sync::Arc::new(Container::new("imported", key, settings)),
     };
     let started = Instant::now();
-    let (mut imported, mut skipped, mut failed) = (0u64, 0u64, 0u64);
+    let mut total = ImportSummary::default();
     for file in &args.files {
         let bar = file_bar(std::fs::metadata(file).map(|m| m.len()).unwrap_or(0), &file.display().to_string());
         let input: Box<dyn Read + Send> = if file.as_os_str() == "-" {
@@ -97,7 +104,7 @@ pub fn run(args: &ImportArgs) -> Result<(), String> {
             Box::new(File::open(file).map_err(|e| format!("cannot open {}: {e}", file.display()))?)
         };
         let reader = BufReader::with_capacity(1 << 20, Counting { inner: input, bar: bar.clone() });
-        let options = ImportOptions { fail_fast: args.fail_fast };
+        let options = ImportOptions { fail_fast: args.fail_fast, upsert: args.upsert };
         let result = container.import(reader, options, |_| {});
         bar.finish_and_clear();
         let summary = match result {
@@ -111,18 +118,22 @@ pub fn run(args: &ImportArgs) -> Result<(), String> {
         if summary.skipped + summary.failed > reported {
             errln!("{}: ... and {} more problems", file.display(), summary.skipped + summary.failed - reported);
         }
-        imported += summary.imported;
-        skipped += summary.skipped;
-        failed += summary.failed;
+        total.imported += summary.imported;
+        total.replaced += summary.replaced;
+        total.skipped += summary.skipped;
+        total.failed += summary.failed;
+        total.conflicts += summary.conflicts;
     }
+    let ImportSummary { imported, skipped, failed, .. } = total;
     let seconds = started.elapsed().as_secs_f64();
     let parts = container.partitions();
     let mut out = crate::output::stdout();
     let plural = |n: u64, one: &str| crate::reports::plural(n, one, &format!("{one}s"));
     let _ = writeln!(
         out,
-        "imported {}, skipped {skipped}, failed {failed} ({}, {:.2} s, {:.0} items/s)",
+        "imported {}{}, skipped {skipped}, failed {failed} ({}, {:.2} s, {:.0} items/s)",
         plural(imported, "item"),
+        replaced(total.replaced),
         plural(args.files.len() as u64, "file"),
         seconds,
         imported as f64 / seconds.max(1e-9)
@@ -155,17 +166,37 @@ pub fn run(args: &ImportArgs) -> Result<(), String> {
         .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         errln!("exported {written} items to {}", path.display());
     }
-    match incomplete(imported, skipped, failed) {
+    match incomplete(&total, "--upsert") {
         Some(message) => Err(message),
         None => Ok(()),
     }
 }
 
 /// The one rule of `cosmoql import` and the REPL's `.import`: an import succeeds only when every
-/// line is in the container (a script can rely on the exit status); otherwise, what was not.
-pub fn incomplete(imported: u64, skipped: u64, failed: u64) -> Option<String> {
+/// line is in the container (a script can rely on the exit status); otherwise, what was not, and
+/// when items exist already, how `upsert` (the option spelled `upsert`) replaces them.
+pub fn incomplete(summary: &ImportSummary, upsert: &str) -> Option<String> {
+    let ImportSummary { imported, skipped, failed, conflicts, .. } = *summary;
     let not_imported = skipped + failed;
     (not_imported > 0).then(|| {
-        format!("{not_imported} of {} lines not imported ({skipped} skipped, {failed} failed)", imported + not_imported)
+        let mut message = format!(
+            "{not_imported} of {} lines not imported ({skipped} skipped, {failed} failed)",
+            imported + not_imported
+        );
+        if conflicts > 0 {
+            message.push_str(&format!(
+                "; {conflicts} of them exist already (an earlier import stopped part-way?): {upsert} replaces them"
+            ));
+        }
+        message
     })
+}
+
+/// ` (N replaced)` after an import's count when an upsert replaced items, else nothing.
+pub fn replaced(n: u64) -> String {
+    if n == 0 {
+        String::new()
+    } else {
+        format!(" ({n} replaced)")
+    }
 }

@@ -260,7 +260,11 @@ pub fn load(args: &DataArgs) -> Result<Loaded, String> {
             for path in &args.data {
                 let file = File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
                 container
-                    .import(BufReader::with_capacity(1 << 20, file), ImportOptions { fail_fast: true }, |_| {})
+                    .import(
+                        BufReader::with_capacity(1 << 20, file),
+                        ImportOptions { fail_fast: true, ..ImportOptions::default() },
+                        |_| {},
+                    )
                     .map_err(|e| format!("{}: {}", path.display(), e.message))?;
             }
             (None, Arc::new(container))

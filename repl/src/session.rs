@@ -513,10 +513,15 @@ impl Session {
                 self.say(&format!("dropped {name}"));
             }
             ".import" => {
-                if rest.is_empty() {
-                    return Err("usage: .import FILE".into());
+                let (upsert, file) = match rest.strip_prefix("--upsert") {
+                    Some(file) if file.is_empty() || file.starts_with(char::is_whitespace) => (true, file),
+                    _ => (false, rest),
+                };
+                let file = unquote(file);
+                if file.is_empty() {
+                    return Err("usage: .import [--upsert] FILE".into());
                 }
-                self.import(rest)?;
+                self.import(&file, upsert)?;
             }
             ".export" => {
                 if rest.is_empty() {
@@ -726,7 +731,7 @@ impl Session {
         Ok(())
     }
 
-    fn import(&mut self, path: &str) -> Result<(), String> {
+    fn import(&mut self, path: &str, upsert: bool) -> Result<(), String> {
         let container = self.container()?;
         let file = File::open(path).map_err(|e| format!("cannot open {path}: {e}"))?;
         let len = file.metadata().map(|m| m.len()).unwrap_or(0);
@@ -735,7 +740,8 @@ impl Session {
         let reader = BufReader::with_capacity(1 << 20, Counting { inner: file, bar: bar.clone() });
         // Ctrl-C (the handler sets INTERRUPTED) stops the import between batches.
         INTERRUPTED.store(false, Ordering::SeqCst);
-        let result = container.import_until(reader, ImportOptions::default(), &INTERRUPTED, |_| {});
+        let options = ImportOptions { upsert, ..ImportOptions::default() };
+        let result = container.import_until(reader, options, &INTERRUPTED, |_| {});
         bar.finish_and_clear();
         let summary = match result {
             Ok(summary) => summary,
@@ -762,8 +768,9 @@ impl Session {
         }
         self.refresh_vocabulary();
         self.say(&format!(
-            "imported {} into {}, skipped {}, failed {} ({:.2} s); {}, {}",
+            "imported {}{} into {}, skipped {}, failed {} ({:.2} s); {}, {}",
             plural(summary.imported, "item", "items"),
+            crate::import_cmd::replaced(summary.replaced),
             container.id(),
             summary.skipped,
             summary.failed,
@@ -771,7 +778,7 @@ impl Session {
             plural(container.item_count() as u64, "item", "items"),
             plural(container.partition_count() as u64, "physical partition", "physical partitions")
         ));
-        match crate::import_cmd::incomplete(summary.imported, summary.skipped, summary.failed) {
+        match crate::import_cmd::incomplete(&summary, ".import --upsert FILE") {
             Some(message) => Err(format!("{path}: {message}")),
             None => Ok(()),
         }

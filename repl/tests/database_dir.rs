@@ -32,6 +32,20 @@ fn what_the_repl_writes_to_a_directory_is_there_next_time() {
     let out = cosmoql(&[arg(&dir), "-c", "SELECT VALUE SUM(c.n) FROM c"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout).trim(), "[12]");
+    // Importing again: the items are there (409s, exit 1, and how to finish); --upsert replaces them.
+    let out = cosmoql(&[arg(&dir), "-c", &format!(".import {}", arg(&data))]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains(".import --upsert FILE replaces them"), "{}", text(&out.stderr));
+    let out = cosmoql(&[
+        arg(&dir),
+        "-c",
+        &format!(".import --upsert \"{}\"", arg(&data)),
+        "-c",
+        "SELECT VALUE SUM(c.n) FROM c",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("imported 2 items (2 replaced)"), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).trim(), "[12]");
     // A file of statements after the directory.
     let script = dir.with_extension("sql");
     std::fs::write(&script, "SELECT VALUE c.id FROM c WHERE c.kind = 'b';\n").unwrap();
@@ -143,4 +157,67 @@ fn a_directory_that_lost_its_current_file_is_refused_then_recovered() {
     assert!(text(&out.stdout).contains("CURRENT was missing: it now names wal-000001.log"), "{}", text(&out.stdout));
     let out = cosmoql(&[arg(&dir), "-c", "SELECT VALUE COUNT(1) FROM c"]);
     assert_eq!(text(&out.stdout).trim(), "[1]", "{}", text(&out.stderr));
+}
+
+/// `cosmoql import --db` killed part-way left some of the file (not always a prefix) and running
+/// it again failed with 409s. It keeps what it wrote, says how to finish, and `--upsert` does:
+/// every item of the file once, as the file has it.
+#[test]
+fn an_import_killed_part_way_is_finished_with_upsert() {
+    let dir = temp("killed-import");
+    let data = dir.with_extension("ndjson");
+    let n = 100_000u64;
+    let mut lines = String::new();
+    for i in 0..n {
+        lines.push_str(&format!("{{\"id\":\"{i}\",\"pk\":\"k{}\",\"n\":{i},\"pad\":\"{:040}\"}}\n", i % 97, i));
+    }
+    std::fs::write(&data, lines).unwrap();
+    let count = |dir: &Path| -> Option<u64> {
+        let out = cosmoql(&["query", "--db", arg(dir), "SELECT VALUE COUNT(1) FROM c"]);
+        out.status.success().then(|| text(&out.stdout).trim().trim_matches(|c| c == '[' || c == ']').parse().unwrap())
+    };
+    // Killed after a while; longer each time until the kill lands part-way (a kill before the
+    // container was created leaves an empty database, one after the end the whole file).
+    let mut before = 0;
+    for delay in [50, 100, 200, 400, 800, 1600, 3200, 6400] {
+        let _ = std::fs::remove_dir_all(&dir);
+        let mut child = Command::new(env!("CARGO_BIN_EXE_cosmoql"))
+            .args(["import", arg(&data), "--db", arg(&dir), "--into", "c", "--partition-key", "/pk"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(delay));
+        let _ = child.kill();
+        let _ = child.wait();
+        match count(&dir) {
+            Some(c) if c > 0 => {
+                eprintln!("killed after {delay} ms: {c} of {n} items in");
+                before = c;
+                if c < n {
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    assert!(before > 0 && before <= n, "{before}");
+    let count = |dir: &Path| count(dir).expect("the container is there");
+    let again = cosmoql(&["import", arg(&data), "--db", arg(&dir), "--into", "c"]);
+    {
+        assert_eq!(again.status.code(), Some(1));
+        let stderr = text(&again.stderr);
+        assert!(stderr.contains(&format!("{before} of them exist already")), "{stderr}");
+        assert!(stderr.contains("--upsert replaces them"), "{stderr}");
+    }
+    let after_again = count(&dir);
+    assert_eq!(after_again, n, "the second import adds what the first did not");
+    let out = cosmoql(&["import", arg(&data), "--db", arg(&dir), "--into", "c", "--upsert"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).starts_with(&format!("imported {n} items ({n} replaced)")), "{}", text(&out.stdout));
+    assert_eq!(count(&dir), n);
+    let out = cosmoql(&["query", "--db", arg(&dir), "SELECT VALUE SUM(c.n) FROM c WHERE c.pad = c.pad"]);
+    assert_eq!(text(&out.stdout).trim(), format!("[{}]", n * (n - 1) / 2), "{}", text(&out.stderr));
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_file(&data);
 }

@@ -14,6 +14,10 @@ use crate::error::{Result, StorageError};
 pub struct ImportOptions {
     /// Stop at the first bad line or rejected item instead of reporting it and going on.
     pub fail_fast: bool,
+    /// Write each item as an upsert: an item whose partition key and id exist is replaced (not a
+    /// 409), so an import that was interrupted can run again and leaves every item of its input
+    /// once, as the input has it.
+    pub upsert: bool,
 }
 
 /// What an import did.
@@ -21,6 +25,10 @@ pub struct ImportOptions {
 pub struct ImportSummary {
     /// Items stored.
     pub imported: u64,
+    /// Of those, items that replaced one with their key and id (only with `upsert`).
+    pub replaced: u64,
+    /// Of the failed, items whose key and id exist (409s; `upsert` replaces them instead).
+    pub conflicts: u64,
     /// Lines or array elements that were not valid JSON objects.
     pub skipped: u64,
     /// Valid documents the store rejected (bad id, duplicate key + id, too large, ...).
@@ -289,7 +297,8 @@ enum Parsed {
 
 /// What became of one document of a batch.
 enum Step {
-    Inserted(u64, Result<()>),
+    /// Written (`true`: replaced an item with its key and id).
+    Inserted(u64, Result<bool>),
     Problem(ImportProblem),
 }
 
@@ -395,27 +404,31 @@ impl Container {
                     }
                     let inserted = lines
                         .into_iter()
-                        .zip(self.insert_many(preps))
+                        .zip(self.insert_many(preps, options.upsert))
                         .map(|((i, line), result)| (i, Step::Inserted(line, result)));
                     let mut all: Vec<(usize, Step)> = inserted.chain(problems).collect();
                     all.sort_by_key(|(i, _)| *i);
                     Box::new(all.into_iter().map(|(_, step)| step))
                 } else {
                     Box::new(batch.into_iter().map(|parsed| match parsed {
-                        Parsed::Ready(line, prep) => Step::Inserted(line, self.insert_prepared(prep).map(drop)),
+                        Parsed::Ready(line, prep) => Step::Inserted(line, self.import_one(prep, options.upsert)),
                         Parsed::Problem(p) => Step::Problem(p),
                     }))
                 };
                 for step in steps {
                     let problem = match step {
-                        Step::Inserted(_, Ok(())) => {
+                        Step::Inserted(_, Ok(replaced)) => {
                             summary.imported += 1;
+                            summary.replaced += u64::from(replaced);
                             if summary.imported % 4096 == 0 {
                                 progress(&summary);
                             }
                             continue;
                         }
-                        Step::Inserted(line, Err(e)) => ImportProblem { line, skipped: false, message: e.to_string() },
+                        Step::Inserted(line, Err(e)) => {
+                            summary.conflicts += u64::from(e.status_code() == 409);
+                            ImportProblem { line, skipped: false, message: e.to_string() }
+                        }
                         Step::Problem(problem) => problem,
                     };
                     if problem.skipped {

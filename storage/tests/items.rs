@@ -554,7 +554,8 @@ fn import_export_and_copy_with_another_key() {
 
     // Fail-fast stops at the first problem.
     let d = container("/pk");
-    let err = d.import(input.as_bytes(), ImportOptions { fail_fast: true }, |_| {}).unwrap_err();
+    let err =
+        d.import(input.as_bytes(), ImportOptions { fail_fast: true, ..ImportOptions::default() }, |_| {}).unwrap_err();
     assert_eq!(err.summary.imported, 1);
     assert!(err.message.starts_with("line 2: not valid JSON at column 2"), "{}", err.message);
 
@@ -695,7 +696,8 @@ fn a_byte_order_mark_is_skipped() {
         "\u{feff}{\"id\":\"1\",\"pk\":\"a\"}\n{\"id\":\"2\",\"pk\":\"a\"}\n",
     ] {
         let c = Container::new("c", PartitionKeyDefinition::hash("/pk").unwrap(), ContainerSettings::default());
-        let summary = c.import(text.as_bytes(), ImportOptions { fail_fast: true }, |_| {}).unwrap();
+        let summary =
+            c.import(text.as_bytes(), ImportOptions { fail_fast: true, ..ImportOptions::default() }, |_| {}).unwrap();
         assert_eq!((summary.imported, summary.skipped, summary.failed), (2, 0, 0), "{text:?}");
     }
     assert_eq!(parse_json("\u{feff}{\"a\":1}").unwrap(), parse_json("{\"a\":1}").unwrap());

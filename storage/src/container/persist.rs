@@ -168,12 +168,25 @@ impl Container {
         }
     }
 
-    /// Inserts many items (an import into a durable store): each physical partition's share is
-    /// inserted under one hold of its lock and logged as one frame, instead of a lock, a frame and
-    /// a write call per item. Results in input order; a frame the log refuses takes back its
-    /// partition's share (each of those items fails with the log's error). Not synced.
-    pub(crate) fn insert_many(&self, batch: Vec<Prepared>) -> Vec<Result<()>> {
-        let mut results: Vec<Result<()>> = (0..batch.len()).map(|_| Ok(())).collect();
+    /// Writes one item of an import: an insert, or with `upsert` an upsert (`Ok(true)` when it
+    /// replaced an item with its key and id).
+    pub(crate) fn import_one(&self, prep: Prepared, upsert: bool) -> Result<bool> {
+        if !upsert {
+            return self.insert_prepared(prep).map(|_| false);
+        }
+        let epk = prep.epk.clone();
+        self.write_partition(&epk, |data| {
+            self.apply_upsert(data, &prep, &WriteOptions::default()).map(|(status, _, _)| status == 200)
+        })
+    }
+
+    /// Inserts (or with `upsert` upserts) many items (an import into a durable store): each
+    /// physical partition's share is written under one hold of its lock and logged as one frame,
+    /// instead of a lock, a frame and a write call per item. Results in input order (`true` for an
+    /// upsert that replaced an item); a frame the log refuses takes back its partition's share
+    /// (each of those items fails with the log's error). Not synced.
+    pub(crate) fn insert_many(&self, batch: Vec<Prepared>, upsert: bool) -> Vec<Result<bool>> {
+        let mut results: Vec<Result<bool>> = (0..batch.len()).map(|_| Ok(false)).collect();
         let mut touched = Vec::new();
         {
             let gate = self.gate();
@@ -196,9 +209,17 @@ impl Container {
                 let mut inserted = Vec::new();
                 for i in members {
                     let prep = &batch[i];
-                    let stored = self.stored(prep, None);
-                    match self.apply_insert(&mut data, prep, stored) {
-                        Ok(_) => inserted.push(i),
+                    let written = if upsert {
+                        self.apply_upsert(&mut data, prep, &WriteOptions::default()).map(|(status, _, _)| status == 200)
+                    } else {
+                        let stored = self.stored(prep, None);
+                        self.apply_insert(&mut data, prep, stored).map(|_| false)
+                    };
+                    match written {
+                        Ok(replaced) => {
+                            results[i] = Ok(replaced);
+                            inserted.push(i);
+                        }
                         Err(e) => results[i] = Err(e),
                     }
                 }
