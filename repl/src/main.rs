@@ -248,6 +248,13 @@ fn sqlite_style(args: impl Iterator<Item = std::ffi::OsString>) -> Vec<std::ffi:
 }
 
 fn main() -> ExitCode {
+    // Past the file size limit (`ulimit -f`), the kernel's SIGXFSZ would end the process with no
+    // word; handled, the write fails with EFBIG ("File too large") and is reported as any other
+    // write error, naming the file, with nothing acknowledged that is not written.
+    let _ = signal_hook::flag::register(
+        signal_hook::consts::SIGXFSZ,
+        std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
+    );
     let args = sqlite_style(std::env::args_os());
     let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,

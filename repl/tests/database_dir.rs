@@ -221,3 +221,73 @@ fn an_import_killed_part_way_is_finished_with_upsert() {
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_file(&data);
 }
+
+/// Two processes creating the same database at once: one has it, the other is told it is open
+/// in another process (never "not a cosmoql database directory", a race of the check for
+/// foreign files with the first one's files appearing).
+#[test]
+fn racing_openers_are_told_the_database_is_open_elsewhere() {
+    let data = temp("race").with_extension("ndjson");
+    std::fs::write(&data, (0..200).map(|i| format!("{{\"id\":\"{i}\",\"pk\":\"k{}\"}}\n", i % 7)).collect::<String>())
+        .unwrap();
+    for round in 0..12 {
+        let dir = temp(&format!("race-{round}"));
+        let spawn = || {
+            Command::new(env!("CARGO_BIN_EXE_cosmoql"))
+                .args(["import", arg(&data), "--db", arg(&dir), "--into", "c", "--partition-key", "/pk"])
+                .output()
+        };
+        let (a, b) = std::thread::scope(|s| {
+            let a = s.spawn(spawn);
+            let b = s.spawn(spawn);
+            (a.join().unwrap().unwrap(), b.join().unwrap().unwrap())
+        });
+        for out in [&a, &b] {
+            if !out.status.success() {
+                let stderr = text(&out.stderr);
+                assert!(stderr.contains("is open in another process"), "round {round}: {stderr}");
+            }
+        }
+        assert!(a.status.success() || b.status.success(), "round {round}: neither opened it");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    let _ = std::fs::remove_file(&data);
+}
+
+/// Past the file size limit (`ulimit -f`), SIGXFSZ ended the process with no message. The write
+/// fails instead and says why; what fits is taken (the log allocates only what fits, so a limit
+/// under its 4 MiB chunk still takes a small import).
+#[test]
+fn a_file_size_limit_is_an_error_not_a_signal() {
+    let dir = temp("fsize");
+    let data = dir.with_extension("ndjson");
+    std::fs::write(&data, (0..20).map(|i| format!("{{\"id\":\"{i}\",\"pk\":\"k{i}\"}}\n")).collect::<String>())
+        .unwrap();
+    // `ulimit -f` counts blocks of 512 or 1024 bytes depending on the shell: either way, 1000
+    // is under a 4 MiB chunk and over 20 small items, and 100 under 200 items of 1 KB.
+    let limited = |blocks: u32, data: &Path, dir: &Path| {
+        Command::new("sh")
+            .args(["-c", &format!("ulimit -f {blocks} && exec \"$0\" \"$@\""), env!("CARGO_BIN_EXE_cosmoql")])
+            .args(["import", arg(data), "--db", arg(dir), "--into", "c", "--partition-key", "/pk"])
+            .output()
+            .unwrap()
+    };
+    let out = limited(1000, &data, &dir);
+    assert!(out.status.success(), "{:?} {}", out.status, text(&out.stderr));
+    assert!(text(&out.stdout).starts_with("imported 20 items"), "{}", text(&out.stdout));
+    let small = temp("fsize-small");
+    let big = small.with_extension("ndjson");
+    std::fs::write(
+        &big,
+        (0..200).map(|i| format!("{{\"id\":\"{i}\",\"pk\":\"k{i}\",\"pad\":\"{:01000}\"}}\n", i)).collect::<String>(),
+    )
+    .unwrap();
+    let out = limited(100, &big, &small);
+    assert_eq!(out.status.code(), Some(1), "killed by a signal? {:?}", out.status);
+    assert!(text(&out.stderr).contains("File too large"), "{}", text(&out.stderr));
+    for d in [&dir, &small] {
+        let _ = std::fs::remove_dir_all(d);
+    }
+    let _ = std::fs::remove_file(&data);
+    let _ = std::fs::remove_file(&big);
+}

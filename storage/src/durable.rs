@@ -191,6 +191,35 @@ fn refuse_link(path: &Path) -> Result<()> {
     }
 }
 
+/// The error for a directory another process holds, with its pid when the lock file says it.
+fn open_elsewhere(dir: &Path) -> StorageError {
+    let holder = std::fs::read_to_string(dir.join("LOCK")).unwrap_or_default();
+    let holder = holder.trim();
+    let who = if holder.is_empty() || !holder.bytes().all(|b| b.is_ascii_digit()) {
+        String::new()
+    } else {
+        format!(" (pid {holder})")
+    };
+    StorageError::new(
+        ErrorKind::Unavailable,
+        format!(
+            "the database {} is open in another process{who}: one process at a time may open a database directory",
+            dir.display()
+        ),
+    )
+}
+
+/// [`open_elsewhere`]'s error when `dir`'s `LOCK` is held by another process now (it is never
+/// created here, and never followed when it is a link).
+fn held_elsewhere(dir: &Path) -> Option<StorageError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let lock = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NOFOLLOW).open(dir.join("LOCK")).ok()?;
+    match lock.try_lock_shared() {
+        Err(std::fs::TryLockError::WouldBlock) => Some(open_elsewhere(dir)),
+        _ => None,
+    }
+}
+
 /// For a database directory whose `CURRENT` was lost (the logs are there): writes `CURRENT`
 /// naming the oldest log, where replay then starts (a finished checkpoint removes the logs
 /// before it, so the oldest left is where the last one began). Returns the log named; `None`
@@ -246,6 +275,11 @@ impl Durable {
                 .map(|e| e.file_name().to_string_lossy().to_string())
                 .find(|name| !ours(name));
             if let Some(name) = foreign {
+                // Another process may be creating the database right now (its files appear
+                // between the check of CURRENT and the listing): say so, not "foreign".
+                if let Some(open) = held_elsewhere(dir) {
+                    return Err(open);
+                }
                 return Err(StorageError::new(
                     ErrorKind::Unavailable,
                     format!(
@@ -258,7 +292,7 @@ impl Durable {
         }
         let lock_path = dir.join("LOCK");
         refuse_link(&lock_path)?;
-        let mut lock = {
+        let lock = {
             use std::os::unix::fs::OpenOptionsExt;
             std::fs::OpenOptions::new()
                 .read(true)
@@ -288,23 +322,14 @@ impl Durable {
         };
         match locked {
             Ok(()) => {}
-            Err(std::fs::TryLockError::WouldBlock) => {
-                let holder = std::fs::read_to_string(&lock_path).unwrap_or_default();
-                let holder = holder.trim();
-                let who = if holder.is_empty() { String::new() } else { format!(" (pid {holder})") };
-                return Err(StorageError::new(
-                    ErrorKind::Unavailable,
-                    format!(
-                        "the database {} is open in another process{who}: one process at a time may open a database \
-                         directory",
-                        dir.display()
-                    ),
-                ));
-            }
+            Err(std::fs::TryLockError::WouldBlock) => return Err(open_elsewhere(dir)),
             Err(std::fs::TryLockError::Error(e)) => return Err(fail("lock", &lock_path, e)),
         }
-        let _ = lock.set_len(0);
-        let _ = lock.write_all(format!("{}\n", std::process::id()).as_bytes());
+        // The pid, written over the old one before the rest is cut, so a reader never finds the
+        // file empty while it is held.
+        let pid = format!("{}\n", std::process::id());
+        let _ = std::os::unix::fs::FileExt::write_all_at(&lock, pid.as_bytes(), 0);
+        let _ = lock.set_len(pid.len() as u64);
         let current = dir.join("CURRENT");
         let (generation, new) = match std::fs::read_to_string(&current) {
             Ok(name) => {

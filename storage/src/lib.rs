@@ -43,4 +43,4 @@ pub use patch::PatchOperation;
 pub use skew::{KeySize, PartitionSkew, SkewReport, Spread};
 pub use store::{Database, Store};
 pub use throughput::{Clock, KeyUsage, ManualClock, PartitionUsage, Provisioned, RequestKind, SystemClock, Throttle};
-pub use wal::{Faults, SyncMode};
+pub use wal::{Faults, SyncMode, PREALLOCATE};

@@ -207,17 +207,18 @@ impl Log {
         file.read_exact_at(&mut magic, 0)?;
         let v1 = &magic == MAGIC_V1;
         let mut aside = None;
-        if len > end {
-            aside = keep_torn(path, &file, end, len)?;
-            // A torn frame is zeroed (the space after `end` stays allocated for the next ones).
-            let zeros = vec![0u8; (len - end).min(PREALLOCATE) as usize];
+        if let Some((copy, last)) = if len > end { keep_torn(path, &file, end, len)? } else { None } {
+            // A torn frame is zeroed (the space after `end` stays allocated for the next ones);
+            // what is zero already is left alone.
+            let zeros = vec![0u8; (last + 1 - end).min(PREALLOCATE) as usize];
             let mut at = end;
-            while at < len {
-                let n = (len - at).min(zeros.len() as u64) as usize;
+            while at <= last {
+                let n = (last + 1 - at).min(zeros.len() as u64) as usize;
                 file.write_all_at(&zeros[..n], at)?;
                 at += n as u64;
             }
             file.sync_data()?;
+            aside = Some(copy);
         }
         Ok((Self::with_file(path, file, end, mode, faults, v1)?, aside))
     }
@@ -314,10 +315,19 @@ impl Log {
         }
     }
 
-    /// Allocates the file up to at least `end` (see [`PREALLOCATE`]).
+    /// Allocates the file up to at least `end` (see [`PREALLOCATE`]): a whole chunk, or where
+    /// the disk (or the process's file size limit) has no room for one, just up to `end`, so a
+    /// nearly full disk still takes what fits.
     fn allocate(&self, tail: &mut Tail, end: u64) -> io::Result<()> {
         let chunk = self.faults.preallocate.load(Ordering::Relaxed).max(1);
         let target = end.div_ceil(chunk).saturating_mul(chunk).max(end);
+        match self.allocate_to(tail, target) {
+            Err(e) if target > end && no_room(&e) => self.allocate_to(tail, end),
+            done => done,
+        }
+    }
+
+    fn allocate_to(&self, tail: &mut Tail, target: u64) -> io::Result<()> {
         let full = self.faults.disk_full_at.load(Ordering::Relaxed);
         let from = tail.allocated.max(tail.end);
         let zeros = vec![0u8; (target.saturating_sub(from)).min(PREALLOCATE) as usize];
@@ -445,25 +455,15 @@ fn encode_frame_v1(payload: &[u8]) -> Vec<u8> {
 
 /// Copies the written bytes of a torn frame (from `end` to the last byte that is not zero) to
 /// `wal-N.log.torn-at-END`, synced; returns that path, `None` when past `end` is only zeros.
-fn keep_torn(path: &Path, file: &File, end: u64, len: u64) -> io::Result<Option<PathBuf>> {
-    let mut last = None;
+fn keep_torn(path: &Path, file: &File, end: u64, len: u64) -> io::Result<Option<(PathBuf, u64)>> {
+    let Some(last) = last_nonzero(file, end, len)? else { return Ok(None) };
     let mut chunk = vec![0u8; 1 << 16];
-    let mut at = end;
-    while at < len {
-        let n = (len - at).min(chunk.len() as u64) as usize;
-        file.read_exact_at(&mut chunk[..n], at)?;
-        if let Some(k) = chunk[..n].iter().rposition(|b| *b != 0) {
-            last = Some(at + k as u64);
-        }
-        at += n as u64;
-    }
-    let Some(last) = last else { return Ok(None) };
     let aside = path.with_extension(format!("log.torn-at-{end}"));
     let copy = std::fs::OpenOptions::new().write(true).create_new(true).open(&aside);
     let copy = match copy {
         Ok(f) => f,
         // Kept by an earlier opening that stopped before cutting the log.
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Ok(Some(aside)),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => return Ok(Some((aside, last))),
         Err(e) => return Err(e),
     };
     let mut at = end;
@@ -474,7 +474,52 @@ fn keep_torn(path: &Path, file: &File, end: u64, len: u64) -> io::Result<Option<
         at += n as u64;
     }
     copy.sync_all()?;
-    Ok(Some(aside))
+    Ok(Some((aside, last)))
+}
+
+/// The offset of the last byte that is not zero in `from..len`, or `None`. Holes of a sparse
+/// file are skipped (`SEEK_DATA`/`SEEK_HOLE`) and data is checked a chunk at a time, so a log
+/// allocated far ahead (or extended to gigabytes of zeros) is read at the speed of its data.
+fn last_nonzero(file: &File, from: u64, len: u64) -> io::Result<Option<u64>> {
+    use rustix::fs::{seek, SeekFrom};
+    // Where the data after `at` starts and ends (the whole rest where holes are not reported).
+    // Only the descriptor's offset moves; every read here gives its own.
+    let extent = |at: u64| -> (u64, u64) {
+        let data = match seek(file, SeekFrom::Data(at)) {
+            Ok(data) => data.max(at),
+            // ENXIO: no data after `at`; anything else (no support): read it all.
+            Err(e) if e == rustix::io::Errno::NXIO => return (len, len),
+            Err(_) => return (at, len),
+        };
+        let hole = seek(file, SeekFrom::Hole(data)).map_or(len, |hole| hole.clamp(data, len));
+        (data, hole)
+    };
+    let mut chunk = vec![0u8; 1 << 16];
+    let mut last = None;
+    let mut at = from;
+    while at < len {
+        let (data, hole) = extent(at);
+        if data >= len || hole <= data {
+            break;
+        }
+        let mut pos = data;
+        while pos < hole {
+            let n = (hole - pos).min(chunk.len() as u64) as usize;
+            file.read_exact_at(&mut chunk[..n], pos)?;
+            if !chunk[..n].iter().all(|b| *b == 0) {
+                last = chunk[..n].iter().rposition(|b| *b != 0).map(|k| pos + k as u64);
+            }
+            pos += n as u64;
+        }
+        at = hole;
+    }
+    Ok(last)
+}
+
+/// A full disk, a quota, or the process's file size limit (`RLIMIT_FSIZE`, when SIGXFSZ is
+/// ignored as `cosmoql` does).
+pub fn no_room(e: &io::Error) -> bool {
+    matches!(e.kind(), io::ErrorKind::StorageFull | io::ErrorKind::FileTooLarge | io::ErrorKind::QuotaExceeded)
 }
 
 /// What reading a log found.
@@ -525,28 +570,8 @@ pub fn read_frames<E>(
     // What follows a bad frame at `at` decides: only zeros (or nothing) after `from` is a torn
     // write; anything else is damage.
     let judge = |at: u64, from: u64, frames: u64, why: &str| -> io::Result<ReadLog> {
-        let mut rest = io::BufReader::with_capacity(1 << 20, &file);
-        io::Seek::seek(&mut rest, io::SeekFrom::Start(at))?;
-        let mut chunk = vec![0u8; 1 << 16];
-        let mut pos = at;
-        let mut last_nonzero = None;
-        let mut damaged_after = false;
-        loop {
-            let n = io::Read::read(&mut rest, &mut chunk)?;
-            if n == 0 {
-                break;
-            }
-            for (k, b) in chunk[..n].iter().enumerate() {
-                if *b != 0 {
-                    let p = pos + k as u64;
-                    last_nonzero = Some(p);
-                    if p >= from {
-                        damaged_after = true;
-                    }
-                }
-            }
-            pos += n as u64;
-        }
+        let last_nonzero = last_nonzero(&file, at, len)?;
+        let damaged_after = last_nonzero.is_some_and(|p| p >= from);
         Ok(if !damaged_after {
             // Zeros are allocated space, not a torn write.
             let written = last_nonzero.map_or(at, |p| (p + 1).max(at));
