@@ -212,6 +212,80 @@ fn mutate(seed: usize, edits: &[Edit]) -> String {
 
 /// The fixture the queries run over: a few items of mixed shapes, small arrays (so JOINs stay
 /// small), over `partitions` physical partitions.
+fn pick(values: Vec<&'static str>) -> impl Strategy<Value = String> {
+    prop::sample::select(values).prop_map(str::to_string)
+}
+
+/// An argument for [`function_arguments`]: extreme values of every type, properties of the
+/// fixture's items, and calls nested in one another.
+fn argument() -> impl Strategy<Value = String> {
+    let leaf = prop_oneof![
+        pick(vec![
+            "0",
+            "-1",
+            "1",
+            "2.5",
+            "-0.5",
+            "1e308",
+            "-1e308",
+            "5e-324",
+            "4294967296",
+            "9007199254740993",
+            "-9223372036854775808",
+            "18446744073709551616",
+            "true",
+            "null",
+            "undefined",
+            "c.nope",
+        ]),
+        pick(vec!["''", "'a'", "'😀x'", "'\\u0000'", "'2026-11-26T10:00:00.0000000Z'", "'P1D'"]),
+        pick(vec![
+            "'(a?)(a?)(a?)(a?)(a?)(a?)(a?)(a?)aaaaaaaa'",
+            "'(a|aa)*b'",
+            "'['",
+            "'\\\\'",
+            "'a{1000}{1000}'",
+            "'(?i)X'",
+            "'.*.*.*.*.*y'",
+            "'(a*)*$'",
+            "'x{4294967295}'",
+            "'i'",
+            "'imsx'",
+            "'q'",
+        ]),
+        pick(vec![
+            "[]",
+            "[1, 2, 3]",
+            "[[1], {\"a\": 1}, 'x', null]",
+            "{}",
+            "{\"a\": [1, {\"b\": 2}]}",
+            "c",
+            "c.s",
+            "c.n",
+            "c.tags",
+            "c.v",
+            "c.nested",
+            "c.id",
+        ]),
+        (pick(vec!["'a'", "'ab'", "'😀'", "' '"]), prop::sample::select(vec![0u32, 1, 1000, 100_000, 1_000_000]))
+            .prop_map(|(s, n)| format!("REPLICATE({s}, {n})")),
+        prop::sample::select(vec![0usize, 1, 100, 2000]).prop_map(|n| format!("[{}]", vec!["1"; n].join(","))),
+    ];
+    leaf.prop_recursive(2, 8, 3, |inner| {
+        (0usize..cosmoql::planner::functions::SIGNATURES.len(), prop::collection::vec(inner, 0..4)).prop_map(
+            |(f, mut args)| {
+                // As many arguments as the function takes (padded with 1s), so the call runs.
+                let signature = &cosmoql::planner::functions::SIGNATURES[f];
+                args.truncate(signature.max_args.unwrap_or(usize::MAX));
+                while args.len() < signature.min_args {
+                    args.push("1".to_string());
+                }
+                format!("{}({})", signature.name, args.join(", "))
+            },
+        )
+    })
+}
+
 fn fixture(partitions: usize) -> Container {
     let c = Container::new(
         "c",
@@ -331,6 +405,29 @@ proptest! {
         for sql in ["SELECT c.id FROM c ORDER BY c.n", "SELECT c.id FROM c", "SELECT VALUE COUNT(1) FROM c"] {
             if let Err(e) = execute(&c, sql, &options) {
                 prop_assert!(e.kind != QueryErrorKind::Internal, "{}", e);
+            }
+        }
+    }
+
+    /// Every system function with arguments of extreme sizes, counts and values (long strings
+    /// and arrays, huge and tiny numbers, hostile regular expressions, nested calls): an answer
+    /// or a user error, never a panic, an abort or an internal error.
+    #[test]
+    fn function_arguments(
+        function in 0usize..cosmoql::planner::functions::SIGNATURES.len(),
+        extra in 0usize..4,
+        args in prop::collection::vec(argument(), 6),
+    ) {
+        let signature = &cosmoql::planner::functions::SIGNATURES[function];
+        // As many arguments as it takes, or (one time in four) one too many.
+        let count = (signature.min_args + extra).min(signature.max_args.unwrap_or(usize::MAX).saturating_add(usize::from(extra == 3)));
+        let call = format!("{}({})", signature.name, args[..count.min(args.len())].join(", "));
+        let c = fixture(2);
+        let options = QueryOptions { memory_budget: Some(8 << 20), ..QueryOptions::default() };
+        for sql in [format!("SELECT VALUE {call} FROM c"), format!("SELECT VALUE LENGTH(ToString({call})) FROM c")] {
+            if let Err(e) = execute(&c, &sql, &options) {
+                prop_assert!(e.kind != QueryErrorKind::Internal, "{}: {}", sql, e);
+                let _ = e.render(&sql);
             }
         }
     }

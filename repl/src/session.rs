@@ -234,7 +234,7 @@ impl Session {
                         false
                     }
                 },
-                Statement::Sql { sql, line } => self.sql(&sql, line),
+                Statement::Sql { sql, line, column } => self.sql(&sql, line, column),
             };
             outcome.failed |= !ok;
             // `.once FILE`: the next statement that prints results goes to FILE.
@@ -291,7 +291,7 @@ impl Session {
 
     /// A SQL statement: a query, or `EXPLAIN [ANALYZE] query`.
     /// A SQL statement that starts on the input's 0-based `line`.
-    fn sql(&mut self, sql: &str, line: usize) -> bool {
+    fn sql(&mut self, sql: &str, line: usize, column: usize) -> bool {
         let (explain_mode, query) = strip_explain(sql);
         let result = match explain_mode {
             Some(analyze) => self.explain(query, analyze),
@@ -300,7 +300,7 @@ impl Session {
         match result {
             Ok(()) => true,
             Err(msg) => {
-                let msg = crate::statements::shift_lines(&msg, line);
+                let msg = crate::statements::shift_position(&msg, line, column);
                 // `INSERT ...`, `DROP ...`: what does it here.
                 match crate::statements::shell_hint(query) {
                     Some(hint) => self.error(&format!("{msg}\n{hint}")),

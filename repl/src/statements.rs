@@ -66,22 +66,23 @@ pub fn strip_explain(sql: &str) -> (Option<bool>, &str) {
 pub enum Statement {
     /// A `.command` line.
     Command(String),
-    /// SQL, without its `;`, padded to the column it starts at, and the 0-based line it starts
-    /// on.
-    Sql { sql: String, line: usize },
+    /// SQL, without its `;`, and where it starts in the input: the 0-based line and character
+    /// column (an error's position is shifted by them, the text is never padded: a script of
+    /// many statements on one line or many lines stays linear).
+    Sql { sql: String, line: usize, column: usize },
 }
 
-/// An error rendered against a statement (`line L, column C: ...`) as the input's: its line
-/// numbers `by` further on.
-pub fn shift_lines(rendered: &str, by: usize) -> String {
-    let Some(rest) = rendered.strip_prefix("line ") else { return rendered.to_string() };
-    let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-    match rest[..digits].parse::<usize>() {
-        Ok(line) if by > 0 && rest[digits..].starts_with(", column ") => {
-            format!("line {}{}", line.saturating_add(by), &rest[digits..])
-        }
-        _ => rendered.to_string(),
+/// An error rendered against a statement (`line L, column C: ...`) as the input's, for a
+/// statement that starts `line` lines and (on its first line) `column` characters further on.
+pub fn shift_position(rendered: &str, line: usize, column: usize) -> String {
+    fn number(text: &str) -> Option<(usize, &str)> {
+        let digits = text.bytes().take_while(u8::is_ascii_digit).count();
+        text[..digits].parse::<usize>().ok().map(|n| (n, &text[digits..]))
     }
+    let Some((l, rest)) = rendered.strip_prefix("line ").and_then(number) else { return rendered.to_string() };
+    let Some((c, rest)) = rest.strip_prefix(", column ").and_then(number) else { return rendered.to_string() };
+    let c = if l == 1 { c.saturating_add(column) } else { c };
+    format!("line {}, column {c}{rest}", l.saturating_add(line))
 }
 
 /// Splits input into statements: a line starting with `.` and a letter is a command (and ends
@@ -89,15 +90,14 @@ pub fn shift_lines(rendered: &str, by: usize) -> String {
 pub fn split_statements(text: &str) -> Vec<Statement> {
     let mut out = Vec::new();
     let mut current = String::new();
-    // Where the statement under way starts in `text` (0-based line and character column): its
-    // SQL is padded to its column, and carries its line, so an error's `line L, column C` can be
-    // the file's (see [`shift_lines`]).
+    // Where the statement under way starts in `text` (0-based line and character column), so an
+    // error's `line L, column C` can be the input's (see [`shift_position`]).
     let mut start: Option<(usize, usize)> = None;
     let flush = |current: &mut String, start: &mut Option<(usize, usize)>, out: &mut Vec<Statement>| {
         let sql = current.trim();
         if !sql.is_empty() {
             let (line, column) = start.unwrap_or((0, 0));
-            out.push(Statement::Sql { sql: format!("{}{sql}", " ".repeat(column)), line });
+            out.push(Statement::Sql { sql: sql.to_string(), line, column });
         }
         current.clear();
         *start = None;
@@ -130,8 +130,8 @@ pub fn split_statements(text: &str) -> Vec<Statement> {
                     current.push(c);
                 }
                 '-' if chars.peek().map(|(_, c)| *c) == Some('-') => {
-                    // A comment runs to the end of the line.
-                    if current.trim().is_empty() {
+                    // A comment runs to the end of the line (and starts no statement).
+                    if start == Some((i, j)) {
                         start = None;
                     }
                     break;
@@ -140,7 +140,12 @@ pub fn split_statements(text: &str) -> Vec<Statement> {
                 _ => current.push(c),
             }
         }
-        current.push('\n');
+        // Lines before a statement starts are not kept (it knows where it starts).
+        if start.is_some() {
+            current.push('\n');
+        } else {
+            current.clear();
+        }
     }
     flush(&mut current, &mut start, &mut out);
     out
@@ -332,21 +337,53 @@ mod tests {
     #[test]
     fn statements_split_at_semicolons_and_empty_lines() {
         let s = split_statements("select 1; select ';' from c\n.mode json\nselect\n2\n\nselect 3 -- ; no\n;");
-        // Each statement is padded to where it starts in the text (errors then name the text's
-        // lines and columns).
-        let sql = |sql: &str, line: usize| Statement::Sql { sql: sql.to_string(), line };
+        // Each statement knows where it starts in the text (errors then name the text's lines
+        // and columns).
+        let sql = |sql: &str, line: usize, column: usize| Statement::Sql { sql: sql.to_string(), line, column };
         assert_eq!(
             s,
             vec![
-                sql("select 1", 0),
-                sql(&format!("{}select ';' from c", " ".repeat(10)), 0),
+                sql("select 1", 0, 0),
+                sql("select ';' from c", 0, 10),
                 Statement::Command(".mode json".into()),
-                sql("select\n2", 2),
-                sql("select 3", 5),
+                sql("select\n2", 2, 0),
+                sql("select 3", 5, 0),
             ]
         );
-        assert_eq!(shift_lines("line 1, column 8: x\nSELECT", 4), "line 5, column 8: x\nSELECT");
-        assert_eq!(shift_lines("no container in use", 4), "no container in use");
+        assert_eq!(shift_position("line 1, column 8: x\nSELECT", 4, 0), "line 5, column 8: x\nSELECT");
+        assert_eq!(shift_position("line 1, column 8: x", 4, 10), "line 5, column 18: x");
+        assert_eq!(shift_position("line 2, column 8: x", 4, 10), "line 6, column 8: x");
+        assert_eq!(shift_position("no container in use", 4, 3), "no container in use");
+        assert_eq!(
+            shift_position("line 99999999999999999999999, column 1: x", 1, 1),
+            "line 99999999999999999999999, column 1: x"
+        );
+    }
+
+    proptest::proptest! {
+        /// Any text of statements, strings, comments, commands and blank lines: each statement
+        /// says where it starts (its first character is there in the text), and the statements
+        /// together are never longer than the text (no padding: linear in the input).
+        #[test]
+        fn the_splitter_knows_where_each_statement_starts(
+            pieces in proptest::collection::vec(proptest::sample::select(vec![
+                "SELECT 1", ";", " ", "  ", "\n", "\n\n", "'a;b'", "\"q\"", "'", "-- c;", "--", "-", ".mode json\n",
+                ".x", "😀", "\t", "\r\n", "c.n", "\u{202e}", "é",
+            ]), 0..40),
+        ) {
+            let text: String = pieces.concat();
+            let statements = split_statements(&text);
+            let mut total = 0;
+            for statement in &statements {
+                if let Statement::Sql { sql, line, column } = statement {
+                    total += sql.len();
+                    let first = sql.chars().next().unwrap();
+                    let at = text.lines().nth(*line).and_then(|l| l.chars().nth(*column));
+                    proptest::prop_assert_eq!(at, Some(first), "{:?}: {:?}", text, statement);
+                }
+            }
+            proptest::prop_assert!(total <= text.len(), "{:?}", text);
+        }
     }
 
     #[test]
