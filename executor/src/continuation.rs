@@ -27,9 +27,11 @@
 //! - `ru` (optional): what the pages so far were charged for, `[partitions, item bytes, index
 //!   entries, output bytes]` (see `cost::ChargedSoFar`): the next page's charge is the formula on
 //!   the sums less the formula on these.
+//! - `held` (optional): the id of the results held for the next pages (see [`crate::held`]).
 //!
 //! How the next page uses them is the plan's `Paging`: results in scan order resume after `pos`;
-//! ORDER BY resumes after (`keys`, `pos`); the other shapes run again and skip `n` results.
+//! ORDER BY resumes after (`keys`, `pos`); the other shapes are served from the `held` results,
+//! or when those were let go run again and skip `n` results.
 
 use std::collections::HashMap;
 
@@ -91,6 +93,8 @@ pub struct Token {
     pub resume: Option<ResumePoint>,
     /// What the pages so far were charged for.
     pub charged: ChargedSoFar,
+    /// The id of the results held for the next pages ([`crate::held`]).
+    pub held: Option<u64>,
 }
 
 /// The fingerprint of a query request: its text, parameters and partition key.
@@ -135,6 +139,9 @@ pub fn encode(fp: u64, token: &Token) -> String {
     }
     if let Some(keys) = keys {
         object.insert("keys".into(), Value::from(keys.iter().map(encode_key).collect::<Vec<_>>()));
+    }
+    if let Some(id) = token.held {
+        object.insert("held".into(), Value::from(format!("{id:016x}")));
     }
     let c = &token.charged;
     if *c != ChargedSoFar::default() {
@@ -236,7 +243,11 @@ pub fn decode(text: &str, fp: u64) -> Result<Token, QueryError> {
         }
         _ => return Err(not_ours()),
     };
-    Ok(Token { returned, resume, charged })
+    let held = match object.get("held") {
+        Value::Undefined => None,
+        v => Some(v.as_str().and_then(|h| u64::from_str_radix(h, 16).ok()).ok_or_else(not_ours)?),
+    };
+    Ok(Token { returned, resume, charged, held })
 }
 
 /// A non-negative integer field (exact up to 2^53).
@@ -254,16 +265,19 @@ mod tests {
         let pos = RowPos { item: Some(ItemPosition { epk: Epk::from_hex("0A1B").unwrap(), seq: 77 }), sub: 3 };
         let keys = vec![Value::Undefined, Value::from(2.5), Value::from("x"), Value::from(f64::INFINITY)];
         for token in [
-            Token { returned: 0, resume: None, charged: ChargedSoFar::default() },
+            Token { returned: 0, resume: None, charged: ChargedSoFar::default(), held: None },
+            Token { returned: 9, resume: None, charged: ChargedSoFar::default(), held: Some(u64::MAX - 7) },
             Token {
                 returned: 40,
                 resume: Some(ResumePoint::Position(pos.clone())),
                 charged: ChargedSoFar { partitions: 3, work: Work { bytes: 123_456, entries: 17 }, output_bytes: 9000 },
+                held: None,
             },
             Token {
                 returned: 7,
                 resume: Some(ResumePoint::Sort(SortCursor { keys: keys.clone(), pos: pos.clone() })),
                 charged: ChargedSoFar::default(),
+                held: None,
             },
         ] {
             let text = encode(42, &token);
@@ -294,7 +308,7 @@ mod tests {
         }
         assert_eq!(decode(&signed("{\"fp\": \"000000000000002a\", \"n\": 3}"), 42).unwrap().returned, 3);
         // One changed digit anywhere, or the signature of another token, is refused.
-        let text = encode(42, &Token { returned: 5, resume: None, charged: ChargedSoFar::default() });
+        let text = encode(42, &Token { returned: 5, resume: None, charged: ChargedSoFar::default(), held: None });
         for at in PREFIX.len()..text.len() {
             let mut bytes = text.clone().into_bytes();
             bytes[at] = if bytes[at] == b'0' { b'1' } else { b'0' };

@@ -27,10 +27,11 @@ use cosmoql_value::Value;
 use crate::aggregate::{merge_groups, Accumulator, Groups};
 use crate::continuation::ResumePoint;
 use crate::cost::Work;
+use crate::emitter::Emitter;
 use crate::error::QueryError;
 use crate::memory::{value_bytes, Charge};
 use crate::merge::{KWayMerge, SortCursor, SortedRow};
-use crate::operators::{Emitter, Flow, IndexWalk, RunStats, Runner, WalkKey};
+use crate::operators::{Flow, IndexWalk, RunStats, Runner, WalkKey};
 use crate::row::RowPos;
 use crate::source::{Input, QuerySource};
 

@@ -14,9 +14,10 @@ use cosmoql_value::{format_number, Value};
 use crate::continuation::{self, ResumePoint, Token};
 use crate::coordinator::{producer_threads, Coordinator, PartitionMetrics, Unit};
 use crate::cost;
+use crate::emitter::Emitter;
 use crate::error::{QueryError, QueryErrorKind};
 use crate::memory::DEFAULT_MEMORY_BUDGET;
-use crate::operators::{Emitter, RunStats, Runner};
+use crate::operators::{RunStats, Runner};
 use crate::row::RowPos;
 use crate::source::QuerySource;
 
@@ -252,10 +253,16 @@ fn run(
     let fp = continuation::fingerprint(&plan.sql, &options.parameters, options.partition_key.as_ref());
     let token = match &options.continuation {
         Some(text) => continuation::decode(text, fp)?,
-        None => Token { returned: 0, resume: None, charged: cost::ChargedSoFar::default() },
+        None => Token { returned: 0, resume: None, charged: cost::ChargedSoFar::default(), held: None },
     };
     if options.max_item_count == Some(0) {
         return Err(QueryError::new(QueryErrorKind::Bind, "max_item_count must be at least 1", None));
+    }
+    // The next page of a query whose results are held: a slice of them, nothing read.
+    if let (Paging::Replay, Some(id), Some(page)) = (plan.paging, token.held, options.max_item_count) {
+        if let Some((items, more)) = crate::held::page(id, token.returned, page) {
+            return Ok(held_page(plan, options, fp, &token, (id, items, more), started));
+        }
     }
     let physical_partitions = source.partition_count();
     let mut units = units(source, plan);
@@ -293,8 +300,10 @@ fn run(
             u.start = Some(at.clone());
         }
     }
-    // One more than the page, to know whether a continuation is needed.
-    let take = options.max_item_count.map(|n| (n as u64).saturating_add(1));
+    // One more than the page, to know whether a continuation is needed; or, where pages cannot
+    // resume from a position, all of them, to hold the rest for the next pages.
+    let hold = plan.paging == Paging::Replay && options.max_item_count.is_some() && sink.is_none();
+    let take = if hold { None } else { options.max_item_count.map(|n| (n as u64).saturating_add(1)) };
     let runner = Runner::new(source)
         .with_cancel(options.cancel.clone())
         .with_budget(options.memory_budget.unwrap_or(DEFAULT_MEMORY_BUDGET));
@@ -303,6 +312,9 @@ fn run(
     let mut out = Emitter::page(&plan.query, token.returned, take, options.max_item_count, resume.is_some())
         .with_budget(&runner.budget)
         .with_meter(&meter);
+    if hold {
+        out = out.holding(crate::held::MAX_QUERY_HELD_RESULTS, crate::held::MAX_QUERY_HELD_BYTES);
+    }
     let streaming = sink.is_some();
     if let Some(sink) = sink {
         out = out.into_sink(sink);
@@ -328,20 +340,34 @@ fn run(
         Strategy::MergeGroups => coordinator.grouped(&mut stats, &mut out)?,
     }
     let mark = out.mark().cloned();
-    // The page is charged for the work its results carry, and for the rest when it is the last.
-    let charged_work = out.charged_work(!out.overflowed());
+    let overflowed = out.overflowed();
+    let held_all = out.held_all();
+    let (work_held, work_all, work_page) = (out.charged_work_held(), out.charged_work(true), out.charged_work(false));
     let emitted = out.emitted();
     let emitted_bytes = out.emitted_bytes();
     let mut items = out.finish();
     let mut continuation = None;
+    let mut held = None;
     if let Some(page) = options.max_item_count {
         if items.len() > page {
+            let returned = token.returned.saturating_add(page as u64);
+            if held_all {
+                let rest = items.split_off(page);
+                let bytes = rest.iter().map(crate::memory::value_bytes).sum();
+                held = crate::held::hold(returned, rest, bytes).ok();
+            }
             items.truncate(page);
             let resume = if plan.paging == Paging::Replay { None } else { mark };
-            let returned = token.returned.saturating_add(page as u64);
             continuation = Some((returned, resume));
         }
     }
+    // The page is charged for the work its results carry, and for the rest when it is the last
+    // or the rest is held (the next pages read nothing).
+    let charged_work = match held {
+        Some(_) => work_held,
+        None if !overflowed => work_all,
+        None => work_page,
+    };
     // Results returned: those of the page, or every one handed to the sink.
     let output = if streaming { emitted } else { items.len() as u64 };
     let output_bytes =
@@ -355,7 +381,7 @@ fn run(
     charged.work.add(charged_work);
     charged.output_bytes = charged.output_bytes.saturating_add(output_bytes);
     let continuation =
-        continuation.map(|(returned, resume)| continuation::encode(fp, &Token { returned, resume, charged }));
+        continuation.map(|(returned, resume)| continuation::encode(fp, &Token { returned, resume, charged, held }));
     let metrics = QueryMetrics {
         partitions_touched: units.len(),
         physical_partitions,
@@ -371,6 +397,33 @@ fn run(
     };
     let index_metrics = options.populate_index_metrics.then(|| cosmoql_planner::access::index_metrics(&plan.access));
     Ok(QueryOutput { items, metrics, continuation, partitions: coordinator.partition_metrics(), index_metrics })
+}
+
+/// A page served from held results (`id`, the page's `items`, whether `more` follow): charged
+/// for its output only, the query's work having been charged to the page that held them.
+fn held_page(
+    plan: &Plan,
+    options: &QueryOptions,
+    fp: u64,
+    token: &Token,
+    (id, items, more): (u64, Vec<Value>, bool),
+    started: std::time::Instant,
+) -> QueryOutput {
+    let output_bytes = items.iter().map(crate::memory::value_bytes).sum::<u64>();
+    let mut charged = token.charged;
+    charged.output_bytes = charged.output_bytes.saturating_add(output_bytes);
+    let returned = token.returned.saturating_add(items.len() as u64);
+    let continuation =
+        more.then(|| continuation::encode(fp, &Token { returned, resume: None, charged, held: Some(id) }));
+    let metrics = QueryMetrics {
+        output_document_count: items.len() as u64,
+        output_document_size: output_bytes,
+        execution_time_ns: started.elapsed().as_nanos() as u64,
+        request_charge: charged.page_charge(&token.charged, options.consistency),
+        ..QueryMetrics::default()
+    };
+    let index_metrics = options.populate_index_metrics.then(|| cosmoql_planner::access::index_metrics(&plan.access));
+    QueryOutput { items, metrics, continuation, partitions: Vec::new(), index_metrics }
 }
 
 /// A plan as EXPLAIN prints it: the plan itself (its `Display`), where it runs now, and with

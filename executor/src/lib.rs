@@ -4,7 +4,9 @@
 //! | --- | --- |
 //! | `execute.rs` | the entry points: [`plan_query`], [`execute_plan`], [`execute`], [`explain`]; options, output, metrics |
 //! | `coordinator.rs` | producers per physical partition on MaxDegreeOfParallelism threads, bounded buffers, the merges |
-//! | `operators.rs` | the operators of one input: FROM/JOIN expansion, WHERE, projection, sort, groups; the [`Emitter`](operators::Emitter) (DISTINCT, OFFSET, LIMIT) |
+//! | `operators.rs` | the operators of one input: FROM/JOIN expansion, WHERE, projection, sort, groups |
+//! | `emitter.rs` | where results go: the [`Emitter`](emitter::Emitter) (DISTINCT, OFFSET, LIMIT, a page's charge and resume point) |
+//! | `held.rs` | results held between pages for the shapes that cannot resume from a position (DISTINCT, GROUP BY, aggregates, ranking) |
 //! | `merge.rs` | ORDER BY: the bounded top-k sort buffer and the streaming k-way merge |
 //! | `aggregate.rs` | accumulators (COUNT, SUM, AVG, MIN, MAX, MAKELIST, MAKESET) and groups |
 //! | `rank.rs` | ORDER BY RANK scores: BM25, vector similarity, RRF |
@@ -20,10 +22,12 @@ pub mod aggregate;
 pub mod continuation;
 pub mod coordinator;
 pub mod cost;
+pub mod emitter;
 pub mod error;
 pub mod eval;
 pub mod execute;
 pub mod functions;
+pub mod held;
 pub mod memory;
 pub mod merge;
 pub mod operators;

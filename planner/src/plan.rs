@@ -112,8 +112,10 @@ pub enum Paging {
     /// ORDER BY: resume after the last result's sort keys and scan position; each partition skips
     /// the rows at or before them.
     BySortKeys,
-    /// Aggregates, DISTINCT, ranking, FROM subqueries: run the plan again and skip the results
-    /// already returned (exact: the order is deterministic).
+    /// Aggregates, DISTINCT, ranking, FROM subqueries: the first page computes every result and
+    /// the executor holds those after the page for the next pages (one snapshot, linear); when
+    /// they were let go (too many, idle too long), a page runs the plan again and skips the
+    /// results already returned (exact when nothing was written between pages).
     Replay,
 }
 
@@ -429,7 +431,7 @@ impl fmt::Display for Plan {
             match self.paging {
                 Paging::ByPosition => "resume after the scan position of the last result",
                 Paging::BySortKeys => "resume after the sort keys and scan position of the last result",
-                Paging::Replay => "run again, skipping the results already returned",
+                Paging::Replay => "the results after the page are held for the next pages",
             }
         )
     }
