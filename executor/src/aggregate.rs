@@ -14,7 +14,7 @@ use cosmoql_planner::AggregateKind;
 use cosmoql_value::indexmap::IndexMap;
 use cosmoql_value::Value;
 
-use crate::memory::value_bytes;
+use crate::memory::{heap_bytes, set_entry_bytes};
 use crate::row::Row;
 
 /// A running aggregate.
@@ -62,14 +62,15 @@ impl Accumulator {
                 }
             }
             AggregateKind::MakeList => {
-                let bytes = value_bytes(&v);
+                // Its heap and its place in the list (which doubles as it grows).
+                let bytes = heap_bytes(&v) + 2 * size_of::<Value>() as u64;
                 self.values.push(v);
                 return bytes;
             }
             AggregateKind::MakeSet => {
                 if !self.seen.contains(&v) {
-                    // Held twice: in the list and in the set.
-                    let bytes = 2 * value_bytes(&v);
+                    // In the set and in the list (sharing the heap).
+                    let bytes = set_entry_bytes(&v) + 2 * size_of::<Value>() as u64;
                     self.seen.insert(v.clone());
                     self.values.push(v);
                     return bytes;

@@ -29,7 +29,7 @@ use crate::continuation::ResumePoint;
 use crate::cost::Work;
 use crate::emitter::Emitter;
 use crate::error::QueryError;
-use crate::memory::{value_bytes, Charge};
+use crate::memory::{set_entry_bytes, Charge};
 use crate::merge::{KWayMerge, SortCursor, SortedRow};
 use crate::operators::{Flow, IndexWalk, RunStats, Runner, WalkKey};
 use crate::row::RowPos;
@@ -479,7 +479,7 @@ impl Coordinator<'_> {
                     if seen.contains(&v) {
                         return Ok(Flow::Continue);
                     }
-                    held.add(value_bytes(&v), "DISTINCT")?;
+                    held.add(set_entry_bytes(&v), "DISTINCT")?;
                     seen.insert(v.clone());
                 }
                 let work = meter.get().since(last);

@@ -11,7 +11,7 @@ use cosmoql_value::Value;
 use crate::continuation::ResumePoint;
 use crate::cost::Work;
 use crate::error::QueryError;
-use crate::memory::{value_bytes, Charge, MemoryBudget};
+use crate::memory::{heap_bytes, set_entry_bytes, value_bytes, Charge, MemoryBudget};
 use crate::row::RowPos;
 
 /// Whether a value can be written as JSON: no NaN or infinity at any depth.
@@ -245,7 +245,7 @@ impl<'s> Emitter<'s> {
                 return Ok(false);
             }
             if let Some(charge) = &mut self.charge {
-                charge.add(value_bytes(&v), "DISTINCT")?;
+                charge.add(set_entry_bytes(&v), "DISTINCT")?;
             }
             seen.insert(v.clone());
         }
@@ -258,7 +258,14 @@ impl<'s> Emitter<'s> {
         // The page's results carry their work; the one taken past the page (to know that a
         // continuation follows) does not: the next page reads it again.
         if self.hold.is_some() && self.mark_at.is_some_and(|page| self.emitted > page) {
-            // Collected to be held: charged with the page, when they are held.
+            // Collected to be held: on the budget while the query runs (past it, the results
+            // are not held: the next pages run the query again), and their work charged with
+            // the page when they are held.
+            let bytes = heap_bytes(&v).saturating_add(size_of::<Value>() as u64);
+            if self.charge.as_mut().is_some_and(|charge| charge.add(bytes, "held results").is_err()) {
+                self.held_too_many = true;
+                return Ok(true);
+            }
             self.beyond.add(std::mem::take(&mut self.pending));
         } else {
             self.attribute(self.mark_at.is_none_or(|page| self.emitted <= page));

@@ -21,7 +21,7 @@ use crate::cost::Work;
 use crate::emitter::Emitter;
 use crate::error::QueryError;
 use crate::eval::{read_path, Eval, EvalContext, Subqueries};
-use crate::memory::{row_bytes, value_bytes, Charge, MemoryBudget, DEFAULT_MEMORY_BUDGET};
+use crate::memory::{block, hash_entry, heap_bytes, row_bytes, Charge, MemoryBudget, DEFAULT_MEMORY_BUDGET};
 use crate::merge::{SortBuffer, SortCursor, SortedRow};
 use crate::rank::rank_scores;
 use crate::row::{Binding, Row, RowPos};
@@ -561,7 +561,14 @@ impl<'a> Runner<'a> {
                 None => Vec::new(),
             };
             if !groups.contains_key(&key) {
-                let bytes = key.iter().map(value_bytes).sum::<u64>() + row_bytes(row) + 64 * q.aggregates.len() as u64;
+                // The group's entry (key, row and accumulators, with the map's index), the key's
+                // vector and values, the row kept, the accumulators' vector.
+                let entry = size_of::<Vec<Value>>() + size_of::<Row>() + size_of::<Vec<Accumulator>>() + 8;
+                let bytes = hash_entry(entry)
+                    + block(key.len() * size_of::<Value>())
+                    + key.iter().map(heap_bytes).sum::<u64>()
+                    + row_bytes(row)
+                    + block(q.aggregates.len() * size_of::<Accumulator>());
                 charge.add(bytes, "GROUP BY")?;
             }
             let entry = groups.entry(key).or_insert_with(|| (row.clone(), fresh()));
@@ -745,7 +752,11 @@ impl<'a> Runner<'a> {
     }
 }
 
-/// About what a sorted row holds.
+/// What a sorted row holds: its place in the sort's buffer (which doubles as it grows), its keys
+/// and its row.
 fn sorted_bytes(r: &SortedRow) -> u64 {
-    48 + r.keys.iter().map(value_bytes).sum::<u64>() + row_bytes(&r.row)
+    2 * size_of::<SortedRow>() as u64
+        + block(r.keys.capacity() * size_of::<Value>())
+        + r.keys.iter().map(heap_bytes).sum::<u64>()
+        + row_bytes(&r.row)
 }

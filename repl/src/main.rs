@@ -101,7 +101,7 @@ struct ReplArgs {
     #[arg(long = "use", value_name = "CONTAINER")]
     use_container: Option<String>,
     /// Bytes a query's sorts without LIMIT, groups, DISTINCT and ranking may hold at once (also
-    /// `.set budget`); past it the query fails with a clear error. Results are not counted.
+    /// `.set budget`); past it the query fails with a clear error. Results returned are not counted.
     #[arg(long = "memory-budget", value_name = "BYTES", default_value_t = cosmoql::executor::DEFAULT_MEMORY_BUDGET)]
     memory_budget: u64,
 }

@@ -66,7 +66,8 @@ pub struct QueryFlags {
     #[arg(long = "no-cross-partition")]
     no_cross_partition: bool,
     /// Bytes a query's sorts without LIMIT, groups, DISTINCT and ranking may hold at once; past
-    /// it the query fails with a clear error. Results are not counted: they stream.
+    /// it the query fails with a clear error. Results returned are not counted (they stream); those
+    /// held for the next pages are.
     #[arg(long = "memory-budget", value_name = "BYTES", default_value_t = cosmoql::executor::DEFAULT_MEMORY_BUDGET)]
     memory_budget: u64,
 }
