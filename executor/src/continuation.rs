@@ -3,11 +3,11 @@
 //! # Format (version 3)
 //!
 //! `cq3.`, the lowercase hex of a JSON object, `.`, and the hex of the first 16 bytes of an
-//! HMAC-SHA256 of everything before that `.` under a key drawn from the operating system when the
-//! process starts. A token is only ever read back after its MAC checks, so a forged or altered one
-//! (charges near 2^53 to skip a page's charge, sort keys of another shape to repeat or end pages)
-//! is refused before any of its fields is used. Tokens therefore resume in the process that made
-//! them (a restarted server asks the client to start the query again, with a 400).
+//! HMAC-SHA256 of everything before that `.` under a secret key kept in the user's cache
+//! ([`key_file`]). A token is only ever read back after its MAC checks, so a forged or altered
+//! one (charges near 2^53 to skip a page's charge, sort keys of another shape to repeat or end
+//! pages) is refused before any of its fields is used, while a saved token still resumes its
+//! query after a restart (`examples/paging.rs`).
 //!
 //! The JSON object:
 //!
@@ -50,23 +50,80 @@ const PREFIX: &str = "cq3.";
 /// Bytes of the HMAC a token carries.
 const TAG_BYTES: usize = 16;
 
-/// The key of this process's token MACs: 32 bytes from the operating system, drawn once. Should
-/// the OS refuse, the process's hash seeds (themselves from the OS) stand in.
+/// The key of the token MACs: 32 bytes kept in the user's cache ([`key_file`]), so that a
+/// token resumes its query in another process of the same user (a saved token after a restart,
+/// as the service's tokens do), and nobody without the file can make one. Created from the
+/// operating system's randomness the first time; where the file cannot be read or written, a key
+/// drawn for this process stands in (tokens then resume only in it).
 fn key() -> &'static [u8; 32] {
     static KEY: std::sync::OnceLock<[u8; 32]> = std::sync::OnceLock::new();
-    KEY.get_or_init(|| {
-        let mut key = [0u8; 32];
-        if getrandom::fill(&mut key).is_err() {
-            use std::hash::{BuildHasher, Hasher};
-            let state = std::collections::hash_map::RandomState::new();
-            for (i, chunk) in key.chunks_mut(8).enumerate() {
-                let mut h = state.build_hasher();
-                h.write_usize(i);
-                chunk.copy_from_slice(&h.finish().to_le_bytes());
-            }
+    KEY.get_or_init(|| key_file().and_then(|path| stored_key(&path)).unwrap_or_else(random_key))
+}
+
+/// Where the key is kept: `COSMOQL_TOKEN_KEY_FILE`, else `cosmoql/token-key` under
+/// `XDG_CACHE_HOME` or `~/.cache`.
+pub fn key_file() -> Option<std::path::PathBuf> {
+    if let Some(file) = std::env::var_os("COSMOQL_TOKEN_KEY_FILE").filter(|f| !f.is_empty()) {
+        return Some(file.into());
+    }
+    let cache =
+        std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()).map(std::path::PathBuf::from).or_else(|| {
+            std::env::var_os("HOME").filter(|h| !h.is_empty()).map(|h| std::path::Path::new(&h).join(".cache"))
+        })?;
+    Some(cache.join("cosmoql").join("token-key"))
+}
+
+/// The key in `path`, created there (readable by its owner only) when there is none; `None`
+/// when the file is not a 32-byte regular file or cannot be made.
+fn stored_key(path: &std::path::Path) -> Option<[u8; 32]> {
+    use std::io::{Read, Write};
+    use std::os::unix::fs::OpenOptionsExt;
+    let read = |path: &std::path::Path| -> Option<[u8; 32]> {
+        // Never through a link (the key would be whatever it points at).
+        if !std::fs::symlink_metadata(path).ok()?.file_type().is_file() {
+            return None;
         }
-        key
-    })
+        let mut bytes = Vec::new();
+        std::fs::File::open(path).ok()?.take(33).read_to_end(&mut bytes).ok()?;
+        bytes.try_into().ok()
+    };
+    if let Some(key) = read(path) {
+        return Some(key);
+    }
+    std::fs::create_dir_all(path.parent()?).ok()?;
+    let key = random_key();
+    // `create_new` fails on anything there, a link included: another process made the key first.
+    match std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path) {
+        Ok(mut file) => {
+            file.write_all(&key).ok()?;
+            file.sync_all().ok()?;
+            Some(key)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            // Being written by that process: a moment to finish.
+            (0..50).find_map(|_| {
+                std::thread::sleep(std::time::Duration::from_millis(2));
+                read(path)
+            })
+        }
+        Err(_) => None,
+    }
+}
+
+/// 32 bytes from the operating system; should it refuse, the process's hash seeds (themselves
+/// from the OS) stand in.
+fn random_key() -> [u8; 32] {
+    let mut key = [0u8; 32];
+    if getrandom::fill(&mut key).is_err() {
+        use std::hash::{BuildHasher, Hasher};
+        let state = std::collections::hash_map::RandomState::new();
+        for (i, chunk) in key.chunks_mut(8).enumerate() {
+            let mut h = state.build_hasher();
+            h.write_usize(i);
+            chunk.copy_from_slice(&h.finish().to_le_bytes());
+        }
+    }
+    key
 }
 
 /// The MAC of a token's body (HMAC takes keys of any length: `None` never happens).
@@ -259,6 +316,26 @@ fn count(v: &Value) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_key_is_made_once_kept_and_never_read_through_a_link() {
+        let dir = std::env::temp_dir().join(format!("cosmoql-token-key-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let path = dir.join("sub").join("token-key");
+        let made = stored_key(&path).unwrap();
+        assert_eq!(stored_key(&path), Some(made), "read back, not made again");
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+        // A link, a file of another length: not a key (and nothing is written through the link).
+        let link = dir.join("link");
+        std::os::unix::fs::symlink(&path, &link).unwrap();
+        assert_eq!(stored_key(&link), None);
+        let short = dir.join("short");
+        std::fs::write(&short, b"0123").unwrap();
+        assert_eq!(stored_key(&short), None);
+        assert_eq!(std::fs::read(&short).unwrap(), b"0123");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn tokens_round_trip_and_reject_other_queries() {
