@@ -239,7 +239,7 @@ impl DatabaseClient {
         let mut settings = properties.settings;
         let dedicated = match properties.throughput {
             Some(p) => {
-                crate::provisioning::check_offer(p, crate::provisioning::minimum(p, 0.0, 0.0, None))?;
+                crate::offer::check_offer(p, crate::offer::minimum(p, 0.0, 0.0, None))?;
                 let at_creation = cosmoql_storage::throughput::partitions_at_creation(p, false);
                 settings.initial_partitions = settings.initial_partitions.max(at_creation);
                 Some(Arc::new(cosmoql_storage::Throttle::provisioned(p, Arc::clone(&self.clock))))

@@ -39,6 +39,7 @@
 
 mod advice;
 mod client;
+mod offer;
 mod processor;
 mod provisioning;
 pub mod testing;

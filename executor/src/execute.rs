@@ -1,14 +1,12 @@
 //! The executor's entry points: plan a query ([`plan_query`]), run one page of a plan
 //! ([`execute_plan`]), or both ([`execute`]); and [`explain`], which prints the same plan.
 
-use std::collections::HashMap;
 use std::fmt;
-use std::sync::atomic::AtomicBool;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::Duration;
 
-use cosmoql_planner::{Paging, Plan, PlanContext, Strategy, VectorPolicy, LIMITS};
-use cosmoql_storage::{Epk, PartitionKey};
+use cosmoql_planner::{Paging, Plan, Strategy};
+use cosmoql_storage::Epk;
 use cosmoql_value::{format_number, Value};
 
 use crate::continuation::{self, ResumePoint, Token};
@@ -18,70 +16,9 @@ use crate::emitter::Emitter;
 use crate::error::{QueryError, QueryErrorKind};
 use crate::memory::DEFAULT_MEMORY_BUDGET;
 use crate::operators::{RunStats, Runner};
+pub use crate::options::QueryOptions;
 use crate::row::RowPos;
 use crate::source::QuerySource;
-
-/// Options of one query request.
-#[derive(Debug, Clone)]
-pub struct QueryOptions {
-    /// Values of `@parameters`, by name without the `@`.
-    pub parameters: HashMap<String, Value>,
-    /// Scope the query to one logical partition (the request's partition key).
-    pub partition_key: Option<PartitionKey>,
-    /// Whether a query without a partition key may read several physical partitions.
-    pub enable_cross_partition: bool,
-    /// The container's vector embedding policy (for `VectorDistance`).
-    pub vector_policies: Vec<VectorPolicy>,
-    /// Producers running at once: 0 or 1 one at a time in EPK order, -1 as many as the machine
-    /// has cores, n at most n.
-    pub max_degree_of_parallelism: i32,
-    /// Bound on the results produced but not yet returned (at least one page per running
-    /// producer).
-    pub max_buffered_item_count: Option<usize>,
-    /// Results per page: with it, `execute` returns one page and a continuation token.
-    pub max_item_count: Option<usize>,
-    /// Resume after the pages a continuation token stands for.
-    pub continuation: Option<String>,
-    /// Set it (from any thread) to stop the query: it ends with a `Cancelled` error, and every
-    /// producer stops at its next item.
-    pub cancel: Option<Arc<AtomicBool>>,
-    /// Bytes the operators that hold rows (a sort without a limit, GROUP BY, DISTINCT, ranking)
-    /// may hold at once; `None`: [`DEFAULT_MEMORY_BUDGET`] (1 GiB). Past it, the query fails
-    /// with a `Resource` error.
-    pub memory_budget: Option<u64>,
-    /// Return the index metrics (the service's PopulateIndexMetrics): which indexes the query
-    /// used and which would serve it better.
-    pub populate_index_metrics: bool,
-    /// The read consistency: Strong and Bounded Staleness reads cost twice (see [`cost`]).
-    pub consistency: cost::Consistency,
-}
-
-impl Default for QueryOptions {
-    fn default() -> Self {
-        QueryOptions {
-            parameters: HashMap::new(),
-            partition_key: None,
-            enable_cross_partition: true,
-            vector_policies: Vec::new(),
-            max_degree_of_parallelism: -1,
-            max_buffered_item_count: None,
-            max_item_count: None,
-            continuation: None,
-            cancel: None,
-            memory_budget: None,
-            populate_index_metrics: false,
-            consistency: cost::Consistency::Session,
-        }
-    }
-}
-
-impl QueryOptions {
-    /// Adds a parameter (`name` with or without the leading `@`).
-    pub fn parameter(mut self, name: &str, value: Value) -> Self {
-        self.parameters.insert(name.trim_start_matches('@').to_string(), value);
-        self
-    }
-}
 
 /// What one page of a query returned and what it cost.
 #[derive(Debug, Clone, PartialEq)]
@@ -171,20 +108,6 @@ impl QueryMetrics {
             ratio
         )
     }
-}
-
-/// Plans `sql` for `source` with the request's options.
-pub fn plan_query(source: &dyn QuerySource, sql: &str, options: &QueryOptions) -> Result<Plan, QueryError> {
-    let policy = source.indexing_policy();
-    let context = PlanContext {
-        parameters: &options.parameters,
-        vector_policies: &options.vector_policies,
-        partition_key: source.partition_key(),
-        request_partition_key: options.partition_key.as_ref(),
-        limits: &LIMITS,
-        indexing_policy: &policy,
-    };
-    Ok(cosmoql_planner::plan(sql, &context)?)
 }
 
 /// Plans and runs `sql` over `source`: one page when `options.max_item_count` is set.
@@ -452,7 +375,7 @@ pub struct Analysis {
 
 /// The plan of `sql` and where it would run now, without running it.
 pub fn explain(source: &dyn QuerySource, sql: &str, options: &QueryOptions) -> Result<Explain, QueryError> {
-    let plan = plan_query(source, sql, options)?;
+    let plan = crate::plan_cache::plan_query(source, sql, options)?;
     Ok(explain_plan(source, plan, options))
 }
 

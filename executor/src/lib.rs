@@ -2,7 +2,9 @@
 //!
 //! | file | holds |
 //! | --- | --- |
-//! | `execute.rs` | the entry points: [`plan_query`], [`execute_plan`], [`execute`], [`explain`]; options, output, metrics |
+//! | `execute.rs` | the entry points: [`execute_plan`], [`execute`], [`explain`]; output, metrics |
+//! | `options.rs` | [`QueryOptions`], what one request asks for |
+//! | `plan_cache.rs` | planning a request ([`plan_query`]) and the plan cache |
 //! | `coordinator.rs` | producers per physical partition on MaxDegreeOfParallelism threads, bounded buffers, the merges |
 //! | `operators.rs` | the operators of one input: FROM/JOIN expansion, WHERE, projection, sort, groups |
 //! | `emitter.rs` | where results go: the [`Emitter`](emitter::Emitter) (DISTINCT, OFFSET, LIMIT, a page's charge and resume point) |
@@ -31,6 +33,7 @@ pub mod held;
 pub mod memory;
 pub mod merge;
 pub mod operators;
+pub mod options;
 pub mod plan_cache;
 pub mod rank;
 pub mod row;
@@ -40,9 +43,9 @@ pub use coordinator::PartitionMetrics;
 pub use cosmoql_planner::VectorPolicy;
 pub use error::{FunctionError, QueryError, QueryErrorKind};
 pub use execute::{
-    execute, execute_plan, execute_plan_streaming, explain, explain_plan, plan_query, Analysis, Explain, QueryMetrics,
-    QueryOptions, QueryOutput,
+    execute, execute_plan, execute_plan_streaming, explain, explain_plan, Analysis, Explain, QueryMetrics, QueryOutput,
 };
 pub use memory::DEFAULT_MEMORY_BUDGET;
-pub use plan_cache::{cached_plan, timed_plan};
+pub use options::QueryOptions;
+pub use plan_cache::{cached_plan, plan_query, timed_plan};
 pub use source::{PartitionRange, QuerySource};

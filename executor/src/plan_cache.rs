@@ -1,4 +1,5 @@
-//! The plan cache: a repeated query costs what a prepared statement costs.
+//! Planning a request ([`plan_query`]) and the plan cache: a repeated query costs what a
+//! prepared statement costs.
 //!
 //! Plans are kept by everything planning reads: the query text, the parameters (their exact
 //! values: binding folds them into the plan), the request's partition key, the vector policies,
@@ -10,12 +11,26 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::{Arc, Mutex, OnceLock};
 
-use cosmoql_planner::Plan;
+use cosmoql_planner::{Plan, PlanContext, LIMITS};
 use cosmoql_value::Value;
 
 use crate::error::QueryError;
-use crate::execute::{plan_query, QueryOptions};
+use crate::options::QueryOptions;
 use crate::source::QuerySource;
+
+/// Plans `sql` for `source` with the request's options.
+pub fn plan_query(source: &dyn QuerySource, sql: &str, options: &QueryOptions) -> Result<Plan, QueryError> {
+    let policy = source.indexing_policy();
+    let context = PlanContext {
+        parameters: &options.parameters,
+        vector_policies: &options.vector_policies,
+        partition_key: source.partition_key(),
+        request_partition_key: options.partition_key.as_ref(),
+        limits: &LIMITS,
+        indexing_policy: &policy,
+    };
+    Ok(cosmoql_planner::plan(sql, &context)?)
+}
 
 /// Plans kept at most.
 pub const CAPACITY: usize = 512;

@@ -15,9 +15,10 @@
 
 use cosmoql_value::{parse_json, to_json_string, Map, Value};
 
-use crate::container::{Change, Container, StoredItem};
+use crate::container::{Change, Container};
 use crate::epk::Epk;
 use crate::error::{Result, StorageError};
+use crate::item::StoredItem;
 use crate::partition_key::PartitionKey;
 
 const PREFIX: &str = "cf1.";
@@ -262,7 +263,3 @@ impl Container {
         Ok((items, next.encode()))
     }
 }
-
-/// Reads one partition's changes after `from` in `[lo, hi)`: at most `room` items (none when
-/// `room` is 0), and the LSN read up to.
-pub(crate) type PartitionChanges = (Vec<(StoredItem, Epk)>, u64);

@@ -28,10 +28,10 @@ use std::sync::Arc;
 
 use cosmoql_value::Value;
 
-use crate::container::StoredItem;
 use crate::doc::DocRef;
 use crate::epk::Epk;
 use crate::indexing::{IndexStep, IndexingMode, IndexingPolicy};
+use crate::item::StoredItem;
 
 /// A scalar as an index key (see the module docs for the order).
 #[derive(Clone)]
@@ -1487,8 +1487,8 @@ fn intersect(a: &[u64], b: &[u64]) -> Vec<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::container::ItemMeta;
     use crate::doc::Doc;
+    use crate::item::ItemMeta;
 
     fn item(seq: u64, json: &str) -> StoredItem {
         StoredItem { doc: Doc::from_json_str(json).unwrap(), meta: ItemMeta { seq, lsn: seq, ts: 7, ttl: None } }

@@ -16,6 +16,7 @@ pub mod error;
 pub mod import;
 pub mod index;
 pub mod indexing;
+pub mod item;
 mod murmur3;
 pub mod partition_key;
 pub mod patch;

@@ -22,6 +22,7 @@ use crate::epk::Epk;
 use crate::error::{ErrorKind, Result, StorageError};
 use crate::index::{IndexKey, IndexProbe, IndexStats, IndexWork, PartitionIndex};
 use crate::indexing::{IndexStep, IndexingPolicy};
+pub use crate::item::{ItemMeta, StoredItem};
 use crate::partition_key::{PartitionKey, PartitionKeyDefinition};
 use crate::patch::{apply_patch, PatchOperation};
 use crate::throughput::{Clock, SystemClock, Throttle};
@@ -70,6 +71,10 @@ pub enum ChangeOperation {
     Replace,
     Delete,
 }
+
+/// What [`Container::changes_in`] reads of one partition's change feed: items with their EPKs, and
+/// the LSN read up to.
+pub(crate) type PartitionChanges = (Vec<(StoredItem, Epk)>, u64);
 
 /// One write kept for the all-versions-and-deletes change feed.
 #[derive(Debug, Clone)]
@@ -200,36 +205,6 @@ impl ContainerSettings {
             validate_ttl(ttl, "defaultTtl")?;
         }
         Ok(())
-    }
-}
-
-/// An item as stored: its encoded properties and its system metadata. Cloning is cheap (the
-/// document bytes are shared).
-#[derive(Debug, Clone)]
-pub struct StoredItem {
-    /// The user's properties (including a synthetic key), without system properties.
-    pub doc: Doc,
-    pub meta: ItemMeta,
-}
-
-/// System metadata of a stored item.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ItemMeta {
-    /// Creation sequence number in the container: the item's order inside its logical partition
-    /// and the source of its `_rid`.
-    pub seq: u64,
-    /// Sequence number of the last write (the source of `_etag`).
-    pub lsn: u64,
-    /// Seconds since the Unix epoch of the last write (`_ts`).
-    pub ts: u64,
-    /// The item's own time to live (its `ttl` property, when an integer).
-    pub ttl: Option<i64>,
-}
-
-impl ItemMeta {
-    /// The `_etag` value.
-    pub fn etag(&self) -> String {
-        format!("\"{:08x}-0000-0000-0000-{:012x}\"", self.lsn >> 48, self.lsn & 0xFFFF_FFFF_FFFF)
     }
 }
 
@@ -876,7 +851,7 @@ impl Container {
         from: u64,
         min_ts: Option<u64>,
         room: usize,
-    ) -> crate::changefeed::PartitionChanges {
+    ) -> PartitionChanges {
         let map = self.partitions.read();
         let Some(p) = map.iter().find(|p| p.id == id) else { return (Vec::new(), from) };
         let data = p.data.read();

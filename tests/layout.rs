@@ -1,0 +1,180 @@
+//! The layout rules of docs/ARCHITECTURE.md, checked on the sources: no two modules of a crate
+//! import each other (no cycle of `crate::` references among a crate's top-level modules), and
+//! no source file is over 1,000 lines, except the few listed here, which may only shrink.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Each crate's source folder, from the repository's root.
+const CRATES: &[&str] = &["src", "value/src", "parser/src", "planner/src", "executor/src", "storage/src", "repl/src"];
+
+/// Files over 1,000 lines today, with their length now: they may shrink, not grow (issue 22
+/// splits them).
+const TOO_LONG_TODAY: &[(&str, usize)] = &[
+    ("executor/src/functions/datetime.rs", 1008),
+    ("storage/src/throughput.rs", 1020),
+    ("src/testing.rs", 1075),
+    ("src/client.rs", 1140),
+    ("storage/src/index.rs", 1584),
+    ("storage/src/doc.rs", 1803),
+    ("storage/src/container/mod.rs", 2695),
+];
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The code of a file as far as imports go: without its tests (a `#[cfg(test)]` module ends a
+/// file here) and without comments (a doc link is no import).
+fn code(text: &str) -> String {
+    let text = text.split("#[cfg(test)]").next().unwrap_or_default();
+    text.lines().map(|line| line.split("//").next().unwrap_or_default()).collect::<Vec<_>>().join("\n")
+}
+
+fn identifier(text: &str) -> &str {
+    let end = text.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(text.len());
+    &text[..end]
+}
+
+/// The top-level modules `code` names through `crate::` (paths and `use crate::{...}` groups).
+fn references(code: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for (at, _) in code.match_indices("crate::") {
+        let rest = &code[at + "crate::".len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            // Items of the group at its top level: `a`, `b::c`, `d::{e, f}`.
+            let mut depth = 0;
+            let mut item_start = true;
+            for (i, c) in group.char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' if depth == 0 => break,
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => item_start = true,
+                    c if item_start && (c.is_ascii_alphabetic() || c == '_') => {
+                        out.insert(identifier(&group[i..]).to_string());
+                        item_start = false;
+                    }
+                    _ => {}
+                }
+            }
+        } else {
+            out.insert(identifier(rest).to_string());
+        }
+    }
+    out
+}
+
+/// A crate's top-level modules and the others each one names.
+fn module_graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let module_of = |path: &Path| -> String {
+        let relative = path.strip_prefix(src).unwrap();
+        let first = relative.components().next().unwrap().as_os_str().to_string_lossy().to_string();
+        first.trim_end_matches(".rs").to_string()
+    };
+    let modules: BTreeSet<String> = files.iter().map(|f| module_of(f)).collect();
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for file in &files {
+        let module = module_of(file);
+        if module == "lib" || module == "main" {
+            continue;
+        }
+        let code = code(&std::fs::read_to_string(file).unwrap());
+        let named: Vec<String> =
+            references(&code).into_iter().filter(|m| *m != module && modules.contains(m)).collect();
+        graph.entry(module).or_default().extend(named);
+    }
+    graph
+}
+
+/// A cycle of `graph`, as the modules along it, if it has one.
+fn cycle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+    fn visit(
+        node: &str,
+        graph: &BTreeMap<String, BTreeSet<String>>,
+        path: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(at) = path.iter().position(|n| n == node) {
+            let mut found = path[at..].to_vec();
+            found.push(node.to_string());
+            return Some(found);
+        }
+        if done.contains(node) {
+            return None;
+        }
+        path.push(node.to_string());
+        for next in graph.get(node).into_iter().flatten() {
+            if let Some(found) = visit(next, graph, path, done) {
+                return Some(found);
+            }
+        }
+        path.pop();
+        done.insert(node.to_string());
+        None
+    }
+    let mut done = BTreeSet::new();
+    graph.keys().find_map(|node| visit(node, graph, &mut Vec::new(), &mut done))
+}
+
+#[test]
+fn no_two_modules_of_a_crate_import_each_other() {
+    let mut cycles = Vec::new();
+    for src in CRATES {
+        let graph = module_graph(&root().join(src));
+        assert!(graph.len() > 1, "{src}: no modules found");
+        if let Some(found) = cycle(&graph) {
+            cycles.push(format!("{src}: {}", found.join(" -> ")));
+        }
+    }
+    assert!(cycles.is_empty(), "modules that import each other:\n{}", cycles.join("\n"));
+}
+
+#[test]
+fn the_checker_finds_what_it_looks_for() {
+    let named = references(&code(
+        "use crate::a::X;\nuse crate::{b, c::{D, E}, f::*};\nlet x = crate::g::h(); // crate::comment\n/// [`crate::doc`]\n#[cfg(test)]\nuse crate::test_only;",
+    ));
+    assert_eq!(named.into_iter().collect::<Vec<_>>(), ["a", "b", "c", "f", "g"]);
+    let graph: BTreeMap<String, BTreeSet<String>> = [
+        ("a".to_string(), BTreeSet::from(["b".to_string()])),
+        ("b".to_string(), BTreeSet::from(["c".to_string()])),
+        ("c".to_string(), BTreeSet::from(["a".to_string()])),
+    ]
+    .into();
+    assert_eq!(cycle(&graph), Some(vec!["a".into(), "b".into(), "c".into(), "a".into()]));
+    let acyclic: BTreeMap<String, BTreeSet<String>> =
+        [("a".to_string(), BTreeSet::from(["b".to_string()])), ("b".to_string(), BTreeSet::new())].into();
+    assert_eq!(cycle(&acyclic), None);
+}
+
+#[test]
+fn no_source_file_is_over_a_thousand_lines() {
+    let mut long = Vec::new();
+    for src in CRATES {
+        let mut files = Vec::new();
+        rust_files(&root().join(src), &mut files);
+        for file in files {
+            let lines = std::fs::read_to_string(&file).unwrap().lines().count();
+            let name = file.strip_prefix(root()).unwrap().to_string_lossy().to_string();
+            let allowed = TOO_LONG_TODAY.iter().find(|(f, _)| *f == name).map_or(1000, |(_, n)| *n);
+            if lines > allowed {
+                long.push(format!("{name}: {lines} lines (at most {allowed})"));
+            }
+        }
+    }
+    assert!(long.is_empty(), "files too long:\n{}", long.join("\n"));
+}
