@@ -17,7 +17,7 @@ const TOO_LONG_TODAY: &[(&str, usize)] = &[
     ("src/client.rs", 1140),
     ("storage/src/index.rs", 1584),
     ("storage/src/doc.rs", 1803),
-    ("storage/src/container/mod.rs", 2695),
+    ("storage/src/container/mod.rs", 1136),
 ];
 
 fn root() -> PathBuf {

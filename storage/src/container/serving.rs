@@ -1,0 +1,299 @@
+//! What the indexes serve to queries: probes, items at positions, ordered walks of a range or
+//! composite index, index keys, counts and bounds.
+
+use super::*;
+
+/// Index entries in ORDER BY order: keys (one, or a tuple), positions and, if asked for, items.
+pub type OrderedEntries<K> = Vec<(K, ItemPosition, Option<StoredItem>)>;
+
+/// A walk of a range index in key order (see [`Container::index_ordered`]).
+#[derive(Debug, Clone, Copy)]
+pub struct OrderedWalk<'a> {
+    pub path: &'a [IndexStep],
+    pub descending: bool,
+    /// Resume after this (key, sequence number).
+    pub after: Option<&'a (IndexKey, u64)>,
+    pub limit: usize,
+    /// Read the items too (otherwise keys and positions only).
+    pub items: bool,
+}
+
+/// What [`Container::composite_ordered`] walks: ORDER BY paths with their directions.
+#[derive(Debug, Clone, Copy)]
+pub struct CompositeWalk<'a> {
+    pub keys: &'a [(Vec<IndexStep>, bool)],
+    /// Only tuples starting with these keys (equalities of the filter on the leading paths).
+    pub prefix: &'a [IndexKey],
+    /// Resume after this (tuple, sequence number).
+    pub after: Option<&'a (Vec<IndexKey>, u64)>,
+    pub limit: usize,
+    /// Read the items too.
+    pub items: bool,
+}
+
+/// The least and greatest index keys at a path (see [`Container::index_bounds`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct IndexBounds {
+    pub least: Option<IndexKey>,
+    pub greatest: Option<IndexKey>,
+    /// Every item of the ranges has a scalar at the path (none is undefined, an array or an
+    /// object there).
+    pub complete: bool,
+}
+
+impl IndexBounds {
+    /// Takes in a key that may be less than the least or greater than the greatest.
+    pub fn widen(&mut self, least: Option<IndexKey>, greatest: Option<IndexKey>) {
+        if let Some(k) = least.filter(|k| self.least.as_ref().is_none_or(|l| k < l)) {
+            self.least = Some(k);
+        }
+        if let Some(k) = greatest.filter(|k| self.greatest.as_ref().is_none_or(|g| k > g)) {
+            self.greatest = Some(k);
+        }
+    }
+}
+
+impl Container {
+    /// Whether the current policy lets queries use the range index at `path` (a partition whose
+    /// index is still being transformed may not have it yet).
+    pub(super) fn policy_serves(&self, path: &[IndexStep]) -> bool {
+        self.indexing_policy().is_indexed(path)
+    }
+
+    /// The positions of the items in `ranges` (sorted, disjoint `[min, max)`; at or after `from`) that a probe matches, in
+    /// scan order, with the index work done; `None` when a partition of the range cannot serve a
+    /// path of the probe (not indexed, or not yet transformed): the caller scans instead.
+    pub fn index_probe(
+        &self,
+        ranges: &[(Epk, Epk)],
+        probe: &IndexProbe,
+        from: Option<&ItemPosition>,
+    ) -> Option<(Vec<ItemPosition>, IndexWork)> {
+        if !probe.served_by(&self.indexing_policy()) {
+            return None;
+        }
+        let mut work = IndexWork::default();
+        let mut out = Vec::new();
+        let map = self.partitions.read();
+        for p in Self::covering(&map, ranges) {
+            let data = p.data.read();
+            for seq in data.index.probe(probe, &mut work)? {
+                let Some(epk) = data.index.location(seq) else { continue };
+                if in_ranges(ranges, epk) {
+                    let pos = ItemPosition { epk: epk.clone(), seq };
+                    if from.is_none_or(|f| pos >= *f) {
+                        out.push(pos);
+                    }
+                }
+            }
+        }
+        out.sort_unstable();
+        Some((out, work))
+    }
+
+    /// The physical partitions overlapping sorted, disjoint EPK ranges, each once, in EPK order.
+    pub(super) fn covering<'m>(
+        map: &'m [Arc<PhysicalPartition>],
+        ranges: &[(Epk, Epk)],
+    ) -> Vec<&'m Arc<PhysicalPartition>> {
+        let mut out: Vec<&Arc<PhysicalPartition>> = Vec::new();
+        for (min, max) in ranges {
+            for p in map[Self::index_for(map, min)..].iter().take_while(|p| p.min < *max) {
+                if out.last().is_none_or(|last| !Arc::ptr_eq(last, p)) && !out.iter().any(|q| Arc::ptr_eq(q, p)) {
+                    out.push(p);
+                }
+            }
+        }
+        out
+    }
+
+    /// How many items `ranges` hold, and how many the physical partitions holding them hold (an
+    /// index covers a whole physical partition: for a few logical partitions of a big one, a scan
+    /// of them reads less than an index does).
+    pub fn items_in(&self, ranges: &[(Epk, Epk)]) -> (u64, u64) {
+        let map = self.partitions.read();
+        let (mut inside, mut whole) = (0u64, 0u64);
+        for p in Self::covering(&map, ranges) {
+            let data = p.data.read();
+            whole += data.items as u64;
+            for (min, max) in ranges {
+                if *max <= p.min || *min >= p.max {
+                    continue;
+                }
+                let range = (Bound::Included(min), Bound::Excluded(max));
+                inside += data.logical.range::<Epk, _>(range).map(|(_, lp)| lp.len() as u64).sum::<u64>();
+            }
+        }
+        (inside, whole)
+    }
+
+    /// The items at these positions (sorted), skipping those deleted meanwhile.
+    pub fn fetch(&self, positions: &[ItemPosition]) -> Vec<(ItemPosition, StoredItem)> {
+        let map = self.partitions.read();
+        let mut out = Vec::with_capacity(positions.len());
+        let mut rest = positions;
+        while let Some(first) = rest.first() {
+            let p = &map[Self::index_for(&map, &first.epk)];
+            let n = rest.iter().take_while(|pos| pos.epk < p.max).count().max(1);
+            let data = p.data.read();
+            for pos in &rest[..n] {
+                if let Some(item) = data.logical.get(&pos.epk).and_then(|lp| lp.get_seq(pos.seq)) {
+                    out.push((pos.clone(), item.clone()));
+                }
+            }
+            rest = &rest[n..];
+        }
+        out
+    }
+
+    /// Up to `walk.limit` entries of `ranges` in the order of the range index at `path` (keys
+    /// descending if `descending`, then sequence numbers ascending), after `after`, with their
+    /// keys. `None` when a partition of the range cannot serve the path, or when some item there
+    /// has no scalar at the path (an undefined, array or object value has no index entry): the
+    /// caller sorts instead.
+    pub fn index_ordered(
+        &self,
+        ranges: &[(Epk, Epk)],
+        walk: &OrderedWalk<'_>,
+        work: &mut IndexWork,
+    ) -> Option<Vec<(IndexKey, ItemPosition, Option<StoredItem>)>> {
+        let path = walk.path;
+        // An item has one value at a path without `[]`; with one, it has many.
+        if path.contains(&IndexStep::Element) || !self.policy_serves(path) {
+            return None;
+        }
+        let keep = |epk: &Epk| in_ranges(ranges, epk);
+        let map = self.partitions.read();
+        let mut runs = Vec::new();
+        for p in Self::covering(&map, ranges) {
+            let data = p.data.read();
+            if data.index.items_with_scalar(path) != data.index.items() {
+                return None;
+            }
+            // A unit covering the whole partition keeps every entry (no EPK comparisons).
+            let whole = p.within(ranges);
+            let keep: &dyn Fn(&Epk) -> bool = if whole { &|_| true } else { &keep };
+            let entries = data.index.ordered(path, walk.descending, walk.after, walk.limit, keep, work)?;
+            let mut run = Vec::with_capacity(entries.len());
+            located(&data, entries, walk.items, &mut run);
+            runs.push(run);
+        }
+        let mut all: Vec<_> = runs.into_iter().flatten().collect();
+        all.sort_by(|a, b| {
+            let keys = if walk.descending { b.0.cmp(&a.0) } else { a.0.cmp(&b.0) };
+            keys.then(a.1.seq.cmp(&b.1.seq))
+        });
+        all.truncate(walk.limit);
+        Some(all)
+    }
+
+    /// Like [`Container::index_ordered`] for ORDER BY on several paths, from a composite index
+    /// of the current policy that serves their order: keys are tuples. `None` when none does, or
+    /// when some item of the ranges lacks a scalar at one of the paths (the caller sorts).
+    pub fn composite_ordered(
+        &self,
+        ranges: &[(Epk, Epk)],
+        walk: &CompositeWalk<'_>,
+        work: &mut IndexWork,
+    ) -> Option<OrderedEntries<Vec<IndexKey>>> {
+        if !self.indexing_policy().has_composite(walk.keys) {
+            return None;
+        }
+        let keep = |epk: &Epk| in_ranges(ranges, epk);
+        let map = self.partitions.read();
+        let mut all = Vec::new();
+        for p in Self::covering(&map, ranges) {
+            let data = p.data.read();
+            let entries = data.index.composite_ordered(walk.keys, walk.prefix, walk.after, walk.limit, &keep, work)?;
+            located(&data, entries, walk.items, &mut all);
+        }
+        let directions: Vec<bool> = walk.keys.iter().map(|(_, d)| *d).collect();
+        all.sort_by(|a, b| {
+            let tuples =
+                a.0.iter().zip(&b.0).zip(&directions).fold(std::cmp::Ordering::Equal, |o, ((x, y), d)| {
+                    o.then_with(|| if *d { y.cmp(x) } else { x.cmp(y) })
+                });
+            tuples.then(a.1.seq.cmp(&b.1.seq))
+        });
+        all.truncate(walk.limit);
+        Some(all)
+    }
+
+    /// The distinct scalars at `path` among the items of `ranges`, in key order, and whether
+    /// every item there has one; `None` when a partition cannot serve the path.
+    pub fn index_keys(
+        &self,
+        ranges: &[(Epk, Epk)],
+        path: &[IndexStep],
+        work: &mut IndexWork,
+    ) -> Option<(Vec<IndexKey>, bool)> {
+        if !self.policy_serves(path) {
+            return None;
+        }
+        let keep = |epk: &Epk| in_ranges(ranges, epk);
+        let map = self.partitions.read();
+        let mut keys = Vec::new();
+        let mut complete = true;
+        for p in Self::covering(&map, ranges) {
+            let data = p.data.read();
+            complete &= data.index.items_with_scalar(path) == data.index.items();
+            keys.extend(data.index.keys(path, &keep, work)?);
+        }
+        keys.sort();
+        keys.dedup();
+        Some((keys, complete))
+    }
+
+    /// How many items of `ranges` a probe finds (for `COUNT`), without making their positions;
+    /// `None` when a partition cannot serve it.
+    pub fn index_count(&self, ranges: &[(Epk, Epk)], probe: &IndexProbe) -> Option<(u64, IndexWork)> {
+        if !probe.served_by(&self.indexing_policy()) {
+            return None;
+        }
+        let mut work = IndexWork::default();
+        let mut count = 0u64;
+        let map = self.partitions.read();
+        for p in Self::covering(&map, ranges) {
+            let data = p.data.read();
+            let seqs = data.index.probe(probe, &mut work)?;
+            let whole = p.within(ranges);
+            count += if whole {
+                seqs.len() as u64
+            } else {
+                seqs.iter().filter(|s| data.index.location(**s).is_some_and(|e| in_ranges(ranges, e))).count() as u64
+            };
+        }
+        Some((count, work))
+    }
+
+    /// The least and the greatest scalar at `path` among the items of `ranges` that `filter`
+    /// finds (for `MIN` and `MAX`), and whether every item there has one; `None` when a partition
+    /// cannot serve the path or the filter.
+    pub fn index_bounds(
+        &self,
+        ranges: &[(Epk, Epk)],
+        path: &[IndexStep],
+        filter: Option<&IndexProbe>,
+        work: &mut IndexWork,
+    ) -> Option<IndexBounds> {
+        if !self.policy_serves(path) || filter.is_some_and(|f| !f.served_by(&self.indexing_policy())) {
+            return None;
+        }
+        let map = self.partitions.read();
+        let mut bounds = IndexBounds { least: None, greatest: None, complete: true };
+        for p in Self::covering(&map, ranges) {
+            let data = p.data.read();
+            // Among the items the filter finds, when there is one.
+            let found: Option<std::collections::HashSet<u64>> = match filter {
+                Some(f) => Some(data.index.probe(f, work)?.into_iter().collect()),
+                None => None,
+            };
+            let keep = |seq: u64, epk: &Epk| in_ranges(ranges, epk) && found.as_ref().is_none_or(|f| f.contains(&seq));
+            bounds.complete &= data.index.items_with_scalar(path) == data.index.items();
+            let least = data.index.first_key(path, false, &keep, work)?;
+            let greatest = data.index.first_key(path, true, &keep, work)?;
+            bounds.widen(least, greatest);
+        }
+        Some(bounds)
+    }
+}
