@@ -187,6 +187,27 @@ fn aggregates_and_groups() {
         "SC2103",
         r#"Property reference 'root["Int"]' is invalid in the ORDER BY clause because it is not contained in either an aggregate function or the GROUP BY clause."#,
     );
+    // An aggregate without GROUP BY may have ORDER BY: the JavaScript SDK's integration suite runs
+    // these against the service and gets the aggregate (aggregateQuery.spec.ts, "... with ORDER
+    // BY"); SC2103 is for GROUP BY queries.
+    for (sql, plain) in [
+        (
+            "SELECT VALUE AVG(r.n) FROM r WHERE IS_NUMBER(r.n) ORDER BY r.n",
+            "SELECT VALUE AVG(r.n) FROM r WHERE IS_NUMBER(r.n)",
+        ),
+        ("SELECT VALUE COUNT(r.n) FROM r ORDER BY r.n", "SELECT VALUE COUNT(r.n) FROM r"),
+        ("SELECT VALUE MAX(r.s) FROM r ORDER BY r.s", "SELECT VALUE MAX(r.s) FROM r"),
+        ("SELECT VALUE MIN(r.n) FROM r ORDER BY r.n DESC", "SELECT VALUE MIN(r.n) FROM r"),
+        (
+            "SELECT VALUE SUM(r.n) FROM r WHERE IS_NUMBER(r.n) ORDER BY r.n",
+            "SELECT VALUE SUM(r.n) FROM r WHERE IS_NUMBER(r.n)",
+        ),
+        (r#"SELECT COUNT(1) AS k FROM r ORDER BY r["a b"], r.id"#, "SELECT COUNT(1) AS k FROM r"),
+    ] {
+        let ordered = accepted(&c, sql);
+        assert!(!ordered.is_empty(), "{sql}");
+        assert_eq!(ordered, accepted(&c, plain), "{sql}");
+    }
     // Across partitions, an aggregate is a whole projected item, never inside an expression...
     for sql in [
         "SELECT c.s, COUNT(1) AS n, MAKESET(c.pk) AS keys FROM c GROUP BY c.s",

@@ -156,7 +156,10 @@ pub fn plan(sql: &str, context: &PlanContext<'_>) -> Result<Plan, PlanError> {
     } else {
         Strategy::Concatenate
     };
-    if strategy == Strategy::MergeSorted {
+    // An aggregate without GROUP BY may be ordered (one result: the order changes nothing), on
+    // the indexes any ORDER BY needs.
+    let ordered_aggregate = strategy == Strategy::MergeGroups && query.group_by.is_none();
+    if strategy == Strategy::MergeSorted || (ordered_aggregate && !query.order_by.is_empty()) {
         rules::check_order_by_indexes(&query.order_by, context.indexing_policy)?;
     }
     if strategy == Strategy::MergeGroups && context.request_partition_key.is_none() {
