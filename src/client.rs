@@ -18,6 +18,7 @@ use cosmoql_value::Value;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+use crate::admission::{admit, consume_query, RetryOptions};
 use crate::Error;
 
 fn to_value<T: Serialize>(item: &T) -> Result<Value, Error> {
@@ -25,7 +26,7 @@ fn to_value<T: Serialize>(item: &T) -> Result<Value, Error> {
 }
 
 /// A value as `T`; a [`Value`] is moved as it is (the REPL, the CLI and the suites read values).
-fn from_value<T: DeserializeOwned + 'static>(value: Value) -> Result<T, Error> {
+pub(crate) fn from_value<T: DeserializeOwned + 'static>(value: Value) -> Result<T, Error> {
     let mut slot = Some(value);
     if let Some(same) = (&mut slot as &mut dyn Any).downcast_mut::<Option<T>>().and_then(Option::take) {
         return Ok(same);
@@ -292,66 +293,6 @@ pub struct ItemResponse<T> {
     pub status: u16,
     /// Diagnostics: how many times the request was refused (429) and retried before it ran.
     pub retries: u32,
-}
-
-/// Waits for the container's throughput to admit a request to every partition `partitions`
-/// lists: a refusal (429) is retried per `retry`, waiting what it says on the throttle's clock.
-/// Returns the partitions and how many retries it took.
-fn admit(
-    container: &Container,
-    throttle: &cosmoql_storage::Throttle,
-    retry: RetryOptions,
-    partitions: impl Fn() -> Result<Vec<u32>, cosmoql_storage::StorageError>,
-) -> Result<(Vec<u32>, u32), Error> {
-    let mut retries = 0u32;
-    let mut waited = std::time::Duration::ZERO;
-    loop {
-        let ids = partitions()?;
-        match container.admit(&ids) {
-            Ok(()) => return Ok((ids, retries)),
-            Err(refused) => {
-                let wait = std::time::Duration::from_millis(refused.retry_after_ms.unwrap_or(1));
-                if retries + 1 >= retry.max_attempts || waited + wait > retry.max_wait {
-                    return Err(refused.into());
-                }
-                throttle.clock().sleep(wait);
-                waited += wait;
-                retries += 1;
-            }
-        }
-    }
-}
-
-/// Consumes a query page's charge from the partitions it read, each its share of the work (and,
-/// for a query scoped to one partition key, from that key's account).
-fn consume_query(container: &Container, ids: &[u32], out: &cosmoql_executor::QueryOutput, key: Option<&PartitionKey>) {
-    let work: Vec<(u32, u64, u64)> = ids
-        .iter()
-        .map(|id| {
-            let m = out.partitions.iter().find(|m| m.partition == *id);
-            (*id, m.map_or(0, |m| m.retrieved_document_size), m.map_or(0, |m| m.index_entries))
-        })
-        .collect();
-    let key = key.map(ToString::to_string);
-    for (id, ru) in cosmoql_executor::cost::partition_shares(out.metrics.request_charge, &work) {
-        container.consume(id, ru, key.as_deref().map(|k| (k, RequestKind::Query)));
-    }
-}
-
-/// How the client retries requests refused for lack of request units (429), as the SDKs do:
-/// up to `max_attempts` attempts, waiting what each refusal says, at most `max_wait` in all.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RetryOptions {
-    /// Attempts in all, the first included (the SDKs: 9).
-    pub max_attempts: u32,
-    /// The most time spent waiting between attempts (the SDKs: 30 s).
-    pub max_wait: std::time::Duration,
-}
-
-impl Default for RetryOptions {
-    fn default() -> Self {
-        RetryOptions { max_attempts: 9, max_wait: std::time::Duration::from_secs(30) }
-    }
 }
 
 /// A query with typed parameters.
@@ -1027,114 +968,5 @@ impl ContainerClient {
         // Without a page size the results stream in one run (pages of 100 would re-run a sort or
         // an aggregation per page).
         self.query_pages(query, options).collect_all()
-    }
-}
-
-/// One page of a container's change feed (latest-version mode).
-#[derive(Debug, Clone)]
-pub struct ChangeFeedPage<T> {
-    /// Each changed item once, in its latest version, with its system properties and `_lsn`.
-    pub items: Vec<T>,
-    /// Where the next read resumes: a change feed never ends, a later read returns what was
-    /// written since.
-    pub continuation: String,
-    /// Request units charged.
-    pub request_charge: f64,
-}
-
-impl ContainerClient {
-    /// Reads a page of at most `max_item_count` changes of `range` in latest-version mode: from
-    /// `start`, or from the `continuation` of an earlier page of the same range (which resumes
-    /// across partition splits with nothing missed or repeated).
-    pub fn read_change_feed<T: DeserializeOwned + 'static>(
-        &self,
-        range: &cosmoql_storage::FeedRange,
-        start: cosmoql_storage::ChangeFeedStart,
-        continuation: Option<&str>,
-        max_item_count: usize,
-    ) -> Result<ChangeFeedPage<T>, Error> {
-        let page = self.container.read_changes(range, start, continuation, max_item_count)?;
-        let mut items = Vec::with_capacity(page.items.len());
-        let mut bytes = 0u64;
-        for (item, _) in &page.items {
-            bytes += item.doc.len() as u64;
-            let mut value = self.container.materialize(item);
-            if let Some(map) = value.as_object_mut() {
-                map.insert("_lsn".into(), Value::from(item.meta.lsn as f64));
-            }
-            items.push(from_value(value)?);
-        }
-        let work = cosmoql_executor::cost::QueryWork {
-            partitions: 1,
-            index_entries: page.items.len() as u64,
-            retrieved: page.items.len() as u64,
-            retrieved_bytes: bytes,
-            output: page.items.len() as u64,
-            output_bytes: bytes,
-        };
-        let request_charge = cosmoql_executor::cost::query_charge(&work);
-        Ok(ChangeFeedPage { items, continuation: page.continuation, request_charge })
-    }
-}
-
-impl ContainerClient {
-    /// Reads a page of at most `max_item_count` writes of `range` in all-versions-and-deletes
-    /// mode: every create, replace and delete within the container's change feed retention,
-    /// each as the service shapes it, `{"current": item, "metadata": {"operationType", "lsn",
-    /// "crts", "previousImageLSN", "timeToLiveExpired", "id", "partitionKey"}}` (a delete has no
-    /// `current`). 400 without a retention ([`ContainerProperties::change_feed_retention`]).
-    pub fn read_change_feed_all_versions(
-        &self,
-        range: &cosmoql_storage::FeedRange,
-        start: cosmoql_storage::ChangeFeedStart,
-        continuation: Option<&str>,
-        max_item_count: usize,
-    ) -> Result<ChangeFeedPage<Value>, Error> {
-        use cosmoql_storage::ChangeOperation;
-        let page = self.container.read_all_versions(range, start, continuation, max_item_count)?;
-        let mut items = Vec::with_capacity(page.changes.len());
-        let mut bytes = 0u64;
-        for (lsn, change) in &page.changes {
-            let operation = match change.operation {
-                ChangeOperation::Create => "create",
-                ChangeOperation::Replace => "replace",
-                ChangeOperation::Delete => "delete",
-            };
-            let mut metadata = vec![
-                ("operationType".to_string(), Value::from(operation)),
-                ("lsn".to_string(), Value::from(*lsn as f64)),
-                ("crts".to_string(), Value::from(change.ts as f64)),
-                ("timeToLiveExpired".to_string(), Value::from(change.ttl_expired)),
-                ("id".to_string(), Value::from(&*change.id)),
-                ("partitionKey".to_string(), Value::from(change.key.to_values())),
-            ];
-            if let Some(previous) = change.previous_lsn {
-                metadata.push(("previousImageLSN".to_string(), Value::from(previous as f64)));
-            }
-            let mut fields = Vec::new();
-            if let Some(item) = &change.item {
-                bytes += item.doc.len() as u64;
-                let mut current = self.container.materialize(item);
-                if let Some(map) = current.as_object_mut() {
-                    map.insert("_lsn".into(), Value::from(*lsn as f64));
-                }
-                fields.push(("current".to_string(), current));
-            }
-            fields.push(("metadata".to_string(), Value::object(metadata)));
-            items.push(Value::object(fields));
-        }
-        let work = cosmoql_executor::cost::QueryWork {
-            partitions: 1,
-            index_entries: page.changes.len() as u64,
-            retrieved: page.changes.len() as u64,
-            retrieved_bytes: bytes,
-            output: page.changes.len() as u64,
-            output_bytes: bytes,
-        };
-        Ok(ChangeFeedPage {
-            items,
-            continuation: page.continuation,
-            request_charge: cosmoql_executor::cost::query_charge(&work),
-        })
     }
 }

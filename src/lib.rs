@@ -37,7 +37,9 @@
 
 #![warn(missing_docs)]
 
+mod admission;
 mod advice;
+mod change_feed;
 mod client;
 mod offer;
 mod processor;
@@ -49,10 +51,12 @@ pub mod testing;
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
 
+pub use admission::RetryOptions;
 pub use advice::{ranking_json, read_workload, KeyAdvisor, Progress, Workload, MAX_PARTITIONS, PLAN_PARTITIONS};
+pub use change_feed::ChangeFeedPage;
 pub use client::{
-    ChangeFeedPage, ContainerClient, ContainerProperties, CosmosClient, DatabaseClient, FeedPage, ItemResponse,
-    MemoryReport, Query, QueryPager, QueryResults, QuerySummary, RetryOptions, TransactionalBatch,
+    ContainerClient, ContainerProperties, CosmosClient, DatabaseClient, FeedPage, ItemResponse, MemoryReport, Query,
+    QueryPager, QueryResults, QuerySummary, TransactionalBatch,
 };
 pub use processor::{ChangeFeedProcessor, LeaseLag, LEASE_EXPIRY_SECONDS};
 pub use provisioning::{ThroughputProperties, MAX_OFFER};

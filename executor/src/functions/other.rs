@@ -3,7 +3,7 @@
 //!
 //! (`DocumentId`, the only item function, needs the item itself and is handled by the
 //! evaluator. `FullTextScore` and `RRF` rank items against statistics of the whole container and
-//! only make sense in `ORDER BY RANK`, which cosmoql does not support yet.)
+//! only make sense in `ORDER BY RANK`: their bodies are in `crate::rank`.)
 //!
 //! Full-text matching here is a tokenized, case-insensitive match: text and keywords are split on
 //! anything that is not a letter or digit, and a keyword matches when all its tokens occur in the
