@@ -7,6 +7,7 @@
 
 pub mod advisor;
 pub mod changefeed;
+pub mod clock;
 mod codec;
 pub mod container;
 pub mod doc;
