@@ -276,7 +276,8 @@ fn run(
             let returned = token.returned.saturating_add(page as u64);
             if held_all {
                 let rest = items.split_off(page);
-                let bytes = rest.iter().map(crate::memory::value_bytes).sum();
+                // What they hold in memory (the bound on all held results is on real bytes).
+                let bytes = rest.iter().map(|v| crate::memory::heap_bytes(v) + size_of::<Value>() as u64).sum();
                 held = crate::held::hold(returned, rest, bytes).ok();
             }
             items.truncate(page);
