@@ -10,12 +10,7 @@ const CRATES: &[&str] = &["src", "value/src", "parser/src", "planner/src", "exec
 
 /// Files over 1,000 lines today, with their length now: they may shrink, not grow (issue 22
 /// splits them).
-const TOO_LONG_TODAY: &[(&str, usize)] = &[
-    ("executor/src/functions/datetime.rs", 1008),
-    ("storage/src/index.rs", 1584),
-    ("storage/src/doc.rs", 1803),
-    ("storage/src/container/mod.rs", 1136),
-];
+const TOO_LONG_TODAY: &[(&str, usize)] = &[("executor/src/functions/datetime.rs", 1008)];
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -1,0 +1,190 @@
+//! A logical partition: the items of one partition key value in creation order (slots by id and by
+//! sequence), their unique-key values, and compaction.
+
+use super::*;
+
+/// A slot of a logical partition's item list.
+#[derive(Debug)]
+pub(super) enum Slot {
+    Live(StoredItem),
+    /// A deleted item's place, kept until the next compaction so positions stay put.
+    Dead(u64),
+}
+
+impl Slot {
+    pub(super) fn seq(&self) -> u64 {
+        match self {
+            Slot::Live(item) => item.meta.seq,
+            Slot::Dead(seq) => *seq,
+        }
+    }
+}
+
+/// The items of one partition key value, in creation order: a slot vector (cache-friendly scans,
+/// one lookup per point read) indexed by id.
+#[derive(Debug)]
+pub(super) struct LogicalPartition {
+    pub(super) key: PartitionKey,
+    /// Item ids to slot positions (foldhash: SipHash was the top cost of imports).
+    pub(super) ids: HashMap<Arc<str>, u32, foldhash::fast::RandomState>,
+    /// Items by increasing creation sequence number (assigned under the partition's write lock).
+    pub(super) slots: Vec<Slot>,
+    pub(super) bytes: u64,
+    /// Under a unique key policy: each item's unique values (see `Container::unique_values`) to
+    /// its id.
+    pub(super) unique: HashMap<String, Arc<str>, foldhash::fast::RandomState>,
+}
+
+impl LogicalPartition {
+    pub(super) fn new(key: PartitionKey) -> Self {
+        LogicalPartition { key, ids: HashMap::default(), slots: Vec::new(), bytes: 0, unique: HashMap::default() }
+    }
+
+    /// A 409 if another item than `id` holds one of `values`.
+    pub(super) fn check_unique(&self, id: &str, values: &[String]) -> Result<()> {
+        if values.iter().any(|v| self.unique.get(v).is_some_and(|owner| &**owner != id)) {
+            return Err(StorageError::conflict("Unique index constraint violation."));
+        }
+        Ok(())
+    }
+
+    pub(super) fn unindex_unique(&mut self, values: &[String]) {
+        for v in values {
+            self.unique.remove(v);
+        }
+    }
+
+    pub(super) fn index_unique(&mut self, id: &Arc<str>, values: Vec<String>) {
+        for v in values {
+            self.unique.insert(v, Arc::clone(id));
+        }
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.ids.len()
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.ids.is_empty()
+    }
+
+    pub(super) fn get(&self, id: &str) -> Option<&StoredItem> {
+        match self.slots.get(*self.ids.get(id)? as usize)? {
+            Slot::Live(item) => Some(item),
+            Slot::Dead(_) => None,
+        }
+    }
+
+    /// The live item with this sequence number (items are in sequence order).
+    pub(super) fn get_seq(&self, seq: u64) -> Option<&StoredItem> {
+        let at = self.slots.binary_search_by(|s| s.seq().cmp(&seq)).ok()?;
+        match &self.slots[at] {
+            Slot::Live(item) => Some(item),
+            Slot::Dead(_) => None,
+        }
+    }
+
+    pub(super) fn contains(&self, id: &str) -> bool {
+        self.ids.contains_key(id)
+    }
+
+    /// Appends a new item (its sequence number is the largest so far).
+    pub(super) fn push(&mut self, id: Arc<str>, item: StoredItem) {
+        self.bytes += item.doc.len() as u64;
+        self.ids.insert(id, self.slots.len() as u32);
+        self.slots.push(Slot::Live(item));
+    }
+
+    /// Replaces a live item; returns the old one.
+    pub(super) fn replace(&mut self, id: &str, item: StoredItem) -> Option<StoredItem> {
+        let slot = self.slots.get_mut(*self.ids.get(id)? as usize)?;
+        let Slot::Live(old) = slot else { return None };
+        self.bytes = self.bytes - old.doc.len() as u64 + item.doc.len() as u64;
+        Some(std::mem::replace(old, item))
+    }
+
+    /// Removes a live item; returns its id and the item.
+    pub(super) fn remove(&mut self, id: &str) -> Option<(Arc<str>, StoredItem)> {
+        let (id, index) = self.ids.remove_entry(id)?;
+        let slot = self.slots.get_mut(index as usize)?;
+        let seq = slot.seq();
+        let Slot::Live(old) = std::mem::replace(slot, Slot::Dead(seq)) else { return None };
+        self.bytes -= old.doc.len() as u64;
+        let dead = self.slots.len() - self.ids.len();
+        if dead > 32 && dead > self.ids.len() {
+            self.compact();
+        }
+        Some((id, old))
+    }
+
+    /// Puts the items back in sequence order (and drops dead slots). Replaying a log can put
+    /// them out of order: a write logged while a checkpoint was copying comes before the copy of
+    /// the items created before it. Returns a sequence number two items share, if any (a
+    /// damaged log: scans go by them).
+    pub(super) fn sort_by_seq(&mut self) -> Option<u64> {
+        if self.slots.windows(2).all(|w| w[0].seq() < w[1].seq()) {
+            return None;
+        }
+        let mut live: Vec<StoredItem> = std::mem::take(&mut self.slots)
+            .into_iter()
+            .filter_map(|s| match s {
+                Slot::Live(item) => Some(item),
+                Slot::Dead(_) => None,
+            })
+            .collect();
+        live.sort_by_key(|item| item.meta.seq);
+        for (pos, item) in live.iter().enumerate() {
+            if let Some(id) = item.doc.root().get("id").and_then(|v| v.as_str()) {
+                if let Some(index) = self.ids.get_mut(id) {
+                    *index = pos as u32;
+                }
+            }
+        }
+        let shared = live.windows(2).find(|w| w[0].meta.seq == w[1].meta.seq).map(|w| w[0].meta.seq);
+        self.slots = live.into_iter().map(Slot::Live).collect();
+        shared
+    }
+
+    /// Drops dead slots and renumbers positions.
+    pub(super) fn compact(&mut self) {
+        let mut new_index = Vec::with_capacity(self.slots.len());
+        let mut next = 0u32;
+        for slot in &self.slots {
+            new_index.push(next);
+            if matches!(slot, Slot::Live(_)) {
+                next += 1;
+            }
+        }
+        self.slots.retain(|s| matches!(s, Slot::Live(_)));
+        for index in self.ids.values_mut() {
+            *index = new_index[*index as usize];
+        }
+    }
+
+    /// Puts back an item removed earlier (a rolled-back delete), at its place in creation order.
+    pub(super) fn restore(&mut self, id: Arc<str>, item: StoredItem) {
+        let seq = item.meta.seq;
+        self.bytes += item.doc.len() as u64;
+        let pos = self.slots.partition_point(|s| s.seq() < seq);
+        if matches!(self.slots.get(pos), Some(Slot::Dead(s)) if *s == seq) {
+            self.slots[pos] = Slot::Live(item);
+        } else {
+            self.slots.insert(pos, Slot::Live(item));
+            for index in self.ids.values_mut() {
+                if *index as usize >= pos {
+                    *index += 1;
+                }
+            }
+        }
+        self.ids.insert(id, pos as u32);
+    }
+
+    /// Live items whose sequence number is at least `from`, in creation order.
+    pub(super) fn iter_from(&self, from: u64) -> impl Iterator<Item = &StoredItem> {
+        let start = self.slots.partition_point(|s| s.seq() < from);
+        self.slots[start..].iter().filter_map(|s| match s {
+            Slot::Live(item) => Some(item),
+            Slot::Dead(_) => None,
+        })
+    }
+}

@@ -1,0 +1,419 @@
+//! Encoding: the binary form's writing primitives, JSON text to a document in one pass (serde), and a
+//! Value to a document.
+
+use super::*;
+
+// ---------------------------------------------------------------------------------------------
+// Low-level writing
+// ---------------------------------------------------------------------------------------------
+
+/// Bytes reserved for a container header before its children are written: the minimum (one
+/// byte each for count and length); the children are shifted right when the header is longer.
+pub(super) const HEADER_GUESS: usize = 2;
+
+#[inline]
+pub(super) fn push_varint(buf: &mut Vec<u8>, v: usize) {
+    let mut v = v as u64;
+    while v >= 0x80 {
+        buf.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    buf.push(v as u8);
+}
+
+/// Writes a varint into `out` at `pos`; returns the position after it. `out` must have room
+/// (10 bytes per varint).
+pub(super) fn put_varint(out: &mut [u8; 20], mut pos: usize, v: usize) -> usize {
+    let mut v = v as u64;
+    while v >= 0x80 && pos < out.len() {
+        out[pos] = (v as u8) | 0x80;
+        v >>= 7;
+        pos += 1;
+    }
+    if pos < out.len() {
+        out[pos] = v as u8;
+        pos += 1;
+    }
+    pos
+}
+
+#[inline]
+pub(super) fn push_string(buf: &mut Vec<u8>, s: &str) {
+    let len = s.len();
+    if len <= tag::SHORT_STRING_MAX {
+        buf.push(tag::SHORT_STRING + len as u8);
+    } else {
+        buf.push(tag::STRING);
+        push_varint(buf, len);
+    }
+    buf.extend_from_slice(s.as_bytes());
+}
+
+#[inline]
+pub(super) fn push_key(buf: &mut Vec<u8>, k: &str) {
+    push_varint(buf, k.len());
+    buf.extend_from_slice(k.as_bytes());
+}
+
+#[inline]
+pub(super) fn push_number(buf: &mut Vec<u8>, n: f64) {
+    // Integral, not -0, within i32: the conversion is exact and gives back the same f64.
+    if n.fract() == 0.0 && (-2_147_483_648.0..=2_147_483_647.0).contains(&n) && !(n == 0.0 && n.is_sign_negative()) {
+        let i = n as i32;
+        if (0..=tag::SMALL_INT_MAX).contains(&i) {
+            buf.push(tag::SMALL_INT + i as u8);
+        } else if let Ok(i) = i8::try_from(i) {
+            buf.push(tag::I8);
+            buf.extend_from_slice(&i.to_le_bytes());
+        } else if let Ok(i) = i16::try_from(i) {
+            buf.push(tag::I16);
+            buf.extend_from_slice(&i.to_le_bytes());
+        } else {
+            buf.push(tag::I32);
+            buf.extend_from_slice(&i.to_le_bytes());
+        }
+    } else {
+        buf.push(tag::F64);
+        buf.extend_from_slice(&n.to_le_bytes());
+    }
+}
+
+/// Starts a container: writes the tag and reserves [`HEADER_GUESS`] bytes. Returns its start.
+#[inline]
+pub(super) fn begin_container(buf: &mut Vec<u8>, t: u8) -> usize {
+    let start = buf.len();
+    buf.push(t);
+    buf.extend_from_slice(&[0; HEADER_GUESS]);
+    start
+}
+
+/// Finishes the container begun at `start` once its `count` children follow the reserved header.
+#[inline]
+pub(super) fn end_container(buf: &mut Vec<u8>, start: usize, count: usize) {
+    let payload_start = start + 1 + HEADER_GUESS;
+    let old_end = buf.len();
+    let mut header = [0u8; 20];
+    let h = put_varint(&mut header, 0, count);
+    let h = put_varint(&mut header, h, old_end.saturating_sub(payload_start));
+    if h > HEADER_GUESS {
+        let d = h - HEADER_GUESS;
+        buf.resize(old_end + d, 0);
+        buf.copy_within(payload_start..old_end, payload_start + d);
+    }
+    if let Some(slot) = buf.get_mut(start + 1..start + 1 + h) {
+        slot.copy_from_slice(&header[..h]);
+    }
+}
+
+/// Rewrites the entries of an object (at `starts`, up to the end of `buf`) so that each key
+/// appears once, at its first position, with its last value. Returns the new entry count.
+pub(super) fn dedupe_entries(buf: &mut Vec<u8>, starts: &[usize]) -> usize {
+    let Some(&first) = starts.first() else { return 0 };
+    let end = buf.len();
+    let mut scratch = Vec::with_capacity(end - first);
+    {
+        let b: &[u8] = buf;
+        // (entry holding the key, entry holding the value), in first-occurrence order.
+        let mut order: Vec<(usize, usize)> = Vec::with_capacity(starts.len());
+        let mut index: HashMap<&[u8], usize> = HashMap::with_capacity(starts.len());
+        for (i, &start) in starts.iter().enumerate() {
+            let k = key_at(b, start);
+            match index.get(k) {
+                Some(&slot) => order[slot].1 = i,
+                None => {
+                    index.insert(k, order.len());
+                    order.push((i, i));
+                }
+            }
+        }
+        let entry = |i: usize| -> (usize, usize, usize) {
+            let s = starts[i];
+            let e = starts.get(i + 1).copied().unwrap_or(end);
+            let kend = match read_varint(b, s) {
+                Some((len, p)) => (p + len).min(e),
+                None => e,
+            };
+            (s, kend, e)
+        };
+        for &(ki, vi) in &order {
+            let (ks, kend, _) = entry(ki);
+            let (_, vs, ve) = entry(vi);
+            scratch.extend_from_slice(&b[ks..kend]);
+            scratch.extend_from_slice(&b[vs..ve]);
+        }
+        buf.truncate(first);
+        buf.extend_from_slice(&scratch);
+        order.len()
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Encoding from JSON text
+// ---------------------------------------------------------------------------------------------
+
+/// Reusable encoder state: the output buffer and the stack of object entry starts (used to find
+/// and resolve duplicate keys).
+#[derive(Debug, Default)]
+pub(super) struct Writer {
+    pub(super) buf: Vec<u8>,
+    pub(super) entries: Vec<usize>,
+}
+
+thread_local! {
+    static WRITER: RefCell<Writer> = RefCell::new(Writer::default());
+}
+
+/// Runs `f` with this thread's reusable writer (cleared), or a fresh one if it is busy.
+pub(super) fn with_writer<R>(f: impl FnOnce(&mut Writer) -> R) -> R {
+    WRITER.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut w) => {
+            w.buf.clear();
+            w.entries.clear();
+            let r = f(&mut w);
+            if w.buf.capacity() > 1 << 20 {
+                w.buf = Vec::new();
+            }
+            r
+        }
+        Err(_) => f(&mut Writer::default()),
+    })
+}
+
+/// Deserializes one JSON value into the writer. `depth` = number of enclosing containers.
+pub(super) struct ValueSeed<'w> {
+    pub(super) w: &'w mut Writer,
+    pub(super) depth: usize,
+}
+
+impl<'de> DeserializeSeed<'de> for ValueSeed<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ValueSeed<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    // Number conversions exactly as cosmoql_value's `ValueVisitor`.
+    fn visit_bool<E: de::Error>(self, b: bool) -> Result<(), E> {
+        self.w.buf.push(if b { tag::TRUE } else { tag::FALSE });
+        Ok(())
+    }
+
+    fn visit_i64<E: de::Error>(self, n: i64) -> Result<(), E> {
+        push_number(&mut self.w.buf, n as f64);
+        Ok(())
+    }
+
+    fn visit_u64<E: de::Error>(self, n: u64) -> Result<(), E> {
+        push_number(&mut self.w.buf, n as f64);
+        Ok(())
+    }
+
+    fn visit_i128<E: de::Error>(self, n: i128) -> Result<(), E> {
+        push_number(&mut self.w.buf, n as f64);
+        Ok(())
+    }
+
+    fn visit_u128<E: de::Error>(self, n: u128) -> Result<(), E> {
+        push_number(&mut self.w.buf, n as f64);
+        Ok(())
+    }
+
+    fn visit_f64<E: de::Error>(self, n: f64) -> Result<(), E> {
+        push_number(&mut self.w.buf, n);
+        Ok(())
+    }
+
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<(), E> {
+        push_string(&mut self.w.buf, s);
+        Ok(())
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        self.w.buf.push(tag::NULL);
+        Ok(())
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<(), E> {
+        self.w.buf.push(tag::NULL);
+        Ok(())
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        if self.depth >= MAX_DEPTH {
+            return Err(de::Error::custom(TOO_DEEP_JSON));
+        }
+        let w = self.w;
+        let start = begin_container(&mut w.buf, tag::ARRAY);
+        let mut count = 0;
+        while seq.next_element_seed(ValueSeed { w: &mut *w, depth: self.depth + 1 })?.is_some() {
+            count += 1;
+        }
+        end_container(&mut w.buf, start, count);
+        Ok(())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        if self.depth >= MAX_DEPTH {
+            return Err(de::Error::custom(TOO_DEEP_JSON));
+        }
+        let w = self.w;
+        let start = begin_container(&mut w.buf, tag::OBJECT);
+        let base = w.entries.len();
+        loop {
+            let entry_start = w.buf.len();
+            if map.next_key_seed(KeySeed { w: &mut *w })?.is_none() {
+                break;
+            }
+            w.entries.push(entry_start);
+            map.next_value_seed(ValueSeed { w: &mut *w, depth: self.depth + 1 })?;
+        }
+        let mut count = w.entries.len() - base;
+        {
+            let Writer { buf, entries } = &mut *w;
+            let starts = &entries[base..];
+            if has_duplicates(starts.len(), |i| key_at(buf, starts[i])) {
+                count = dedupe_entries(buf, starts);
+            }
+        }
+        w.entries.truncate(base);
+        end_container(&mut w.buf, start, count);
+        Ok(())
+    }
+}
+
+/// Deserializes one object key into the writer.
+pub(super) struct KeySeed<'w> {
+    pub(super) w: &'w mut Writer,
+}
+
+impl<'de> DeserializeSeed<'de> for KeySeed<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for KeySeed<'_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an object key")
+    }
+
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<(), E> {
+        push_key(&mut self.w.buf, s);
+        Ok(())
+    }
+}
+
+pub(super) fn encode_json_with<'de, R: serde_json::de::Read<'de>>(
+    mut de: serde_json::Deserializer<R>,
+    require_object: bool,
+) -> Result<Doc, DocError> {
+    with_writer(|w| {
+        ValueSeed { w: &mut *w, depth: 0 }.deserialize(&mut de).map_err(|e| DocError::json(&e))?;
+        de.end().map_err(|e| DocError::json(&e))?;
+        if require_object && w.buf.first() != Some(&tag::OBJECT) {
+            let kind = head(&w.buf).map_or(ValueKind::Undefined, |(h, _)| h.kind());
+            return Err(DocError::not_an_object(kind));
+        }
+        Ok(Doc(Arc::from(w.buf.as_slice())))
+    })
+}
+
+/// Encodes one JSON text of any type (object, array, scalar). Items use [`Doc::from_json_str`],
+/// which requires an object.
+pub fn encode_json_str(text: &str) -> Result<Doc, DocError> {
+    encode_json_with(serde_json::Deserializer::from_str(text), false)
+}
+
+/// Like [`encode_json_str`], from UTF-8 bytes.
+pub fn encode_json_slice(bytes: &[u8]) -> Result<Doc, DocError> {
+    encode_json_with(serde_json::Deserializer::from_slice(bytes), false)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Encoding from Value
+// ---------------------------------------------------------------------------------------------
+
+/// Appends `v`; returns `false` (writing nothing) for undefined. `depth` = enclosing containers.
+pub(super) fn push_value(buf: &mut Vec<u8>, v: &Value, depth: usize) -> Result<bool, DocError> {
+    match v {
+        Value::Undefined => return Ok(false),
+        Value::Null => buf.push(tag::NULL),
+        Value::Bool(b) => buf.push(if *b { tag::TRUE } else { tag::FALSE }),
+        Value::Number(n) if !n.is_finite() => {
+            return Err(DocError::new(
+                DocErrorKind::NonFinite,
+                format!("{} cannot be stored: JSON has no form for NaN or infinities", format_number(*n)),
+            ))
+        }
+        Value::Number(n) => push_number(buf, *n),
+        Value::String(s) => push_string(buf, s),
+        Value::Array(a) => {
+            if depth >= MAX_DEPTH {
+                return Err(DocError::too_deep());
+            }
+            let start = begin_container(buf, tag::ARRAY);
+            let mut count = 0;
+            for e in a.iter() {
+                if push_value(buf, e, depth + 1)? {
+                    count += 1;
+                }
+            }
+            end_container(buf, start, count);
+        }
+        Value::Object(o) => {
+            if depth >= MAX_DEPTH {
+                return Err(DocError::too_deep());
+            }
+            let start = begin_container(buf, tag::OBJECT);
+            let mut count = 0;
+            for (k, e) in o.iter() {
+                if e.is_undefined() {
+                    continue;
+                }
+                push_key(buf, k);
+                push_value(buf, e, depth + 1)?;
+                count += 1;
+            }
+            end_container(buf, start, count);
+        }
+    }
+    Ok(true)
+}
+
+/// Appends the encoding of `v` (any type) to `out`. Undefined fields and elements are omitted; a
+/// top-level undefined is an error (and writes nothing).
+pub fn encode_value_into(out: &mut Vec<u8>, v: &Value) -> Result<(), DocError> {
+    let mark = out.len();
+    match push_value(out, v, 0) {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(DocError::new(DocErrorKind::Undefined, "undefined has no stored form")),
+        Err(e) => {
+            out.truncate(mark);
+            Err(e)
+        }
+    }
+}
+
+/// Encodes a value of any type. Items use [`Doc::from_value`], which requires an object.
+pub fn encode_value(v: &Value) -> Result<Doc, DocError> {
+    with_writer(|w| {
+        encode_value_into(&mut w.buf, v)?;
+        Ok(Doc(Arc::from(w.buf.as_slice())))
+    })
+}

@@ -1,0 +1,144 @@
+//! Composite indexes: tuples of values in the declared orders.
+
+use super::*;
+
+/// One composite index: tuples of its paths' scalars, ordered as the policy declares (each
+/// component ascending or descending), so that walking it forward gives that order and backward
+/// gives the order with every direction inverted: the two orders the index serves.
+#[derive(Debug)]
+pub(super) struct CompositeIndex {
+    pub(super) paths: Vec<Vec<IndexStep>>,
+    pub(super) descending: Vec<bool>,
+    pub(super) values: BTreeMap<Box<[CompositeKey]>, Postings>,
+    pub(super) entries: usize,
+    pub(super) pending: Vec<(Box<[CompositeKey]>, u64)>,
+}
+
+/// A component of a composite tuple, ordered ascending or descending. `last` marks a bound
+/// after every key (never stored): `[a, last]` follows every tuple starting with `a`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct CompositeKey {
+    pub(super) key: IndexKey,
+    pub(super) descending: bool,
+    pub(super) last: bool,
+}
+
+impl CompositeKey {
+    pub(super) fn new(key: IndexKey, descending: bool) -> Self {
+        CompositeKey { key, descending, last: false }
+    }
+}
+
+impl Ord for CompositeKey {
+    fn cmp(&self, other: &Self) -> Ordering {
+        match (self.last, other.last) {
+            (true, true) => Ordering::Equal,
+            (true, false) => Ordering::Greater,
+            (false, true) => Ordering::Less,
+            _ if self.descending => other.key.cmp(&self.key),
+            _ => self.key.cmp(&other.key),
+        }
+    }
+}
+
+impl PartialOrd for CompositeKey {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// Groups (key, sequence number) entries into a key map, sorting them first.
+pub(super) fn group_sorted<K: Ord>(mut entries: Vec<(K, u64)>) -> (BTreeMap<K, Postings>, usize) {
+    entries.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
+    entries.dedup_by(|a, b| a.1 == b.1 && a.0 == b.0);
+    let count = entries.len();
+    let mut grouped: Vec<(K, Postings)> = Vec::new();
+    for (key, seq) in entries {
+        match grouped.last_mut() {
+            Some((last, postings)) if *last == key => {
+                postings.insert(seq);
+            }
+            _ => grouped.push((key, Postings::One(seq))),
+        }
+    }
+    (grouped.into_iter().collect(), count)
+}
+
+impl CompositeIndex {
+    pub(super) fn tuple(&self, item: &StoredItem, shared: &Arc<[u8]>) -> Option<Box<[CompositeKey]>> {
+        self.paths
+            .iter()
+            .zip(&self.descending)
+            .map(|(path, &descending)| {
+                Some(CompositeKey::new(IndexKey::from_doc(&scalar_at(item, path)?, shared)?, descending))
+            })
+            .collect()
+    }
+
+    /// The items whose tuple starts with `equal` and has its next component in `range`.
+    pub(super) fn probe(
+        &self,
+        equal: &[IndexKey],
+        range: Option<&(Bound<IndexKey>, Bound<IndexKey>)>,
+        work: &mut IndexWork,
+    ) -> Vec<u64> {
+        let k = equal.len();
+        let component = |i: usize, key: IndexKey| CompositeKey::new(key, self.descending[i]);
+        let mut start: Vec<CompositeKey> = equal.iter().enumerate().map(|(i, key)| component(i, key.clone())).collect();
+        // Where the range starts in this index's order: its lower bound ascending, its upper
+        // bound descending.
+        let descending = self.descending.get(k).copied().unwrap_or(false);
+        if let Some((lower, upper)) = range {
+            let first = if descending { upper } else { lower };
+            if let Bound::Included(key) | Bound::Excluded(key) = first {
+                start.push(component(k, key.clone()));
+            }
+        }
+        let start: Box<[CompositeKey]> = start.into();
+        let mut out = Vec::new();
+        for (tuple, postings) in self.values.range::<Box<[CompositeKey]>, _>((Bound::Included(start), Bound::Unbounded))
+        {
+            if tuple.len() < k || tuple[..k].iter().zip(equal).any(|(c, e)| c.key != *e) {
+                break;
+            }
+            if let Some((lower, upper)) = range {
+                let Some(key) = tuple.get(k).map(|c| &c.key) else { break };
+                let below = match lower {
+                    Bound::Included(l) => key < l,
+                    Bound::Excluded(l) => key <= l,
+                    Bound::Unbounded => false,
+                };
+                let above = match upper {
+                    Bound::Included(u) => key > u,
+                    Bound::Excluded(u) => key >= u,
+                    Bound::Unbounded => false,
+                };
+                // Past the far end of the range: nothing further matches.
+                if (descending && below) || (!descending && above) {
+                    break;
+                }
+                if below || above {
+                    continue;
+                }
+            }
+            work.entries += postings.as_slice().len() as u64;
+            out.extend_from_slice(postings.as_slice());
+        }
+        out
+    }
+
+    /// Whether this index orders by `keys` (paths with directions): `Some(false)` walking
+    /// forward, `Some(true)` walking backward (every direction inverted), `None` if it cannot.
+    pub(super) fn serves(&self, keys: &[(Vec<IndexStep>, bool)]) -> Option<bool> {
+        if self.paths.len() != keys.len() || self.paths.iter().zip(keys).any(|(p, (k, _))| p != k) {
+            return None;
+        }
+        if self.descending.iter().zip(keys).all(|(d, (_, k))| d == k) {
+            Some(false)
+        } else if self.descending.iter().zip(keys).all(|(d, (_, k))| d != k) {
+            Some(true)
+        } else {
+            None
+        }
+    }
+}

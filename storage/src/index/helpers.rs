@@ -1,0 +1,65 @@
+//! Small helpers of the partition index: splitting values, counting, printing paths, ranges and position lists.
+
+use super::*;
+
+/// Splits a key map's postings in two; keys left without postings are dropped. The maps are
+/// built from sorted entries (a bulk load).
+pub(super) fn split_values<K: Ord + Clone>(
+    values: BTreeMap<K, Postings>,
+    goes_left: &dyn Fn(&u64) -> bool,
+) -> (BTreeMap<K, Postings>, BTreeMap<K, Postings>) {
+    let mut left = Vec::new();
+    let mut right = Vec::new();
+    for (key, postings) in values {
+        let (l, r): (Vec<u64>, Vec<u64>) = postings.as_slice().iter().partition(|s| goes_left(s));
+        match (Postings::from_vec(l), Postings::from_vec(r)) {
+            (Some(l), Some(r)) => {
+                left.push((key.clone(), l));
+                right.push((key, r));
+            }
+            (Some(l), None) => left.push((key, l)),
+            (None, Some(r)) => right.push((key, r)),
+            (None, None) => {}
+        }
+    }
+    (left.into_iter().collect(), right.into_iter().collect())
+}
+
+pub(super) fn count<K>(values: &BTreeMap<K, Postings>) -> usize {
+    values.values().map(|p| p.as_slice().len()).sum()
+}
+
+pub(super) fn path_text(path: &[IndexStep]) -> String {
+    let mut s = String::new();
+    for step in path {
+        match step {
+            IndexStep::Key(k) => {
+                s.push('/');
+                s.push_str(k);
+            }
+            IndexStep::Element => s.push_str("/[]"),
+        }
+    }
+    s
+}
+
+pub(super) fn range_is_empty(lower: &Bound<IndexKey>, upper: &Bound<IndexKey>) -> bool {
+    match (lower, upper) {
+        (Bound::Included(a), Bound::Included(b)) => a > b,
+        (Bound::Included(a), Bound::Excluded(b))
+        | (Bound::Excluded(a), Bound::Included(b))
+        | (Bound::Excluded(a), Bound::Excluded(b)) => a >= b,
+        _ => false,
+    }
+}
+
+pub(super) fn sorted_distinct(mut v: Vec<u64>) -> Vec<u64> {
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+pub(super) fn intersect(a: &[u64], b: &[u64]) -> Vec<u64> {
+    let (small, large) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    small.iter().copied().filter(|s| large.binary_search(s).is_ok()).collect()
+}

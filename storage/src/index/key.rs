@@ -1,0 +1,176 @@
+//! Index keys: the values an index orders (numbers, strings, booleans, null), kept short or shared.
+
+use super::*;
+
+/// A scalar as an index key (see the module docs for the order).
+#[derive(Clone)]
+pub enum IndexKey {
+    Null,
+    Bool(bool),
+    /// Finite, with `-0` stored as `0`.
+    Number(f64),
+    /// A string of up to `SHORT` (38) bytes, held in the key (comparisons touch no other memory).
+    Short(ShortStr),
+    /// A longer string, inside shared bytes.
+    Long(SharedStr),
+}
+
+/// The longest string held inside a key.
+pub(super) const SHORT: usize = 38;
+
+/// A short string's bytes.
+#[derive(Debug, Clone, Copy)]
+pub struct ShortStr {
+    pub(super) len: u8,
+    pub(super) bytes: [u8; SHORT],
+}
+
+/// A string inside shared bytes: an item's encoding, or a query's own copy.
+#[derive(Clone)]
+pub struct SharedStr {
+    pub(super) bytes: Arc<[u8]>,
+    pub(super) start: u32,
+    pub(super) len: u32,
+}
+
+impl fmt::Debug for SharedStr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}", self.as_str())
+    }
+}
+
+impl SharedStr {
+    pub(super) fn new(s: &str) -> Self {
+        SharedStr { bytes: Arc::from(s.as_bytes()), start: 0, len: s.len() as u32 }
+    }
+
+    /// The UTF-8 bytes.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes[self.start as usize..(self.start + self.len) as usize]
+    }
+
+    /// The string (the bytes are UTF-8: they come from a `str`).
+    pub fn as_str(&self) -> &str {
+        std::str::from_utf8(self.as_bytes()).unwrap_or_default()
+    }
+}
+
+impl IndexKey {
+    /// The key of a scalar value; `None` for undefined, arrays, objects and non-finite numbers.
+    pub fn from_value(v: &Value) -> Option<IndexKey> {
+        match v {
+            Value::Null => Some(IndexKey::Null),
+            Value::Bool(b) => Some(IndexKey::Bool(*b)),
+            Value::Number(n) => IndexKey::number(*n),
+            Value::String(s) => Some(IndexKey::string(s)),
+            _ => None,
+        }
+    }
+
+    /// A number key (`None` for NaN and infinities, which no item holds).
+    pub fn number(n: f64) -> Option<IndexKey> {
+        n.is_finite().then_some(IndexKey::Number(if n == 0.0 { 0.0 } else { n }))
+    }
+
+    /// A string key.
+    pub fn string(s: &str) -> IndexKey {
+        IndexKey::short(s).unwrap_or_else(|| IndexKey::Long(SharedStr::new(s)))
+    }
+
+    pub(super) fn short(s: &str) -> Option<IndexKey> {
+        (s.len() <= SHORT).then(|| {
+            let mut bytes = [0; SHORT];
+            bytes[..s.len()].copy_from_slice(s.as_bytes());
+            IndexKey::Short(ShortStr { len: s.len() as u8, bytes })
+        })
+    }
+
+    /// A string key's UTF-8 bytes.
+    pub fn str_bytes(&self) -> Option<&[u8]> {
+        match self {
+            IndexKey::Short(s) => Some(&s.bytes[..usize::from(s.len)]),
+            IndexKey::Long(s) => Some(s.as_bytes()),
+            _ => None,
+        }
+    }
+
+    /// The key of a scalar inside an item's bytes, sharing them for strings.
+    pub(super) fn from_doc(v: &DocRef<'_>, shared: &Arc<[u8]>) -> Option<IndexKey> {
+        if v.is_null() {
+            Some(IndexKey::Null)
+        } else if let Some(b) = v.as_bool() {
+            Some(IndexKey::Bool(b))
+        } else if let Some(n) = v.as_f64() {
+            IndexKey::number(n)
+        } else if let Some(s) = v.as_str() {
+            if let Some(key) = IndexKey::short(s) {
+                return Some(key);
+            }
+            let start = (s.as_ptr() as usize).wrapping_sub(shared.as_ptr() as usize);
+            if start <= shared.len() && s.len() <= shared.len() - start {
+                Some(IndexKey::Long(SharedStr { bytes: Arc::clone(shared), start: start as u32, len: s.len() as u32 }))
+            } else {
+                Some(IndexKey::string(s))
+            }
+        } else {
+            None
+        }
+    }
+
+    /// The value this key stands for.
+    pub fn to_value(&self) -> Value {
+        match self {
+            IndexKey::Null => Value::Null,
+            IndexKey::Bool(b) => Value::Bool(*b),
+            IndexKey::Number(n) => Value::Number(*n),
+            IndexKey::Short(_) | IndexKey::Long(_) => {
+                Value::from(std::str::from_utf8(self.str_bytes().unwrap_or_default()).unwrap_or_default())
+            }
+        }
+    }
+
+    pub(super) fn rank(&self) -> u8 {
+        match self {
+            IndexKey::Null => 0,
+            IndexKey::Bool(false) => 1,
+            IndexKey::Bool(true) => 2,
+            IndexKey::Number(_) => 3,
+            IndexKey::Short(_) | IndexKey::Long(_) => 4,
+        }
+    }
+}
+
+impl Ord for IndexKey {
+    fn cmp(&self, other: &Self) -> Ordering {
+        match (self, other) {
+            (IndexKey::Number(a), IndexKey::Number(b)) => a.total_cmp(b),
+            (IndexKey::Short(a), IndexKey::Short(b)) => {
+                a.bytes[..usize::from(a.len)].cmp(&b.bytes[..usize::from(b.len)])
+            }
+            _ => match (self.str_bytes(), other.str_bytes()) {
+                (Some(a), Some(b)) => a.cmp(b),
+                _ => self.rank().cmp(&other.rank()),
+            },
+        }
+    }
+}
+
+impl PartialOrd for IndexKey {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for IndexKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for IndexKey {}
+
+impl fmt::Debug for IndexKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}", self.to_value())
+    }
+}
