@@ -102,43 +102,18 @@ proptest! {
             ids(&all).into_iter().filter(|id| id.starts_with('s')).collect()
         };
         let mut next = volatile.len();
-        let mut changes = changes.into_iter();
+        let mut changes = changes.chunks(3);
         let got = pages(&c, sql, page, dop, |_| {
             // A few changes to the volatile items between pages: inserts, replaces, deletes.
-            for (op, pick, n) in changes.by_ref().take(3) {
-                match op {
-                    0 => {
-                        c.create(&item(&format!("v{next}"), n)).unwrap();
-                        live.push((format!("v{next}"), n));
-                        next += 1;
-                    }
-                    _ if live.is_empty() => {}
-                    1 => {
-                        let (id, old) = live.remove(usize::from(pick) % live.len());
-                        let key = PartitionKey::from(format!("k{}", old.rem_euclid(5)));
-                        c.delete(&key, &id, &WriteOptions::default()).unwrap();
-                    }
-                    _ => {
-                        // A replace keeps the key: the new value moves within the partition.
-                        let at = usize::from(pick) % live.len();
-                        let (id, old) = live[at].clone();
-                        let new = old + 5 * (n % 3);
-                        let key = PartitionKey::from(format!("k{}", old.rem_euclid(5)));
-                        c.replace(&key, &id, &item(&id, new), &WriteOptions::default()).unwrap();
-                        live[at].1 = new;
-                    }
-                }
-            }
+            volatile_writes(&c, &mut live, &mut next, changes.next().unwrap_or_default());
         });
         let got: Vec<String> = ids(&got).into_iter().filter(|id| id.starts_with('s')).collect();
         prop_assert_eq!(got, expected, "{}", sql);
     }
 }
 
-/// A shape that cannot resume from a position (DISTINCT, GROUP BY) ran again for every page and
-/// skipped what earlier pages returned: values were repeated after inserts and lost after
-/// deletes, even with ORDER BY. The first page now holds the rest of the results and the next
-/// pages are served from them: one snapshot, each result once, whatever is written meanwhile.
+/// Changes to the volatile items (`v...`, listed in `live` with their values): `(0, _, n)` inserts
+/// one with `n`, `(1, pick, _)` deletes one, `(2, pick, n)` replaces one (its key kept).
 fn volatile_writes(c: &Container, live: &mut Vec<(String, i64)>, next: &mut usize, changes: &[(u8, u16, i64)]) {
     for &(op, pick, n) in changes {
         match op {
@@ -168,6 +143,10 @@ fn volatile_writes(c: &Container, live: &mut Vec<(String, i64)>, next: &mut usiz
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 
+    /// A shape that cannot resume from a position (DISTINCT, GROUP BY) ran again for every page
+    /// and skipped what earlier pages returned: values were repeated after inserts and lost after
+    /// deletes, even with ORDER BY. The first page now holds the rest of the results and the next
+    /// pages are served from them: one snapshot, each result once, whatever is written meanwhile.
     #[test]
     fn distinct_values_and_groups_come_exactly_once(
         stable in prop::collection::vec(-20i64..20, 1..30),

@@ -112,7 +112,7 @@ fn stored_key(path: &std::path::Path) -> Option<[u8; 32]> {
 
 /// 32 bytes from the operating system; should it refuse, the process's hash seeds (themselves
 /// from the OS) stand in.
-fn random_key() -> [u8; 32] {
+pub(crate) fn random_key() -> [u8; 32] {
     let mut key = [0u8; 32];
     if getrandom::fill(&mut key).is_err() {
         use std::hash::{BuildHasher, Hasher};

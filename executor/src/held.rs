@@ -66,16 +66,10 @@ fn table() -> std::sync::MutexGuard<'static, Table> {
     TABLE.get_or_init(Mutex::default).lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// An id nobody can guess (64 bits from the operating system; the hash seeds if it refuses).
+/// An id nobody can guess: 64 bits of the operating system's randomness.
 fn new_id() -> u64 {
-    let mut bytes = [0u8; 8];
-    if getrandom::fill(&mut bytes).is_ok() {
-        return u64::from_le_bytes(bytes);
-    }
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(Instant::now().elapsed().as_nanos());
-    h.finish()
+    let key = crate::continuation::random_key();
+    u64::from_le_bytes(key[..8].try_into().unwrap_or_default())
 }
 
 /// Holds `results` (of `bytes` bytes; the first is result number `base` of the query) for the
