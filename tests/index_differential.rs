@@ -159,6 +159,13 @@ const QUERIES: &[&str] = &[
     "SELECT MIN(c.pk) AS lo, MAX(c.pk) AS hi FROM c WHERE ARRAY_CONTAINS(c.tags, 'x')",
     "SELECT VALUE MIN(c.id) FROM c WHERE c.a > 1 AND UPPER(c.s) = 'AB'",
     "SELECT VALUE MIN(c.id) FROM c WHERE c.s = 'zzz'",
+    // `=` across two defined types is false, so these match every other type (value/src/ops.rs).
+    "SELECT VALUE c.id FROM c WHERE c.a != null",
+    "SELECT VALUE c.id FROM c WHERE c.a NOT IN (2, 'b', [1])",
+    "SELECT VALUE c.id FROM c WHERE NOT (c.a = 'b') AND c.pk = 'k0'",
+    "SELECT VALUE c.id FROM c WHERE c.pk != 3 AND c.a > 1",
+    "SELECT VALUE c.id FROM c WHERE c.pk = 'k1' OR c.a != 1",
+    "SELECT VALUE c.id FROM c WHERE (c.a = 'b') = false",
 ];
 
 fn item() -> impl Strategy<Value = String> {

@@ -1,6 +1,6 @@
 //! Evaluating bound expressions on a row, with Cosmos DB semantics: a missing property is
-//! undefined, operators on the wrong types give undefined, comparisons across types give
-//! undefined, and AND/OR/NOT are three-valued (the operators themselves are
+//! undefined, operators on the wrong types give undefined, `<`/`>` across types give undefined
+//! (`=` across two defined types is false), and AND/OR/NOT are three-valued (the operators themselves are
 //! `cosmoql_planner::ops`, shared with constant folding; the comparison rules are
 //! `cosmoql_value::ops`).
 

@@ -36,8 +36,9 @@
 //! let doc = parse_json(r#"{"b": 1.0, "a": [3, 13.475000000000001]}"#).unwrap();
 //! assert_eq!(to_json_string(&doc).unwrap(), r#"{"b":1,"a":[3,13.475000000000001]}"#);
 //! assert!(doc.get("missing").is_undefined());
-//! // Query equality across types is undefined, not false:
-//! assert_eq!(query_eq(doc.get("b"), &Value::from("1")), Value::Undefined);
+//! // Query equality across two types is false; with an undefined side it is undefined:
+//! assert_eq!(query_eq(doc.get("b"), &Value::from("1")), Value::Bool(false));
+//! assert_eq!(query_eq(doc.get("missing"), &Value::Null), Value::Undefined);
 //! ```
 
 pub mod json;

@@ -3,15 +3,31 @@
 //! These follow Cosmos DB for NoSQL and are deliberately different from the
 //! total order (`Eq`/`Ord` on [`Value`]):
 //!
-//! * `=` ([`query_eq`]) is `true`/`false` only when both operands have the
-//!   same JSON type (null, boolean, number, string, array, object); arrays
-//!   and objects compare deeply, ignoring object property order. Operands of
-//!   different types, or an `undefined` operand, give `undefined`.
+//! * `=` ([`query_eq`]) is `undefined` when either operand is `undefined`,
+//!   `false` between two defined values of different JSON types (null,
+//!   boolean, number, string, array, object), and otherwise compares them:
+//!   arrays and objects deeply, ignoring object property order. So
+//!   `5 = 'a'` is `false` and `5 != null` is `true`, which is what the
+//!   service does, not what its "Equality and comparison operators" page
+//!   says (`undefined`). The evidence: the .NET SDK's emulator LINQ
+//!   baselines (`LinqTranslationWithCustomSerializerBaseline.
+//!   TestMemberInitializerDotNetCustomSerializer.xml` records
+//!   `WHERE (root["StringValueDotNet"] != null)` returning every item over
+//!   string values and `[]` where the field is missing; the checked
+//!   `TestOrderByTranslation`/`TestDistinctTranslation` baselines run
+//!   `root["NullableInt"] != null` over numbers), the Java SDK's live
+//!   `OrderbyDocumentQueryTest` (`where r.propInt != null` asserts every
+//!   item that has the property), and the .NET SDK's offline engine
+//!   (`ScalarExpressionEvaluator.PerformBinaryEquality`), written by the
+//!   query team to mimic the service. Object and array equality between the
+//!   two kinds (`[] = {}` is `false`) is that offline engine's, asserted in
+//!   its `ScalarExpressionEvaluatorTests`; no live recording shows it.
+//!   `../shared/research/cross-type-equality.md` has the sources.
 //! * `<`, `<=`, `>`, `>=` ([`query_cmp`]) are defined only between two
 //!   numbers, two strings, two booleans (`false < true`) or two nulls; all
 //!   other pairs (including two arrays or two objects) give `undefined`.
 //! * `!=` ([`query_ne`]) is the negation of `=` (so it is `undefined`
-//!   exactly when `=` is).
+//!   exactly when an operand is).
 //! * `AND`/`OR`/`NOT` use three-valued logic where every non-boolean operand
 //!   counts as `undefined`.
 //! * `WHERE`/`JOIN` filters keep a row only when the condition is exactly
@@ -26,8 +42,8 @@ use std::collections::HashSet;
 
 use crate::value::{Map, Value};
 
-/// Cosmos DB `a = b`: `Bool` when both operands have the same JSON type,
-/// `Undefined` otherwise (or when either is undefined).
+/// Cosmos DB `a = b`: `Undefined` when either operand is undefined, `false`
+/// for two defined values of different types, else whether they are equal.
 pub fn query_eq(a: &Value, b: &Value) -> Value {
     match deep_eq(a, b) {
         Some(eq) => Value::Bool(eq),
@@ -44,10 +60,11 @@ pub fn query_ne(a: &Value, b: &Value) -> Value {
     }
 }
 
-/// Same-type deep equality; `None` when the types differ or either side is
-/// undefined.
+/// Query equality; `None` when either side is undefined, `false` across two
+/// defined types.
 fn deep_eq(a: &Value, b: &Value) -> Option<bool> {
     Some(match (a, b) {
+        (Value::Undefined, _) | (_, Value::Undefined) => return None,
         (Value::Null, Value::Null) => true,
         (Value::Bool(x), Value::Bool(y)) => x == y,
         (Value::Number(x), Value::Number(y)) => x == y,
@@ -56,13 +73,13 @@ fn deep_eq(a: &Value, b: &Value) -> Option<bool> {
             x.len() == y.len() && x.iter().zip(y.iter()).all(|(p, q)| nested_eq(p, q))
         }
         (Value::Object(x), Value::Object(y)) => objects_eq(x, y),
-        _ => return None,
+        _ => false,
     })
 }
 
-/// Equality of values nested in arrays/objects: as [`deep_eq`], with
-/// mismatched types simply unequal (and undefined equal to undefined, for
-/// completeness; JSON data never contains it).
+/// Equality of values nested in arrays/objects: as [`deep_eq`] (and
+/// undefined equal to undefined, for completeness; JSON data never contains
+/// it).
 fn nested_eq(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Undefined, Value::Undefined) => true,
@@ -154,12 +171,12 @@ pub fn is_truthy(v: &Value) -> bool {
 /// comparisons; with the set, 100,000 lookups.
 #[derive(Debug, Clone)]
 pub struct ValueSet {
-    /// The members; `Eq`/`Hash` are the total order's, which agrees with `=` on everything but
-    /// NaN (never a member here: see [`ValueSet::new`]).
+    /// The members; `Eq`/`Hash` are the total order's, which agrees with `=` between defined
+    /// values on everything but NaN (never a member here: see [`ValueSet::new`]).
     members: HashSet<Value>,
-    /// Which kinds the constants have (`1 << ValueKind as u8`), undefined included: a value of
-    /// another kind compares with one of them as undefined.
-    kinds: u8,
+    /// Whether a constant is undefined (`c.x IN (c.missing)` cannot be a set of constants, but
+    /// a parameter can be undefined): `v = undefined` is undefined.
+    has_undefined: bool,
 }
 
 impl ValueSet {
@@ -167,15 +184,15 @@ impl ValueSet {
     /// makes NaN equal to itself, `=` does not).
     pub fn new<'a>(values: impl IntoIterator<Item = &'a Value>) -> Option<ValueSet> {
         let mut members = HashSet::new();
-        let mut kinds = 0u8;
+        let mut has_undefined = false;
         for v in values {
             if holds_nan(v) {
                 return None;
             }
-            kinds |= 1 << v.kind() as u8;
+            has_undefined |= v.is_undefined();
             members.insert(v.clone());
         }
-        Some(ValueSet { members, kinds })
+        Some(ValueSet { members, has_undefined })
     }
 
     /// Whether a value equal to `v` in the total order is a member: `ARRAY_CONTAINS` of a
@@ -185,10 +202,10 @@ impl ValueSet {
     }
 
     /// `v IN (members)`: `true` if `v = m` for a member `m`; otherwise `undefined` if some
-    /// `v = m` is undefined (`v` undefined, or a member of another kind), else `false`. The
-    /// same as comparing `v` with each member in turn.
+    /// `v = m` is undefined (`v` undefined and the list not empty, or an undefined member), else
+    /// `false`. The same as comparing `v` with each member in turn.
     pub fn query_in(&self, v: &Value) -> Value {
-        if self.kinds == 0 {
+        if self.members.is_empty() {
             return Value::Bool(false);
         }
         if v.is_undefined() {
@@ -197,7 +214,7 @@ impl ValueSet {
         if !holds_nan(v) && self.members.contains(v) {
             return Value::Bool(true);
         }
-        if self.kinds & !(1 << v.kind() as u8) != 0 {
+        if self.has_undefined {
             Value::Undefined
         } else {
             Value::Bool(false)
@@ -245,22 +262,29 @@ mod tests {
         for a in samples() {
             for b in samples() {
                 let got = query_eq(&a, &b);
-                let same_defined_type = a.kind() == b.kind() && !a.is_undefined();
-                if same_defined_type {
+                if a.is_undefined() || b.is_undefined() {
+                    assert_eq!(got, U, "{a:?} = {b:?}");
+                    assert_eq!(query_ne(&a, &b), U, "{a:?} != {b:?}");
+                } else if a.kind() == b.kind() {
                     assert_eq!(got, T, "{a:?} = {b:?}");
                     assert_eq!(query_ne(&a, &b), F, "{a:?} != {b:?}");
                 } else {
-                    assert_eq!(got, U, "{a:?} = {b:?}");
-                    assert_eq!(query_ne(&a, &b), U, "{a:?} != {b:?}");
+                    assert_eq!(got, F, "{a:?} = {b:?}");
+                    assert_eq!(query_ne(&a, &b), T, "{a:?} != {b:?}");
                 }
             }
         }
         // Undefined = undefined is undefined (not true) in queries.
         assert_eq!(query_eq(&U, &U), U);
-        // The classic: 0 = "true" is undefined, not false.
-        assert_eq!(query_eq(&Value::from(0), &Value::from("true")), U);
-        assert_eq!(query_eq(&Value::from(0), &F), U);
-        assert_eq!(query_eq(&Value::Null, &F), U);
+        assert_eq!(query_ne(&U, &Value::Null), U);
+        // The service's answers, not the docs page's (`undefined`): see the module comment.
+        assert_eq!(query_ne(&Value::from(5), &Value::Null), T);
+        assert_eq!(query_ne(&Value::from("x"), &Value::Null), T);
+        assert_eq!(query_eq(&Value::from(0), &Value::from("true")), F);
+        assert_eq!(query_eq(&Value::from(0), &F), F);
+        assert_eq!(query_eq(&Value::Null, &F), F);
+        assert_eq!(not(&query_eq(&Value::from(5), &Value::from("a"))), T);
+        assert_eq!(query_eq(&v("[]"), &v("{}")), F);
     }
 
     #[test]

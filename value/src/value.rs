@@ -10,8 +10,8 @@ use std::sync::Arc;
 pub type Map = indexmap::IndexMap<String, Value>;
 
 /// A document value as seen by the query engine: any JSON value, plus
-/// `undefined` (the value of a missing property, of a comparison between
-/// different types, ...).
+/// `undefined` (the value of a missing property, of `<` between different
+/// types, ...).
 ///
 /// Strings, arrays and objects are reference counted, so `clone()` is cheap
 /// (a reference-count increment). Use [`Value::as_array_mut`] /

@@ -148,8 +148,10 @@ proptest! {
         if a.kind() == b.kind() && a.is_primitive() && !has_nan(&a) && !has_nan(&b) {
             prop_assert_eq!(query_eq(&a, &b), Value::Bool(a == b));
         }
-        if a.kind() != b.kind() || a.is_undefined() {
+        if a.is_undefined() || b.is_undefined() {
             prop_assert_eq!(query_eq(&a, &b), Value::Undefined);
+        } else if a.kind() != b.kind() {
+            prop_assert_eq!(query_eq(&a, &b), Value::Bool(false));
         }
     }
 
