@@ -124,8 +124,41 @@ fn subqueries_take_no_top_order_by_or_offset_limit() {
     ] {
         rejected(&c, sql, code, message);
     }
+    // With several, the service names the innermost subquery's first, and in one subquery ORDER BY,
+    // then TOP, then OFFSET LIMIT; and all of them before a limit (the .NET SDK's LINQ baselines,
+    // see planner/src/rules.rs).
+    for (sql, code) in [
+        ("SELECT VALUE r FROM (SELECT TOP 3 VALUE c.n FROM c ORDER BY c.n) AS r", "SC2202"),
+        ("SELECT VALUE r FROM (SELECT TOP 3 VALUE c.n FROM c OFFSET 1 LIMIT 1) AS r", "SC2203"),
+        ("SELECT VALUE r FROM (SELECT VALUE s FROM (SELECT TOP 1 VALUE c.n FROM c) AS s OFFSET 1 LIMIT 1) AS r", "SC2203"),
+        (
+            "SELECT VALUE r FROM (SELECT VALUE s FROM (SELECT TOP 1 VALUE c.n FROM c ORDER BY c.n) AS s OFFSET 1 LIMIT 1) AS r",
+            "SC2202",
+        ),
+        (
+            "SELECT VALUE 1 FROM c JOIN a IN c.tags JOIN b IN c.tags JOIN d IN c.tags JOIN e IN c.tags JOIN f IN c.tags \
+             JOIN g IN c.tags JOIN h IN c.tags JOIN i IN c.tags JOIN j IN c.tags JOIN k IN c.tags \
+             JOIN l IN (SELECT VALUE t FROM t IN c.tags OFFSET 0 LIMIT 1)",
+            "SC2204",
+        ),
+    ] {
+        let err = execute(&c, sql, &QueryOptions::default()).expect_err(sql);
+        assert_eq!(err.code, Some(code), "{sql}: {}", err.message);
+    }
     // DISTINCT, GROUP BY, aggregates and nested subqueries are fine in a subquery.
     accepted(&c, "SELECT VALUE COUNT(1) FROM (SELECT DISTINCT VALUE c.s FROM c) AS x");
+    // A FROM subquery inside a subquery reads the enclosing query's aliases (the .NET SDK's
+    // emulator baseline LinqGeneralBaselineTests.TestSubquery runs this shape).
+    let sql = "SELECT c.id, (SELECT VALUE COUNT(1) FROM (SELECT VALUE t FROM c JOIN t IN c.tags) AS r) AS n \
+               FROM c WHERE c.id IN ('1', '2')";
+    let mut got = accepted(&c, sql);
+    got.sort();
+    assert_eq!(got, vec![parse_json(r#"{"id":"1","n":2}"#).unwrap(), parse_json(r#"{"id":"2","n":2}"#).unwrap()]);
+    let sql = "SELECT VALUE c.id FROM c JOIN (SELECT VALUE EXISTS(SELECT VALUE r FROM (SELECT VALUE x FROM c \
+               JOIN x IN c.arr) AS r WHERE r > 10)) AS big WHERE big";
+    let mut got = accepted(&c, sql);
+    got.sort();
+    assert_eq!(got, vec![Value::from("11")]);
     accepted(&c, "SELECT VALUE ARRAY(SELECT DISTINCT VALUE t FROM t IN c.tags) FROM c");
 }
 
@@ -208,6 +241,27 @@ fn aggregates_and_groups() {
         assert!(!ordered.is_empty(), "{sql}");
         assert_eq!(ordered, accepted(&c, plain), "{sql}");
     }
+    // ... and its ORDER BY needs no index: the service's plan drops it (the .NET SDK's
+    // QueryPlanBaselineTests.Aggregates, "Aggregate With JOIN"; the JavaScript SDK orders an AVG by
+    // two paths with no composite index).
+    let sql = "SELECT VALUE AVG(r.n) FROM r WHERE IS_NUMBER(r.n) ORDER BY r.n, r.s";
+    assert_eq!(accepted(&c, sql), accepted(&c, "SELECT VALUE AVG(r.n) FROM r WHERE IS_NUMBER(r.n)"));
+    // A member of a value built from group keys, and a path into a group key, are grouped (the
+    // .NET SDK's TestGroupByMultiKeyTranslation and QueryPlanBaselineTests.GroupBy).
+    let mut got = accepted(&c, r#"SELECT VALUE {"k": c.pk, "s": c.s}["k"] FROM c GROUP BY c.pk, c.s"#);
+    got.sort();
+    got.dedup();
+    assert_eq!(got, ["k0", "k1", "k2", "k3"].map(Value::from).to_vec());
+    let mut got = accepted(&c, "SELECT k.age AS age, COUNT(1) AS n FROM c JOIN k IN c.children GROUP BY k");
+    got.sort_by_key(|v| v.get("age").as_f64().map(|f| f as i64));
+    assert_eq!(got.len(), 7);
+    assert_eq!(got[0], parse_json(r#"{"age":0,"n":2}"#).unwrap());
+    rejected(
+        &c,
+        r#"SELECT {"k": c.pk}["k"] AS k, c.n FROM c GROUP BY c.pk"#,
+        "SC2102",
+        "Property reference 'c.n' is invalid in the select list because it is not contained in either an aggregate function or the GROUP BY clause.",
+    );
     // Across partitions, an aggregate is a whole projected item, never inside an expression...
     for sql in [
         "SELECT c.s, COUNT(1) AS n, MAKESET(c.pk) AS keys FROM c GROUP BY c.s",
@@ -225,6 +279,8 @@ fn aggregates_and_groups() {
         "SELECT VALUE [SUM(c.n)] FROM c WHERE c.pk = 'k1'",
         "SELECT VALUE FLOOR(AVG(c.n)) FROM c",
         "SELECT ABS(AVG(c.n)) AS a FROM c GROUP BY c.s",
+        // (also through a FROM subquery: LinqAggregateFunctionBaselineTests.TestAny)
+        "SELECT VALUE (COUNT(v0) > 0) FROM (SELECT VALUE root FROM root) AS v0",
     ] {
         rejected(&c, sql, "", "Compositions of aggregates and other expressions are not allowed.");
     }

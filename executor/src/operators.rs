@@ -662,7 +662,9 @@ impl<'a> Runner<'a> {
                 }
             }
             SourceKind::Subquery(inner) => {
-                // The subquery's results stream into the outer query's rows, one at a time.
+                // The subquery's results stream into the outer query's rows, one at a time. Inside
+                // a subquery it may read the enclosing query's aliases: it sees this row.
+                let enclosing = row.clone();
                 let mut failure = None;
                 let mut each = |v: Value| -> bool {
                     row[first.slot] = Binding::Value(v);
@@ -676,7 +678,7 @@ impl<'a> Runner<'a> {
                     }
                 };
                 let mut values = Emitter::new(inner).with_budget(&self.budget).into_sink(&mut each);
-                self.run_with(inner, input, &Vec::new(), stats, &mut values)?;
+                self.run_with(inner, input, &enclosing, stats, &mut values)?;
                 drop(values);
                 if let Some(e) = failure {
                     return Err(e);

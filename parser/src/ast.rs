@@ -401,4 +401,32 @@ impl Expr {
             _ => Precedence::Primary,
         }
     }
+
+    /// The direct sub-expressions, in text order, not those inside a subquery (see
+    /// [`Expr::subquery`]): the one list every walk over expressions uses.
+    pub fn children(&self) -> Vec<&Expr> {
+        match &self.kind {
+            ExprKind::Literal(_) | ExprKind::Identifier(_) | ExprKind::Parameter(_) => vec![],
+            ExprKind::Subquery(_) | ExprKind::Exists(_) | ExprKind::ArraySubquery(_) => vec![],
+            ExprKind::Property { base, .. } => vec![base],
+            ExprKind::Index { base, index } => vec![base, index],
+            ExprKind::Array(items) => items.iter().collect(),
+            ExprKind::Object(props) => props.iter().map(|p| &p.value).collect(),
+            ExprKind::Unary { operand, .. } => vec![operand],
+            ExprKind::Binary { left, right, .. } => vec![left, right],
+            ExprKind::Between { expr, low, high, .. } => vec![expr, low, high],
+            ExprKind::In { expr, list, .. } => std::iter::once(&**expr).chain(list).collect(),
+            ExprKind::Like { expr, pattern, .. } => vec![expr, pattern],
+            ExprKind::Conditional { condition, then, otherwise } => vec![condition, then, otherwise],
+            ExprKind::Call { args, .. } => args.iter().collect(),
+        }
+    }
+
+    /// The query of `(SELECT ...)`, `EXISTS(SELECT ...)` or `ARRAY(SELECT ...)`.
+    pub fn subquery(&self) -> Option<&Query> {
+        match &self.kind {
+            ExprKind::Subquery(q) | ExprKind::Exists(q) | ExprKind::ArraySubquery(q) => Some(q),
+            _ => None,
+        }
+    }
 }

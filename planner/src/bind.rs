@@ -124,8 +124,10 @@ type Aggregates<'x> = Option<&'x mut Vec<AggregateSpec>>;
 
 impl Binder<'_> {
     fn query(&self, q: &Query, outer: &Scope, top_level: bool) -> Result<BoundQuery, PlanError> {
+        // `plan` has already reported the one the service names first (`rules::check_limits`);
+        // `bind` alone still refuses every such subquery.
         if !top_level {
-            rules_for_subqueries(q)?;
+            rules::check_subquery_clauses(q)?;
         }
         if q.order_by_rank {
             rules_for_rank(q)?;
@@ -276,7 +278,11 @@ impl Binder<'_> {
     ) -> Result<(Source, bool), PlanError> {
         match source {
             FromSource::Aliased { collection: Collection::Subquery(q), alias, .. } => {
-                let inner = self.query(q, &Scope::default(), false)?;
+                // Inside a subquery, a FROM subquery sees the enclosing query's aliases (`FROM
+                // (SELECT VALUE v FROM root JOIN c IN root.children) r` reads the outer `root`):
+                // the .NET SDK's emulator baseline LinqGeneralBaselineTests.TestSubquery runs such
+                // queries. At the top level there are none to see.
+                let inner = self.query(q, scope, false)?;
                 // A subquery's results are computed values, not document paths.
                 let slot = scope.new_slot(alias.as_ref().map(|a| a.name.as_str()), None);
                 let reads = inner.reads_items;
@@ -740,25 +746,6 @@ fn literal(l: &Literal) -> Value {
     }
 }
 
-/// A subquery may not have TOP, ORDER BY, ORDER BY RANK or OFFSET LIMIT.
-fn rules_for_subqueries(q: &Query) -> Result<(), PlanError> {
-    if let Some(top) = &q.select.top {
-        let span = match top {
-            Count::Literal { span, .. } => *span,
-            Count::Parameter(p) => p.span,
-        };
-        return Err(rules::top_in_subquery(span));
-    }
-    if let (Some(first), Some(last)) = (q.order_by.first(), q.order_by.last()) {
-        let span = first.span.to(last.span);
-        return Err(if q.order_by_rank { rules::rank_in_subquery(span) } else { rules::order_by_in_subquery(span) });
-    }
-    if let Some(ol) = &q.offset_limit {
-        return Err(rules::offset_limit_in_subquery(ol.span));
-    }
-    Ok(())
-}
-
 /// `ORDER BY RANK` reads the container's items directly: no `FROM x IN`, JOIN or FROM subquery.
 fn rules_for_rank(q: &Query) -> Result<(), PlanError> {
     let Some(from) = &q.from else { return Ok(()) };
@@ -801,22 +788,59 @@ fn rules_for_groups(q: &Query) -> Result<(), PlanError> {
     Ok(())
 }
 
-/// The first property reference in `e` that is neither a group key nor inside an aggregate.
+/// The first property reference in `e` that is neither a group key, nor a path into one, nor
+/// inside an aggregate. A member of a value the query builds from group keys is fine: the .NET
+/// SDK's emulator baseline `LinqGeneralBaselineTests.TestGroupByMultiKeyTranslation` runs
+/// `SELECT VALUE {"key1": root["id"], "key2": root["FamilyId"]}["key1"] FROM root GROUP BY
+/// root["id"], root["FamilyId"]`, and its query-plan baseline `QueryPlanBaselineTests.GroupBy`
+/// ("GROUP BY in multiple subqueries and outer query") compiles `g1.name` with `GROUP BY s1,
+/// g1`. That a longer path into any group key (`c.a.b` with `GROUP BY c.a`) is fine too is
+/// inferred from the second.
 fn ungrouped<'e>(e: &'e Expr, keys: &[Expr]) -> Option<&'e Expr> {
     if keys.iter().any(|k| k == e) {
         return None;
     }
     match &e.kind {
-        ExprKind::Identifier(_) | ExprKind::Property { .. } => Some(e),
-        ExprKind::Index { base, index } => match index.kind {
-            // `c["a"]`, `c[0]`, `c[@p]` are property references like `c.a`.
-            ExprKind::Literal(_) | ExprKind::Parameter(_) => Some(e),
-            _ => ungrouped(base, keys).or_else(|| ungrouped(index, keys)),
-        },
+        ExprKind::Identifier(_) => Some(e),
+        // `c.a`, `c["a"]`, `c[0]`, `c[@p]` are property references; a member of anything else
+        // (an object or array the query builds) is as grouped as that value.
+        ExprKind::Property { base, .. } | ExprKind::Index { base, .. } if is_reference(e) => {
+            if within_key(base, keys) {
+                None
+            } else {
+                Some(e)
+            }
+        }
+        ExprKind::Property { base, .. } => ungrouped(base, keys),
+        ExprKind::Index { base, index } => ungrouped(base, keys).or_else(|| ungrouped(index, keys)),
         ExprKind::Call { name, udf: false, .. } if aggregate_name(&name.name) => None,
         // A subquery's own aliases are its business.
         ExprKind::Subquery(_) | ExprKind::Exists(_) | ExprKind::ArraySubquery(_) => None,
-        _ => children(e).into_iter().find_map(|c| ungrouped(c, keys)),
+        _ => e.children().into_iter().find_map(|c| ungrouped(c, keys)),
+    }
+}
+
+/// Whether `e` is a property reference: an identifier followed by property names and constant
+/// indexes.
+fn is_reference(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Identifier(_) => true,
+        ExprKind::Property { base, .. } => is_reference(base),
+        ExprKind::Index { base, index } => {
+            matches!(index.kind, ExprKind::Literal(_) | ExprKind::Parameter(_)) && is_reference(base)
+        }
+        _ => false,
+    }
+}
+
+/// Whether the reference `e` or one of its prefixes is a group key.
+fn within_key(e: &Expr, keys: &[Expr]) -> bool {
+    if keys.iter().any(|k| k == e) {
+        return true;
+    }
+    match &e.kind {
+        ExprKind::Property { base, .. } | ExprKind::Index { base, .. } => within_key(base, keys),
+        _ => false,
     }
 }
 
@@ -829,26 +853,7 @@ fn contains_aggregate_or_subquery(e: &Expr) -> bool {
     match &e.kind {
         ExprKind::Call { name, udf: false, .. } if aggregate_name(&name.name) => true,
         ExprKind::Subquery(_) | ExprKind::Exists(_) | ExprKind::ArraySubquery(_) => true,
-        _ => children(e).into_iter().any(contains_aggregate_or_subquery),
-    }
-}
-
-/// The direct sub-expressions of `e` (not those of subqueries).
-fn children(e: &Expr) -> Vec<&Expr> {
-    match &e.kind {
-        ExprKind::Literal(_) | ExprKind::Identifier(_) | ExprKind::Parameter(_) => vec![],
-        ExprKind::Subquery(_) | ExprKind::Exists(_) | ExprKind::ArraySubquery(_) => vec![],
-        ExprKind::Property { base, .. } => vec![base],
-        ExprKind::Index { base, index } => vec![base, index],
-        ExprKind::Array(items) => items.iter().collect(),
-        ExprKind::Object(props) => props.iter().map(|p| &p.value).collect(),
-        ExprKind::Unary { operand, .. } => vec![operand],
-        ExprKind::Binary { left, right, .. } => vec![left, right],
-        ExprKind::Between { expr, low, high, .. } => vec![expr, low, high],
-        ExprKind::In { expr, list, .. } => std::iter::once(&**expr).chain(list).collect(),
-        ExprKind::Like { expr, pattern, .. } => vec![expr, pattern],
-        ExprKind::Conditional { condition, then, otherwise } => vec![condition, then, otherwise],
-        ExprKind::Call { args, .. } => args.iter().collect(),
+        _ => e.children().into_iter().any(contains_aggregate_or_subquery),
     }
 }
 

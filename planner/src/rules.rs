@@ -50,6 +50,27 @@ pub fn rank_in_subquery(span: Span) -> PlanError {
     PlanError::rejected("SC2228", "The ORDER BY RANK clause is not supported in subqueries.", Some(span))
 }
 
+/// A subquery may not have ORDER BY (or ORDER BY RANK), TOP or OFFSET LIMIT; with several, the
+/// service names ORDER BY first, then TOP, then OFFSET LIMIT (the .NET SDK's LINQ baselines, e.g.
+/// LinqGeneralBaselineTests.TestThenByTranslation, see [`Counts`]).
+pub fn check_subquery_clauses(q: &Query) -> Result<(), PlanError> {
+    if let (Some(first), Some(last)) = (q.order_by.first(), q.order_by.last()) {
+        let span = first.span.to(last.span);
+        return Err(if q.order_by_rank { rank_in_subquery(span) } else { order_by_in_subquery(span) });
+    }
+    if let Some(top) = &q.select.top {
+        let span = match top {
+            cosmoql_parser::Count::Literal { span, .. } => *span,
+            cosmoql_parser::Count::Parameter(p) => p.span,
+        };
+        return Err(top_in_subquery(span));
+    }
+    if let Some(ol) = &q.offset_limit {
+        return Err(offset_limit_in_subquery(ol.span));
+    }
+    Ok(())
+}
+
 /// A name that is no alias in scope.
 pub fn unresolved_identifier(name: &str, span: Span) -> PlanError {
     PlanError::rejected("SC2001", format!("Identifier '{name}' could not be resolved."), Some(span))
@@ -149,23 +170,8 @@ fn find_aggregate(e: &Expr) -> Option<&Expr> {
         if is_aggregate_call(e) {
             return Some(e);
         }
-        let children: Vec<&Expr> = match &e.kind {
-            ExprKind::Literal(_) | ExprKind::Identifier(_) | ExprKind::Parameter(_) => vec![],
-            ExprKind::Subquery(_) | ExprKind::Exists(_) | ExprKind::ArraySubquery(_) => vec![],
-            ExprKind::Property { base, .. } => vec![base],
-            ExprKind::Index { base, index } => vec![base, index],
-            ExprKind::Array(items) => items.iter().collect(),
-            ExprKind::Object(props) => props.iter().map(|p| &p.value).collect(),
-            ExprKind::Unary { operand, .. } => vec![operand],
-            ExprKind::Binary { left, right, .. } => vec![left, right],
-            ExprKind::Between { expr, low, high, .. } => vec![expr, low, high],
-            ExprKind::In { expr, list, .. } => std::iter::once(&**expr).chain(list).collect(),
-            ExprKind::Like { expr, pattern, .. } => vec![expr, pattern],
-            ExprKind::Conditional { condition, then, otherwise } => vec![condition, then, otherwise],
-            ExprKind::Call { args, .. } => args.iter().collect(),
-        };
         // Last pushed is first visited: the leftmost child first.
-        stack.extend(children.into_iter().rev());
+        stack.extend(e.children().into_iter().rev());
     }
     None
 }
@@ -348,10 +354,14 @@ pub fn check_text(sql: &str, limits: &Limits) -> Result<(), PlanError> {
 }
 
 /// Counts what the service limits per query (JOINs, AND, OR, UDF references, IN items) over the
-/// whole tree, subqueries included, and rejects the first count past its limit.
+/// whole tree, subqueries included, and rejects the first count past its limit; a subquery's
+/// clause it may not have (see [`check_subquery_clauses`]) comes first.
 pub fn check_limits(query: &Query, limits: &Limits) -> Result<(), PlanError> {
     let mut counts = Counts::default();
-    counts.query(query)?;
+    counts.query(query, true)?;
+    if let Some(e) = counts.subquery_clause {
+        return Err(e);
+    }
     // The whole query is the location, as the service reports these.
     let exceeded = |code: &'static str, what: &str, limit: usize| PlanError {
         code: (!code.is_empty()).then_some(code),
@@ -388,6 +398,14 @@ pub fn check_limits(query: &Query, limits: &Limits) -> Result<(), PlanError> {
 
 #[derive(Debug, Default)]
 struct Counts {
+    /// The first subquery with a clause subqueries may not have. The service lists every such
+    /// clause, innermost subquery first, then in text order (in one subquery ORDER BY, TOP,
+    /// OFFSET LIMIT), and before any limit: the .NET SDK's LINQ baselines, e.g.
+    /// LinqGeneralBaselineTests.TestThenByTranslation "Where -> SelectMany -> OrderBy -> ThenBy ->
+    /// Select => Distinct => Take => OrderBy" (SC2202 at 170, SC2203 at 60, SC2204 at 233), and
+    /// LinqAggregateFunctionBaselineTests.TestAny "Skip -> Take -> Select(new()) -> ...", eleven
+    /// JOINs and an OFFSET LIMIT in a subquery: SC2204. cosmoql answers with the first.
+    subquery_clause: Option<PlanError>,
     joins: usize,
     and: usize,
     or: usize,
@@ -396,14 +414,8 @@ struct Counts {
 }
 
 impl Counts {
-    fn query(&mut self, q: &Query) -> Result<(), PlanError> {
-        if let Some(from) = &q.from {
-            self.source(&from.source)?;
-            for join in &from.joins {
-                self.joins += 1;
-                self.source(join)?;
-            }
-        }
+    /// Visits `q`'s parts in text order, its subqueries before itself.
+    fn query(&mut self, q: &Query, top_level: bool) -> Result<(), PlanError> {
         match &q.select.projection {
             cosmoql_parser::Projection::Star(_) => {}
             cosmoql_parser::Projection::Value(e) => self.expr(e)?,
@@ -413,15 +425,25 @@ impl Counts {
                 }
             }
         }
+        if let Some(from) = &q.from {
+            self.source(&from.source)?;
+            for join in &from.joins {
+                self.joins += 1;
+                self.source(join)?;
+            }
+        }
         for e in q.where_clause.iter().chain(&q.group_by).chain(q.order_by.iter().map(|o| &o.expr)) {
             self.expr(e)?;
+        }
+        if !top_level && self.subquery_clause.is_none() {
+            self.subquery_clause = check_subquery_clauses(q).err();
         }
         Ok(())
     }
 
     fn source(&mut self, s: &FromSource) -> Result<(), PlanError> {
         match s {
-            FromSource::Aliased { collection: cosmoql_parser::Collection::Subquery(q), .. } => self.query(q),
+            FromSource::Aliased { collection: cosmoql_parser::Collection::Subquery(q), .. } => self.query(q, false),
             FromSource::Aliased { .. } => Ok(()),
             FromSource::Iterate { array, .. } => self.expr(array),
         }
@@ -432,40 +454,18 @@ impl Counts {
         let mut stack = vec![root];
         while let Some(e) = stack.pop() {
             match &e.kind {
-                ExprKind::Literal(_) | ExprKind::Identifier(_) | ExprKind::Parameter(_) => {}
-                ExprKind::Property { base, .. } => stack.push(base),
-                ExprKind::Index { base, index } => stack.extend([&**base, &**index]),
-                ExprKind::Array(items) => stack.extend(items),
-                ExprKind::Object(props) => stack.extend(props.iter().map(|p| &p.value)),
-                ExprKind::Unary { operand, .. } => stack.push(operand),
-                ExprKind::Binary { op, left, right } => {
-                    match op {
-                        cosmoql_parser::BinaryOp::And => self.and += 1,
-                        cosmoql_parser::BinaryOp::Or => self.or += 1,
-                        _ => {}
-                    }
-                    stack.extend([&**left, &**right]);
+                ExprKind::Binary { op: cosmoql_parser::BinaryOp::And, .. } => self.and += 1,
+                ExprKind::Binary { op: cosmoql_parser::BinaryOp::Or, .. } => self.or += 1,
+                ExprKind::In { list, .. } if self.largest_in.is_none_or(|(n, _)| list.len() > n) => {
+                    self.largest_in = Some((list.len(), e.span));
                 }
-                ExprKind::Between { expr, low, high, .. } => stack.extend([&**expr, &**low, &**high]),
-                ExprKind::In { expr, list, .. } => {
-                    if self.largest_in.is_none_or(|(n, _)| list.len() > n) {
-                        self.largest_in = Some((list.len(), e.span));
-                    }
-                    stack.push(expr);
-                    stack.extend(list);
-                }
-                ExprKind::Like { expr, pattern, .. } => stack.extend([&**expr, &**pattern]),
-                ExprKind::Conditional { condition, then, otherwise } => {
-                    stack.extend([&**condition, &**then, &**otherwise])
-                }
-                ExprKind::Call { udf, args, .. } => {
-                    if *udf {
-                        self.udf += 1;
-                    }
-                    stack.extend(args);
-                }
-                ExprKind::Subquery(q) | ExprKind::Exists(q) | ExprKind::ArraySubquery(q) => self.query(q)?,
+                ExprKind::Call { udf: true, .. } => self.udf += 1,
+                _ => {}
             }
+            if let Some(q) = e.subquery() {
+                self.query(q, false)?;
+            }
+            stack.extend(e.children().into_iter().rev());
         }
         Ok(())
     }
