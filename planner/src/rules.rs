@@ -131,7 +131,9 @@ pub fn not_grouped_in_order_by(expr: &str, span: Span) -> PlanError {
 /// (`SELECT VALUE [COUNT(1)]`, `SELECT VALUE {'n': COUNT(1)}`, `FLOOR(AVG(c.n))`, `SUM(c.a) + 1`).
 /// The service's query plan merges aggregates only when each is a whole projected item, and
 /// rejects the rest in its older error form, without a code; with the request's partition key the
-/// query runs on one partition and is accepted.
+/// query runs on one partition and is accepted. Inferred, not recorded: a container without a
+/// partition key is treated like any other (the rule applies unless the request names a key);
+/// every recording is of a partitioned container.
 pub fn composed_aggregates(span: Span) -> PlanError {
     PlanError::bind("Compositions of aggregates and other expressions are not allowed.", span)
 }
