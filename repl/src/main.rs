@@ -9,6 +9,7 @@ use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 #[macro_use]
 mod output;
 mod advise_cmd;
+mod commands;
 mod container_cmd;
 mod demo;
 mod formats;
@@ -22,6 +23,7 @@ mod query_cmd;
 mod render;
 mod repl;
 mod reports;
+mod run;
 mod session;
 mod statements;
 mod text;
