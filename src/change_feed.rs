@@ -59,7 +59,7 @@ impl ContainerClient {
     /// mode: every create, replace and delete within the container's change feed retention,
     /// each as the service shapes it, `{"current": item, "metadata": {"operationType", "lsn",
     /// "crts", "previousImageLSN", "timeToLiveExpired", "id", "partitionKey"}}` (a delete has no
-    /// `current`). 400 without a retention ([`ContainerProperties::change_feed_retention`]).
+    /// `current`). 400 without a retention ([`crate::ContainerProperties::change_feed_retention`]).
     pub fn read_change_feed_all_versions(
         &self,
         range: &cosmoql_storage::FeedRange,

@@ -44,6 +44,7 @@ mod client;
 mod offer;
 mod processor;
 mod provisioning;
+#[cfg(feature = "testing")]
 pub mod testing;
 
 /// The README's Rust examples, run as doctests so the tour stays true.

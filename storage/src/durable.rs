@@ -24,7 +24,8 @@ use std::sync::{Arc, OnceLock, Weak};
 use parking_lot::{RwLock, RwLockReadGuard};
 
 use crate::error::{ErrorKind, Result, StorageError};
-use crate::wal::{Faults, Log, SyncMode};
+use crate::faults::Faults;
+use crate::wal::{Log, SyncMode};
 
 /// Record kinds (the first byte of every frame).
 pub(crate) mod tag {
@@ -50,13 +51,33 @@ pub struct DurableOptions {
     /// On a damaged log record: keep the intact records before it, set the rest of the file
     /// aside (`wal-NNNNNN.log.damaged-at-OFFSET`) and open, instead of refusing to open.
     pub recover: bool,
-    /// Failures to inject (tests).
+    /// Failures to inject (tests, with the `fault-injection` feature).
+    #[cfg(feature = "fault-injection")]
     pub faults: Arc<Faults>,
 }
 
 impl Default for DurableOptions {
     fn default() -> Self {
-        DurableOptions { sync: SyncMode::Full, checkpoint_bytes: 64 << 20, recover: false, faults: Faults::none() }
+        DurableOptions {
+            sync: SyncMode::Full,
+            checkpoint_bytes: 64 << 20,
+            recover: false,
+            #[cfg(feature = "fault-injection")]
+            faults: Faults::none(),
+        }
+    }
+}
+
+impl DurableOptions {
+    /// The failures to inject: none without the `fault-injection` feature.
+    fn faults(&self) -> Arc<Faults> {
+        #[cfg(feature = "fault-injection")]
+        return Arc::clone(&self.faults);
+        #[cfg(not(feature = "fault-injection"))]
+        {
+            static NONE: OnceLock<Arc<Faults>> = OnceLock::new();
+            Arc::clone(NONE.get_or_init(Faults::none))
+        }
     }
 }
 
@@ -396,7 +417,7 @@ impl Durable {
     ) -> Result<Arc<Durable>> {
         let LockedDir { dir, lock, chain, .. } = locked;
         let (first, (generation, path)) = (chain[0].0, chain[chain.len() - 1].clone());
-        let faults = Arc::clone(&options.faults);
+        let faults = options.faults();
         let log = match end {
             Some(end) => Log::open_at(&path, end, options.sync, faults).map(|(log, aside)| {
                 recovery.torn_aside = aside;
@@ -572,14 +593,14 @@ impl Durable {
             let mut live = self.log.write();
             let _ = std::fs::remove_file(&aside); // what a crashed step 1 left
             let begin = || -> Result<Log> {
-                let faults = &self.options.faults;
+                let faults = self.options.faults();
                 faults.checkpoints_begun.fetch_add(1, Ordering::Relaxed);
                 if faults.fail_checkpoints.load(Ordering::Relaxed) {
                     let e = io::Error::other("injected failure");
                     return Err(self.io_error("creating", &aside, &e));
                 }
                 live.sync_all().map_err(|e| self.io_error("syncing", live.path(), &e))?;
-                let mut log = Log::create(&aside, self.options.sync, Arc::clone(&self.options.faults))
+                let mut log = Log::create(&aside, self.options.sync, Arc::clone(&faults))
                     .map_err(|e| self.io_error("creating", &aside, &e))?;
                 store.checkpoint_header(&mut |record| {
                     log.append_bulk(record).map(drop).map_err(|e| self.io_error("writing to", &aside, &e))
@@ -611,7 +632,7 @@ impl Durable {
         // The store's owner let it go: stop (the chain keeps everything) rather than keep it
         // open behind their back.
         let keep_going = || {
-            self.options.faults.checkpoint_step();
+            self.options.faults().checkpoint_step();
             Arc::strong_count(store) > 1
         };
         let finished = store.checkpoint_items(
