@@ -213,3 +213,37 @@ fn the_executor_runs_over_any_query_source() {
     let out = execute(&memory, "SELECT * FROM c WHERE c.pk = 'k3' AND c.id = '10'", &QueryOptions::default()).unwrap();
     assert_eq!((out.items.len(), out.metrics.retrieved_document_count), (1, 1));
 }
+
+/// The run-time choices between access paths are the plan's (`cosmoql_planner::choices`): EXPLAIN
+/// names them with their thresholds, taken from the constants the executor decides by, and each
+/// choice gives the same rows.
+#[test]
+fn explain_names_the_run_time_choices_with_their_thresholds() {
+    use cosmoql::planner::{SCAN_SHARE, SEEK_THEN_SORT};
+    let c = container(400, 2);
+    let options = QueryOptions::default();
+    let text = explain(&c, "SELECT VALUE c.id FROM c WHERE c.pk = 'k3' AND c.n > 3", &options).unwrap().to_string();
+    assert!(text.contains(&format!("fewer than 1 in {SCAN_SHARE} of")), "{text}");
+    let text = explain(&c, "SELECT VALUE c.id FROM c WHERE c.g = 'g1' ORDER BY c.n", &options).unwrap().to_string();
+    assert!(text.contains("  read      the items the indexes find"), "{text}");
+    let threshold = SEEK_THEN_SORT.to_string();
+    let threshold = format!("{},{}", &threshold[..threshold.len() - 3], &threshold[threshold.len() - 3..]);
+    assert!(text.contains("  or walk   1 EPK range(s) in the order of"), "{text}");
+    assert!(text.contains(&format!("finds more than {threshold} items in a partition")), "{text}");
+    // A small logical partition in its physical partition (1 in 7 here, so not scanned; 400 items,
+    // a walk would read more): whichever way each unit reads, the rows are the scan's.
+    for sql in [
+        "SELECT VALUE c.id FROM c WHERE c.pk = 'k3' AND c.n > 3",
+        "SELECT VALUE c.id FROM c WHERE c.g = 'g1' ORDER BY c.n DESC, c.id",
+        "SELECT TOP 3 VALUE c.id FROM c WHERE c.pk = 'k3' ORDER BY c.n DESC, c.id",
+    ] {
+        let got = execute(&c, sql, &options).unwrap().items;
+        let scanned = execute(&Memory::new((0..400).map(doc), &["80"]), sql, &options).unwrap().items;
+        let (mut got, mut scanned) = (got, scanned);
+        if !sql.contains("ORDER BY") {
+            got.sort();
+            scanned.sort();
+        }
+        assert_eq!(got, scanned, "{sql}");
+    }
+}

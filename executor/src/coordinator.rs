@@ -20,8 +20,8 @@ use std::sync::Mutex;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use cosmoql_planner::{Access, AggregateKind, BoundQuery, PointRead};
-use cosmoql_storage::{Epk, IndexBounds, IndexKey, IndexProbe, IndexStep, IndexWork, ItemPosition, StoredItem};
+use cosmoql_planner::{Access, AggregateKind, BoundQuery, OrderedRead, PointRead, UnitShare, SEEK_THEN_SORT};
+use cosmoql_storage::{Epk, IndexBounds, IndexKey, IndexStep, IndexWork, ItemPosition, StoredItem};
 use cosmoql_value::Value;
 
 use crate::aggregate::{merge_groups, Accumulator, Groups};
@@ -47,12 +47,12 @@ pub struct Unit {
     pub point: Option<PointRead>,
 }
 
-/// The items of a unit, in scan order: every item, or those the index filter finds (the entries
-/// it reads are counted in `stats`).
+/// The items of a unit, in scan order: every item, or those the index filter finds when the plan
+/// probes for this unit ([`Access::probes`]; the entries it reads are counted in `stats`).
 pub fn unit_input<'c>(
     source: &'c dyn QuerySource,
     unit: &Unit,
-    filter: Option<&IndexProbe>,
+    access: &Access,
     stats: &mut RunStats,
     meter: &'c Cell<Work>,
 ) -> Box<Input<'c>> {
@@ -61,7 +61,8 @@ pub fn unit_input<'c>(
         w.add(Work { bytes, entries });
         meter.set(w);
     };
-    if let (None, Some(probe)) = (&unit.point, filter.filter(|_| !scan_is_smaller(source, unit))) {
+    let filter = access.filter.as_ref().filter(|_| access.probes(unit_share(source, unit)));
+    if let (None, Some(probe)) = (&unit.point, filter) {
         if let Some((positions, work)) = source.index_probe(&unit.ranges, probe, unit.start.as_ref()) {
             stats.index_entries += work.entries;
             // The probe's entries are charged one per item as the items are read; what it read
@@ -108,26 +109,11 @@ fn item_bytes(row: &crate::row::Row) -> u64 {
         .unwrap_or(0)
 }
 
-/// Whether the unit's key ranges hold so small a part of their physical partitions (fewer than
-/// one item in 8) that scanning them reads less than the partitions' indexes would.
-fn scan_is_smaller(source: &dyn QuerySource, unit: &Unit) -> bool {
-    source.items_in(&unit.ranges).is_some_and(|(inside, whole)| inside.saturating_mul(8) < whole)
+/// What the storage says of a unit's share of its physical partitions (`None` when it does not
+/// know): the statistics the plan's run-time choices read (`cosmoql_planner::choices`).
+fn unit_share(source: &dyn QuerySource, unit: &Unit) -> Option<UnitShare> {
+    source.items_in(&unit.ranges).map(|(inside, whole)| UnitShare { inside, whole })
 }
-
-/// Whether walking the ORDER BY index of the unit's physical partitions, skipping the entries of
-/// other logical partitions, reads less than scanning the unit's own items: the walk reads about
-/// `rows × whole / inside` entries for `rows` rows, an entry costing a fraction of an item (a
-/// TOP 10 of a big logical partition in a bigger physical one walks; of a small one, scans).
-/// `rows`: the rows wanted, all of the unit's without a bound.
-fn walk_is_smaller(source: &dyn QuerySource, unit: &Unit, rows: Option<u64>) -> bool {
-    let Some((inside, whole)) = source.items_in(&unit.ranges) else { return false };
-    let rows = rows.unwrap_or(inside);
-    inside > 0 && rows.saturating_mul(whole) / inside < inside.saturating_mul(4)
-}
-
-/// An ORDER BY query whose index seek finds at most this many items in a partition sorts them
-/// instead of walking the ORDER BY index.
-pub const SEEK_THEN_SORT: usize = 10_000;
 
 /// The items at known positions, read a chunk at a time.
 struct Fetch<'c> {
@@ -339,7 +325,7 @@ impl Coordinator<'_> {
     pub fn one_pass(&self, stats: &mut RunStats, out: &mut Emitter<'_>, meter: &Cell<Work>) -> Result<(), QueryError> {
         let mut inputs = Vec::with_capacity(self.units.len());
         for u in self.units {
-            inputs.push(unit_input(self.source, u, self.access.filter.as_ref(), stats, meter));
+            inputs.push(unit_input(self.source, u, self.access, stats, meter));
         }
         let mut all = inputs.into_iter().flatten();
         self.runner.run_into(self.query, &mut all, stats, out)
@@ -455,8 +441,7 @@ impl Coordinator<'_> {
             // The unit's work, and its reading at the last result sent.
             let meter = Cell::new(Work::default());
             let mut last = Work::default();
-            let mut input =
-                unit_input(self.source, &self.units[i], self.access.filter.as_ref(), &mut unit_stats, &meter);
+            let mut input = unit_input(self.source, &self.units[i], self.access, &mut unit_stats, &meter);
             let result = self.runner.for_each_row(q, &mut input, &Vec::new(), &mut unit_stats, &mut |row, pos| {
                 if cancel.load(AtomicOrdering::Relaxed) {
                     return Ok(Flow::Stop);
@@ -575,7 +560,7 @@ impl Coordinator<'_> {
         for (i, unit) in self.units.iter().enumerate() {
             let started = std::time::Instant::now();
             let mut unit_stats = RunStats::default();
-            let mut input = unit_input(self.source, unit, self.access.filter.as_ref(), &mut unit_stats, meter);
+            let mut input = unit_input(self.source, unit, self.access, &mut unit_stats, meter);
             let mut done = false;
             self.runner.for_each_row(q, &mut input, &Vec::new(), &mut unit_stats, &mut |row, pos| {
                 if self.resume_after().is_some_and(|after| pos <= after) {
@@ -653,13 +638,13 @@ impl Coordinator<'_> {
             let started = std::time::Instant::now();
             let mut unit_stats = RunStats::default();
             let unit = &self.units[i];
-            // An index seek that finds few items: sort those. Otherwise walk the ORDER BY index,
-            // unless the unit is a small part of its partitions and the walk would read more
-            // entries than the unit has items (it skips other logical partitions' entries).
-            let walk = self.access.filter.is_none() && walk_is_smaller(self.source, unit, bound);
-            let scan = unit.point.is_some() || (scan_is_smaller(self.source, unit) && !walk);
-            let sought = match (&self.access.order, scan) {
-                (Some(_), false) if self.access.has_seek() => self.access.filter.as_ref().and_then(|probe| {
+            // The plan's choice for this unit (`Access::ordered_read`): an index seek that finds
+            // few items sorts those; otherwise the ORDER BY index is walked, unless the unit is a
+            // small part of its partitions and the walk would read more entries than the unit
+            // has items.
+            let read = self.access.ordered_read(unit.point.is_some(), unit_share(self.source, unit), bound);
+            let sought = match read {
+                OrderedRead::SeekThenSort => self.access.filter.as_ref().and_then(|probe| {
                     self.source
                         .index_probe(&unit.ranges, probe, None)
                         .filter(|(positions, _)| positions.len() <= SEEK_THEN_SORT)
@@ -668,7 +653,7 @@ impl Coordinator<'_> {
             };
             // A sort reads the unit whole on every page: its work is charged as the head.
             let whole = |s: &RunStats| Work { bytes: s.retrieved_bytes, entries: s.index_entries };
-            let indexed = match (&self.access.order, scan, sought) {
+            let indexed = match (&self.access.order, read, sought) {
                 (_, _, Some((positions, work))) => {
                     unit_stats.index_entries += work.entries;
                     let mut input: Box<Input<'_>> =
@@ -677,7 +662,7 @@ impl Coordinator<'_> {
                         .sort(q, &mut input, &Vec::new(), keep, cursor, &mut unit_stats)
                         .map(|(rows, charge)| Some((rows, charge, whole(&unit_stats))))
                 }
-                (Some(order), false, None) => {
+                (Some(order), OrderedRead::SeekThenSort | OrderedRead::Walk, None) => {
                     self.runner.sort_indexed(q, &unit.ranges, order, keep, cursor, &mut unit_stats)
                 }
                 _ => Ok(None),
@@ -687,7 +672,7 @@ impl Coordinator<'_> {
                 Err(e) => Err(e),
                 Ok(None) => {
                     let meter = Cell::new(Work::default());
-                    let mut input = unit_input(self.source, unit, self.access.filter.as_ref(), &mut unit_stats, &meter);
+                    let mut input = unit_input(self.source, unit, self.access, &mut unit_stats, &meter);
                     self.runner
                         .sort(q, &mut input, &Vec::new(), keep, cursor, &mut unit_stats)
                         .map(|(rows, charge)| (rows, charge, whole(&unit_stats)))
@@ -915,8 +900,7 @@ impl Coordinator<'_> {
             let started = std::time::Instant::now();
             let mut unit_stats = RunStats::default();
             let meter = Cell::new(Work::default());
-            let mut input =
-                unit_input(self.source, &self.units[i], self.access.filter.as_ref(), &mut unit_stats, &meter);
+            let mut input = unit_input(self.source, &self.units[i], self.access, &mut unit_stats, &meter);
             let outcome = self.runner.collect_groups(q, &mut input, &Vec::new(), &mut unit_stats).map(|g| {
                 unit_stats.nanos = started.elapsed().as_nanos() as u64;
                 self.report(i, &unit_stats);

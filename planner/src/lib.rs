@@ -18,6 +18,7 @@
 pub mod access;
 pub mod bind;
 pub mod bound;
+pub mod choices;
 pub mod error;
 pub mod functions;
 pub mod ops;
@@ -33,6 +34,7 @@ pub use bound::{
     compare_sort_keys, AggregateSpec, BoundExpr, BoundProjection, BoundQuery, RankFn, SortKey, Source, SourceKind,
     Step, SubqueryKind,
 };
+pub use choices::{OrderedRead, UnitShare, SCAN_SHARE, SEEK_THEN_SORT, WALK_ENTRIES_PER_ITEM};
 pub use error::{PlanError, PlanErrorKind};
 pub use functions::{AggregateKind, FunctionId, FunctionKind, Signature};
 pub use plan::{plan, OnePassReason, Paging, PartitionTargets, Plan, PlanContext, PointRead, Strategy};

@@ -15,6 +15,7 @@ use cosmoql_value::Value;
 use crate::access::{self, Access};
 use crate::bind::{bind, BindContext};
 use crate::bound::BoundQuery;
+use crate::choices::{SCAN_SHARE, SEEK_THEN_SORT};
 use crate::error::PlanError;
 use crate::policy::VectorPolicy;
 use crate::prune::{pinned_id, prune, Pruning, Targets};
@@ -294,8 +295,15 @@ impl fmt::Display for Plan {
                 (None, Some(_), None) => {
                     writeln!(f, "  read      the items the indexes find in {ranges} EPK range(s), in scan order")?
                 }
-                (None, Some(_), Some(_)) if self.access.has_seek() => {
-                    writeln!(f, "  read      the items the indexes find in {ranges} EPK range(s), in scan order")?
+                (None, Some(_), Some(o)) if self.access.has_seek() => {
+                    writeln!(f, "  read      the items the indexes find in {ranges} EPK range(s), in scan order")?;
+                    writeln!(
+                        f,
+                        "  or walk   {ranges} EPK range(s) in the order of {} where the seek finds more than {} \
+                         items in a partition",
+                        o.describe(),
+                        thousands(SEEK_THEN_SORT as u64)
+                    )?
                 }
                 (None, _, Some(o)) => {
                     writeln!(f, "  read      {ranges} EPK range(s) in the order of {}", o.describe())?
@@ -309,8 +317,8 @@ impl fmt::Display for Plan {
             {
                 writeln!(
                     f,
-                    "  or scan   the targeted logical partitions when they hold fewer than 1 in 8 of their \
-                     physical partition's items (its indexes cover all of them)"
+                    "  or scan   the targeted logical partitions when they hold fewer than 1 in {SCAN_SHARE} of \
+                     their physical partition's items (its indexes cover all of them)"
                 )?;
             }
             if self.strategy != Strategy::OnePass(OnePassReason::FromSubquery) {
@@ -445,4 +453,17 @@ impl fmt::Display for Plan {
             }
         )
     }
+}
+
+/// `10000` as `10,000`.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
