@@ -5,7 +5,7 @@
 //!   MaxBufferedItemCount, plus one page of the partition being drained so the merge always
 //!   moves); the coordinator drains them in EPK order and stops everything once it has enough.
 //! - **Merge sorted**: each producer sorts its partition's rows (keeping what the page can still
-//!   return); the coordinator merges them k ways ([`KWayMerge`]), projecting a row only when it
+//!   return); the coordinator merges them k ways ([`merge_rows`]), projecting a row only when it
 //!   is returned.
 //! - **Merge groups**: each producer computes partial groups; the coordinator merges them in scan
 //!   order and finishes them.
@@ -17,11 +17,9 @@ use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering as AtomicOr
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::Mutex;
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
-
 use cosmoql_planner::{Access, AggregateKind, BoundQuery, OrderedRead, PointRead, UnitShare, SEEK_THEN_SORT};
 use cosmoql_storage::{Epk, IndexBounds, IndexKey, IndexStep, IndexWork, ItemPosition, StoredItem};
+use cosmoql_value::merge::KWayMerge;
 use cosmoql_value::Value;
 
 use crate::aggregate::{merge_groups, Accumulator, Groups};
@@ -30,7 +28,7 @@ use crate::cost::Work;
 use crate::emitter::Emitter;
 use crate::error::QueryError;
 use crate::memory::{set_entry_bytes, Charge};
-use crate::merge::{KWayMerge, SortCursor, SortedRow};
+use crate::merge::{merge_rows, SortCursor, SortedRow};
 use crate::operators::{Flow, IndexWalk, RunStats, Runner, WalkKey};
 use crate::row::RowPos;
 use crate::source::{Input, QuerySource};
@@ -148,36 +146,6 @@ struct KeyMerge {
     skipped: u64,
     taken: Vec<ItemPosition>,
 }
-
-/// The next index entry of one partition, in ORDER BY order (keys per direction, then creation
-/// sequence).
-struct KeyHead {
-    key: WalkKey,
-    pos: ItemPosition,
-    unit: usize,
-    descending: bool,
-}
-
-impl Ord for KeyHead {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        let keys = if self.descending { other.key.cmp(&self.key) } else { self.key.cmp(&other.key) };
-        keys.then(self.pos.seq.cmp(&other.pos.seq))
-    }
-}
-
-impl PartialOrd for KeyHead {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl PartialEq for KeyHead {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == std::cmp::Ordering::Equal
-    }
-}
-
-impl Eq for KeyHead {}
 
 /// Metrics of one physical partition's producer.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -713,7 +681,7 @@ impl Coordinator<'_> {
         if first_page {
             out.note_work(heads);
         }
-        for row in KWayMerge::new(&q.order_by, sorted) {
+        for row in merge_rows(&q.order_by, sorted) {
             self.runner.check_cancelled()?;
             out.note_work(row.work);
             if out.push_row(self.runner.project(q, &ctx, &row.row)?, || ResumePoint::Sort(row.cursor()))? {
@@ -746,38 +714,42 @@ impl Coordinator<'_> {
             .iter()
             .map(|u| IndexWalk::new(self.source, &u.ranges, order, (start.clone(), Some(share)), false))
             .collect();
-        let mut heads = BinaryHeap::new();
-        for (i, walk) in walks.iter_mut().enumerate() {
-            if let Some((key, pos, _)) = walk.next_entry() {
-                heads.push(Reverse(KeyHead { key, pos, unit: i, descending: order.descending }));
-            }
-        }
+        // The partitions' keys in ORDER BY order (keys per direction, then creation sequence).
+        let descending = order.descending;
+        let heads: Vec<_> = walks
+            .iter_mut()
+            .map(|walk| std::iter::from_fn(move || walk.next_entry().map(|(k, p, _)| (k, p))))
+            .collect();
+        let mut merged = KWayMerge::new(heads, |a: &(WalkKey, ItemPosition), b: &(WalkKey, ItemPosition)| {
+            let keys = if descending { b.0.cmp(&a.0) } else { a.0.cmp(&b.0) };
+            keys.then(a.1.seq.cmp(&b.1.seq))
+        });
         let mut last = None;
         let mut skipped = 0u64;
         let mut taken = Vec::new();
         while skipped.saturating_add(taken.len() as u64) < n {
-            let Some(Reverse(head)) = heads.pop() else { break };
             if (skipped + taken.len() as u64).is_multiple_of(1024) {
                 self.runner.check_cancelled()?;
             }
-            if let Some((key, pos, _)) = walks[head.unit].next_entry() {
-                heads.push(Reverse(KeyHead { key, pos, unit: head.unit, descending: order.descending }));
-            }
+            let Some((key, pos)) = merged.next() else { break };
             if skipped < skip {
                 skipped += 1;
-                last = Some(head);
+                last = Some((key, pos));
             } else {
-                taken.push(head.pos);
+                taken.push(pos);
             }
         }
+        drop(merged);
         for walk in &walks {
             stats.index_entries += walk.work.entries;
         }
         if walks.iter().any(|w| w.broken) {
             return Ok(None);
         }
-        let cursor =
-            last.map(|head| SortCursor { keys: head.key.to_values(), pos: RowPos { item: Some(head.pos), sub: 0 } });
+        let cursor = last.map(|(key, pos): (WalkKey, ItemPosition)| SortCursor {
+            keys: key.to_values(),
+            pos: RowPos { item: Some(pos), sub: 0 },
+        });
         Ok(Some(KeyMerge { cursor, skipped, taken }))
     }
 

@@ -1,4 +1,4 @@
-//! ORDER BY: sorting rows with a bounded top-k, and the streaming k-way merge of sorted inputs.
+//! ORDER BY: sorting rows with a bounded top-k, and merging partitions' sorted rows.
 //!
 //! Rows sort by their ORDER BY key values (the total order of values, per direction), then by
 //! their item's creation sequence number (unique in a container, so ties come in the order items
@@ -9,10 +9,11 @@
 //! ([`SortCursor`]). The same [`SortBuffer`] sorts a
 //! subquery's rows, one partition's rows, and a one-pass query's rows.
 
-use std::cmp::{Ordering, Reverse};
+use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 use cosmoql_planner::{compare_sort_keys, SortKey};
+use cosmoql_value::merge::KWayMerge;
 use cosmoql_value::Value;
 
 use crate::row::{Row, RowPos};
@@ -59,11 +60,9 @@ impl SortCursor {
     }
 }
 
-/// A row ordered by (keys, position) for the heaps.
+/// A row ordered by (keys, position) for the top-k heap.
 struct Entry<'o> {
     row: SortedRow,
-    /// The input it came from (the k-way merge only).
-    input: usize,
     order: &'o [SortKey],
 }
 
@@ -134,7 +133,7 @@ impl<'o> SortBuffer<'o> {
             Some(0) => Some(row),
             Some(k) => {
                 let evicted = if self.heap.len() >= k { self.heap.pop().map(|e| e.row) } else { None };
-                self.heap.push(Entry { row, input: 0, order: self.order });
+                self.heap.push(Entry { row, order: self.order });
                 evicted
             }
         }
@@ -163,41 +162,13 @@ impl<'o> SortBuffer<'o> {
     }
 }
 
-/// Merges sorted inputs into one sorted stream, holding one row per input.
-pub struct KWayMerge<'o, I: Iterator<Item = SortedRow>> {
+/// Partitions' sorted rows merged into one ORDER BY stream, holding one row per input: the
+/// project's one k-way merge ([`cosmoql_value::merge::KWayMerge`]) in this module's order.
+pub fn merge_rows<'o, I: Iterator<Item = SortedRow> + 'o>(
+    order: &'o [SortKey],
     inputs: Vec<I>,
-    heads: BinaryHeap<Reverse<Entry<'o>>>,
-}
-
-impl<I: Iterator<Item = SortedRow>> std::fmt::Debug for KWayMerge<'_, I> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("KWayMerge").field("inputs", &self.inputs.len()).finish()
-    }
-}
-
-impl<'o, I: Iterator<Item = SortedRow>> KWayMerge<'o, I> {
-    pub fn new(order: &'o [SortKey], inputs: Vec<I>) -> Self {
-        let mut inputs = inputs;
-        let mut heads = BinaryHeap::with_capacity(inputs.len());
-        for (input, it) in inputs.iter_mut().enumerate() {
-            if let Some(row) = it.next() {
-                heads.push(Reverse(Entry { row, input, order }));
-            }
-        }
-        KWayMerge { inputs, heads }
-    }
-}
-
-impl<I: Iterator<Item = SortedRow>> Iterator for KWayMerge<'_, I> {
-    type Item = SortedRow;
-
-    fn next(&mut self) -> Option<SortedRow> {
-        let Reverse(head) = self.heads.pop()?;
-        if let Some(row) = self.inputs[head.input].next() {
-            self.heads.push(Reverse(Entry { row, input: head.input, order: head.order }));
-        }
-        Some(head.row)
-    }
+) -> impl Iterator<Item = SortedRow> + 'o {
+    KWayMerge::new(inputs, move |a: &SortedRow, b: &SortedRow| compare(&a.keys, &a.pos, &b.keys, &b.pos, order))
 }
 
 #[cfg(test)]
@@ -243,7 +214,7 @@ mod tests {
             [SortKey { expr: BoundExpr::Const(Value::Null), descending: false, path: None, span: Default::default() }];
         let a = vec![row(1.0, 0), row(3.0, 2), row(3.0, 5)];
         let b = vec![row(2.0, 1), row(3.0, 3)];
-        let merged: Vec<SortedRow> = KWayMerge::new(&order, vec![a.into_iter(), b.into_iter()]).collect();
+        let merged: Vec<SortedRow> = merge_rows(&order, vec![a.into_iter(), b.into_iter()]).collect();
         assert_eq!(keys(merged.clone()), vec![(1.0, 0), (2.0, 1), (3.0, 2), (3.0, 3), (3.0, 5)]);
         let cursor = SortCursor { keys: merged[2].keys.clone(), pos: merged[2].pos.clone() };
         let rest: Vec<_> = merged.into_iter().filter(|r| cursor.is_before(&r.keys, &r.pos, &order)).collect();

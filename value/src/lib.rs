@@ -43,6 +43,7 @@
 
 pub mod json;
 pub mod like;
+pub mod merge;
 pub mod ops;
 pub mod order;
 pub mod text;

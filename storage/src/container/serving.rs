@@ -1,10 +1,15 @@
 //! What the indexes serve to queries: probes, items at positions, ordered walks of a range or
 //! composite index, index keys, counts and bounds.
 
+use cosmoql_value::merge::KWayMerge;
+
 use super::*;
 
 /// Index entries in ORDER BY order: keys (one, or a tuple), positions and, if asked for, items.
-pub type OrderedEntries<K> = Vec<(K, ItemPosition, Option<StoredItem>)>;
+pub type OrderedEntries<K> = Vec<Entry<K>>;
+
+/// An index entry found in order: its key, its item's position, and the item when asked for.
+type Entry<K> = (K, ItemPosition, Option<StoredItem>);
 
 /// A walk of a range index in key order (see [`Container::index_ordered`]).
 #[derive(Debug, Clone, Copy)]
@@ -178,13 +183,13 @@ impl Container {
             located(&data, entries, walk.items, &mut run);
             runs.push(run);
         }
-        let mut all: Vec<_> = runs.into_iter().flatten().collect();
-        all.sort_by(|a, b| {
-            let keys = if walk.descending { b.0.cmp(&a.0) } else { a.0.cmp(&b.0) };
+        // Each partition's run is in order: merged, not sorted.
+        let descending = walk.descending;
+        let merged = KWayMerge::new(runs.into_iter().map(Vec::into_iter).collect(), |a: &Entry<IndexKey>, b| {
+            let keys = if descending { b.0.cmp(&a.0) } else { a.0.cmp(&b.0) };
             keys.then(a.1.seq.cmp(&b.1.seq))
         });
-        all.truncate(walk.limit);
-        Some(all)
+        Some(merged.take(walk.limit).collect())
     }
 
     /// Like [`Container::index_ordered`] for ORDER BY on several paths, from a composite index
@@ -201,22 +206,24 @@ impl Container {
         }
         let keep = |epk: &Epk| in_ranges(ranges, epk);
         let map = self.partitions.read();
-        let mut all = Vec::new();
+        let mut runs = Vec::new();
         for p in Self::covering(&map, ranges) {
             let data = p.data.read();
             let entries = data.index.composite_ordered(walk.keys, walk.prefix, walk.after, walk.limit, &keep, work)?;
-            located(&data, entries, walk.items, &mut all);
+            let mut run = Vec::with_capacity(entries.len());
+            located(&data, entries, walk.items, &mut run);
+            runs.push(run);
         }
+        // Each partition's run is in order: merged, not sorted.
         let directions: Vec<bool> = walk.keys.iter().map(|(_, d)| *d).collect();
-        all.sort_by(|a, b| {
+        let merged = KWayMerge::new(runs.into_iter().map(Vec::into_iter).collect(), |a: &Entry<Vec<IndexKey>>, b| {
             let tuples =
                 a.0.iter().zip(&b.0).zip(&directions).fold(std::cmp::Ordering::Equal, |o, ((x, y), d)| {
                     o.then_with(|| if *d { y.cmp(x) } else { x.cmp(y) })
                 });
             tuples.then(a.1.seq.cmp(&b.1.seq))
         });
-        all.truncate(walk.limit);
-        Some(all)
+        Some(merged.take(walk.limit).collect())
     }
 
     /// The distinct scalars at `path` among the items of `ranges`, in key order, and whether
