@@ -244,29 +244,18 @@ pub fn key_components(text: &str) -> Result<Vec<PartitionKeyComponent>, String> 
         .and_then(|t| t.strip_suffix(']'))
         .ok_or("the key must be a JSON array of components, e.g. '[\"redmond\"]'")?;
     let mut elements = Vec::new();
-    let (mut depth, mut in_string, mut escaped, mut start) = (0usize, false, false, 0);
+    let (mut scan, mut start) = (Brackets::default(), 0);
     for (i, c) in inner.char_indices() {
-        if in_string {
-            match c {
-                _ if escaped => escaped = false,
-                '\\' => escaped = true,
-                '"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match c {
-            '"' => in_string = true,
-            '[' | '{' => depth += 1,
-            ']' | '}' => depth = depth.checked_sub(1).ok_or("unbalanced brackets in the key")?,
-            ',' if depth == 0 => {
+        match scan.step(c) {
+            Some(Bracket::Unbalanced) => return Err("unbalanced brackets in the key".into()),
+            Some(Bracket::Other(',')) if scan.depth == 0 => {
                 elements.push(&inner[start..i]);
                 start = i + 1;
             }
             _ => {}
         }
     }
-    if in_string || depth != 0 {
+    if scan.in_string || scan.depth != 0 {
         return Err("the key is not valid JSON: unterminated string or bracket".into());
     }
     let last = &inner[start..];
@@ -296,30 +285,65 @@ pub fn key_components(text: &str) -> Result<Vec<PartitionKeyComponent>, String> 
 /// The end of the bracketed text `text` starts with (`[...]`, strings and nesting skipped): the
 /// byte just past its closing bracket.
 pub fn bracket_end(text: &str) -> Option<usize> {
-    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    let mut scan = Brackets::default();
     for (i, c) in text.char_indices() {
-        if in_string {
-            match c {
-                _ if escaped => escaped = false,
-                '\\' => escaped = true,
-                '"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match c {
-            '"' => in_string = true,
-            '[' | '{' => depth += 1,
-            ']' | '}' => {
-                depth = depth.checked_sub(1)?;
-                if depth == 0 {
-                    return Some(i + 1);
-                }
-            }
+        match scan.step(c) {
+            Some(Bracket::Unbalanced) => return None,
+            Some(Bracket::Close) if scan.depth == 0 => return Some(i + 1),
             _ => {}
         }
     }
     None
+}
+
+/// Where a scan of JSON-like text stands: in a string or not, and how deep in brackets.
+#[derive(Default)]
+struct Brackets {
+    depth: usize,
+    in_string: bool,
+    escaped: bool,
+}
+
+/// What a character outside strings is to [`Brackets`].
+enum Bracket {
+    Open,
+    Close,
+    /// A closing bracket that closes nothing.
+    Unbalanced,
+    Other(char),
+}
+
+impl Brackets {
+    /// Moves past `c`: `None` inside a string (its quotes included), else what `c` is.
+    fn step(&mut self, c: char) -> Option<Bracket> {
+        if self.in_string {
+            match c {
+                _ if self.escaped => self.escaped = false,
+                '\\' => self.escaped = true,
+                '"' => self.in_string = false,
+                _ => {}
+            }
+            return None;
+        }
+        Some(match c {
+            '"' => {
+                self.in_string = true;
+                return None;
+            }
+            '[' | '{' => {
+                self.depth += 1;
+                Bracket::Open
+            }
+            ']' | '}' => match self.depth.checked_sub(1) {
+                Some(d) => {
+                    self.depth = d;
+                    Bracket::Close
+                }
+                None => Bracket::Unbalanced,
+            },
+            c => Bracket::Other(c),
+        })
+    }
 }
 
 /// For a value that is not JSON but reads as a bare word (`dev-1`), the quoted string it

@@ -3,16 +3,44 @@
 //! project is this one, with the order its caller gives.
 
 use std::cmp::Ordering;
+use std::collections::BinaryHeap;
 
 /// Merges inputs each sorted by `cmp` into one sorted stream, reading an input's next element
 /// only once its previous one is returned (so a merge that stops early reads little). Elements
-/// that compare equal come in the order of their inputs.
+/// that compare equal come in the order of their inputs. `cmp` is copied into each pending
+/// element (a closure over references or plain values is `Copy`), so the standard binary heap
+/// orders them.
 pub struct KWayMerge<I: Iterator, F> {
     inputs: Vec<I>,
-    /// A binary min-heap of each input's next element and the input's index.
-    heap: Vec<(I::Item, usize)>,
+    heap: BinaryHeap<Head<I::Item, F>>,
+}
+
+/// An input's next element, ordered for a max-heap so that the least comes first.
+struct Head<T, F> {
+    item: T,
+    input: usize,
     cmp: F,
 }
+
+impl<T, F: Fn(&T, &T) -> Ordering> Ord for Head<T, F> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        (self.cmp)(&other.item, &self.item).then(other.input.cmp(&self.input))
+    }
+}
+
+impl<T, F: Fn(&T, &T) -> Ordering> PartialOrd for Head<T, F> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl<T, F: Fn(&T, &T) -> Ordering> PartialEq for Head<T, F> {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl<T, F: Fn(&T, &T) -> Ordering> Eq for Head<T, F> {}
 
 impl<I: Iterator, F> std::fmt::Debug for KWayMerge<I, F> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -20,71 +48,28 @@ impl<I: Iterator, F> std::fmt::Debug for KWayMerge<I, F> {
     }
 }
 
-impl<I: Iterator, F: FnMut(&I::Item, &I::Item) -> Ordering> KWayMerge<I, F> {
+impl<I: Iterator, F: Fn(&I::Item, &I::Item) -> Ordering + Copy> KWayMerge<I, F> {
     pub fn new(inputs: Vec<I>, cmp: F) -> Self {
-        let mut merge = KWayMerge { heap: Vec::with_capacity(inputs.len()), inputs, cmp };
-        for i in 0..merge.inputs.len() {
-            if let Some(first) = merge.inputs[i].next() {
-                merge.push(first, i);
+        let mut inputs = inputs;
+        let mut heap = BinaryHeap::with_capacity(inputs.len());
+        for (input, it) in inputs.iter_mut().enumerate() {
+            if let Some(item) = it.next() {
+                heap.push(Head { item, input, cmp });
             }
         }
-        merge
-    }
-
-    fn less(&mut self, a: usize, b: usize) -> bool {
-        let (x, y) = (&self.heap[a], &self.heap[b]);
-        (self.cmp)(&x.0, &y.0).then(x.1.cmp(&y.1)) == Ordering::Less
-    }
-
-    fn push(&mut self, item: I::Item, input: usize) {
-        self.heap.push((item, input));
-        let mut at = self.heap.len() - 1;
-        while at > 0 {
-            let parent = (at - 1) / 2;
-            if !self.less(at, parent) {
-                break;
-            }
-            self.heap.swap(at, parent);
-            at = parent;
-        }
-    }
-
-    fn pop(&mut self) -> Option<(I::Item, usize)> {
-        if self.heap.is_empty() {
-            return None;
-        }
-        let last = self.heap.len() - 1;
-        self.heap.swap(0, last);
-        let top = self.heap.pop();
-        let mut at = 0;
-        loop {
-            let (left, right) = (2 * at + 1, 2 * at + 2);
-            let mut least = at;
-            if left < self.heap.len() && self.less(left, least) {
-                least = left;
-            }
-            if right < self.heap.len() && self.less(right, least) {
-                least = right;
-            }
-            if least == at {
-                break;
-            }
-            self.heap.swap(at, least);
-            at = least;
-        }
-        top
+        KWayMerge { inputs, heap }
     }
 }
 
-impl<I: Iterator, F: FnMut(&I::Item, &I::Item) -> Ordering> Iterator for KWayMerge<I, F> {
+impl<I: Iterator, F: Fn(&I::Item, &I::Item) -> Ordering + Copy> Iterator for KWayMerge<I, F> {
     type Item = I::Item;
 
     fn next(&mut self) -> Option<I::Item> {
-        let (item, input) = self.pop()?;
-        if let Some(next) = self.inputs[input].next() {
-            self.push(next, input);
+        let head = self.heap.pop()?;
+        if let Some(item) = self.inputs[head.input].next() {
+            self.heap.push(Head { item, input: head.input, cmp: head.cmp });
         }
-        Some(item)
+        Some(head.item)
     }
 }
 

@@ -25,29 +25,19 @@ impl Container {
         min_ts: Option<u64>,
         room: usize,
     ) -> PartitionChanges {
-        let map = self.partitions.read();
-        let Some(p) = map.iter().find(|p| p.id == id) else { return (Vec::new(), from) };
-        let data = p.data.read();
-        if data.retired || room == 0 {
-            return (Vec::new(), from);
-        }
-        let mut items = Vec::new();
-        let mut upto = from;
-        for (lsn, (epk, item_id)) in data.changes.range(from.saturating_add(1)..) {
-            upto = *lsn;
-            if epk < lo || epk >= hi {
-                continue;
-            }
-            let Some(item) = existing(&data, epk, item_id) else { continue };
-            if min_ts.is_some_and(|t| item.meta.ts < t) {
-                continue;
-            }
-            items.push((item, epk.clone()));
-            if items.len() == room {
-                break;
-            }
-        }
-        (items, upto)
+        self.read_log(
+            id,
+            from,
+            room,
+            |data| &data.changes,
+            |data, _, (epk, item_id)| {
+                if epk < lo || epk >= hi {
+                    return None;
+                }
+                let item = existing(data, epk, item_id)?;
+                min_ts.is_none_or(|t| item.meta.ts >= t).then(|| (item, epk.clone()))
+            },
+        )
     }
 
     /// The kept writes of physical partition `id` after LSN `from`, in `[lo, hi)`, at or after
@@ -60,6 +50,29 @@ impl Container {
         min_ts: Option<u64>,
         room: usize,
     ) -> (Vec<(u64, Change)>, u64) {
+        self.read_log(
+            id,
+            from,
+            room,
+            |data| &data.history,
+            |_, lsn, change| {
+                let inside = change.epk >= *lo && change.epk < *hi && min_ts.is_none_or(|t| change.ts >= t);
+                inside.then(|| (lsn, change.clone()))
+            },
+        )
+    }
+
+    /// The one loop of the change feed's readers: the entries of physical partition `id`'s log
+    /// (`log`) after LSN `from` that `keep` keeps, at most `room`, and the LSN read up to. A
+    /// partition gone since (split, retired) gives nothing and keeps `from`.
+    fn read_log<E, T>(
+        &self,
+        id: u32,
+        from: u64,
+        room: usize,
+        log: impl Fn(&PartitionData) -> &BTreeMap<u64, E>,
+        mut keep: impl FnMut(&PartitionData, u64, &E) -> Option<T>,
+    ) -> (Vec<T>, u64) {
         let map = self.partitions.read();
         let Some(p) = map.iter().find(|p| p.id == id) else { return (Vec::new(), from) };
         let data = p.data.read();
@@ -68,14 +81,13 @@ impl Container {
         }
         let mut out = Vec::new();
         let mut upto = from;
-        for (lsn, change) in data.history.range(from.saturating_add(1)..) {
+        for (lsn, entry) in log(&data).range(from.saturating_add(1)..) {
             upto = *lsn;
-            if change.epk < *lo || change.epk >= *hi || min_ts.is_some_and(|t| change.ts < t) {
-                continue;
-            }
-            out.push((*lsn, change.clone()));
-            if out.len() == room {
-                break;
+            if let Some(kept) = keep(&data, *lsn, entry) {
+                out.push(kept);
+                if out.len() == room {
+                    break;
+                }
             }
         }
         (out, upto)
