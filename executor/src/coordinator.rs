@@ -18,7 +18,7 @@ use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::Mutex;
 
 use cosmoql_planner::{Access, AggregateKind, BoundQuery, OrderedRead, PointRead, UnitShare, SEEK_THEN_SORT};
-use cosmoql_storage::{Epk, IndexBounds, IndexKey, IndexStep, IndexWork, ItemPosition, StoredItem};
+use cosmoql_storage::{Epk, IndexBounds, IndexKey, IndexServing, IndexStep, IndexWork, ItemPosition, StoredItem};
 use cosmoql_value::merge::KWayMerge;
 use cosmoql_value::Value;
 
@@ -60,8 +60,8 @@ pub fn unit_input<'c>(
         meter.set(w);
     };
     let filter = access.filter.as_ref().filter(|_| access.probes(unit_share(source, unit)));
-    if let (None, Some(probe)) = (&unit.point, filter) {
-        if let Some((positions, work)) = source.index_probe(&unit.ranges, probe, unit.start.as_ref()) {
+    if let (None, Some(probe), Some(indexes)) = (&unit.point, filter, source.indexes()) {
+        if let Some((positions, work)) = indexes.index_probe(&unit.ranges, probe, unit.start.as_ref()) {
             stats.index_entries += work.entries;
             // The probe's entries are charged one per item as the items are read; what it read
             // beyond them, when the unit starts at its beginning (a resumed unit's earlier
@@ -69,7 +69,7 @@ pub fn unit_input<'c>(
             if unit.start.is_none() {
                 tick(work.entries.saturating_sub(positions.len() as u64), 0);
             }
-            let fetch = Fetch { source, positions, next: 0, buffer: Vec::new().into_iter() };
+            let fetch = Fetch { indexes, positions, next: 0, buffer: Vec::new().into_iter() };
             return Box::new(fetch.inspect(move |(_, item)| tick(1, item.doc.len() as u64)));
         }
     }
@@ -110,12 +110,12 @@ fn item_bytes(row: &crate::row::Row) -> u64 {
 /// What the storage says of a unit's share of its physical partitions (`None` when it does not
 /// know): the statistics the plan's run-time choices read (`cosmoql_planner::choices`).
 fn unit_share(source: &dyn QuerySource, unit: &Unit) -> Option<UnitShare> {
-    source.items_in(&unit.ranges).map(|(inside, whole)| UnitShare { inside, whole })
+    source.indexes().map(|i| i.items_in(&unit.ranges)).map(|(inside, whole)| UnitShare { inside, whole })
 }
 
 /// The items at known positions, read a chunk at a time.
 struct Fetch<'c> {
-    source: &'c dyn QuerySource,
+    indexes: &'c dyn IndexServing,
     positions: Vec<ItemPosition>,
     next: usize,
     buffer: std::vec::IntoIter<(ItemPosition, StoredItem)>,
@@ -133,7 +133,7 @@ impl Iterator for Fetch<'_> {
                 return None;
             }
             let end = (self.next + 256).min(self.positions.len());
-            self.buffer = self.source.fetch(&self.positions[self.next..end]).into_iter();
+            self.buffer = self.indexes.fetch(&self.positions[self.next..end]).into_iter();
             self.next = end;
         }
     }
@@ -611,21 +611,20 @@ impl Coordinator<'_> {
             // small part of its partitions and the walk would read more entries than the unit
             // has items.
             let read = self.access.ordered_read(unit.point.is_some(), unit_share(self.source, unit), bound);
-            let sought = match read {
-                OrderedRead::SeekThenSort => self.access.filter.as_ref().and_then(|probe| {
-                    self.source
-                        .index_probe(&unit.ranges, probe, None)
-                        .filter(|(positions, _)| positions.len() <= SEEK_THEN_SORT)
-                }),
+            let sought = match (read, self.source.indexes(), &self.access.filter) {
+                (OrderedRead::SeekThenSort, Some(indexes), Some(probe)) => indexes
+                    .index_probe(&unit.ranges, probe, None)
+                    .filter(|(positions, _)| positions.len() <= SEEK_THEN_SORT)
+                    .map(|found| (indexes, found)),
                 _ => None,
             };
             // A sort reads the unit whole on every page: its work is charged as the head.
             let whole = |s: &RunStats| Work { bytes: s.retrieved_bytes, entries: s.index_entries };
             let indexed = match (&self.access.order, read, sought) {
-                (_, _, Some((positions, work))) => {
+                (_, _, Some((indexes, (positions, work)))) => {
                     unit_stats.index_entries += work.entries;
                     let mut input: Box<Input<'_>> =
-                        Box::new(Fetch { source: self.source, positions, next: 0, buffer: Vec::new().into_iter() });
+                        Box::new(Fetch { indexes, positions, next: 0, buffer: Vec::new().into_iter() });
                     self.runner
                         .sort(q, &mut input, &Vec::new(), keep, cursor, &mut unit_stats)
                         .map(|(rows, charge)| Some((rows, charge, whole(&unit_stats))))
@@ -760,10 +759,10 @@ impl Coordinator<'_> {
         mut positions: Vec<ItemPosition>,
         stats: &mut RunStats,
     ) -> Result<Option<(Vec<SortedRow>, Charge<'_>)>, QueryError> {
+        let Some(indexes) = self.source.indexes() else { return Ok(None) };
         let wanted = positions.len();
         positions.sort_unstable();
-        let mut input: Box<Input<'_>> =
-            Box::new(Fetch { source: self.source, positions, next: 0, buffer: Vec::new().into_iter() });
+        let mut input: Box<Input<'_>> = Box::new(Fetch { indexes, positions, next: 0, buffer: Vec::new().into_iter() });
         let (rows, charge) = self.runner.sort(self.query, &mut input, &Vec::new(), None, None, stats)?;
         Ok((rows.len() == wanted).then_some((rows, charge)))
     }
@@ -772,13 +771,14 @@ impl Coordinator<'_> {
     /// partition's index cannot give them all (an item without a scalar there).
     fn distinct_from_index(&self, stats: &mut RunStats) -> Option<Vec<Value>> {
         let path = self.access.distinct_keys.as_ref()?;
+        let indexes = self.source.indexes()?;
         if self.units.iter().any(|u| u.point.is_some()) {
             return None;
         }
         let mut work = IndexWork::default();
         let mut keys = Vec::new();
         for unit in self.units {
-            match self.source.index_keys(&unit.ranges, path, &mut work) {
+            match indexes.index_keys(&unit.ranges, path, &mut work) {
                 Some((found, true)) => keys.extend(found),
                 _ => return None,
             }
@@ -792,13 +792,14 @@ impl Coordinator<'_> {
     /// MIN and MAX of a path from the least and greatest index keys of each unit; `None` when
     /// some partition's index cannot give them (an item without a scalar there).
     fn bounds_from_index(&self, path: &[IndexStep], stats: &mut RunStats) -> Option<(Option<Value>, Option<Value>)> {
+        let indexes = self.source.indexes()?;
         if self.units.iter().any(|u| u.point.is_some()) {
             return None;
         }
         let mut work = IndexWork::default();
         let mut all = IndexBounds { least: None, greatest: None, complete: true };
         for unit in self.units {
-            let bounds = self.source.index_bounds(&unit.ranges, path, self.access.filter.as_ref(), &mut work)?;
+            let bounds = indexes.index_bounds(&unit.ranges, path, self.access.filter.as_ref(), &mut work)?;
             if !bounds.complete {
                 return None;
             }
@@ -811,6 +812,7 @@ impl Coordinator<'_> {
     /// COUNT from index entries: how many items each unit's probe finds (or its ranges hold,
     /// without a WHERE clause); `None` when a unit cannot be counted so.
     fn count_from_index(&self, stats: &mut RunStats) -> Option<u64> {
+        let indexes = self.source.indexes()?;
         let mut total = 0u64;
         for unit in self.units {
             if unit.point.is_some() {
@@ -818,11 +820,11 @@ impl Coordinator<'_> {
             }
             let n = match &self.access.filter {
                 Some(probe) => {
-                    let (count, work) = self.source.index_count(&unit.ranges, probe)?;
+                    let (count, work) = indexes.index_count(&unit.ranges, probe)?;
                     stats.index_entries += work.entries;
                     count
                 }
-                None => self.source.items_in(&unit.ranges)?.0,
+                None => indexes.items_in(&unit.ranges).0,
             };
             total = total.saturating_add(n);
         }

@@ -131,7 +131,8 @@ impl<'s> IndexWalk<'s> {
                 limit: self.chunk,
                 items: self.items,
             };
-            self.source.index_ordered(self.ranges, &walk, &mut self.work).map(|entries| {
+            let indexes = self.source.indexes();
+            indexes.and_then(|i| i.index_ordered(self.ranges, &walk, &mut self.work)).map(|entries| {
                 entries.into_iter().map(|(key, pos, item)| (WalkKey::One(key), pos, item)).collect::<Vec<_>>()
             })
         } else {
@@ -147,7 +148,8 @@ impl<'s> IndexWalk<'s> {
                 limit: self.chunk,
                 items: self.items,
             };
-            self.source.composite_ordered(self.ranges, &walk, &mut self.work).map(|entries| {
+            let indexes = self.source.indexes();
+            indexes.and_then(|i| i.composite_ordered(self.ranges, &walk, &mut self.work)).map(|entries| {
                 entries.into_iter().map(|(key, pos, item)| (WalkKey::Tuple(key), pos, item)).collect::<Vec<_>>()
             })
         };

@@ -1,11 +1,11 @@
 //! What a query may read from storage, as one trait: the executor runs over any [`QuerySource`].
-//! [`Container`] is the store's; tests run the executor over others.
+//! [`Container`] is the store's; tests run the executor over others. What indexes serve is
+//! storage's [`IndexServing`], which a source has or not ([`QuerySource::indexes`]).
 
 use std::sync::Arc;
 
 use cosmoql_storage::{
-    CompositeWalk, Container, Epk, IndexBounds, IndexKey, IndexProbe, IndexStep, IndexWork, IndexingPolicy,
-    ItemPosition, OrderedEntries, OrderedWalk, PartitionKey, PartitionKeyDefinition, StoredItem,
+    Container, Epk, IndexServing, IndexingPolicy, ItemPosition, PartitionKey, PartitionKeyDefinition, StoredItem,
 };
 use cosmoql_value::Value;
 
@@ -60,77 +60,9 @@ pub trait QuerySource: Sync {
     /// The whole item with its system properties.
     fn materialize(&self, item: &StoredItem) -> Value;
 
-    /// The positions of the items of `ranges` (at or after `from`) a probe of the indexes finds,
-    /// in scan order; `None` when the indexes cannot answer it (the caller scans). A source
-    /// without indexes answers `None`.
-    fn index_probe(
-        &self,
-        _ranges: &[(Epk, Epk)],
-        _probe: &IndexProbe,
-        _from: Option<&ItemPosition>,
-    ) -> Option<(Vec<ItemPosition>, IndexWork)> {
-        None
-    }
-
-    /// The items at these positions (sorted), skipping those no longer there.
-    fn fetch(&self, _positions: &[ItemPosition]) -> Vec<(ItemPosition, StoredItem)> {
-        Vec::new()
-    }
-
-    /// How many items `ranges` hold, and how many the physical partitions holding them hold
-    /// (`None` when the source does not know).
-    fn items_in(&self, _ranges: &[(Epk, Epk)]) -> Option<(u64, u64)> {
-        None
-    }
-
-    /// Up to `walk.limit` entries of `ranges` in the order of a range index (with their items
-    /// if `walk.items`); `None` when the index cannot give every item of the ranges in order (the
-    /// caller sorts).
-    fn index_ordered(
-        &self,
-        _ranges: &[(Epk, Epk)],
-        _walk: &OrderedWalk<'_>,
-        _work: &mut IndexWork,
-    ) -> Option<Vec<(IndexKey, ItemPosition, Option<StoredItem>)>> {
-        None
-    }
-
-    /// Like [`QuerySource::index_ordered`] for several ORDER BY paths, from a composite index;
-    /// keys are tuples.
-    fn composite_ordered(
-        &self,
-        _ranges: &[(Epk, Epk)],
-        _walk: &CompositeWalk<'_>,
-        _work: &mut IndexWork,
-    ) -> Option<OrderedEntries<Vec<IndexKey>>> {
-        None
-    }
-
-    /// The distinct scalars at `path` among the items of `ranges`, in key order, and whether
-    /// every item there has one; `None` when the index cannot tell.
-    fn index_keys(
-        &self,
-        _ranges: &[(Epk, Epk)],
-        _path: &[IndexStep],
-        _work: &mut IndexWork,
-    ) -> Option<(Vec<IndexKey>, bool)> {
-        None
-    }
-
-    /// The least and greatest scalars at `path` among the items of `ranges`; `None` when the
-    /// index cannot tell.
-    fn index_bounds(
-        &self,
-        _ranges: &[(Epk, Epk)],
-        _path: &[IndexStep],
-        _filter: Option<&IndexProbe>,
-        _work: &mut IndexWork,
-    ) -> Option<IndexBounds> {
-        None
-    }
-
-    /// How many items of `ranges` a probe finds; `None` when the index cannot tell.
-    fn index_count(&self, _ranges: &[(Epk, Epk)], _probe: &IndexProbe) -> Option<(u64, IndexWork)> {
+    /// The source's indexes (probes, ordered walks, keys, counts, bounds, item statistics):
+    /// `None` for a source without any, whose queries scan.
+    fn indexes(&self) -> Option<&dyn IndexServing> {
         None
     }
 
@@ -139,6 +71,10 @@ pub trait QuerySource: Sync {
 }
 
 impl QuerySource for Container {
+    fn indexes(&self) -> Option<&dyn IndexServing> {
+        Some(self)
+    }
+
     fn begin_read(&self) {
         self.expire();
     }
@@ -180,63 +116,5 @@ impl QuerySource for Container {
 
     fn system_property(&self, item: &StoredItem, name: &str) -> Value {
         Container::system_property(self, item, name)
-    }
-
-    fn index_probe(
-        &self,
-        ranges: &[(Epk, Epk)],
-        probe: &IndexProbe,
-        from: Option<&ItemPosition>,
-    ) -> Option<(Vec<ItemPosition>, IndexWork)> {
-        Container::index_probe(self, ranges, probe, from)
-    }
-
-    fn fetch(&self, positions: &[ItemPosition]) -> Vec<(ItemPosition, StoredItem)> {
-        Container::fetch(self, positions)
-    }
-
-    fn items_in(&self, ranges: &[(Epk, Epk)]) -> Option<(u64, u64)> {
-        Some(Container::items_in(self, ranges))
-    }
-
-    fn index_ordered(
-        &self,
-        ranges: &[(Epk, Epk)],
-        walk: &OrderedWalk<'_>,
-        work: &mut IndexWork,
-    ) -> Option<Vec<(IndexKey, ItemPosition, Option<StoredItem>)>> {
-        Container::index_ordered(self, ranges, walk, work)
-    }
-
-    fn composite_ordered(
-        &self,
-        ranges: &[(Epk, Epk)],
-        walk: &CompositeWalk<'_>,
-        work: &mut IndexWork,
-    ) -> Option<OrderedEntries<Vec<IndexKey>>> {
-        Container::composite_ordered(self, ranges, walk, work)
-    }
-
-    fn index_keys(
-        &self,
-        ranges: &[(Epk, Epk)],
-        path: &[IndexStep],
-        work: &mut IndexWork,
-    ) -> Option<(Vec<IndexKey>, bool)> {
-        Container::index_keys(self, ranges, path, work)
-    }
-
-    fn index_bounds(
-        &self,
-        ranges: &[(Epk, Epk)],
-        path: &[IndexStep],
-        filter: Option<&IndexProbe>,
-        work: &mut IndexWork,
-    ) -> Option<IndexBounds> {
-        Container::index_bounds(self, ranges, path, filter, work)
-    }
-
-    fn index_count(&self, ranges: &[(Epk, Epk)], probe: &IndexProbe) -> Option<(u64, IndexWork)> {
-        Container::index_count(self, ranges, probe)
     }
 }

@@ -47,7 +47,7 @@ pub(crate) use persist::Journal;
 use persist::{Entry, Pending};
 
 pub use scan::{ItemPosition, Scan};
-pub use serving::{CompositeWalk, IndexBounds, OrderedEntries, OrderedWalk};
+pub use serving::{CompositeWalk, IndexBounds, IndexServing, OrderedEntries, OrderedWalk};
 pub use settings::*;
 
 /// What a write did, as the all-versions-and-deletes change feed reports it.

@@ -58,6 +58,68 @@ impl IndexBounds {
     }
 }
 
+/// What a container's indexes serve to queries. The executor reads through it (a query source
+/// without indexes has none, and its queries scan); a new index capability is a method here and
+/// its body in the impl below, nothing else.
+pub trait IndexServing: Sync {
+    /// The positions of the items in `ranges` (sorted, disjoint `[min, max)`; at or after `from`)
+    /// that a probe matches, in scan order, with the index work done; `None` when a partition of
+    /// the range cannot serve a path of the probe (not indexed, or not yet transformed): the
+    /// caller scans instead.
+    fn index_probe(
+        &self,
+        ranges: &[(Epk, Epk)],
+        probe: &IndexProbe,
+        from: Option<&ItemPosition>,
+    ) -> Option<(Vec<ItemPosition>, IndexWork)>;
+
+    /// How many items `ranges` hold, and how many the physical partitions holding them hold.
+    fn items_in(&self, ranges: &[(Epk, Epk)]) -> (u64, u64);
+
+    /// The items at these positions (sorted), skipping those deleted meanwhile.
+    fn fetch(&self, positions: &[ItemPosition]) -> Vec<(ItemPosition, StoredItem)>;
+
+    /// Up to `walk.limit` entries of `ranges` in the order of the range index at `walk.path`;
+    /// `None` when the index cannot give every item of the ranges in order (the caller sorts).
+    fn index_ordered(
+        &self,
+        ranges: &[(Epk, Epk)],
+        walk: &OrderedWalk<'_>,
+        work: &mut IndexWork,
+    ) -> Option<OrderedEntries<IndexKey>>;
+
+    /// Like [`IndexServing::index_ordered`] for several ORDER BY paths, from a composite index;
+    /// keys are tuples.
+    fn composite_ordered(
+        &self,
+        ranges: &[(Epk, Epk)],
+        walk: &CompositeWalk<'_>,
+        work: &mut IndexWork,
+    ) -> Option<OrderedEntries<Vec<IndexKey>>>;
+
+    /// The distinct scalars at `path` among the items of `ranges`, in key order, and whether
+    /// every item there has one; `None` when the index cannot tell.
+    fn index_keys(
+        &self,
+        ranges: &[(Epk, Epk)],
+        path: &[IndexStep],
+        work: &mut IndexWork,
+    ) -> Option<(Vec<IndexKey>, bool)>;
+
+    /// How many items of `ranges` a probe finds; `None` when the index cannot tell.
+    fn index_count(&self, ranges: &[(Epk, Epk)], probe: &IndexProbe) -> Option<(u64, IndexWork)>;
+
+    /// The least and greatest scalars at `path` among the items of `ranges` (that `filter`
+    /// finds); `None` when the index cannot tell.
+    fn index_bounds(
+        &self,
+        ranges: &[(Epk, Epk)],
+        path: &[IndexStep],
+        filter: Option<&IndexProbe>,
+        work: &mut IndexWork,
+    ) -> Option<IndexBounds>;
+}
+
 impl Container {
     /// Whether the current policy lets queries use the range index at `path` (a partition whose
     /// index is still being transformed may not have it yet).
@@ -65,10 +127,28 @@ impl Container {
         self.indexing_policy().is_indexed(path)
     }
 
+    /// The physical partitions overlapping sorted, disjoint EPK ranges, each once, in EPK order.
+    pub(super) fn covering<'m>(
+        map: &'m [Arc<PhysicalPartition>],
+        ranges: &[(Epk, Epk)],
+    ) -> Vec<&'m Arc<PhysicalPartition>> {
+        let mut out: Vec<&Arc<PhysicalPartition>> = Vec::new();
+        for (min, max) in ranges {
+            for p in map[Self::index_for(map, min)..].iter().take_while(|p| p.min < *max) {
+                if out.last().is_none_or(|last| !Arc::ptr_eq(last, p)) && !out.iter().any(|q| Arc::ptr_eq(q, p)) {
+                    out.push(p);
+                }
+            }
+        }
+        out
+    }
+}
+
+impl IndexServing for Container {
     /// The positions of the items in `ranges` (sorted, disjoint `[min, max)`; at or after `from`) that a probe matches, in
     /// scan order, with the index work done; `None` when a partition of the range cannot serve a
     /// path of the probe (not indexed, or not yet transformed): the caller scans instead.
-    pub fn index_probe(
+    fn index_probe(
         &self,
         ranges: &[(Epk, Epk)],
         probe: &IndexProbe,
@@ -96,26 +176,10 @@ impl Container {
         Some((out, work))
     }
 
-    /// The physical partitions overlapping sorted, disjoint EPK ranges, each once, in EPK order.
-    pub(super) fn covering<'m>(
-        map: &'m [Arc<PhysicalPartition>],
-        ranges: &[(Epk, Epk)],
-    ) -> Vec<&'m Arc<PhysicalPartition>> {
-        let mut out: Vec<&Arc<PhysicalPartition>> = Vec::new();
-        for (min, max) in ranges {
-            for p in map[Self::index_for(map, min)..].iter().take_while(|p| p.min < *max) {
-                if out.last().is_none_or(|last| !Arc::ptr_eq(last, p)) && !out.iter().any(|q| Arc::ptr_eq(q, p)) {
-                    out.push(p);
-                }
-            }
-        }
-        out
-    }
-
     /// How many items `ranges` hold, and how many the physical partitions holding them hold (an
     /// index covers a whole physical partition: for a few logical partitions of a big one, a scan
     /// of them reads less than an index does).
-    pub fn items_in(&self, ranges: &[(Epk, Epk)]) -> (u64, u64) {
+    fn items_in(&self, ranges: &[(Epk, Epk)]) -> (u64, u64) {
         let map = self.partitions.read();
         let (mut inside, mut whole) = (0u64, 0u64);
         for p in Self::covering(&map, ranges) {
@@ -133,7 +197,7 @@ impl Container {
     }
 
     /// The items at these positions (sorted), skipping those deleted meanwhile.
-    pub fn fetch(&self, positions: &[ItemPosition]) -> Vec<(ItemPosition, StoredItem)> {
+    fn fetch(&self, positions: &[ItemPosition]) -> Vec<(ItemPosition, StoredItem)> {
         let map = self.partitions.read();
         let mut out = Vec::with_capacity(positions.len());
         let mut rest = positions;
@@ -156,7 +220,7 @@ impl Container {
     /// keys. `None` when a partition of the range cannot serve the path, or when some item there
     /// has no scalar at the path (an undefined, array or object value has no index entry): the
     /// caller sorts instead.
-    pub fn index_ordered(
+    fn index_ordered(
         &self,
         ranges: &[(Epk, Epk)],
         walk: &OrderedWalk<'_>,
@@ -195,7 +259,7 @@ impl Container {
     /// Like [`Container::index_ordered`] for ORDER BY on several paths, from a composite index
     /// of the current policy that serves their order: keys are tuples. `None` when none does, or
     /// when some item of the ranges lacks a scalar at one of the paths (the caller sorts).
-    pub fn composite_ordered(
+    fn composite_ordered(
         &self,
         ranges: &[(Epk, Epk)],
         walk: &CompositeWalk<'_>,
@@ -228,7 +292,7 @@ impl Container {
 
     /// The distinct scalars at `path` among the items of `ranges`, in key order, and whether
     /// every item there has one; `None` when a partition cannot serve the path.
-    pub fn index_keys(
+    fn index_keys(
         &self,
         ranges: &[(Epk, Epk)],
         path: &[IndexStep],
@@ -253,7 +317,7 @@ impl Container {
 
     /// How many items of `ranges` a probe finds (for `COUNT`), without making their positions;
     /// `None` when a partition cannot serve it.
-    pub fn index_count(&self, ranges: &[(Epk, Epk)], probe: &IndexProbe) -> Option<(u64, IndexWork)> {
+    fn index_count(&self, ranges: &[(Epk, Epk)], probe: &IndexProbe) -> Option<(u64, IndexWork)> {
         if !probe.served_by(&self.indexing_policy()) {
             return None;
         }
@@ -276,7 +340,7 @@ impl Container {
     /// The least and the greatest scalar at `path` among the items of `ranges` that `filter`
     /// finds (for `MIN` and `MAX`), and whether every item there has one; `None` when a partition
     /// cannot serve the path or the filter.
-    pub fn index_bounds(
+    fn index_bounds(
         &self,
         ranges: &[(Epk, Epk)],
         path: &[IndexStep],
