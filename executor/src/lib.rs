@@ -15,7 +15,6 @@
 //! | `eval.rs` | evaluating bound expressions on a row |
 //! | `functions/` | the bodies of the system functions |
 //! | `continuation.rs` | the continuation token format |
-//! | `cost.rs` | request charges, items and queries alike |
 //! | `memory.rs` | the memory budget of the operators that hold rows |
 //! | `source.rs` | [`QuerySource`], what a query reads from storage |
 //! | `row.rs` | rows and scan positions |
@@ -23,7 +22,8 @@
 pub mod aggregate;
 pub mod continuation;
 pub mod coordinator;
-pub mod cost;
+/// Request charges (`cosmoql_storage::cost`, the home of request units beside the budgets).
+pub use cosmoql_storage::cost;
 pub mod emitter;
 pub mod error;
 pub mod eval;

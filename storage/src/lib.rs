@@ -10,6 +10,7 @@ pub mod changefeed;
 pub mod clock;
 mod codec;
 pub mod container;
+pub mod cost;
 pub mod doc;
 pub mod durable;
 pub mod epk;

@@ -1,5 +1,6 @@
 //! Request charges: the one place where request units are computed, for item operations and
-//! queries alike.
+//! queries alike. Beside it, `throughput.rs` holds the budgets they are taken from and the
+//! throttling; the facade's `admission.rs` (429 retries) and `provisioning.rs` (offers) use both.
 //!
 //! A charge is a pure function of what the operation did (sizes, index terms, index entries
 //! and items read, partitions touched, results returned, the consistency level): no clock, no
@@ -18,7 +19,7 @@
 //!
 //! Charges are rounded to two decimals once per request ([`round`]).
 
-use cosmoql_storage::{ItemResponse, OperationKind};
+use crate::container::{ItemResponse, OperationKind};
 
 /// The coefficients of the request-charge model.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -111,8 +112,8 @@ pub fn response_charge(r: &ItemResponse) -> f64 {
 /// "changed nothing") costs nothing. The service documents that failed requests are charged for
 /// what they consumed ("requests that do not complete successfully due to application errors
 /// such as 400, 412, 449"), not the amounts.
-pub fn error_charge(kind: cosmoql_storage::ErrorKind) -> f64 {
-    use cosmoql_storage::ErrorKind;
+pub fn error_charge(kind: crate::error::ErrorKind) -> f64 {
+    use crate::error::ErrorKind;
     match kind {
         ErrorKind::NotFound | ErrorKind::Conflict | ErrorKind::PreconditionFailed => MODEL.read_1kb,
         _ => 0.0,
