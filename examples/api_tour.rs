@@ -1,7 +1,7 @@
 //! The embedded API in one go: a client, a database, a container, typed items, etags, patch, a
 //! transactional batch, and a query read as a stream of pages. `cargo run --example api_tour`.
 
-use cosmoql::storage::PatchOperation;
+use cosmoql::PatchOperation;
 use cosmoql::{ContainerProperties, CosmosClient, PartitionKey, Query, QueryOptions, TransactionalBatch};
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};

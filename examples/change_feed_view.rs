@@ -4,7 +4,7 @@
 //!
 //! `cargo run --example change_feed_view`
 
-use cosmoql::storage::PartitionKey;
+use cosmoql::PartitionKey;
 use cosmoql::{ChangeFeedProcessor, ContainerProperties, CosmosClient, Value};
 
 fn reading(id: usize, device: &str, at: &str, celsius: f64) -> Value {

@@ -2,7 +2,7 @@
 //! saves the token; a second process (a fresh start: the container is rebuilt from the same data)
 //! resumes from it and reads the rest. `cargo run --example paging`.
 
-use cosmoql::storage::IndexingPolicy;
+use cosmoql::IndexingPolicy;
 use cosmoql::{Container, ContainerSettings, PartitionKeyDefinition, QueryOptions, Value};
 
 const SQL: &str = "SELECT c.id, c.score FROM c WHERE c.score > 20 ORDER BY c.score DESC, c.id";

@@ -1,9 +1,10 @@
 //! The embedded store: containers, item operations, optimistic concurrency, patch, a transactional
 //! batch, a synthetic partition key and splits. `cargo run --example store`.
 
-use cosmoql::storage::{BatchOperation, PartitionKeyPath, PatchOperation, SyntheticKey, SyntheticKind, WriteOptions};
+use cosmoql::store::{BatchOperation, WriteOptions};
 use cosmoql::value::parse_json;
 use cosmoql::{ContainerSettings, PartitionKey, PartitionKeyDefinition, Store, Value};
+use cosmoql::{PartitionKeyPath, PatchOperation, SyntheticKey, SyntheticKind};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let store = Store::new();
@@ -26,7 +27,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Point read, then a replace guarded by the etag we read.
     let key = PartitionKey::from("dev-7");
     let read = readings.read(&key, "r7")?;
-    println!("read r7 ({} RU): {}", cosmoql::executor::cost::response_charge(&read), read.item);
+    println!("read r7 ({} RU): {}", cosmoql::store::response_charge(&read), read.item);
     let mut changed = read.item.clone();
     if let Some(map) = changed.as_object_mut() {
         map.insert("value".into(), Value::from(1000.0));

@@ -2,8 +2,8 @@
 //! hot partition; a random suffix or a hash(VIN) suffix spreads them; a query on date and VIN still
 //! reaches exactly one partition. `cargo run --example synthetic_keys`.
 
-use cosmoql::storage::{PartitionKeyPath, SyntheticKey, SyntheticKind};
 use cosmoql::{Container, ContainerSettings, PartitionKeyDefinition, QueryOptions};
+use cosmoql::{PartitionKeyPath, SyntheticKey, SyntheticKind};
 
 const VINS: usize = 200;
 

@@ -7,8 +7,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use cosmoql::storage::{PartitionKey, SystemClock};
 use cosmoql::{Container, ContainerClient, ContainerSettings, PartitionKeyDefinition, RetryOptions, Value};
+use cosmoql::{PartitionKey, SystemClock};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let settings = ContainerSettings { initial_partitions: 4, ..ContainerSettings::default() };

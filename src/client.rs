@@ -169,7 +169,7 @@ impl ContainerProperties {
     /// Sets the indexing policy.
     ///
     /// ```
-    /// use cosmoql::storage::IndexingPolicy;
+    /// use cosmoql::IndexingPolicy;
     /// let policy = IndexingPolicy::from_json(&cosmoql::value::parse_json(
     ///     r#"{"compositeIndexes": [[{"path": "/city"}, {"path": "/age", "order": "descending"}]]}"#,
     /// ).unwrap())?;

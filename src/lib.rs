@@ -32,8 +32,10 @@
 //! # Ok::<(), cosmoql::Error>(())
 //! ```
 //!
-//! Lower layers are reachable too: [`value`] (documents), [`parser`], [`planner`] (the bound plan),
-//! [`storage`] (containers, partition keys, EPK hashing), [`executor`] (`execute`, `explain`).
+//! Also here: [`value`] (documents, JSON) and [`parser`] (the syntax tree), the types the
+//! client's methods take and return, and [`store`] (the embedded store beneath the client). The
+//! engine's crates whole (`storage`, `planner`, `executor`) are behind the `internals` feature,
+//! for the `cosmoql` binary and this crate's own tests.
 
 #![warn(missing_docs)]
 
@@ -159,19 +161,42 @@ pub use cosmoql_value as value;
 /// The query language: lexer, syntax tree, parser and printer.
 pub use cosmoql_parser as parser;
 
-/// The partitioned document store: containers, partition keys, EPK hashing, item operations.
+/// The partitioned document store, whole (feature `internals`).
+#[cfg(feature = "internals")]
 pub use cosmoql_storage as storage;
 
-/// The query planner: binding, the service's rejections, partition pruning, the plan.
+/// The query planner, whole (feature `internals`).
+#[cfg(feature = "internals")]
 pub use cosmoql_planner as planner;
 
-/// The query executor: runs plans over a container.
+/// The query executor, whole (feature `internals`).
+#[cfg(feature = "internals")]
 pub use cosmoql_executor as executor;
-pub use cosmoql_executor::{execute, explain, Explain, QueryError, QueryErrorKind, QueryOptions, QueryOutput};
 
+pub use cosmoql_executor::cost::Consistency;
+pub use cosmoql_executor::{
+    execute, explain, Analysis, Explain, PartitionMetrics, QueryError, QueryErrorKind, QueryMetrics, QueryOptions,
+    QueryOutput, QuerySource,
+};
 pub use cosmoql_parser::{parse, ParseError};
+pub use cosmoql_planner::{Plan, VectorPolicy};
+pub use cosmoql_storage::advisor::WhatIf;
+#[cfg(feature = "fault-injection")]
+pub use cosmoql_storage::Faults;
 pub use cosmoql_storage::{
-    Container, ContainerSettings, Database, DurableOptions, PartitionKey, PartitionKeyDefinition, StorageError, Store,
-    SyncMode,
+    Candidate, ChangeFeedStart, Clock, CompositePath, Container, ContainerSettings, Database, DurableOptions, Epk,
+    FeedRange, IndexPath, IndexStats, IndexStep, IndexingMode, IndexingPolicy, KeyChoice, ManualClock, PartitionKey,
+    PartitionKeyDefinition, PartitionKeyPath, PatchOperation, Provisioned, SkewReport, StorageError, Store, SyncMode,
+    SyntheticKey, SyntheticKind, SystemClock, UniqueKey,
 };
 pub use cosmoql_value::Value;
+
+/// The embedded store beneath the client, for programs that use [`Container`] and [`Store`]
+/// directly (no admission, retries or consistency): what their methods take and return.
+pub mod store {
+    pub use cosmoql_executor::cost::response_charge;
+    pub use cosmoql_storage::{
+        BatchError, BatchOperation, Doc, ItemResponse, OperationKind, PartitionInfo, PartitionUsage, Scan, StoredItem,
+        Throttle, WriteOptions,
+    };
+}

@@ -10,7 +10,7 @@
 use std::path::Path;
 use std::time::Instant;
 
-use cosmoql::storage::{ContainerSettings, DurableOptions, PartitionKeyDefinition, Store};
+use cosmoql::{ContainerSettings, DurableOptions, PartitionKeyDefinition, Store};
 use redb::{Database, Durability, ReadableTable, TableDefinition};
 
 const TABLE: TableDefinition<&str, &[u8]> = TableDefinition::new("items");
@@ -138,7 +138,7 @@ fn main() {
         text.extend_from_slice(v.value());
         text.push(b'\n');
     }
-    let memory = cosmoql::storage::Container::new(
+    let memory = cosmoql::Container::new(
         "t",
         PartitionKeyDefinition::hash("/deviceId").unwrap(),
         ContainerSettings::for_expected_items(items),
