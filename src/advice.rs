@@ -197,7 +197,7 @@ fn bind_queries(workload: &Workload) -> Result<Vec<(cosmoql_planner::BoundQuery,
         .map(|(sql, rate)| {
             let query = cosmoql_parser::parse(sql).map_err(|e| Error::Query {
                 sql: sql.clone(),
-                error: QueryError::from(cosmoql_planner::PlanError::from(e)),
+                error: QueryError::from(cosmoql_planner::PlanError::syntax(e, sql)),
             })?;
             let context = cosmoql_planner::BindContext { parameters: &parameters, vector_policies: &[] };
             let query = cosmoql_planner::bind(&query, context)

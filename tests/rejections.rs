@@ -454,3 +454,23 @@ fn the_embedded_api_keeps_the_error_to_match_on() {
     let storage = client.read_item::<Value>(cosmoql::PartitionKey::from("k0"), "nope").unwrap_err();
     assert_eq!((storage.status(), storage.substatus()), (Some(404), 0));
 }
+
+/// Syntax errors in the service's words: SC1001 at the token the parse stopped at (.NET SDK
+/// QueryPlanBaselineTests.OffsetLimit: `OFFSET -1` is "Syntax error, incorrect syntax near '-'."),
+/// SC1002 at the end of a query cut short (Azure/azure-cosmos-dotnet-v3 issue 1615); what was
+/// expected there is the hint.
+#[test]
+fn syntax_errors_are_the_services() {
+    let c = container();
+    let err = execute(&c, "SELECT c.name FROM c OFFSET -1 LIMIT 10", &QueryOptions::default()).unwrap_err();
+    assert_eq!((err.code, err.message.as_str()), (Some("SC1001"), "Syntax error, incorrect syntax near '-'."));
+    assert_eq!(err.span.map(|s| s.range()), Some(28..29));
+    assert_eq!((err.status, err.substatus), (400, 0));
+    let err = execute(&c, "SELECT * FROM c LIMIT 3", &QueryOptions::default()).unwrap_err();
+    assert_eq!(err.message, "Syntax error, incorrect syntax near 'LIMIT'.");
+    let hint = err.hint.clone().unwrap_or_default();
+    assert!(hint.starts_with("expected end of query, found keyword LIMIT; Cosmos DB takes LIMIT"), "{hint}");
+    let err = execute(&c, "SELECT c.id FROM c WHERE c.a = ", &QueryOptions::default()).unwrap_err();
+    assert_eq!((err.code, err.message.as_str()), (Some("SC1002"), "Syntax error, unexpected end-of-file."));
+    assert!(err.render("SELECT c.id FROM c WHERE c.a = ").contains("hint: expected an expression"));
+}

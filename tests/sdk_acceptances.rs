@@ -188,14 +188,15 @@ fn every_query_the_sdk_suites_saw_the_service_refuse_is_refused_here() {
         };
         match (answer_here, recorded_message(answer)) {
             (Ok(()), _) => failures.push(format!("{source}\n  {sql}\n  runs here; the service said {answer}")),
-            // cosmoql words syntax errors itself (`expected X, found Y`, with a caret); the code
-            // and the place are the service's.
+            // Syntax errors: the service's message, code and place.
             (Err(e), Some(message)) if message.starts_with("Syntax error") => {
                 let start =
                     answer.split("\"start\":").nth(1).and_then(|r| r.split(',').next()).and_then(|n| n.parse().ok());
-                if e.code != Some("SC1001") || e.span.map(|s| s.range().start) != start {
-                    failures
-                        .push(format!("{source}\n  {sql}\n  here: {:?} at {:?}\n  service: {answer}", e.code, e.span))
+                if e.message != message || e.code != Some("SC1001") || e.span.map(|s| s.range().start) != start {
+                    failures.push(format!(
+                        "{source}\n  {sql}\n  here: {:?} {} at {:?}\n  service: {answer}",
+                        e.code, e.message, e.span
+                    ))
                 }
             }
             (Err(e), Some(message)) if e.message != message => {

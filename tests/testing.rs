@@ -138,12 +138,12 @@ fn bless_rewrites_failing_expectations_in_place() {
         .replace("[\"Leo\", \"Ana\", \"Mia\"]\n", "[\"Leo\", \"Ana\", \"Mia\"]\n-- a comment in the old expectation\n")
         .replace(
             "-- @error syntax line 1, column 33",
-            "-- @error syntax line 1, column 33: expected end of query, found identifier `p`",
+            "-- @error syntax line 1, column 33: Syntax error, incorrect syntax near 'p'.",
         )
         + "\n-- @name new case, no expectation yet\n-- @param @c = \"Porto\"\nSELECT * FROM p WHERE p.city = @c\n\
            -- @expect\n[\n  {\"id\": \"3\", \"name\": \"Mia\", \"city\": \"Porto\", \"age\": 25},\n  {\"id\": \"5\", \"name\": \"Eva\", \"city\": \"Porto\"}\n]\n\n\n\
            -- @name now an error\nSELECT VALUE p.name FROM p WHERE p.nope(1)\n\
-           -- @error syntax line 1, column 40: expected end of query, found `(`\n\n\
+           -- @error syntax line 1, column 40: Syntax error, incorrect syntax near '('.\n\n\
            -- @name a long result\nSELECT p.id, p.name, p.city FROM p ORDER BY p.id\n-- @expect\n[\n\
            \x20 {\"id\": \"1\", \"name\": \"Ana\", \"city\": \"Lisbon\"},\n\
            \x20 {\"id\": \"2\", \"name\": \"Rui\", \"city\": \"Lisbon\"},\n\

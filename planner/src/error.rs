@@ -60,6 +60,41 @@ impl PlanError {
         }
     }
 
+    /// A syntax error of `sql` in the service's words: `SC1001` `Syntax error, incorrect syntax
+    /// near 'X'.` with the token it stopped at, or `SC1002` `Syntax error, unexpected
+    /// end-of-file.` at the end of the text (recorded service answers: the .NET SDK's
+    /// QueryPlanBaselineTests.OffsetLimit `OFFSET -1`, SC1001 at the `-`; the end of a query cut
+    /// short, SC1002 at its length, in Azure/azure-cosmos-dotnet-v3 issue 1615). What cosmoql saw
+    /// was expected there (`expected X, found Y`) is the hint.
+    /// Other parse errors (a character no token starts, an unterminated string, nesting past
+    /// the limits, whose texts are the service's limit messages) keep the parser's words.
+    pub fn syntax(e: ParseError, sql: &str) -> Self {
+        use cosmoql_parser::ParseErrorKind as K;
+        if !matches!(e.kind, K::UnexpectedToken | K::UnexpectedEnd | K::InvalidCount) {
+            return PlanError::from(e);
+        }
+        let range = e.span.range();
+        let token = sql.get(range.clone()).unwrap_or("");
+        let (code, message) = if token.trim().is_empty() && range.start >= sql.trim_end().len() {
+            ("SC1002", "Syntax error, unexpected end-of-file.".to_string())
+        } else {
+            ("SC1001", format!("Syntax error, incorrect syntax near '{token}'."))
+        };
+        let hint = match e.hint {
+            Some(hint) => format!("{}; {hint}", e.message),
+            None => e.message,
+        };
+        PlanError {
+            kind: PlanErrorKind::Syntax,
+            message,
+            span: Some(e.span),
+            status: 400,
+            substatus: 0,
+            code: Some(code),
+            hint: Some(hint),
+        }
+    }
+
     /// A request partition key that does not fit the container's definition.
     pub fn partition_key(message: impl Into<String>, status: u16, substatus: u32) -> Self {
         PlanError {

@@ -140,7 +140,7 @@ pub struct Plan {
 /// Parses, checks, binds and plans `sql`.
 pub fn plan(sql: &str, context: &PlanContext<'_>) -> Result<Plan, PlanError> {
     rules::check_text(sql, context.limits)?;
-    let syntax = cosmoql_parser::parse(sql)?;
+    let syntax = cosmoql_parser::parse(sql).map_err(|e| PlanError::syntax(e, sql))?;
     rules::check_limits(&syntax, context.limits)?;
     let query =
         bind(&syntax, BindContext { parameters: context.parameters, vector_policies: context.vector_policies })?;

@@ -215,5 +215,6 @@ fn long_scripts_are_split_in_linear_time() {
     assert_eq!(stdout.lines().filter(|l| *l == "[1]").count(), 20_000);
     assert_eq!(stdout.lines().filter(|l| *l == "[2]" || *l == "[3]").count(), 2, "{}", &stdout[stdout.len() - 100..]);
     let stderr = text(&out.stderr);
-    assert!(stderr.contains("line 300003, column 35: expected `,` or `]`"), "{stderr}");
+    assert!(stderr.contains("line 300003, column 35: Syntax error, unexpected end-of-file."), "{stderr}");
+    assert!(stderr.contains("hint: expected `,` or `]`"), "{stderr}");
 }

@@ -363,7 +363,8 @@ fn messages_speak_json_and_files_name_their_lines() {
     prompt(&mut p, "cosmoql> ", "a prompt");
     // A script's error names the file and the file's line.
     p.send_line(&format!(".read {}", script.display())).expect("send");
-    p.exp_string(&format!("{}: line 4, column 8: expected an expression", script.display())).expect("the file line");
+    p.exp_string(&format!("{}: line 4, column 8: Syntax error", script.display())).expect("the file line");
+    p.exp_string("hint: expected an expression").expect("what was expected");
     prompt(&mut p, "cosmoql> ", "a prompt");
     p.send_line(".quit").expect("send");
     p.exp_eof().expect("the REPL exits");

@@ -109,7 +109,8 @@ fn a_failed_statement_exits_1_with_the_caret_on_stderr() {
     let out = run(&["--empty", "-c", "SELECT c.value FROM c", "-c", "SELECT VALUE 3"]);
     assert_eq!(out.status.code(), Some(1));
     let stderr = text(&out.stderr);
-    assert!(stderr.contains("line 1, column 10: expected a property name"), "{stderr}");
+    assert!(stderr.contains("line 1, column 10: Syntax error, incorrect syntax near 'value'."), "{stderr}");
+    assert!(stderr.contains("hint: expected a property name"), "{stderr}");
     assert!(stderr.contains("         ^^^^^"), "{stderr}");
     // The other statement still ran.
     assert_eq!(text(&out.stdout), "[3]\n");
@@ -185,7 +186,8 @@ fn errors_in_a_file_name_the_file_and_its_line() {
     let stderr = text(&out.stderr);
     let name = script.display().to_string();
     // The statement's second line is the file's fifth.
-    assert!(stderr.contains(&format!("{name}: line 5, column 8: expected an expression")), "{stderr}");
+    assert!(stderr.contains(&format!("{name}: line 5, column 8: Syntax error")), "{stderr}");
+    assert!(stderr.contains("hint: expected an expression"), "{stderr}");
     assert!(stderr.contains("  nope(\n       ^"), "{stderr}");
     // A statement after another on the same line: the file's column.
     assert!(stderr.contains(&format!("{name}: line 6, column 30:")), "{stderr}");
