@@ -26,15 +26,15 @@ impl Session {
                         outcome.exit_code = code;
                         return outcome;
                     }
-                    Ok(Flow::Read { path, text }) => match self.read_file(path, &text) {
-                        Ok(()) => true,
-                        Err(Flow::Quit(code)) => {
+                    Ok(Flow::Read { path, text }) => {
+                        let read = self.read_file(path, &text);
+                        if read.quit {
                             outcome.quit = true;
-                            outcome.exit_code = code;
+                            outcome.exit_code = read.exit_code;
                             return outcome;
                         }
-                        Err(_) => false,
-                    },
+                        !read.failed
+                    }
                     Err(msg) => {
                         self.error(&msg);
                         false
@@ -66,26 +66,22 @@ impl Session {
         outcome
     }
 
-    /// `.read FILE`: its statements, named by the file in their errors; `Err` when one failed
-    /// (after saying so) or one asked to quit.
-    fn read_file(&mut self, path: String, text: &str) -> Result<(), Flow> {
+    /// `.read FILE`: its statements, named by the file in their errors; what their run did (a
+    /// failure said, unless they asked to quit).
+    fn read_file(&mut self, path: String, text: &str) -> Outcome {
         if self.reading >= MAX_READ_DEPTH {
             self.error(&format!(".read nested deeper than {MAX_READ_DEPTH} files (a file that reads itself?)"));
-            return Err(Flow::Continue);
+            return Outcome { failed: true, ..Outcome::default() };
         }
         let outer = self.source.replace(path.clone());
         self.reading += 1;
         let outcome = self.run_input(text);
         self.reading -= 1;
         self.source = outer;
-        if outcome.quit {
-            return Err(Flow::Quit(outcome.exit_code));
-        }
-        if outcome.failed {
+        if outcome.failed && !outcome.quit {
             self.error(&format!("{path}: a statement failed"));
-            return Err(Flow::Continue);
         }
-        Ok(())
+        outcome
     }
 
     /// A SQL statement (a query, or `EXPLAIN [ANALYZE] query`) that starts on the input's

@@ -304,9 +304,9 @@ struct Brackets {
     escaped: bool,
 }
 
-/// What a character outside strings is to [`Brackets`].
+/// What a character outside strings is to [`Brackets`] (an opening bracket is `Other`: only
+/// the depth it adds matters).
 enum Bracket {
-    Open,
     Close,
     /// A closing bracket that closes nothing.
     Unbalanced,
@@ -332,7 +332,7 @@ impl Brackets {
             }
             '[' | '{' => {
                 self.depth += 1;
-                Bracket::Open
+                Bracket::Other(c)
             }
             ']' | '}' => match self.depth.checked_sub(1) {
                 Some(d) => {

@@ -247,13 +247,8 @@ impl IndexServing for Container {
             located(&data, entries, walk.items, &mut run);
             runs.push(run);
         }
-        // Each partition's run is in order: merged, not sorted.
         let descending = walk.descending;
-        let merged = KWayMerge::new(runs.into_iter().map(Vec::into_iter).collect(), |a: &Entry<IndexKey>, b| {
-            let keys = if descending { b.0.cmp(&a.0) } else { a.0.cmp(&b.0) };
-            keys.then(a.1.seq.cmp(&b.1.seq))
-        });
-        Some(merged.take(walk.limit).collect())
+        Some(merge_runs(runs, walk.limit, |a: &IndexKey, b| if descending { b.cmp(a) } else { a.cmp(b) }))
     }
 
     /// Like [`Container::index_ordered`] for ORDER BY on several paths, from a composite index
@@ -278,16 +273,13 @@ impl IndexServing for Container {
             located(&data, entries, walk.items, &mut run);
             runs.push(run);
         }
-        // Each partition's run is in order: merged, not sorted.
         let directions: Vec<bool> = walk.keys.iter().map(|(_, d)| *d).collect();
-        let merged = KWayMerge::new(runs.into_iter().map(Vec::into_iter).collect(), |a: &Entry<Vec<IndexKey>>, b| {
-            let tuples =
-                a.0.iter().zip(&b.0).zip(&directions).fold(std::cmp::Ordering::Equal, |o, ((x, y), d)| {
-                    o.then_with(|| if *d { y.cmp(x) } else { x.cmp(y) })
-                });
-            tuples.then(a.1.seq.cmp(&b.1.seq))
-        });
-        Some(merged.take(walk.limit).collect())
+        Some(merge_runs(runs, walk.limit, |a: &Vec<IndexKey>, b| {
+            a.iter()
+                .zip(b)
+                .zip(&directions)
+                .fold(std::cmp::Ordering::Equal, |o, ((x, y), d)| o.then_with(|| if *d { y.cmp(x) } else { x.cmp(y) }))
+        }))
     }
 
     /// The distinct scalars at `path` among the items of `ranges`, in key order, and whether
@@ -367,4 +359,17 @@ impl IndexServing for Container {
         }
         Some(bounds)
     }
+}
+
+/// The first `limit` entries of partitions' runs, each already in the walk's order: merged by
+/// their keys (`keys`, directions applied), then by creation sequence.
+fn merge_runs<K>(
+    runs: Vec<OrderedEntries<K>>,
+    limit: usize,
+    keys: impl Fn(&K, &K) -> std::cmp::Ordering + Copy,
+) -> OrderedEntries<K> {
+    let inputs = runs.into_iter().map(Vec::into_iter).collect();
+    KWayMerge::new(inputs, move |a: &Entry<K>, b: &Entry<K>| keys(&a.0, &b.0).then(a.1.seq.cmp(&b.1.seq)))
+        .take(limit)
+        .collect()
 }
