@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Keeps tests/conformance (the real-service conformance corpus the tests replay) in sync with the
 # shared corpus it is copied from, ../shared/conformance (its docs/, engine/ and README.md; the
-# EPK vectors are copied to storage/tests/data/epk).
+# EPK vectors are copied to catalog/tests/data/epk).
 #
 #   scripts/sync-conformance.sh          copy the shared corpus over the repository's copy
 #   scripts/sync-conformance.sh --check  exit 1 (and list the differences) if they differ

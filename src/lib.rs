@@ -34,7 +34,7 @@
 //!
 //! Also here: [`value`] (documents, JSON) and [`parser`] (the syntax tree), the types the
 //! client's methods take and return, and [`store`] (the embedded store beneath the client). The
-//! engine's crates whole (`storage`, `planner`, `executor`) are behind the `internals` feature,
+//! engine's crates whole (`storage`, `catalog`, `planner`, `executor`) are behind the `internals` feature,
 //! for the `cosmoql` binary and this crate's own tests.
 
 #![warn(missing_docs)]
@@ -155,6 +155,13 @@ impl From<StorageError> for Error {
     }
 }
 
+/// A refused key path, key value or indexing policy: the store's 400.
+impl From<cosmoql_storage::CatalogError> for Error {
+    fn from(e: cosmoql_storage::CatalogError) -> Self {
+        Error::Storage(e.into())
+    }
+}
+
 /// Document values: [`Value`], JSON I/O, the total order and query comparison.
 pub use cosmoql_value as value;
 
@@ -164,6 +171,11 @@ pub use cosmoql_parser as parser;
 /// The partitioned document store, whole (feature `internals`).
 #[cfg(feature = "internals")]
 pub use cosmoql_storage as storage;
+
+/// Container metadata, whole: partition keys and EPK hashing, indexing policies, index probes
+/// (feature `internals`).
+#[cfg(feature = "internals")]
+pub use cosmoql_catalog as catalog;
 
 /// The query planner, whole (feature `internals`).
 #[cfg(feature = "internals")]

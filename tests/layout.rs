@@ -6,7 +6,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// Each crate's source folder, from the repository's root.
-const CRATES: &[&str] = &["src", "value/src", "parser/src", "planner/src", "executor/src", "storage/src", "repl/src"];
+const CRATES: &[&str] =
+    &["src", "value/src", "catalog/src", "parser/src", "planner/src", "executor/src", "storage/src", "repl/src"];
 
 /// Files over 1,000 lines today, with their length now: they may shrink, not grow (issue 22
 /// splits them).

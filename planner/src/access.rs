@@ -31,9 +31,9 @@ use std::fmt;
 use std::ops::Bound;
 use std::sync::Arc;
 
+use cosmoql_catalog::MAX_ITEM_BYTES;
+use cosmoql_catalog::{IndexKey, IndexProbe, IndexStep, IndexingMode, IndexingPolicy, SpatialBox, StringTest};
 use cosmoql_parser::BinaryOp;
-use cosmoql_storage::container::MAX_ITEM_BYTES;
-use cosmoql_storage::{IndexKey, IndexProbe, IndexStep, IndexingMode, IndexingPolicy, SpatialBox, StringTest};
 use cosmoql_value::text::{self, TextTest};
 use cosmoql_value::Value;
 

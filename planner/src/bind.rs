@@ -24,7 +24,7 @@ use cosmoql_value::{LikePattern, Map, Value, ValueSet};
 use crate::bound::{
     AggregateSpec, BoundExpr, BoundProjection, BoundQuery, RankFn, SortKey, Source, SourceKind, Step, SubqueryKind,
 };
-use cosmoql_storage::IndexStep;
+use cosmoql_catalog::IndexStep;
 
 use crate::error::PlanError;
 use crate::functions::{lookup, FunctionKind};

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use cosmoql_parser::{BinaryOp, Span, UnaryOp};
 use cosmoql_value::{LikePattern, Value, ValueSet};
 
-use cosmoql_storage::IndexStep;
+use cosmoql_catalog::IndexStep;
 
 use crate::functions::{AggregateKind, FunctionId};
 use crate::policy::VectorPolicy;

@@ -8,8 +8,8 @@
 use std::collections::HashMap;
 use std::fmt;
 
+use cosmoql_catalog::{CatalogError, Epk, IndexStep, IndexingPolicy, PartitionKey, PartitionKeyDefinition};
 use cosmoql_parser::{Query, SortDirection};
-use cosmoql_storage::{Epk, IndexStep, IndexingPolicy, PartitionKey, PartitionKeyDefinition, StorageError};
 use cosmoql_value::Value;
 
 use crate::access::{self, Access};
@@ -179,7 +179,7 @@ pub fn plan(sql: &str, context: &PlanContext<'_>) -> Result<Plan, PlanError> {
         _ => Paging::Replay,
     };
     let targets = targets(&syntax, &query, context)
-        .map_err(|e| PlanError::partition_key(e.message.clone(), e.status_code(), e.kind.substatus().unwrap_or(0)))?;
+        .map_err(|e| PlanError::partition_key(e.message.clone(), e.status_code(), 0))?;
     let pinned: Vec<Vec<IndexStep>> = match targets.pruning.targets {
         Targets::Keys(_) => context
             .partition_key
@@ -199,7 +199,7 @@ pub fn plan(sql: &str, context: &PlanContext<'_>) -> Result<Plan, PlanError> {
 
 /// The request's partition key, or what the WHERE clause pins, as EPK ranges; with one key and an
 /// id equality, the point read.
-fn targets(syntax: &Query, query: &BoundQuery, context: &PlanContext<'_>) -> Result<PartitionTargets, StorageError> {
+fn targets(syntax: &Query, query: &BoundQuery, context: &PlanContext<'_>) -> Result<PartitionTargets, CatalogError> {
     let definition = context.partition_key;
     let pruning = match context.request_partition_key {
         Some(key) => {
@@ -222,7 +222,7 @@ fn targets(syntax: &Query, query: &BoundQuery, context: &PlanContext<'_>) -> Res
                     let next = epk.successor();
                     Ok((epk, next))
                 })
-                .collect::<Result<Vec<_>, StorageError>>()?;
+                .collect::<Result<Vec<_>, CatalogError>>()?;
             ranges.sort();
             ranges.dedup();
             let point = match (keys.as_slice(), pinned_id(query)) {

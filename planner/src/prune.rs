@@ -36,8 +36,8 @@
 
 use std::collections::BTreeSet;
 
+use cosmoql_catalog::{Epk, PartitionKey, PartitionKeyDefinition, PartitionKeyKind, SyntheticKey, SyntheticKind};
 use cosmoql_parser::BinaryOp;
-use cosmoql_storage::{Epk, PartitionKey, PartitionKeyDefinition, PartitionKeyKind, SyntheticKey, SyntheticKind};
 use cosmoql_value::{format_number, Value};
 
 use crate::bound::{BoundExpr, BoundQuery, Step};

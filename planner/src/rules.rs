@@ -7,7 +7,7 @@
 
 use cosmoql_parser::{Expr, ExprKind, FromSource, Query, Span};
 
-use cosmoql_storage::{IndexStep, IndexingPolicy};
+use cosmoql_catalog::{IndexStep, IndexingPolicy};
 
 use crate::bound::SortKey;
 use crate::error::PlanError;

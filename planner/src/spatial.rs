@@ -16,7 +16,7 @@
 //!   (at most 20° across, not crossing the antimeridian) is the sign of its planar area. A point
 //!   within or on the shape is then in the cap, and the cap in the box.
 
-use cosmoql_storage::SpatialBox;
+use cosmoql_catalog::SpatialBox;
 use cosmoql_value::Value;
 
 /// The least meridional radius of curvature of WGS-84, `a (1 − e²)`, in meters.

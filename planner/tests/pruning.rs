@@ -3,8 +3,8 @@
 
 use std::collections::HashMap;
 
+use cosmoql_catalog::{Epk, PartitionKey, PartitionKeyDefinition, PartitionKeyPath, SyntheticKey, SyntheticKind};
 use cosmoql_planner::{bind, prune, BindContext, Pruning, Targets, MAX_KEYS};
-use cosmoql_storage::{Epk, PartitionKey, PartitionKeyDefinition, PartitionKeyPath, SyntheticKey, SyntheticKind};
 use cosmoql_value::{parse_json, Value};
 
 // ---- helpers ----------------------------------------------------------------------------------

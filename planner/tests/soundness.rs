@@ -6,8 +6,8 @@
 
 use std::collections::HashMap;
 
+use cosmoql_catalog::{PartitionKey, PartitionKeyDefinition, PartitionKeyPath, SyntheticKey, SyntheticKind};
 use cosmoql_planner::{bind, prune, BindContext, Targets};
-use cosmoql_storage::{PartitionKey, PartitionKeyDefinition, PartitionKeyPath, SyntheticKey, SyntheticKind};
 use cosmoql_value::{and, is_truthy, not, or, query_eq, query_lt, query_ne, Map, Value};
 use proptest::prelude::*;
 

@@ -28,7 +28,7 @@ mod session;
 mod statements;
 mod text;
 mod usage;
-use cosmoql::storage::epk::{self, HashVersion, PartitionKeyKind};
+use cosmoql::catalog::epk::{self, HashVersion, PartitionKeyKind};
 
 /// Azure Cosmos DB for NoSQL-style SQL over a partitioned JSON document store.
 ///

@@ -1,7 +1,7 @@
 //! The text of statements: splitting input into SQL statements and `.commands`, knowing when a
 //! statement typed so far is complete, `EXPLAIN [ANALYZE]`, and a command's words.
 
-use cosmoql::storage::epk::PartitionKeyComponent;
+use cosmoql::catalog::epk::PartitionKeyComponent;
 use cosmoql::value::{to_json_string, Value};
 
 /// `.nullvalue "TEXT"` and `.nullvalue TEXT` alike.

@@ -16,10 +16,10 @@
 use cosmoql_value::{parse_json, to_json_string, Map, Value};
 
 use crate::container::{Change, Container};
-use crate::epk::Epk;
 use crate::error::{Result, StorageError};
 use crate::item::StoredItem;
-use crate::partition_key::PartitionKey;
+use cosmoql_catalog::epk::Epk;
+use cosmoql_catalog::partition_key::PartitionKey;
 
 const PREFIX: &str = "cf1.";
 
@@ -157,7 +157,7 @@ impl Container {
             FeedRange::All => Ok((Epk::min(), Epk::max())),
             FeedRange::Epk(min, max) if min < max => Ok((min.clone(), max.clone())),
             FeedRange::Epk(..) => Err(StorageError::bad_request("a feed range's minimum must be below its maximum")),
-            FeedRange::Key(key) => self.partition_key().epk_range(key),
+            FeedRange::Key(key) => Ok(self.partition_key().epk_range(key)?),
         }
     }
 

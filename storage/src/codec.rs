@@ -1,7 +1,7 @@
 //! A small binary encoding for log records: little-endian integers, length-prefixed bytes.
 
-use crate::epk::PartitionKeyComponent;
-use crate::partition_key::PartitionKey;
+use cosmoql_catalog::epk::PartitionKeyComponent;
+use cosmoql_catalog::partition_key::PartitionKey;
 
 /// Appends values to a byte buffer.
 #[derive(Debug, Default)]

@@ -864,5 +864,27 @@ impl<'a> Iterator for Elements<'a> {
     }
 }
 
+/// Partition key values are read from the encoded item, without decoding it.
+impl<'a> cosmoql_catalog::DocView<'a> for DocRef<'a> {
+    fn get(&self, key: &str) -> Option<Self> {
+        DocRef::get(self, key)
+    }
+    fn as_str(&self) -> Option<&'a str> {
+        DocRef::as_str(self)
+    }
+    fn as_f64(&self) -> Option<f64> {
+        DocRef::as_f64(self)
+    }
+    fn as_bool(&self) -> Option<bool> {
+        DocRef::as_bool(self)
+    }
+    fn is_null(&self) -> bool {
+        DocRef::is_null(self)
+    }
+    fn kind_name(&self) -> &'static str {
+        self.kind().name()
+    }
+}
+
 #[cfg(test)]
 mod tests;

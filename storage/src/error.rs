@@ -133,5 +133,12 @@ impl fmt::Display for StorageError {
 
 impl std::error::Error for StorageError {}
 
+/// A definition or key value the catalog refused: a 400.
+impl From<cosmoql_catalog::CatalogError> for StorageError {
+    fn from(e: cosmoql_catalog::CatalogError) -> Self {
+        StorageError::bad_request(e.message)
+    }
+}
+
 /// Shorthand for storage results.
 pub type Result<T, E = StorageError> = std::result::Result<T, E>;

@@ -13,15 +13,11 @@ pub mod container;
 pub mod cost;
 pub mod doc;
 pub mod durable;
-pub mod epk;
 pub mod error;
 mod faults;
 pub mod import;
 pub mod index;
-pub mod indexing;
 pub mod item;
-mod murmur3;
-pub mod partition_key;
 pub mod patch;
 pub mod skew;
 pub mod store;
@@ -37,16 +33,20 @@ pub use container::{
 };
 pub use doc::{Doc, DocRef, SYSTEM_PROPERTIES};
 pub use durable::{DurableOptions, Recovery};
-pub use epk::{Epk, HashVersion, PartitionKeyComponent, PartitionKeyKind};
 pub use error::{ErrorKind, StorageError};
 #[cfg(feature = "fault-injection")]
 pub use faults::Faults;
 pub use import::{ImportError, ImportOptions, ImportSummary};
-pub use index::{IndexKey, IndexProbe, IndexStats, IndexWork, PartitionIndex, SpatialBox, StringTest};
-pub use indexing::{CompositePath, IndexPath, IndexStep, IndexingMode, IndexingPolicy};
-pub use partition_key::{PartitionKey, PartitionKeyDefinition, PartitionKeyPath, SyntheticKey, SyntheticKind};
+pub use index::{IndexStats, IndexWork, PartitionIndex};
 pub use patch::PatchOperation;
 pub use skew::{KeySize, PartitionSkew, SkewReport, Spread};
 pub use store::{Database, Store};
 pub use throughput::{Clock, KeyUsage, ManualClock, PartitionUsage, Provisioned, RequestKind, SystemClock, Throttle};
 pub use wal::{SyncMode, PREALLOCATE};
+
+// The container metadata this engine stores by, from the catalog crate (the planner's too).
+pub use cosmoql_catalog::{
+    CatalogError, CompositePath, DocView, Epk, HashVersion, IndexKey, IndexPath, IndexProbe, IndexStep, IndexingMode,
+    IndexingPolicy, PartitionKey, PartitionKeyComponent, PartitionKeyDefinition, PartitionKeyKind, PartitionKeyPath,
+    SpatialBox, StringTest, SyntheticKey, SyntheticKind, MAX_ITEM_BYTES,
+};

@@ -13,9 +13,9 @@ use crate::container::{Container, ContainerSettings};
 use crate::durable::{tag, Checkpoint, Durable, DurableOptions, Recovery};
 use crate::error::ErrorKind;
 use crate::error::{Result, StorageError};
-use crate::indexing::IndexingPolicy;
-use crate::partition_key::PartitionKeyDefinition;
 use crate::throughput::{Clock, Throttle};
+use cosmoql_catalog::indexing::IndexingPolicy;
+use cosmoql_catalog::partition_key::PartitionKeyDefinition;
 
 /// The whole store: databases by id. `Send + Sync`; share it with an `Arc`.
 ///

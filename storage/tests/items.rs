@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use cosmoql_storage::partition_key::hash_bucket;
+use cosmoql_catalog::partition_key::hash_bucket;
 use cosmoql_storage::*;
 use cosmoql_value::{parse_json, Value};
 

@@ -6,8 +6,8 @@ use std::collections::HashMap;
 use std::fmt;
 
 use super::sample::{Column, Sample, NONE};
-use crate::epk::{string_hash_v2, undefined_hash_v2};
-use crate::partition_key::{hash_bucket, PartitionKey, PartitionKeyDefinition};
+use cosmoql_catalog::epk::{string_hash_v2, undefined_hash_v2};
+use cosmoql_catalog::partition_key::{hash_bucket, PartitionKey, PartitionKeyDefinition};
 
 /// A candidate key.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]

@@ -20,7 +20,7 @@ pub(super) const NONE: u32 = u32::MAX;
 pub(super) struct Column {
     pub ids: Vec<u32>,
     pub values: Vec<String>,
-    /// Each value's V2 hash as a key component ([`crate::epk::component_hash_v2`]): a key on the
+    /// Each value's V2 hash as a key component ([`cosmoql_catalog::epk::component_hash_v2`]): a key on the
     /// path, or a level of a hierarchical one, is placed in EPK order without hashing again.
     pub hashes: Vec<u128>,
     /// Whether each value can be part of a synthetic key (null cannot: the store refuses it).
@@ -134,7 +134,7 @@ impl Scalar<'_> {
 
     /// The value's V2 hash as a key component.
     fn hash(self) -> u128 {
-        use crate::epk::{component_hash_v2, string_hash_v2, PartitionKeyComponent as C};
+        use cosmoql_catalog::epk::{component_hash_v2, string_hash_v2, PartitionKeyComponent as C};
         match self {
             Scalar::Str(s) => string_hash_v2(&[s]),
             Scalar::Num(n) => component_hash_v2(&C::Number(n)),

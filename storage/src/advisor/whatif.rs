@@ -16,8 +16,8 @@ use std::time::Duration;
 
 use super::keys::{layout, place_of, KeyChoice};
 use super::sample::Sample;
-use crate::partition_key::PartitionKey;
 use crate::throughput::Replay;
+use cosmoql_catalog::partition_key::PartitionKey;
 
 /// Idle seconds replayed one by one after each write.
 pub const WINDOW: u64 = 300;

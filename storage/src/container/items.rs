@@ -80,7 +80,7 @@ impl Container {
 
     pub(super) fn key_epk(&self, key: &PartitionKey) -> Result<Epk> {
         self.definition.check_key(key)?;
-        self.definition.epk(key)
+        Ok(self.definition.epk(key)?)
     }
 
     pub(super) fn new_meta(&self, seq: Option<u64>) -> ItemMeta {

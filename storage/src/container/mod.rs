@@ -22,14 +22,15 @@ use cosmoql_value::{Map, Value};
 use parking_lot::{Mutex, RwLock};
 
 use crate::doc::{Doc, SYSTEM_PROPERTIES};
-use crate::epk::Epk;
 use crate::error::{ErrorKind, Result, StorageError};
-use crate::index::{IndexKey, IndexProbe, IndexStats, IndexWork, PartitionIndex};
-use crate::indexing::{IndexStep, IndexingPolicy};
+use crate::index::{IndexStats, IndexWork, PartitionIndex};
 pub use crate::item::{ItemMeta, StoredItem};
-use crate::partition_key::{PartitionKey, PartitionKeyDefinition};
 use crate::patch::{apply_patch, PatchOperation};
 use crate::throughput::{Clock, SystemClock, Throttle};
+use cosmoql_catalog::epk::Epk;
+use cosmoql_catalog::indexing::{IndexStep, IndexingPolicy};
+use cosmoql_catalog::partition_key::{PartitionKey, PartitionKeyDefinition};
+use cosmoql_catalog::{IndexKey, IndexProbe};
 
 mod batch;
 mod feed;
@@ -348,7 +349,7 @@ impl Container {
         // A container without a key has one logical partition, so one physical partition. Settings
         // out of range are clamped here ([`ContainerSettings::validate`] reports them as errors).
         let n = if definition.is_none() { 1 } else { settings.initial_partitions.clamp(1, MAX_INITIAL_PARTITIONS) };
-        let bounds = crate::epk::split_space(n);
+        let bounds = cosmoql_catalog::epk::split_space(n);
         let settings_ttl = settings.default_ttl;
         let policy = Arc::new(IndexingPolicy::default());
         let partitions = bounds
@@ -448,7 +449,7 @@ impl Container {
             return (ids.to_vec(), self.partition_count());
         }
         let n = throttle.shared_partitions();
-        let bounds = crate::epk::split_space(n);
+        let bounds = cosmoql_catalog::epk::split_space(n);
         let map = self.partitions.read();
         let mut slots: Vec<u32> = map
             .iter()

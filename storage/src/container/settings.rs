@@ -3,8 +3,7 @@
 
 use super::*;
 
-/// Cosmos DB's item size limit (2 MB of JSON).
-pub const MAX_ITEM_BYTES: usize = 2 * 1024 * 1024;
+pub use cosmoql_catalog::MAX_ITEM_BYTES;
 
 /// Cosmos DB's id length limit, in UTF-8 bytes.
 pub const MAX_ID_BYTES: usize = 1023;
@@ -78,7 +77,7 @@ impl UniqueKey {
         }
         let mut segments = Vec::with_capacity(paths.len());
         for path in paths {
-            let parsed = crate::partition_key::PartitionKeyPath::parse(path)
+            let parsed = cosmoql_catalog::partition_key::PartitionKeyPath::parse(path)
                 .map_err(|e| StorageError::bad_request(format!("unique key path `{path}`: {e}")))?;
             segments.push(parsed.segments().to_vec());
         }

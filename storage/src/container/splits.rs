@@ -126,10 +126,11 @@ impl Container {
         while map.len() < n {
             // How much key space a split would give away: the widest range goes first.
             let width = |p: &PhysicalPartition| {
-                crate::epk::midpoint(&p.min, &p.max).map(|mid| mid.top_u128().saturating_sub(p.min.top_u128()))
+                cosmoql_catalog::epk::midpoint(&p.min, &p.max)
+                    .map(|mid| mid.top_u128().saturating_sub(p.min.top_u128()))
             };
             let Some(p) = map.iter().filter(|p| width(p).is_some()).max_by_key(|p| width(p)).cloned() else { break };
-            let Some(mid) = crate::epk::midpoint(&p.min, &p.max) else { break };
+            let Some(mid) = cosmoql_catalog::epk::midpoint(&p.min, &p.max) else { break };
             let mut data = p.data.write();
             if !self.split_at(&mut map, &p, &mut data, mid) {
                 break;
@@ -146,7 +147,7 @@ impl Container {
         let _gate = self.gate();
         let mut map = self.partitions.write();
         let p = Arc::clone(map.iter().find(|p| p.id == id)?);
-        let mid = crate::epk::midpoint(&p.min, &p.max)?;
+        let mid = cosmoql_catalog::epk::midpoint(&p.min, &p.max)?;
         let mut data = p.data.write();
         if !self.split_at(&mut map, &p, &mut data, mid) {
             return None;
@@ -159,7 +160,7 @@ impl Container {
     /// its EPK range has a middle (only the log refusing the split can still stop it).
     pub fn can_split_evenly(&self, id: u32) -> bool {
         let map = self.partitions.read();
-        map.iter().find(|p| p.id == id).is_some_and(|p| crate::epk::midpoint(&p.min, &p.max).is_some())
+        map.iter().find(|p| p.id == id).is_some_and(|p| cosmoql_catalog::epk::midpoint(&p.min, &p.max).is_some())
     }
 
     /// Splits the physical partition holding `epk` now, whatever its size (tests and tools use

@@ -70,7 +70,7 @@ impl CompositeIndex {
             .iter()
             .zip(&self.descending)
             .map(|(path, &descending)| {
-                Some(CompositeKey::new(IndexKey::from_doc(&scalar_at(item, path)?, shared)?, descending))
+                Some(CompositeKey::new(key_of_doc(&scalar_at(item, path)?, shared)?, descending))
             })
             .collect()
     }

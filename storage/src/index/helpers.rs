@@ -63,3 +63,17 @@ pub(super) fn intersect(a: &[u64], b: &[u64]) -> Vec<u64> {
     let (small, large) = if a.len() <= b.len() { (a, b) } else { (b, a) };
     small.iter().copied().filter(|s| large.binary_search(s).is_ok()).collect()
 }
+
+/// The index key of a scalar inside an item's bytes (`shared`), sharing them for long strings;
+/// `None` for undefined, arrays, objects and non-finite numbers.
+pub(super) fn key_of_doc(v: &DocRef<'_>, shared: &Arc<[u8]>) -> Option<IndexKey> {
+    if v.is_null() {
+        Some(IndexKey::Null)
+    } else if let Some(b) = v.as_bool() {
+        Some(IndexKey::Bool(b))
+    } else if let Some(n) = v.as_f64() {
+        IndexKey::number(n)
+    } else {
+        v.as_str().map(|s| IndexKey::string_in(shared, s))
+    }
+}

@@ -101,28 +101,3 @@ impl SpatialEntries {
         out
     }
 }
-
-/// A latitude band and a longitude range around a center (wrapping at the antimeridian), in
-/// degrees: what a spatial probe asks for.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct SpatialBox {
-    pub lat_min: f64,
-    pub lat_max: f64,
-    pub lon_center: f64,
-    /// Half the longitude range; 180 or more: every longitude.
-    pub lon_half_width: f64,
-}
-
-impl SpatialBox {
-    pub(super) fn holds_longitude(&self, lon: f64) -> bool {
-        if self.lon_half_width >= 180.0 {
-            return true;
-        }
-        let mut d = (lon - self.lon_center).abs() % 360.0;
-        if d > 180.0 {
-            d = 360.0 - d;
-        }
-        // Index units round to 1e-9 degree.
-        d <= self.lon_half_width + 2e-9
-    }
-}

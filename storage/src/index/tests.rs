@@ -42,8 +42,8 @@ fn keys_sort_in_the_engine_order_of_values() {
 fn entries_cover_scalars_array_elements_ts_and_composites_and_leave_with_the_item() {
     let policy = IndexingPolicy {
         composite: vec![vec![
-            crate::indexing::CompositePath { text: "/a".into(), segments: key("/a"), descending: false },
-            crate::indexing::CompositePath { text: "/b".into(), segments: key("/b"), descending: true },
+            cosmoql_catalog::indexing::CompositePath { text: "/a".into(), segments: key("/a"), descending: false },
+            cosmoql_catalog::indexing::CompositePath { text: "/b".into(), segments: key("/b"), descending: true },
         ]],
         ..IndexingPolicy::default()
     };

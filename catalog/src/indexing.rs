@@ -23,7 +23,7 @@ use std::fmt;
 
 use cosmoql_value::{Map, Value};
 
-use crate::error::{Result, StorageError};
+use crate::error::{CatalogError, Result};
 
 /// One segment of a document path, as policies and queries address values.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -137,8 +137,8 @@ fn etag_path() -> IndexPath {
 
 /// The service's message for a path it cannot parse; `position` is the 0-based character where
 /// parsing failed.
-fn bad_path(text: &str, position: usize) -> StorageError {
-    StorageError::bad_request(format!(
+fn bad_path(text: &str, position: usize) -> CatalogError {
+    CatalogError::bad_request(format!(
         "The indexing path '{text}' could not be accepted, failed near position '{position}'. Please ensure that the path is a valid path. Common errors include invalid characters or absence of quotes around labels."
     ))
 }
@@ -170,7 +170,7 @@ fn parse_path(text: &str, terminal: bool) -> Result<(Vec<IndexStep>, Option<Path
                 i += 2;
             }
             Some('{') => {
-                return Err(StorageError::bad_request(format!(
+                return Err(CatalogError::bad_request(format!(
                     "The indexing path '{text}' is a tuple path; cosmoql does not support tuple paths yet."
                 )))
             }
@@ -218,7 +218,7 @@ impl IndexingPolicy {
     /// Reads a policy in the service's JSON form, filling in what is omitted as the service does.
     pub fn from_json(v: &Value) -> Result<Self> {
         let Some(object) = v.as_object() else {
-            return Err(StorageError::bad_request("the indexing policy must be a JSON object"));
+            return Err(CatalogError::bad_request("the indexing policy must be a JSON object"));
         };
         let mut policy = IndexingPolicy { included: Vec::new(), excluded: Vec::new(), ..IndexingPolicy::default() };
         for (key, value) in object.iter() {
@@ -228,12 +228,12 @@ impl IndexingPolicy {
                         Some("consistent") => IndexingMode::Consistent,
                         Some("none") => IndexingMode::None,
                         Some("lazy") => {
-                            return Err(StorageError::bad_request(
+                            return Err(CatalogError::bad_request(
                                 "Lazy indexing is not available for new containers: choose 'consistent' or 'none'.",
                             ))
                         }
                         _ => {
-                            return Err(StorageError::bad_request(format!(
+                            return Err(CatalogError::bad_request(format!(
                                 "The indexing mode {value} is invalid: choose 'consistent' or 'none'."
                             )))
                         }
@@ -241,7 +241,7 @@ impl IndexingPolicy {
                 }
                 "automatic" => {
                     policy.automatic = value.as_bool().ok_or_else(|| {
-                        StorageError::bad_request("the indexing policy's `automatic` must be true or false")
+                        CatalogError::bad_request("the indexing policy's `automatic` must be true or false")
                     })?
                 }
                 "includedPaths" => policy.included = paths(value, key)?,
@@ -258,7 +258,7 @@ impl IndexingPolicy {
             policy.included.insert(0, IndexPath { text: "/*".into(), segments: vec![], end: PathEnd::Subtree });
         }
         if policy.mode == IndexingMode::Consistent && !has(&policy.included) && !has(&policy.excluded) {
-            return Err(StorageError::bad_request(
+            return Err(CatalogError::bad_request(
                 "The special mandatory indexing path \"/\" is not provided in any of the path type sets. Please provide this path in one of the sets.",
             ));
         }
@@ -357,35 +357,35 @@ impl fmt::Display for IndexingPolicy {
 
 fn paths(v: &Value, field: &str) -> Result<Vec<IndexPath>> {
     let Some(list) = v.as_array() else {
-        return Err(StorageError::bad_request(format!("the indexing policy's `{field}` must be an array")));
+        return Err(CatalogError::bad_request(format!("the indexing policy's `{field}` must be an array")));
     };
     list.iter()
         .map(|entry| match entry.get("path").as_str() {
             Some(text) => IndexPath::parse(text),
-            None => Err(StorageError::bad_request(format!("each of `{field}` needs a string `path`"))),
+            None => Err(CatalogError::bad_request(format!("each of `{field}` needs a string `path`"))),
         })
         .collect()
 }
 
 fn composites(v: &Value) -> Result<Vec<Vec<CompositePath>>> {
     let Some(list) = v.as_array() else {
-        return Err(StorageError::bad_request("the indexing policy's `compositeIndexes` must be an array of arrays"));
+        return Err(CatalogError::bad_request("the indexing policy's `compositeIndexes` must be an array of arrays"));
     };
     list.iter()
         .enumerate()
         .map(|(i, index)| {
             let Some(paths) = index.as_array() else {
-                return Err(StorageError::bad_request("each composite index must be an array of paths"));
+                return Err(CatalogError::bad_request("each composite index must be an array of paths"));
             };
             if paths.len() < 2 {
-                return Err(StorageError::bad_request(format!(
+                return Err(CatalogError::bad_request(format!(
                     "The composite index at 'indexingPolicy.additionalIndexes.composite['{i}']' must have at least 2 paths."
                 )));
             }
             let mut out: Vec<CompositePath> = Vec::with_capacity(paths.len());
             for (j, p) in paths.iter().enumerate() {
                 let Some(text) = p.get("path").as_str() else {
-                    return Err(StorageError::bad_request("each composite path needs a string `path`"));
+                    return Err(CatalogError::bad_request("each composite path needs a string `path`"));
                 };
                 // No `/?` or `/*`: a composite path ends at its last segment (an implicit `/?`).
                 let (segments, _) = parse_path(text, false)?;
@@ -395,13 +395,13 @@ fn composites(v: &Value) -> Result<Vec<Vec<CompositePath>>> {
                     Value::String(o) if o.eq_ignore_ascii_case("descending") => true,
                     other => {
                         let shown = other.as_str().map_or_else(|| other.to_string(), str::to_string);
-                        return Err(StorageError::bad_request(format!(
+                        return Err(CatalogError::bad_request(format!(
                             "The composite order '{shown}' is invalid. Choose between 'ascending' and 'descending'."
                         )));
                     }
                 };
                 if out.iter().any(|q| q.segments == segments) {
-                    return Err(StorageError::bad_request(format!(
+                    return Err(CatalogError::bad_request(format!(
                         "The following path '{text}' was specified more than once in 'additionalIndexes.composite[{i}][{j}]'. Remove the duplicated field."
                     )));
                 }
@@ -414,17 +414,17 @@ fn composites(v: &Value) -> Result<Vec<Vec<CompositePath>>> {
 
 fn spatials(v: &Value) -> Result<Vec<SpatialIndex>> {
     let Some(list) = v.as_array() else {
-        return Err(StorageError::bad_request("the indexing policy's `spatialIndexes` must be an array"));
+        return Err(CatalogError::bad_request("the indexing policy's `spatialIndexes` must be an array"));
     };
     list.iter()
         .map(|entry| {
             let Some(text) = entry.get("path").as_str() else {
-                return Err(StorageError::bad_request("each spatial index needs a string `path`"));
+                return Err(CatalogError::bad_request("each spatial index needs a string `path`"));
             };
             let path = IndexPath::parse(text)?;
             let types = entry.get("types").as_array().map(|t| t.to_vec()).unwrap_or_default();
             if types.is_empty() {
-                return Err(StorageError::bad_request(format!(
+                return Err(CatalogError::bad_request(format!(
                     "The spatial data types array cannot be empty. Assign at least one spatial type for the 'types' array for the path '{text}'."
                 )));
             }
@@ -432,7 +432,7 @@ fn spatials(v: &Value) -> Result<Vec<SpatialIndex>> {
                 .iter()
                 .map(|t| match t.as_str() {
                     Some(s @ ("Point" | "Polygon" | "MultiPolygon" | "LineString")) => Ok(s.to_string()),
-                    _ => Err(StorageError::bad_request(format!(
+                    _ => Err(CatalogError::bad_request(format!(
                         "The spatial type {t} is invalid: choose Point, Polygon, MultiPolygon or LineString."
                     ))),
                 })

@@ -20,7 +20,7 @@ use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 
-use cosmoql_storage::epk::{
+use cosmoql_catalog::epk::{
     effective_partition_key, effective_partition_key_verbatim, prefix_range, split_space, Epk, EpkErrorKind,
     HashVersion, PartitionKeyComponent, PartitionKeyKind,
 };

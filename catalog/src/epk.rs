@@ -2,7 +2,7 @@
 //! that physical partitions own.
 //!
 //! The algorithm follows `shared/conformance/epk/README.md` (tested against its golden vectors in
-//! `storage/tests/epk_vectors.rs`):
+//! `catalog/tests/epk_vectors.rs`):
 //!
 //! * Every component is encoded as a type byte plus payload: undefined `00`, null `01`,
 //!   false `02`, true `03`, number `05` + the 8 little-endian bytes of the `f64`, string `08` +

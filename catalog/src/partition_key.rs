@@ -6,9 +6,25 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use cosmoql_value::{format_number, Map, Value};
 
-use crate::doc::DocRef;
 use crate::epk::{effective_partition_key, prefix_range, Epk, HashVersion, PartitionKeyComponent, PartitionKeyKind};
-use crate::error::{Result, StorageError};
+use crate::error::{CatalogError, Result};
+
+/// A read-only view of a stored document, enough to read its partition key: the storage engine's
+/// encoded documents implement it, so key values are read without decoding the item.
+pub trait DocView<'a>: Copy {
+    /// The property `key` of an object (`None` for a missing property or a non-object).
+    fn get(&self, key: &str) -> Option<Self>;
+    /// The string, if this is one.
+    fn as_str(&self) -> Option<&'a str>;
+    /// The number, if this is one.
+    fn as_f64(&self) -> Option<f64>;
+    /// The boolean, if this is one.
+    fn as_bool(&self) -> Option<bool>;
+    /// Whether this is `null`.
+    fn is_null(&self) -> bool;
+    /// The name of this value's type, for messages (`object`, `array`, ...).
+    fn kind_name(&self) -> &'static str;
+}
 
 /// The largest partition key value Cosmos DB accepts, in UTF-8 bytes of its strings.
 pub const MAX_PARTITION_KEY_BYTES: usize = 2048;
@@ -23,7 +39,7 @@ impl PartitionKeyPath {
     /// Parses `/a/b`, with `"..."` quoting for segments holding `/` or spaces (`\"` and `\\` escape
     /// inside quotes).
     pub fn parse(text: &str) -> Result<Self> {
-        let bad = |why: &str| StorageError::bad_request(format!("invalid partition key path `{text}`: {why}"));
+        let bad = |why: &str| CatalogError::bad_request(format!("invalid partition key path `{text}`: {why}"));
         let Some(mut rest) = text.strip_prefix('/') else { return Err(bad("it must start with `/`")) };
         let mut segments = Vec::new();
         loop {
@@ -74,7 +90,7 @@ impl PartitionKeyPath {
 
     /// Reads the key component at this path. A missing property (or a path through a non-object)
     /// is `Undefined`, as in Cosmos DB; an object or array value is a 400.
-    pub fn component(&self, doc: DocRef<'_>) -> Result<PartitionKeyComponent> {
+    pub fn component<'a>(&self, doc: impl DocView<'a>) -> Result<PartitionKeyComponent> {
         let mut cur = doc;
         for seg in &self.segments {
             match cur.get(seg) {
@@ -94,9 +110,9 @@ impl PartitionKeyPath {
         if cur.is_null() {
             return Ok(PartitionKeyComponent::Null);
         }
-        Err(StorageError::bad_request(format!(
+        Err(CatalogError::bad_request(format!(
             "the partition key value at {self} must be a string, number, boolean or null, not an {}",
-            cur.kind().name()
+            cur.kind_name()
         )))
     }
 
@@ -175,10 +191,10 @@ impl SyntheticKey {
     /// The key for an item being written, or `None` to keep the value it already carries (a
     /// random-suffix key is drawn only when the item has none yet, so a replace of a read item
     /// stays in its logical partition).
-    pub fn key_for(&self, doc: DocRef<'_>) -> Result<Option<String>> {
+    pub fn key_for<'a>(&self, doc: impl DocView<'a>) -> Result<Option<String>> {
         let part = |path: &PartitionKeyPath| -> Result<String> {
             key_text(&path.component(doc)?).ok_or_else(|| {
-                StorageError::bad_request(format!(
+                CatalogError::bad_request(format!(
                     "the synthetic partition key needs {path}, which the item does not have (or is null)"
                 ))
             })
@@ -217,14 +233,14 @@ impl SyntheticKey {
     pub fn keys_from_parts(&self, values: &[Value]) -> Result<Vec<String>> {
         let text = |v: &Value| {
             value_key_text(v).ok_or_else(|| {
-                StorageError::bad_request("synthetic key parts must be strings, numbers or booleans".to_string())
+                CatalogError::bad_request("synthetic key parts must be strings, numbers or booleans".to_string())
             })
         };
         let expect = |n: usize| {
             if values.len() == n {
                 Ok(())
             } else {
-                Err(StorageError::bad_request(format!(
+                Err(CatalogError::bad_request(format!(
                     "this synthetic key is built from {n} values, {} were given",
                     values.len()
                 )))
@@ -312,7 +328,7 @@ impl PartitionKeyDefinition {
     /// A hierarchical key on 2 or 3 paths (MultiHash).
     pub fn hierarchical(paths: &[&str]) -> Result<Self> {
         if !(2..=3).contains(&paths.len()) {
-            return Err(StorageError::bad_request(format!(
+            return Err(CatalogError::bad_request(format!(
                 "a hierarchical partition key has 2 or 3 paths, not {}",
                 paths.len()
             )));
@@ -340,7 +356,7 @@ impl PartitionKeyDefinition {
         let path = PartitionKeyPath { segments: vec![key.property.clone()] };
         let check = |p: &PartitionKeyPath| {
             if p == &path {
-                Err(StorageError::bad_request(format!("the synthetic key cannot be built from its own property {p}")))
+                Err(CatalogError::bad_request(format!("the synthetic key cannot be built from its own property {p}")))
             } else {
                 Ok(())
             }
@@ -348,21 +364,21 @@ impl PartitionKeyDefinition {
         match &key.kind {
             SyntheticKind::Concat { paths, .. } => {
                 if paths.is_empty() {
-                    return Err(StorageError::bad_request("a concatenated key needs at least one path"));
+                    return Err(CatalogError::bad_request("a concatenated key needs at least one path"));
                 }
                 paths.iter().try_for_each(check)?;
             }
             SyntheticKind::RandomSuffix { base, buckets, .. } => {
                 check(base)?;
                 if *buckets == 0 {
-                    return Err(StorageError::bad_request("a random-suffix key needs at least 1 bucket"));
+                    return Err(CatalogError::bad_request("a random-suffix key needs at least 1 bucket"));
                 }
             }
             SyntheticKind::HashSuffix { base, source, buckets } => {
                 check(base)?;
                 check(source)?;
                 if *buckets == 0 {
-                    return Err(StorageError::bad_request("a hash-suffix key needs at least 1 bucket"));
+                    return Err(CatalogError::bad_request("a hash-suffix key needs at least 1 bucket"));
                 }
             }
         }
@@ -377,7 +393,7 @@ impl PartitionKeyDefinition {
     /// Selects the hash version (2 is the default; 1 is the legacy hash).
     pub fn with_version(mut self, version: HashVersion) -> Result<Self> {
         if version == HashVersion::V1 && self.kind == PartitionKeyKind::MultiHash {
-            return Err(StorageError::bad_request("hierarchical partition keys need hash version 2"));
+            return Err(CatalogError::bad_request("hierarchical partition keys need hash version 2"));
         }
         self.version = version;
         Ok(self)
@@ -405,7 +421,7 @@ impl PartitionKeyDefinition {
     }
 
     /// The key of a stored item (its properties already include any synthetic key).
-    pub fn key_of(&self, doc: DocRef<'_>) -> Result<PartitionKey> {
+    pub fn key_of<'a>(&self, doc: impl DocView<'a>) -> Result<PartitionKey> {
         let key = PartitionKey(self.paths.iter().map(|p| p.component(doc)).collect::<Result<_>>()?);
         self.check_size(&key)?;
         Ok(key)
@@ -414,7 +430,7 @@ impl PartitionKeyDefinition {
     /// Checks that `key` is a full key of this definition (one component per path).
     pub fn check_key(&self, key: &PartitionKey) -> Result<()> {
         if key.0.len() != self.paths.len() {
-            return Err(StorageError::bad_request(format!(
+            return Err(CatalogError::bad_request(format!(
                 "the partition key {key} has {} component(s); this container's key {} has {}",
                 key.0.len(),
                 self.describe_paths(),
@@ -422,7 +438,7 @@ impl PartitionKeyDefinition {
             )));
         }
         if let Some(c) = key.0.iter().find(|c| matches!(c, PartitionKeyComponent::Number(n) if !n.is_finite())) {
-            return Err(StorageError::bad_request(format!("{c:?} is not a valid partition key value")));
+            return Err(CatalogError::bad_request(format!("{c:?} is not a valid partition key value")));
         }
         self.check_size(key)
     }
@@ -431,7 +447,7 @@ impl PartitionKeyDefinition {
         let bytes: usize =
             key.0.iter().map(|c| if let PartitionKeyComponent::String(s) = c { s.len() } else { 8 }).sum();
         if bytes > MAX_PARTITION_KEY_BYTES {
-            return Err(StorageError::bad_request(format!(
+            return Err(CatalogError::bad_request(format!(
                 "the partition key value is {bytes} bytes; the limit is {MAX_PARTITION_KEY_BYTES}"
             )));
         }
@@ -443,7 +459,7 @@ impl PartitionKeyDefinition {
         if self.paths.is_empty() {
             return Ok(Epk::min());
         }
-        effective_partition_key(&key.0, self.kind, self.version).map_err(|e| StorageError::bad_request(e.to_string()))
+        effective_partition_key(&key.0, self.kind, self.version).map_err(|e| CatalogError::bad_request(e.to_string()))
     }
 
     /// The EPK range `[min, max)` a key prefix covers (a hierarchical key with fewer components than
@@ -453,15 +469,15 @@ impl PartitionKeyDefinition {
             return Ok((Epk::min(), Epk::max()));
         }
         if prefix.0.len() > self.paths.len() {
-            return Err(StorageError::bad_request(format!(
+            return Err(CatalogError::bad_request(format!(
                 "the key prefix {prefix} is longer than the container's key {}",
                 self.describe_paths()
             )));
         }
         if prefix.0.len() < self.paths.len() && self.kind != PartitionKeyKind::MultiHash {
-            return Err(StorageError::bad_request("only hierarchical keys accept a key prefix"));
+            return Err(CatalogError::bad_request("only hierarchical keys accept a key prefix"));
         }
-        prefix_range(&prefix.0, self.paths.len(), self.version).map_err(|e| StorageError::bad_request(e.to_string()))
+        prefix_range(&prefix.0, self.paths.len(), self.version).map_err(|e| CatalogError::bad_request(e.to_string()))
     }
 
     fn describe_paths(&self) -> String {
@@ -515,7 +531,7 @@ impl PartitionKeyDefinition {
         if v.is_null() || v.is_undefined() {
             return Ok(Self::none());
         }
-        let bad = |why: &str| StorageError::bad_request(format!("invalid partitionKey definition: {why}"));
+        let bad = |why: &str| CatalogError::bad_request(format!("invalid partitionKey definition: {why}"));
         let strings = |v: &Value, what: &str| -> Result<Vec<String>> {
             match v {
                 Value::Undefined => Ok(vec![]),
@@ -613,7 +629,7 @@ impl PartitionKey {
     /// (`["acme", 2024]`).
     pub fn parse_json(text: &str) -> Result<Self> {
         let v = cosmoql_value::parse_json(text)
-            .map_err(|e| StorageError::bad_request(format!("invalid partition key JSON: {e}")))?;
+            .map_err(|e| CatalogError::bad_request(format!("invalid partition key JSON: {e}")))?;
         match &v {
             Value::Array(items) => Self::from_values(items),
             other => Self::from_values(std::slice::from_ref(other)),
@@ -643,7 +659,7 @@ fn component_of(v: &Value) -> Result<PartitionKeyComponent> {
         Value::Number(n) if n.is_finite() => PartitionKeyComponent::Number(*n),
         Value::String(s) => PartitionKeyComponent::String(s.to_string()),
         other => {
-            return Err(StorageError::bad_request(format!(
+            return Err(CatalogError::bad_request(format!(
                 "a partition key component must be a string, finite number, boolean or null, not {other}"
             )))
         }

@@ -1,6 +1,11 @@
-//! Index keys: the values an index orders (numbers, strings, booleans, null), kept short or shared.
+//! Index keys: the values an index orders (null, booleans, numbers, strings, in that order), with
+//! short strings held in the key and longer ones inside shared bytes (an item's encoding).
 
-use super::*;
+use std::cmp::Ordering;
+use std::fmt;
+use std::sync::Arc;
+
+use cosmoql_value::Value;
 
 /// A scalar as an index key (see the module docs for the order).
 #[derive(Clone)]
@@ -16,21 +21,21 @@ pub enum IndexKey {
 }
 
 /// The longest string held inside a key.
-pub(super) const SHORT: usize = 38;
+const SHORT: usize = 38;
 
 /// A short string's bytes.
 #[derive(Debug, Clone, Copy)]
 pub struct ShortStr {
-    pub(super) len: u8,
-    pub(super) bytes: [u8; SHORT],
+    len: u8,
+    bytes: [u8; SHORT],
 }
 
 /// A string inside shared bytes: an item's encoding, or a query's own copy.
 #[derive(Clone)]
 pub struct SharedStr {
-    pub(super) bytes: Arc<[u8]>,
-    pub(super) start: u32,
-    pub(super) len: u32,
+    bytes: Arc<[u8]>,
+    start: u32,
+    len: u32,
 }
 
 impl fmt::Debug for SharedStr {
@@ -40,7 +45,7 @@ impl fmt::Debug for SharedStr {
 }
 
 impl SharedStr {
-    pub(super) fn new(s: &str) -> Self {
+    fn new(s: &str) -> Self {
         SharedStr { bytes: Arc::from(s.as_bytes()), start: 0, len: s.len() as u32 }
     }
 
@@ -77,7 +82,7 @@ impl IndexKey {
         IndexKey::short(s).unwrap_or_else(|| IndexKey::Long(SharedStr::new(s)))
     }
 
-    pub(super) fn short(s: &str) -> Option<IndexKey> {
+    fn short(s: &str) -> Option<IndexKey> {
         (s.len() <= SHORT).then(|| {
             let mut bytes = [0; SHORT];
             bytes[..s.len()].copy_from_slice(s.as_bytes());
@@ -94,26 +99,17 @@ impl IndexKey {
         }
     }
 
-    /// The key of a scalar inside an item's bytes, sharing them for strings.
-    pub(super) fn from_doc(v: &DocRef<'_>, shared: &Arc<[u8]>) -> Option<IndexKey> {
-        if v.is_null() {
-            Some(IndexKey::Null)
-        } else if let Some(b) = v.as_bool() {
-            Some(IndexKey::Bool(b))
-        } else if let Some(n) = v.as_f64() {
-            IndexKey::number(n)
-        } else if let Some(s) = v.as_str() {
-            if let Some(key) = IndexKey::short(s) {
-                return Some(key);
-            }
-            let start = (s.as_ptr() as usize).wrapping_sub(shared.as_ptr() as usize);
-            if start <= shared.len() && s.len() <= shared.len() - start {
-                Some(IndexKey::Long(SharedStr { bytes: Arc::clone(shared), start: start as u32, len: s.len() as u32 }))
-            } else {
-                Some(IndexKey::string(s))
-            }
+    /// The key of a string inside `shared` (an item's encoding), sharing those bytes when the
+    /// string is too long to hold in the key; a string from elsewhere is copied.
+    pub fn string_in(shared: &Arc<[u8]>, s: &str) -> IndexKey {
+        if let Some(key) = IndexKey::short(s) {
+            return key;
+        }
+        let start = (s.as_ptr() as usize).wrapping_sub(shared.as_ptr() as usize);
+        if start <= shared.len() && s.len() <= shared.len() - start {
+            IndexKey::Long(SharedStr { bytes: Arc::clone(shared), start: start as u32, len: s.len() as u32 })
         } else {
-            None
+            IndexKey::string(s)
         }
     }
 
@@ -129,7 +125,7 @@ impl IndexKey {
         }
     }
 
-    pub(super) fn rank(&self) -> u8 {
+    fn rank(&self) -> u8 {
         match self {
             IndexKey::Null => 0,
             IndexKey::Bool(false) => 1,
