@@ -171,3 +171,47 @@ fn no_source_file_is_over_a_thousand_lines() {
     }
     assert!(long.is_empty(), "files too long:\n{}", long.join("\n"));
 }
+
+/// The layers of `docs/ARCHITECTURE.md`: each crate and the workspace crates it may depend on
+/// (`[dependencies]`, not dev-dependencies). The planner knows the catalog, never the storage
+/// engine; nothing below the facade knows the facade or the REPL.
+const LAYERS: &[(&str, &[&str])] = &[
+    ("value", &[]),
+    ("catalog", &["cosmoql-value"]),
+    ("parser", &["cosmoql-value"]),
+    ("planner", &["cosmoql-value", "cosmoql-parser", "cosmoql-catalog"]),
+    ("storage", &["cosmoql-value", "cosmoql-catalog"]),
+    ("executor", &["cosmoql-value", "cosmoql-parser", "cosmoql-catalog", "cosmoql-planner", "cosmoql-storage"]),
+];
+
+/// The workspace crates named in a manifest's `[dependencies]` table.
+fn workspace_dependencies(manifest: &str) -> BTreeSet<String> {
+    let mut in_dependencies = false;
+    let mut out = BTreeSet::new();
+    for line in manifest.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_dependencies = line == "[dependencies]";
+        } else if in_dependencies && line.starts_with("cosmoql-") {
+            out.insert(line.split(['.', ' ', '=']).next().unwrap_or_default().to_string());
+        }
+    }
+    out
+}
+
+#[test]
+fn each_crate_depends_only_on_the_layers_below_it() {
+    for (krate, allowed) in LAYERS {
+        let manifest = std::fs::read_to_string(root().join(krate).join("Cargo.toml")).unwrap();
+        let deps = workspace_dependencies(&manifest);
+        let extra: Vec<_> = deps.iter().filter(|d| !allowed.contains(&d.as_str())).collect();
+        assert!(extra.is_empty(), "{krate} depends on {extra:?}, above or beside its layer (see docs/ARCHITECTURE.md)");
+    }
+    let planner = workspace_dependencies(&std::fs::read_to_string(root().join("planner/Cargo.toml")).unwrap());
+    assert!(planner.contains("cosmoql-catalog") && !planner.contains("cosmoql-storage"), "{planner:?}");
+    assert_eq!(
+        workspace_dependencies(
+            "[dependencies]\ncosmoql-a.workspace = true\n[dev-dependencies]\ncosmoql-b = { path = \"b\" }\n"
+        ),
+        BTreeSet::from(["cosmoql-a".to_string()])
+    );
+}
