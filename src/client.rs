@@ -18,8 +18,8 @@ use cosmoql_value::Value;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::admission::{admit, consume_query, RetryOptions};
 use crate::Error;
+use cosmoql_storage::throughput::admission::{admit_with_retries, consume_page, RetryOptions};
 
 fn to_value<T: Serialize>(item: &T) -> Result<Value, Error> {
     serde_json::to_value(item).map(Value::from).map_err(|e| Error::Serialization(e.to_string()))
@@ -240,7 +240,7 @@ impl DatabaseClient {
         let mut settings = properties.settings;
         let dedicated = match properties.throughput {
             Some(p) => {
-                crate::offer::check_offer(p, crate::offer::minimum(p, 0.0, 0.0, None))?;
+                cosmoql_storage::throughput::check_offer(p, cosmoql_storage::throughput::minimum(p, 0.0, 0.0, None))?;
                 let at_creation = cosmoql_storage::throughput::partitions_at_creation(p, false);
                 settings.initial_partitions = settings.initial_partitions.max(at_creation);
                 Some(Arc::new(cosmoql_storage::Throttle::provisioned(p, Arc::clone(&self.clock))))
@@ -428,6 +428,23 @@ impl<T: DeserializeOwned + 'static> QueryPager<T> {
         self.container.partitions_overlapping(&plan.targets.ranges).into_iter().map(|(id, _, _)| id).collect()
     }
 
+    /// Waits for every partition `partitions` lists to admit the page (429s retried).
+    fn admit(
+        &self,
+        throttle: &cosmoql_storage::Throttle,
+        partitions: impl Fn() -> Result<Vec<u32>, cosmoql_storage::StorageError>,
+    ) -> Result<(Vec<u32>, u32), cosmoql_storage::StorageError> {
+        admit_with_retries(|ids| self.container.admit(ids), &**throttle.clock(), self.retry, partitions)
+    }
+
+    /// Consumes the page's charge from the partitions `ids` it read (and from its key's account).
+    fn consume(&self, ids: &[u32], out: &cosmoql_executor::QueryOutput) {
+        let key = self.options.partition_key.as_ref().map(ToString::to_string);
+        consume_page(out.metrics.request_charge, &out.partition_work(ids), |id, ru| {
+            self.container.consume(id, ru, key.as_deref().map(|k| (k, RequestKind::Query)))
+        });
+    }
+
     /// The next page, computed now; `None` after the last.
     pub fn next_page(&mut self) -> Option<Result<FeedPage<T>, Error>> {
         if self.done {
@@ -449,16 +466,16 @@ impl<T: DeserializeOwned + 'static> QueryPager<T> {
         // Under provisioned throughput, every partition the page reads must admit it.
         let throttle = self.container.throughput();
         let (ids, retries) = match &throttle {
-            Some(t) => match admit(&self.container, t, self.retry, || Ok(self.partitions_read(&plan))) {
+            Some(t) => match self.admit(t, || Ok(self.partitions_read(&plan))) {
                 Ok(admitted) => admitted,
-                Err(e) => return Some(Err(e)),
+                Err(e) => return Some(Err(e.into())),
             },
             None => (Vec::new(), 0),
         };
         let result = cosmoql_executor::execute_plan(&*self.container, &plan, &self.options).map(|mut out| {
             out.metrics.compile_time_ns = compile_time_ns;
             if throttle.is_some() {
-                consume_query(&self.container, &ids, &out, self.options.partition_key.as_ref());
+                self.consume(&ids, &out);
             }
             out
         });
@@ -498,7 +515,7 @@ impl<T: DeserializeOwned + 'static> QueryPager<T> {
             };
             let throttle = self.container.throughput();
             let ids = match &throttle {
-                Some(t) => admit(&self.container, t, self.retry, || Ok(self.partitions_read(&plan)))?.0,
+                Some(t) => self.admit(t, || Ok(self.partitions_read(&plan)))?.0,
                 None => Vec::new(),
             };
             let mut failure = None;
@@ -513,7 +530,7 @@ impl<T: DeserializeOwned + 'static> QueryPager<T> {
                 .map_err(|e| self.error(e))?;
             out.metrics.compile_time_ns = compile_time_ns;
             if throttle.is_some() {
-                consume_query(&self.container, &ids, &out, self.options.partition_key.as_ref());
+                self.consume(&ids, &out);
             }
             if let Some(e) = failure {
                 return Err(e);
@@ -709,7 +726,8 @@ impl ContainerClient {
             e
         };
         let Some(throttle) = self.container.throughput() else { return Ok((op().map_err(priced)?, 0)) };
-        let (ids, retries) = admit(&self.container, &throttle, self.retry, || Ok(vec![partition()?.0]))?;
+        let admit = |ids: &[u32]| self.container.admit(ids);
+        let (ids, retries) = admit_with_retries(admit, &**throttle.clock(), self.retry, || Ok(vec![partition()?.0]))?;
         let key = partition().ok().map(|(_, key)| key.to_string());
         match op() {
             Ok(r) => {
@@ -861,7 +879,8 @@ impl ContainerClient {
         let throttle = self.container.throughput();
         let (id, retries) = match &throttle {
             Some(t) => {
-                let (ids, retries) = admit(&self.container, t, self.retry, || {
+                let admit = |ids: &[u32]| self.container.admit(ids);
+                let (ids, retries) = admit_with_retries(admit, &**t.clock(), self.retry, || {
                     Ok(vec![self.container.partition_of_key(&partition_key)?])
                 })?;
                 (ids[0], retries)

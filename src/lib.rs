@@ -39,11 +39,9 @@
 
 #![warn(missing_docs)]
 
-mod admission;
 mod advice;
 mod change_feed;
 mod client;
-mod offer;
 mod processor;
 mod provisioning;
 #[cfg(feature = "testing")]
@@ -54,13 +52,13 @@ pub mod testing;
 #[cfg(doctest)]
 pub struct ReadmeDoctests;
 
-pub use admission::RetryOptions;
 pub use advice::{ranking_json, read_workload, KeyAdvisor, Progress, Workload, MAX_PARTITIONS, PLAN_PARTITIONS};
 pub use change_feed::ChangeFeedPage;
 pub use client::{
     ContainerClient, ContainerProperties, CosmosClient, DatabaseClient, FeedPage, ItemResponse, MemoryReport, Query,
     QueryPager, QueryResults, QuerySummary, TransactionalBatch,
 };
+pub use cosmoql_storage::RetryOptions;
 pub use processor::{ChangeFeedProcessor, LeaseLag, LEASE_EXPIRY_SECONDS};
 pub use provisioning::{ThroughputProperties, MAX_OFFER};
 
@@ -206,7 +204,7 @@ pub use cosmoql_value::Value;
 /// The embedded store beneath the client, for programs that use [`Container`] and [`Store`]
 /// directly (no admission, retries or consistency): what their methods take and return.
 pub mod store {
-    pub use cosmoql_executor::cost::response_charge;
+    pub use cosmoql_storage::container::response_charge;
     pub use cosmoql_storage::{
         BatchError, BatchOperation, Doc, ItemResponse, OperationKind, PartitionInfo, PartitionUsage, Scan, StoredItem,
         Throttle, WriteOptions,

@@ -10,9 +10,9 @@ use cosmoql_storage::throughput::{self as tp, MAX_RU_PER_PARTITION};
 use cosmoql_storage::{Container, Provisioned, StorageError, Throttle};
 
 use crate::client::{ContainerClient, DatabaseClient};
-pub use crate::offer::MAX_OFFER;
-use crate::offer::{check_offer, minimum};
 use crate::Error;
+pub use cosmoql_storage::throughput::MAX_OFFER;
+use cosmoql_storage::throughput::{check_offer, minimum};
 
 /// A container's or a shared database's throughput as the API reports it.
 #[derive(Debug, Clone, PartialEq)]

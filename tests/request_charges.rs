@@ -1,12 +1,13 @@
 //! Request charges against the service's published figures (issue 12's anchors), end to end:
 //! items written and read through the store, queries run by the executor. The model and its
-//! coefficients are in `executor/src/cost.rs`.
+//! coefficients are in `storage/src/throughput/cost.rs`.
 
-use cosmoql::executor::cost::{item_charge, response_charge, Consistency, ItemWork};
+use cosmoql::executor::cost::{item_charge, Consistency, ItemWork};
 use cosmoql::storage::{
     Container, ContainerSettings, IndexingPolicy, ItemResponse, OperationKind, PartitionKey, PartitionKeyDefinition,
     WriteOptions,
 };
+use cosmoql::store::response_charge;
 use cosmoql::value::{parse_json, Value};
 use cosmoql::{execute, QueryOptions};
 

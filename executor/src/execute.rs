@@ -36,6 +36,20 @@ pub struct QueryOutput {
     pub index_metrics: Option<Value>,
 }
 
+impl QueryOutput {
+    /// The work each of the physical partitions `ids` did for this page (bytes loaded, index
+    /// entries read; none for a partition the page did not reach): how its charge divides among
+    /// their throughput budgets (`cosmoql_storage::throughput::admission::consume_page`).
+    pub fn partition_work(&self, ids: &[u32]) -> Vec<(u32, u64, u64)> {
+        ids.iter()
+            .map(|id| {
+                let m = self.partitions.iter().find(|m| m.partition == *id);
+                (*id, m.map_or(0, |m| m.retrieved_document_size), m.map_or(0, |m| m.index_entries))
+            })
+            .collect()
+    }
+}
+
 /// Execution metrics, named as Cosmos DB's query metrics.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct QueryMetrics {

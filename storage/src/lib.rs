@@ -10,7 +10,6 @@ pub mod changefeed;
 pub mod clock;
 mod codec;
 pub mod container;
-pub mod cost;
 pub mod doc;
 pub mod durable;
 pub mod error;
@@ -19,11 +18,13 @@ pub mod import;
 pub mod index;
 pub mod item;
 pub mod patch;
-pub mod skew;
 pub mod store;
 pub mod throughput;
 pub mod wal;
 
+pub use throughput::cost;
+
+pub use advisor::skew::{self, KeySize, PartitionSkew, SkewReport, Spread};
 pub use advisor::{advise, advise_container, Advisor, AdvisorOptions, Candidate, KeyChoice};
 pub use changefeed::{ChangeFeedStart, ChangePage, FeedRange, HistoryPage};
 pub use container::{
@@ -39,9 +40,10 @@ pub use faults::Faults;
 pub use import::{ImportError, ImportOptions, ImportSummary};
 pub use index::{IndexStats, IndexWork, PartitionIndex};
 pub use patch::PatchOperation;
-pub use skew::{KeySize, PartitionSkew, SkewReport, Spread};
 pub use store::{Database, Store};
-pub use throughput::{Clock, KeyUsage, ManualClock, PartitionUsage, Provisioned, RequestKind, SystemClock, Throttle};
+pub use throughput::{
+    Clock, KeyUsage, ManualClock, PartitionUsage, Provisioned, RequestKind, RetryOptions, SystemClock, Throttle,
+};
 pub use wal::{SyncMode, PREALLOCATE};
 
 // The container metadata this engine stores by, from the catalog crate (the planner's too).

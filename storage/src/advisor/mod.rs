@@ -12,9 +12,16 @@
 //! each hour's, and each second's, writes landing on the busiest partition). The ranking
 //! penalizes what the service's documents warn about (few keys, a logical partition over its cap,
 //! hot partitions, writes that all go to the key of "now") and says why.
+//!
+//! This module is the one home of "is my key spreading well, and which would be better": the skew
+//! report of a live container (`skew.rs`), the candidates and their measures (`keys.rs`, this
+//! file), sampling a large container (`sample.rs`) and the what-if replay of a workload under
+//! throughput (`whatif.rs`, on `throughput::Replay`). The facade's `KeyAdvisor` adds what needs the
+//! planner: judging candidates against a workload's queries with the planner's own pruning.
 
 mod keys;
 mod sample;
+pub mod skew;
 mod whatif;
 
 use std::collections::BTreeSet;
@@ -22,10 +29,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use cosmoql_value::Value;
 
-use crate::skew::Spread;
 use keys::layout;
 pub use keys::KeyChoice;
 use sample::Sample;
+use skew::Spread;
 pub use whatif::{WhatIf, WhatIfQuery, MAX_RATE};
 
 /// What the advisor measured for one candidate, and its verdict.
@@ -415,13 +422,13 @@ fn measure(key: KeyChoice, context: &Context<'_>) -> Option<Candidate> {
     let placed = &layout.key_bytes[..layout.key_bytes.len() - usize::from(layout.refused > 0)];
     let largest = placed.iter().copied().max().unwrap_or(0);
     let largest_bytes = (largest as f64 * scale) as u64;
-    let storage = crate::skew::spread(&layout.per_partition.iter().map(|b| *b as f64).collect::<Vec<_>>());
+    let storage = skew::spread(&layout.per_partition.iter().map(|b| *b as f64).collect::<Vec<_>>());
     // The request units of writing the items, per partition.
     let mut ru = vec![0.0; p];
     for (i, charge) in context.charges.iter().enumerate() {
         ru[layout.slot(i)] += charge;
     }
-    let writes = crate::skew::spread(&ru);
+    let writes = skew::spread(&ru);
     let cardinality = placed.len();
     // A key of several paths is harder to write and to query by: of two keys that spread alike,
     // the simpler wins.

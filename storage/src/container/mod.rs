@@ -26,6 +26,8 @@ use crate::error::{ErrorKind, Result, StorageError};
 use crate::index::{IndexStats, IndexWork, PartitionIndex};
 pub use crate::item::{ItemMeta, StoredItem};
 use crate::patch::{apply_patch, PatchOperation};
+pub use crate::throughput::cost::OperationKind;
+use crate::throughput::cost::{item_charge, Consistency, ItemWork};
 use crate::throughput::{Clock, SystemClock, Throttle};
 use cosmoql_catalog::epk::Epk;
 use cosmoql_catalog::indexing::{IndexStep, IndexingPolicy};
@@ -94,6 +96,18 @@ pub struct ItemResponse {
     pub indexed_terms: u64,
 }
 
+/// What the operation did, for its price.
+impl From<&ItemResponse> for ItemWork {
+    fn from(r: &ItemResponse) -> Self {
+        ItemWork { kind: r.operation, bytes: r.bytes, indexed_terms: r.indexed_terms }
+    }
+}
+
+/// The charge of a storage response at Session consistency (priced by `throughput::cost`).
+pub fn response_charge(r: &ItemResponse) -> f64 {
+    item_charge(&ItemWork::from(r), Consistency::Session)
+}
+
 /// Conditions on a write.
 #[derive(Default)]
 pub struct WriteOptions<'a> {
@@ -118,17 +132,6 @@ impl WriteOptions<'_> {
     pub fn if_match(etag: impl Into<String>) -> Self {
         WriteOptions { if_match: Some(etag.into()), condition: None }
     }
-}
-
-/// Classes of operations, by what they cost.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OperationKind {
-    Read,
-    /// A new item (create, or an upsert that created).
-    Create,
-    /// A new version of an item (replace, patch, or an upsert of an existing item).
-    Replace,
-    Delete,
 }
 
 /// One operation of a transactional batch.

@@ -19,8 +19,6 @@
 //!
 //! Charges are rounded to two decimals once per request ([`round`]).
 
-use crate::container::{ItemResponse, OperationKind};
-
 /// The coefficients of the request-charge model.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ChargeModel {
@@ -85,6 +83,17 @@ impl Consistency {
     }
 }
 
+/// Classes of operations, by what they cost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OperationKind {
+    Read,
+    /// A new item (create, or an upsert that created).
+    Create,
+    /// A new version of an item (replace, patch, or an upsert of an existing item).
+    Replace,
+    Delete,
+}
+
 /// What an item operation did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ItemWork {
@@ -93,17 +102,6 @@ pub struct ItemWork {
     pub bytes: usize,
     /// The item's index terms under the policy (see `cosmoql_storage::index::indexed_terms`).
     pub indexed_terms: u64,
-}
-
-impl From<&ItemResponse> for ItemWork {
-    fn from(r: &ItemResponse) -> Self {
-        ItemWork { kind: r.operation, bytes: r.bytes, indexed_terms: r.indexed_terms }
-    }
-}
-
-/// The charge of a storage response at Session consistency.
-pub fn response_charge(r: &ItemResponse) -> f64 {
-    item_charge(&ItemWork::from(r), Consistency::Session)
 }
 
 /// The charge of an item request the service refused: one that looked its item up first (404 not

@@ -11,6 +11,20 @@
 //!
 //! Time comes from a [`Clock`]: [`SystemClock`] in the API and the REPL, [`ManualClock`] in
 //! tests, which never sleep.
+//!
+//! This module is the one home of request units: `cost.rs` prices every operation, this file
+//! keeps the budgets and throttles, `offer.rs` holds the service's rules for an offer (bounds,
+//! steps, minimums, partition counts), `admission.rs` how a client waits for admission and
+//! spends a page's charge, and `replay.rs` the advisor's what-if replay of a workload.
+
+pub mod admission;
+pub mod cost;
+pub mod offer;
+mod replay;
+
+pub use admission::RetryOptions;
+pub use offer::*;
+pub use replay::Replay;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -114,84 +128,6 @@ pub const MIN_PARTITION_TARGET: f64 = 100.0;
 pub const BURST_SECONDS: f64 = 300.0;
 /// …and spends it at up to this rate, when its budget is below it.
 pub const BURST_RU_PER_SECOND: f64 = 3_000.0;
-
-/// The physical partitions an offer of `ru_per_second` and `storage_bytes` of data need: one per
-/// 10,000 RU/s and one per 50 GB, at least one.
-pub fn partitions_for(ru_per_second: f64, storage_bytes: u64) -> usize {
-    let by_ru = (ru_per_second / MAX_RU_PER_PARTITION).ceil();
-    let by_storage = (storage_bytes as f64 / (50.0 * GB)).ceil();
-    by_ru.max(by_storage).clamp(1.0, 1e6) as usize
-}
-
-// ---- the documented formulas ("Service quotas", "Best practices for scaling provisioned
-// ---- throughput", the autoscale FAQ); each test below is one of the docs' worked examples.
-
-/// Rounds `ru` up to a multiple of `step`.
-fn round_up(ru: f64, step: f64) -> f64 {
-    (ru / step).ceil() * step
-}
-
-/// The lowest manual RU/s a container may be set to: `MAX(400, storage in GB * 1, highest RU/s
-/// ever provisioned / 100)`, in increments of 100.
-pub fn minimum_manual(storage_gb: f64, highest_ever: f64) -> f64 {
-    round_up(400f64.max(storage_gb).max(highest_ever / 100.0), 100.0)
-}
-
-/// The lowest autoscale maximum a container may be set to: `MAX(1000, storage in GB * 10, highest
-/// RU/s ever provisioned / 10)`, rounded up to a multiple of 1000.
-pub fn minimum_autoscale_max(storage_gb: f64, highest_ever: f64) -> f64 {
-    round_up(1000f64.max(storage_gb * 10.0).max(highest_ever / 10.0), 1000.0)
-}
-
-/// The lowest manual RU/s of a database whose containers share it: the container's rule and
-/// `400 + MAX(containers - 25, 0) * 100`.
-pub fn minimum_shared_manual(storage_gb: f64, highest_ever: f64, containers: usize) -> f64 {
-    let per_container = 400.0 + containers.saturating_sub(25) as f64 * 100.0;
-    minimum_manual(storage_gb, highest_ever).max(per_container)
-}
-
-/// The lowest autoscale maximum of a shared database: the container's rule and
-/// `1000 + MAX(containers - 25, 0) * 1000`.
-pub fn minimum_shared_autoscale_max(storage_gb: f64, highest_ever: f64, containers: usize) -> f64 {
-    let per_container = 1000.0 + containers.saturating_sub(25) as f64 * 1000.0;
-    minimum_autoscale_max(storage_gb, highest_ever).max(per_container)
-}
-
-/// The physical partitions a container (or a shared database) starts with: one per 6,000 RU/s of
-/// manual throughput, one per 10,000 RU/s of an autoscale maximum or of a shared database's
-/// throughput ("Starting RU/s = physical partitions * initial throughput per partition").
-pub fn partitions_at_creation(provisioned: Provisioned, shared: bool) -> usize {
-    let per_partition = match provisioned {
-        Provisioned::Manual(_) if !shared => 6000.0,
-        _ => MAX_RU_PER_PARTITION,
-    };
-    (provisioned.ceiling() / per_partition).ceil().clamp(1.0, 1e6) as usize
-}
-
-/// The highest RU/s `partitions` physical partitions can be scaled to at once, without splits.
-pub fn instant_maximum(partitions: usize) -> f64 {
-    partitions as f64 * MAX_RU_PER_PARTITION
-}
-
-/// The physical partitions after raising the throughput of `partitions` to `ru_per_second`:
-/// beyond [`instant_maximum`], partitions split (each parent in two) until there are
-/// `ROUNDUP(RU/s / 10,000)`.
-pub fn partitions_after_scaling(partitions: usize, ru_per_second: f64) -> usize {
-    partitions.max((ru_per_second / MAX_RU_PER_PARTITION).ceil().clamp(1.0, 1e6) as usize)
-}
-
-/// What to scale `partitions` partitions to first so that reaching `target` RU/s splits every
-/// partition evenly (then lower to `target`): `10,000 * P * 2^ROUNDUP(LOG2(S / (10,000 * P)))`;
-/// `target` itself when no split is needed.
-pub fn prescale_for_even_splits(partitions: usize, target: f64) -> f64 {
-    let now = instant_maximum(partitions.max(1));
-    if target <= now {
-        return target;
-    }
-    now * 2f64.powf((target / now).log2().ceil())
-}
-
-const GB: f64 = 1024.0 * 1024.0 * 1024.0;
 
 /// One partition's consumption: RU in the bucket at a time, and burst capacity banked.
 #[derive(Debug, Clone, Copy)]
@@ -532,119 +468,6 @@ impl Throttle {
     }
 }
 
-/// A replay of requests against an even split of `ru_per_second` over physical partitions, on a
-/// clock of its own (the advisor's what-if): each partition's bucket as [`Throttle`] keeps it
-/// (no burst capacity), without locks or key accounts, and runs of identical requests admitted
-/// in one step.
-#[derive(Debug, Clone)]
-pub struct Replay {
-    budget: f64,
-    partitions: Vec<(Bucket, PartitionUsage)>,
-    now: Duration,
-}
-
-impl Replay {
-    pub fn new(ru_per_second: f64, partitions: usize) -> Self {
-        let partitions = partitions.max(1);
-        let ru_per_second = if ru_per_second.is_finite() { ru_per_second.max(0.0) } else { 0.0 };
-        Replay {
-            budget: ru_per_second / partitions as f64,
-            partitions: vec![(Bucket::new(Duration::ZERO), PartitionUsage::default()); partitions],
-            now: Duration::ZERO,
-        }
-    }
-
-    /// Moves the clock to `now` (never back).
-    pub fn advance(&mut self, now: Duration) {
-        self.now = self.now.max(now);
-    }
-
-    /// `runs` identical requests now, each reading every partition of `slots` and costing
-    /// `ru_each` on each: how many are admitted. Run `j` is admitted while every bucket holds
-    /// less than its limit before it (`level + j * ru_each`, as one request at a time admits
-    /// them up to the last bit of the sum); once one is refused the buckets no longer change,
-    /// so every later one is too.
-    ///
-    /// # Panics
-    /// On a slot past the partitions given to [`Replay::new`] (a bug in the caller).
-    pub fn requests(&mut self, slots: &[usize], runs: u64, ru_each: f64) -> u64 {
-        let ru_each = if ru_each.is_finite() { ru_each.max(0.0) } else { 0.0 };
-        let (budget, now) = (self.budget, self.now);
-        let mut admitted = runs;
-        for &slot in slots {
-            let bucket = &mut self.partitions[slot].0;
-            bucket.drain(budget, false, now);
-            let room = bucket.limit(budget, false) - bucket.level;
-            let fit = if room <= 0.0 {
-                0
-            } else if ru_each == 0.0 {
-                runs
-            } else {
-                ((room / ru_each).ceil().min(u64::MAX as f64) as u64).min(runs)
-            };
-            admitted = admitted.min(fit);
-        }
-        if admitted > 0 {
-            for &slot in slots {
-                let (bucket, usage) = &mut self.partitions[slot];
-                let ru = ru_each * admitted as f64;
-                bucket.level += ru;
-                usage.account(ru, budget, now);
-            }
-        }
-        admitted
-    }
-
-    /// Whether a second with `load[p]` RU on each partition `p` is quiet: every bucket empty
-    /// now, and each load within its partition's budget, so every request is admitted and the
-    /// bucket drains before the next second. A quiet second is counted in one step (the replay
-    /// need not look at each request); otherwise nothing is counted and the replay goes request
-    /// by request. The buckets are drained to now either way.
-    pub fn quiet(&mut self, load: &[f64]) -> bool {
-        let (budget, now) = (self.budget, self.now);
-        if budget <= 0.0 || load.iter().any(|l| l.is_nan() || *l > budget) || load.len() > self.partitions.len() {
-            return false;
-        }
-        for (bucket, _) in &mut self.partitions {
-            bucket.drain(budget, false, now);
-            if bucket.level > 0.0 {
-                return false;
-            }
-        }
-        for ((_, usage), ru) in self.partitions.iter_mut().zip(load) {
-            if *ru > 0.0 {
-                usage.account(*ru, budget, now);
-            }
-        }
-        true
-    }
-
-    /// Skips `seconds` from now in one step, as if the seconds before repeated: each partition
-    /// consumed `consumed[p]` RU in them, its busiest second stays what it was, and its bucket is
-    /// left as it is.
-    pub fn skip(&mut self, seconds: u64, consumed: &[f64]) {
-        let by = Duration::from_secs(seconds);
-        for ((bucket, usage), ru) in self.partitions.iter_mut().zip(consumed) {
-            bucket.at = bucket.at.saturating_add(by);
-            if ru.is_finite() && *ru > 0.0 {
-                usage.consumed += ru;
-            }
-        }
-        self.now = self.now.saturating_add(by);
-    }
-
-    /// RU each partition consumed so far.
-    pub fn consumed(&self) -> Vec<f64> {
-        self.partitions.iter().map(|(_, u)| u.consumed).collect()
-    }
-
-    /// Each partition's busiest second against its budget, in percent (at most 100).
-    pub fn peak_normalized(&self) -> Vec<f64> {
-        let budget = self.budget.max(f64::MIN_POSITIVE);
-        self.partitions.iter().map(|(_, u)| (u.peak_second_ru / budget * 100.0).min(100.0)).collect()
-    }
-}
-
 impl Throttle {
     /// Writes the offer (what persists of a throttle: consumption is not kept across restarts).
     pub(crate) fn encode_offer(&self, w: &mut crate::codec::Writer) {
@@ -707,104 +530,6 @@ impl Throttle {
 mod tests {
     use super::*;
     use crate::error::ErrorKind;
-
-    #[test]
-    fn a_replay_admits_requests_as_the_throttle_does() {
-        let clock = Arc::new(ManualClock::default());
-        let throttle = Throttle::new(300.0, clock.clone());
-        let mut replay = Replay::new(300.0, 3);
-        let mut elapsed = Duration::ZERO;
-        // A fixed sequence of draws (xorshift).
-        let mut x = 0x9E37_79B9_7F4A_7C15u64;
-        let mut outcomes = [0; 2];
-        for step in 0..20_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            if x.is_multiple_of(5) {
-                let by = Duration::from_millis(x >> 40 & 0x7FF);
-                clock.advance(by);
-                elapsed += by;
-                replay.advance(elapsed);
-            }
-            let slot = (x >> 8) % 3;
-            let ru = ((x >> 16) % 4000) as f64 / 37.0;
-            let by_throttle = throttle.admit(slot as u32, 3).is_ok();
-            if by_throttle {
-                throttle.consume(slot as u32, 3, ru, None);
-            }
-            let by_replay = replay.requests(&[slot as usize], 1, ru) == 1;
-            assert_eq!(by_throttle, by_replay, "request {step}");
-            outcomes[usize::from(by_replay)] += 1;
-        }
-        assert!(outcomes.iter().all(|n| *n > 1000), "admitted and refused alike: {outcomes:?}");
-        let budget = throttle.partition_budget(3);
-        let peaks: Vec<f64> =
-            throttle.usage().iter().map(|(_, u)| (u.peak_second_ru / budget * 100.0).min(100.0)).collect();
-        assert_eq!(peaks, replay.peak_normalized());
-    }
-
-    #[test]
-    fn the_documented_minimums_with_their_worked_examples() {
-        // "a container is provisioned with 400 RU/s and 0-GB storage. You increase the throughput
-        // to 50,000 RU/s and import 20 GB of data. The minimum RU/s is now 500 RU/s. Over time,
-        // the storage grows to 2,000 GB. The minimum RU/s is now 2000 RU/s."
-        assert_eq!(minimum_manual(0.0, 400.0), 400.0);
-        assert_eq!(minimum_manual(20.0, 50_000.0), 500.0);
-        assert_eq!(minimum_manual(2000.0, 50_000.0), 2000.0);
-        // "if the highest RU/s you've ever scaled to is 100,000 RU/s, the lowest RU/s you can set
-        // in the future is 1000 RU/s."
-        assert_eq!(minimum_manual(0.0, 100_000.0), 1000.0);
-        // Autoscale: 50,000 and 20 GB: 5000; 2,000 GB: 20,000.
-        assert_eq!(minimum_autoscale_max(20.0, 50_000.0), 5000.0);
-        assert_eq!(minimum_autoscale_max(2000.0, 50_000.0), 20_000.0);
-        // The autoscale FAQ: 20,000 max and 1,500 GB: 15,000; scaled to 150,000 with 100 GB: 15,000.
-        assert_eq!(minimum_autoscale_max(1500.0, 20_000.0), 15_000.0);
-        assert_eq!(minimum_autoscale_max(100.0, 150_000.0), 15_000.0);
-        // "When we scaled up to 200,000 RU/s, the lowest manual RU/s we can now set in the future
-        // is 2000 RU/s. The lowest autoscale max RU/s we can set is 20,000 RU/s."
-        assert_eq!((minimum_manual(0.0, 200_000.0), minimum_autoscale_max(0.0, 200_000.0)), (2000.0, 20_000.0));
-        // A shared database of 400 RU/s, 15 GB, 10 containers: 400; with 30 containers: 900.
-        assert_eq!(minimum_shared_manual(15.0, 400.0, 10), 400.0);
-        assert_eq!(minimum_shared_manual(15.0, 400.0, 30), 900.0);
-        // Autoscale: 1000 max, 15 GB, 10 containers: 1000. With 30 containers the current page
-        // prints `1000 + MAX(30 - 25, 0) * 1000 RU/s = 5000`, which its own formula makes 6000;
-        // the earlier page says "if you have 30 containers, the lowest autoscale maximum RU/s you
-        // can set is 6000 RU/s".
-        assert_eq!(minimum_shared_autoscale_max(15.0, 1000.0, 10), 1000.0);
-        assert_eq!(minimum_shared_autoscale_max(15.0, 1000.0, 30), 6000.0);
-    }
-
-    #[test]
-    fn the_documented_partition_counts_with_their_worked_examples() {
-        // "to get 25 physical partitions, using manual throughput, you first provision
-        // 25 * 6000 RU/s = 150,000 RU/s"; with autoscale or a shared database, 250,000 RU/s.
-        assert_eq!(partitions_at_creation(Provisioned::Manual(150_000.0), false), 25);
-        assert_eq!(partitions_at_creation(Provisioned::Autoscale { max: 250_000.0 }, false), 25);
-        assert_eq!(partitions_at_creation(Provisioned::Manual(250_000.0), true), 25);
-        // 18,000 RU/s over three physical partitions, 6,000 each.
-        assert_eq!(partitions_at_creation(Provisioned::Manual(18_000.0), false), 3);
-        assert_eq!(partitions_at_creation(Provisioned::Manual(400.0), false), 1);
-        // "five physical partitions and 30,000 RU/s ... You can increase the RU/s to 50,000 RU/s
-        // instantly."
-        assert_eq!(instant_maximum(5), 50_000.0);
-        assert_eq!(partitions_after_scaling(5, 50_000.0), 5);
-        // "three physical partitions and 30,000 RU/s ... increase the throughput to 45,000 RU/s
-        // ... in total, there are ROUNDUP(45,000 / 10,000) = 5 physical partitions".
-        assert_eq!(partitions_after_scaling(3, 45_000.0), 5);
-        // Lowering never merges.
-        assert_eq!(partitions_after_scaling(5, 400.0), 5);
-        // "five physical partitions, 50,000 RU/s and want to scale to 150,000 RU/s. We should
-        // first set 200,000 RU/s, and then lower to 150,000 RU/s."
-        assert_eq!(prescale_for_even_splits(5, 150_000.0), 200_000.0);
-        // "first set RU/s = 4 * 10,000 RU/s per partition = 40,000 RU/s" (2 partitions, 30,000).
-        assert_eq!(prescale_for_even_splits(2, 30_000.0), 40_000.0);
-        assert_eq!(prescale_for_even_splits(5, 40_000.0), 40_000.0);
-        // A shared database: one partition per 10,000 RU/s; 50 GB per partition.
-        assert_eq!(partitions_for(400.0, 0), 1);
-        assert_eq!(partitions_for(25_000.0, 0), 3);
-        assert_eq!(partitions_for(400.0, 120 * 1024 * 1024 * 1024), 3);
-    }
 
     #[test]
     fn a_partition_is_refused_past_its_budget_and_waits_out_its_debt() {
