@@ -54,7 +54,7 @@ pub(crate) fn from_value<T: DeserializeOwned + 'static>(value: Value) -> Result<
 /// ```
 #[derive(Debug, Clone)]
 pub struct CosmosClient {
-    store: Arc<Store>,
+    pub(crate) store: Arc<Store>,
     /// Where provisioned throughput takes its time from.
     clock: Arc<dyn Clock>,
 }
@@ -121,7 +121,8 @@ impl CosmosClient {
         Ok(self.store.checkpoint()?)
     }
 
-    /// The underlying store.
+    /// The underlying store (feature `internals`).
+    #[cfg(feature = "internals")]
     pub fn store(&self) -> &Arc<Store> {
         &self.store
     }
