@@ -54,7 +54,7 @@ pub(crate) fn from_value<T: DeserializeOwned + 'static>(value: Value) -> Result<
 /// ```
 #[derive(Debug, Clone)]
 pub struct CosmosClient {
-    store: Arc<Store>,
+    pub(crate) store: Arc<Store>,
     /// Where provisioned throughput takes its time from.
     clock: Arc<dyn Clock>,
 }
@@ -121,7 +121,8 @@ impl CosmosClient {
         Ok(self.store.checkpoint()?)
     }
 
-    /// The underlying store.
+    /// The underlying store (feature `internals`).
+    #[cfg(feature = "internals")]
     pub fn store(&self) -> &Arc<Store> {
         &self.store
     }
@@ -238,15 +239,11 @@ impl DatabaseClient {
     pub fn create_container(&self, properties: ContainerProperties) -> Result<ContainerClient, Error> {
         let db = self.store.database(&self.id)?;
         let mut settings = properties.settings;
-        let dedicated = match properties.throughput {
-            Some(p) => {
-                cosmoql_storage::throughput::check_offer(p, cosmoql_storage::throughput::minimum(p, 0.0, 0.0, None))?;
-                let at_creation = cosmoql_storage::throughput::partitions_at_creation(p, false);
-                settings.initial_partitions = settings.initial_partitions.max(at_creation);
-                Some(Arc::new(cosmoql_storage::Throttle::provisioned(p, Arc::clone(&self.clock))))
-            }
-            None => None,
-        };
+        let dedicated = cosmoql_storage::throughput::dedicated_at_creation(
+            properties.throughput,
+            &mut settings.initial_partitions,
+            &self.clock,
+        )?;
         let container = db.create_container_with(&properties.id, properties.partition_key, settings, dedicated)?;
         container.replace_indexing_policy(properties.indexing_policy);
         container.persist_properties()?;

@@ -34,18 +34,20 @@
 //!
 //! Also here: [`value`] (documents, JSON) and [`parser`] (the syntax tree), the types the
 //! client's methods take and return, and [`store`] (the embedded store beneath the client). The
-//! engine's crates whole (`storage`, `catalog`, `planner`, `executor`) are behind the `internals` feature,
-//! for the `cosmoql` binary and this crate's own tests.
+//! engine's crates whole (`storage`, `catalog`, `planner`, `executor`) are behind the `internals`
+//! feature, for this crate's own tests (the `cosmoql` binary uses the client, as any program does).
 
 #![warn(missing_docs)]
 
 mod advice;
 mod change_feed;
 mod client;
+mod inspect;
 mod processor;
 mod provisioning;
 #[cfg(feature = "testing")]
 pub mod testing;
+mod transfer;
 
 /// The README's Rust examples, run as doctests so the tour stays true.
 #[doc = include_str!("../README.md")]
@@ -59,6 +61,7 @@ pub use client::{
     QueryPager, QueryResults, QuerySummary, TransactionalBatch,
 };
 pub use cosmoql_storage::RetryOptions;
+pub use inspect::LogicalPartitionSize;
 pub use processor::{ChangeFeedProcessor, LeaseLag, LEASE_EXPIRY_SECONDS};
 pub use provisioning::{ThroughputProperties, MAX_OFFER};
 
@@ -183,21 +186,31 @@ pub use cosmoql_planner as planner;
 #[cfg(feature = "internals")]
 pub use cosmoql_executor as executor;
 
+pub use cosmoql_catalog::epk::{
+    effective_partition_key, EpkError, HashVersion, PartitionKeyComponent, PartitionKeyKind,
+};
 pub use cosmoql_executor::cost::Consistency;
 pub use cosmoql_executor::{
     execute, explain, Analysis, Explain, PartitionMetrics, QueryError, QueryErrorKind, QueryMetrics, QueryOptions,
-    QueryOutput, QuerySource,
+    QueryOutput, QuerySource, DEFAULT_MEMORY_BUDGET,
 };
 pub use cosmoql_parser::{parse, ParseError};
+/// The query language's built-in functions by name (sorted): for completion and help.
+pub use cosmoql_planner::functions::names as function_names;
 pub use cosmoql_planner::{Plan, VectorPolicy};
+/// The ranking of candidate partition keys as text (a line per candidate, best first, with the
+/// reasons), as `cosmoql advise` prints it; [`ranking_json`] is its JSON form.
+pub use cosmoql_storage::advisor::render as ranking_table;
 pub use cosmoql_storage::advisor::WhatIf;
+pub use cosmoql_storage::import::ImportProblem;
 #[cfg(feature = "fault-injection")]
 pub use cosmoql_storage::Faults;
 pub use cosmoql_storage::{
     Candidate, ChangeFeedStart, Clock, CompositePath, Container, ContainerSettings, Database, DurableOptions, Epk,
-    FeedRange, IndexPath, IndexStats, IndexStep, IndexingMode, IndexingPolicy, KeyChoice, ManualClock, PartitionKey,
-    PartitionKeyDefinition, PartitionKeyPath, PatchOperation, Provisioned, SkewReport, StorageError, Store, SyncMode,
-    SyntheticKey, SyntheticKind, SystemClock, UniqueKey,
+    FeedRange, ImportError, ImportOptions, ImportSummary, IndexPath, IndexStats, IndexStep, IndexingMode,
+    IndexingPolicy, KeyChoice, ManualClock, PartitionKey, PartitionKeyDefinition, PartitionKeyPath, PatchOperation,
+    Provisioned, Recovery, SkewReport, StorageError, Store, SyncMode, SyntheticKey, SyntheticKind, SystemClock,
+    UniqueKey,
 };
 pub use cosmoql_value::Value;
 

@@ -5,9 +5,8 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use cosmoql::storage::Candidate;
 use cosmoql::value::Value;
-use cosmoql::{ContainerClient, KeyAdvisor};
+use cosmoql::{Candidate, ContainerClient, KeyAdvisor};
 
 use crate::query_cmd::{load, DataArgs};
 
@@ -86,8 +85,8 @@ pub fn rank(
 
 /// The line that says what the ranking plans for.
 pub fn header(client: &ContainerClient, advisor: &KeyAdvisor, partitions: usize) -> String {
-    let has = client.container().partition_count();
-    let total = client.container().item_count();
+    let has = client.partition_count();
+    let total = client.item_count();
     let read = if advisor.sampled() < total {
         format!("a sample of {} of its {total} items", advisor.sampled())
     } else {
@@ -191,7 +190,7 @@ pub fn run(args: &AdviseArgs) -> Result<(), String> {
     }
     outln!("{}", header(&loaded.client, &advisor, partitions));
     let candidates: Vec<Candidate> = shown.iter().map(|(c, _)| c.clone()).collect();
-    outln!("{}", cosmoql::storage::advisor::render(&candidates, top).trim_end());
+    outln!("{}", cosmoql::ranking_table(&candidates, top).trim_end());
     if let Some(ru) = args.what_if {
         let replayed = if workload.is_some() {
             "the items' writes replayed at their timestamps, the workload's queries at their rates"

@@ -6,12 +6,10 @@
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Write};
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
 use std::time::Instant;
 
-use cosmoql::storage::{ContainerSettings, ImportOptions, IndexingPolicy, PartitionKey};
 use cosmoql::value::{parse_json, to_json_string, Value};
-use cosmoql::ContainerClient;
+use cosmoql::{ChangeFeedStart, ContainerProperties, FeedRange, ImportOptions, IndexingPolicy, PartitionKey};
 
 use crate::printer::Printer;
 use crate::progress::Counting;
@@ -167,8 +165,8 @@ fn read(_: &mut Session, c: &Call<'_>) -> Result<Flow, String> {
 
 fn use_container(s: &mut Session, c: &Call<'_>) -> Result<Flow, String> {
     let [name] = c.args[..] else { return Err("usage: .use NAME".into()) };
-    if s.db.container(name).is_err() {
-        let names = s.db.container_ids();
+    if s.db.container_client(name).is_err() {
+        let names = s.container_ids();
         let still = match &s.current {
             Some(current) => format!("; still using {current}"),
             None => String::new(),
@@ -237,7 +235,7 @@ fn explain(s: &mut Session, c: &Call<'_>) -> Result<Flow, String> {
 }
 
 fn advise(s: &mut Session, c: &Call<'_>) -> Result<Flow, String> {
-    let client = ContainerClient::from_container(s.container()?);
+    let client = s.container()?;
     let workload = match c.rest {
         "" => None,
         path => Some(cosmoql::read_workload(std::path::Path::new(path))?),
@@ -250,7 +248,7 @@ fn advise(s: &mut Session, c: &Call<'_>) -> Result<Flow, String> {
     })?;
     let ranked: Vec<_> = ranked.into_iter().map(|(c, _)| c).collect();
     s.say(&crate::advise_cmd::header(&client, &advisor, partitions));
-    let _ = write!(crate::output::stdout(), "{}", cosmoql::storage::advisor::render(&ranked, 10));
+    let _ = write!(crate::output::stdout(), "{}", cosmoql::ranking_table(&ranked, 10));
     Ok(Flow::Continue)
 }
 
@@ -258,7 +256,7 @@ fn advise(s: &mut Session, c: &Call<'_>) -> Result<Flow, String> {
 fn policy(s: &mut Session, c: &Call<'_>) -> Result<Flow, String> {
     let container = s.container()?;
     if c.rest.is_empty() {
-        let text = to_json_string(&container.indexing_policy().to_json()).unwrap_or_default();
+        let text = to_json_string(&container.read_indexing_policy().to_json()).unwrap_or_default();
         let _ = writeln!(crate::output::stdout(), "{}", text::printable(&text));
         let progress = container.index_transformation_progress();
         if progress < 100 {
@@ -267,11 +265,8 @@ fn policy(s: &mut Session, c: &Call<'_>) -> Result<Flow, String> {
     } else {
         let json = parse_json(c.rest).map_err(|e| format!("the policy is not JSON: {e}"))?;
         let policy = IndexingPolicy::from_json(&json).map_err(|e| e.to_string())?;
-        container.replace_indexing_policy(policy);
-        container.persist_properties().map_err(|e| e.to_string())?;
         // The transformation runs in the background; `.policy` shows how far it is.
-        let background = Arc::clone(&container);
-        std::thread::spawn(move || background.transform_indexes(usize::MAX));
+        container.replace_indexing_policy(policy).map_err(|e| e.to_string())?;
         s.say("indexing policy replaced; indexes are rebuilt in the background (.policy shows progress)");
     }
     Ok(Flow::Continue)
@@ -334,15 +329,15 @@ fn params(s: &mut Session, _: &Call<'_>) -> Result<Flow, String> {
 
 fn containers(s: &mut Session, _: &Call<'_>) -> Result<Flow, String> {
     let mut out = crate::output::stdout();
-    for id in s.db.container_ids() {
-        let Ok(c) = s.db.container(&id) else { continue };
+    for id in s.container_ids() {
+        let Ok(c) = s.db.container_client(&id) else { continue };
         let mark = if s.current.as_deref() == Some(id.as_str()) { "*" } else { " " };
         let _ = writeln!(
             out,
             "{mark} {id:<16} {:>8} items  {:>3} partitions  key {}",
             c.item_count(),
             c.partition_count(),
-            describe_key(c.partition_key())
+            describe_key(c.partition_key_definition())
         );
     }
     Ok(Flow::Continue)
@@ -351,7 +346,7 @@ fn containers(s: &mut Session, _: &Call<'_>) -> Result<Flow, String> {
 /// `.insert`, `.get`, ...: one item operation on the current container; the items it
 /// returns print as a query's results do, then its status and charge.
 fn item(s: &mut Session, op: crate::items::ItemOp) -> Result<(), String> {
-    let client = ContainerClient::from_container(s.container()?);
+    let client = s.container()?;
     let writes = !matches!(op, crate::items::ItemOp::Get { .. });
     let answer = crate::items::run(&client, op)?;
     if !answer.items.is_empty() {
@@ -382,13 +377,14 @@ fn create(s: &mut Session, args: &[&str]) -> Result<(), String> {
     let described = describe_key(&definition);
     // A new database directory comes to be with its first container: once the container is
     // known to be a valid one (made in memory first), so a refused name creates nothing.
+    let properties = ContainerProperties::with_key(name, definition);
     if s.pending.is_some() {
-        s.db.create_container(name, definition.clone(), ContainerSettings::default()).map_err(|e| e.to_string())?;
+        s.db.create_container(properties.clone()).map_err(|e| e.to_string())?;
     }
     if let Some(dir) = s.pending.take() {
         match crate::open::create(&dir) {
-            Ok((store, db)) => {
-                s._store = store;
+            Ok((client, db)) => {
+                s._client = client;
                 s.db = db;
                 s.say(&format!("created the database directory {}", dir.display()));
             }
@@ -398,7 +394,7 @@ fn create(s: &mut Session, args: &[&str]) -> Result<(), String> {
             }
         }
     }
-    s.db.create_container(name, definition, ContainerSettings::default()).map_err(|e| e.to_string())?;
+    s.db.create_container(properties).map_err(|e| e.to_string())?;
     s.current = Some(name.to_string());
     s.refresh_vocabulary();
     s.say(&format!("created {name} (key {described}); using it"));
@@ -415,7 +411,7 @@ fn import(s: &mut Session, path: &str, upsert: bool) -> Result<(), String> {
     // Ctrl-C (the handler sets INTERRUPTED) stops the import between batches.
     INTERRUPTED.store(false, Ordering::SeqCst);
     let options = ImportOptions { upsert, ..ImportOptions::default() };
-    let result = container.import_until(reader, options, &INTERRUPTED, |_| {});
+    let result = container.import_until(reader, options, &INTERRUPTED);
     bar.finish_and_clear();
     let summary = match result {
         Ok(summary) => summary,
@@ -482,7 +478,7 @@ fn set(s: &mut Session, args: &[&str], rest: &str) -> Result<(), String> {
                 if s.options.enable_cross_partition { "on" } else { "off" }
             );
             let _ = writeln!(out, "maxrows         {}", s.max_rows);
-            let budget = s.options.memory_budget.unwrap_or(cosmoql::executor::DEFAULT_MEMORY_BUDGET);
+            let budget = s.options.memory_budget.unwrap_or(cosmoql::DEFAULT_MEMORY_BUDGET);
             let _ = writeln!(out, "budget          {budget}");
             let _ = writeln!(out, "mode            {}", s.mode.name());
             let _ = writeln!(out, "headers         {}", if s.display.headers { "on" } else { "off" });
@@ -521,8 +517,7 @@ fn set(s: &mut Session, args: &[&str], rest: &str) -> Result<(), String> {
 
 /// `.throughput [off | N | autoscale N | burst on|off | redistribute ID=RU... | even]`.
 fn throughput(s: &Session, args: &str) -> Result<(), String> {
-    let client = ContainerClient::from_container(s.container()?);
-    let text = crate::container_cmd::throughput(&client, args)?;
+    let text = crate::container_cmd::throughput(&s.container()?, args)?;
     let _ = write!(crate::output::stdout(), "{text}");
     Ok(())
 }
@@ -531,10 +526,8 @@ fn throughput(s: &Session, args: &str) -> Result<(), String> {
 /// `.changes` (from the beginning the first time): each changed item once, in its latest
 /// version, at most N (default 20) at a time.
 fn changes(s: &mut Session, args: &str) -> Result<(), String> {
-    use cosmoql::storage::{ChangeFeedStart, FeedRange};
-    let container = s.container()?;
-    let name = container.id().to_string();
-    let client = ContainerClient::from_container(container);
+    let client = s.container()?;
+    let name = client.id().to_string();
     let mut max = 20;
     for word in args.split_whitespace() {
         match word {
@@ -574,15 +567,14 @@ fn changes(s: &mut Session, args: &str) -> Result<(), String> {
 }
 
 fn skew(s: &Session) -> Result<(), String> {
-    let container = s.container()?;
-    let report = cosmoql::storage::SkewReport::of(&container, 10);
+    let report = s.container()?.skew_report();
     let mut out = crate::output::stdout();
     let _ = write!(out, "{report}");
     Ok(())
 }
 
 fn stats(s: &Session) -> Result<(), String> {
-    let text = crate::reports::stats(&*s.container()?);
+    let text = crate::reports::stats(&s.container()?);
     let _ = write!(crate::output::stdout(), "{text}");
     Ok(())
 }

@@ -3,8 +3,11 @@
 
 use std::fmt::Write;
 
-use cosmoql::storage::{PartitionKeyDefinition, PartitionKeyPath, SyntheticKey, SyntheticKind};
-use cosmoql::ContainerClient;
+use std::sync::Arc;
+
+use cosmoql::{
+    ContainerClient, PartitionKeyDefinition, PartitionKeyPath, Provisioned, SyntheticKey, SyntheticKind, SystemClock,
+};
 
 /// The key `.create NAME ...` asks for: `/path ...` (none: no key; 2-3: hierarchical), or a
 /// synthetic key (`--concat /a,/b [SEP]`, `--random /a N [SEED]`, `--hash /a /b N`).
@@ -49,16 +52,12 @@ pub fn key_definition(args: &[&str]) -> Result<PartitionKeyDefinition, String> {
 
 /// `.throughput [off | N | autoscale N | burst on|off | redistribute ID=RU... | even]`.
 pub fn throughput(client: &ContainerClient, args: &str) -> Result<String, String> {
-    use cosmoql::storage::Provisioned;
     let words: Vec<&str> = args.split_whitespace().collect();
     let number = |w: &str| w.parse::<f64>().map_err(|_| format!("`{w}` is not a number of RU/s"));
     let err = |e: cosmoql::Error| e.to_string();
     match words.as_slice() {
         [] => {}
-        ["off"] => {
-            client.container().set_throughput(None);
-            client.container().persist_properties().map_err(|e| e.to_string())?;
-        }
+        ["off"] => client.set_throughput(None, Arc::new(SystemClock::default())).map_err(err)?,
         ["autoscale", max] => {
             drop(client.replace_throughput(Provisioned::Autoscale { max: number(max)? }).map_err(err)?)
         }

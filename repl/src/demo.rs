@@ -1,14 +1,12 @@
 //! The embedded demo database: generated IoT telemetry (the shape of
 //! `benches/data/gen_telemetry.py`) and a few families in the Cosmos DB documentation's style.
 //!
-//! The documents are written straight as NDJSON text and loaded with `Container::import`, which
+//! The documents are written straight as NDJSON text and loaded with `ContainerClient::import`, which
 //! parses and inserts on two threads: 100,000 readings load in a fraction of a second in release.
 
+use cosmoql::{ContainerClient, ContainerProperties, ContainerSettings, DatabaseClient, ImportOptions};
 use std::fmt::Write as _;
 use std::io::Cursor;
-use std::sync::Arc;
-
-use cosmoql::storage::{Container, ContainerSettings, Database, ImportOptions, PartitionKeyDefinition};
 
 /// Readings in the demo's `telemetry` container.
 pub const TELEMETRY_ITEMS: usize = 100_000;
@@ -267,27 +265,23 @@ pub const FAMILIES: &str = r#"[
 ]"#;
 
 /// Creates `telemetry` (key `/deviceId`) and `families` (key `/lastName`) in `db`.
-pub fn load(db: &Database) -> Result<Vec<Arc<Container>>, String> {
+pub fn load(db: &DatabaseClient) -> Result<Vec<ContainerClient>, String> {
     let text = telemetry_ndjson(TELEMETRY_ITEMS, DEVICES, SKEW, 42);
     let telemetry = db
         .create_container(
-            "telemetry",
-            PartitionKeyDefinition::hash("/deviceId").map_err(|e| e.to_string())?,
-            ContainerSettings::for_expected_items(TELEMETRY_ITEMS),
+            ContainerProperties::new("telemetry", "/deviceId")
+                .map_err(|e| e.to_string())?
+                .settings(ContainerSettings::for_expected_items(TELEMETRY_ITEMS)),
         )
         .map_err(|e| e.to_string())?;
     telemetry
-        .import(Cursor::new(text.as_bytes()), ImportOptions { fail_fast: true, ..ImportOptions::default() }, |_| {})
+        .import(Cursor::new(text.as_bytes()), ImportOptions { fail_fast: true, ..ImportOptions::default() })
         .map_err(|e| format!("telemetry: {e}"))?;
     let families = db
-        .create_container(
-            "families",
-            PartitionKeyDefinition::hash("/lastName").map_err(|e| e.to_string())?,
-            ContainerSettings::default(),
-        )
+        .create_container(ContainerProperties::new("families", "/lastName").map_err(|e| e.to_string())?)
         .map_err(|e| e.to_string())?;
     families
-        .import(Cursor::new(FAMILIES.as_bytes()), ImportOptions { fail_fast: true, ..ImportOptions::default() }, |_| {})
+        .import(Cursor::new(FAMILIES.as_bytes()), ImportOptions { fail_fast: true, ..ImportOptions::default() })
         .map_err(|e| format!("families: {e}"))?;
     Ok(vec![telemetry, families])
 }

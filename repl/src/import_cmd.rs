@@ -7,8 +7,9 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use crate::progress::{file_bar, Counting};
-use cosmoql::storage::{
-    Container, ContainerSettings, DurableOptions, ImportOptions, ImportSummary, PartitionKeyDefinition, Store,
+use cosmoql::{
+    ContainerClient, ContainerProperties, ContainerSettings, CosmosClient, ImportOptions, ImportSummary,
+    PartitionKeyDefinition,
 };
 
 /// Options of `cosmoql import`.
@@ -62,22 +63,18 @@ pub fn run(args: &ImportArgs) -> Result<(), String> {
         None => ContainerSettings::for_expected_items(usize::try_from(total_bytes / 300).unwrap_or(usize::MAX)),
     };
     settings.validate().map_err(|e| format!("--partitions: {}", e.message))?;
-    // Kept open until the end: the store holds the directory's lock.
-    let mut _store = None;
+    // Kept open until the end: the account holds the directory's lock.
+    let mut _account = None;
     let container = match (&args.db, &args.into) {
         (Some(dir), Some(name)) => {
-            let store = Store::open(dir, DurableOptions::default()).map_err(|e| e.message)?;
-            let db = match store.database_ids().first() {
-                Some(id) => store.database(id),
-                None => store.create_database("demo"),
-            }
-            .map_err(|e| e.to_string())?;
-            let container = match db.container(name) {
-                Ok(c) if args.partition_key.is_empty() || c.partition_key() == &key => c,
+            let account = CosmosClient::open(dir).map_err(crate::open::message)?;
+            let db = crate::open::first_database(&account)?;
+            let container = match db.container_client(name) {
+                Ok(c) if args.partition_key.is_empty() || c.partition_key_definition() == &key => c,
                 Ok(c) => {
                     return Err(format!(
                         "container `{name}` exists with another partition key ({}): leave --partition-key out to import into it",
-                        crate::reports::describe_key(c.partition_key())
+                        crate::reports::describe_key(c.partition_key_definition())
                     ))
                 }
                 Err(_) => {
@@ -86,13 +83,15 @@ pub fn run(args: &ImportArgs) -> Result<(), String> {
                             "note: creating container `{name}` without a partition key (--partition-key /path gives it one)"
                         );
                     }
-                    db.create_container(name, key, settings).map_err(|e| e.to_string())?
+                    db.create_container(ContainerProperties::with_key(name, key).settings(settings))
+                        .map_err(|e| e.to_string())?
                 }
             };
-            _store = Some(store);
+            _account = Some(account);
             container
         }
-        _ => std::sync::Arc::new(Container::new("imported", key, settings)),
+        _ => ContainerClient::standalone(ContainerProperties::with_key("imported", key).settings(settings))
+            .map_err(|e| e.to_string())?,
     };
     let started = Instant::now();
     let mut total = ImportSummary::default();
@@ -105,7 +104,7 @@ pub fn run(args: &ImportArgs) -> Result<(), String> {
         };
         let reader = BufReader::with_capacity(1 << 20, Counting { inner: input, bar: bar.clone() });
         let options = ImportOptions { fail_fast: args.fail_fast, upsert: args.upsert };
-        let result = container.import(reader, options, |_| {});
+        let result = container.import(reader, options);
         bar.finish_and_clear();
         let summary = match result {
             Ok(summary) => summary,
@@ -149,13 +148,13 @@ pub fn run(args: &ImportArgs) -> Result<(), String> {
         let source = if args.rekey.is_empty() {
             container
         } else {
-            let target = Container::new(
-                "rekeyed",
-                definition(&args.rekey)?,
-                ContainerSettings::for_expected_items(imported as usize),
-            );
+            let target = ContainerClient::standalone(
+                ContainerProperties::with_key("rekeyed", definition(&args.rekey)?)
+                    .settings(ContainerSettings::for_expected_items(imported as usize)),
+            )
+            .map_err(|e| e.to_string())?;
             container.copy_into(&target).map_err(|e| e.to_string())?;
-            std::sync::Arc::new(target)
+            target
         };
         let written = if path.as_os_str() == "-" {
             source.export_ndjson(BufWriter::new(crate::output::stdout()))

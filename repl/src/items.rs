@@ -5,9 +5,8 @@
 
 use std::path::PathBuf;
 
-use cosmoql::storage::{PartitionKey, PatchOperation};
 use cosmoql::value::{parse_json, to_json_string, Value};
-use cosmoql::{ContainerClient, QueryOptions};
+use cosmoql::{ContainerClient, PartitionKey, PatchOperation, QueryOptions};
 
 /// One item operation, with its arguments read.
 #[derive(Debug, Clone, PartialEq)]
@@ -243,12 +242,12 @@ fn with_usage(error: String, usage: &str) -> String {
 /// The key of an item with id `id` in a container that needs no key to find it: a keyless one,
 /// or one keyed on `/id`.
 fn implied_key(client: &ContainerClient, id: &str) -> Option<PartitionKey> {
-    let definition = client.container().partition_key();
+    let definition = client.partition_key_definition();
     let keyed_on_id = definition.paths().len() == 1
         && definition.synthetic_key().is_none()
         && definition.paths()[0].to_string() == "/id";
     if definition.is_none() || keyed_on_id {
-        let doc = cosmoql::storage::Doc::from_value(&Value::object([("id".to_string(), Value::from(id))])).ok()?;
+        let doc = cosmoql::store::Doc::from_value(&Value::object([("id".to_string(), Value::from(id))])).ok()?;
         return definition.key_of(doc.root()).ok();
     }
     None
@@ -259,7 +258,7 @@ fn needed_key(client: &ContainerClient, key: Option<PartitionKey>, id: &str) -> 
     key.or_else(|| implied_key(client, id)).ok_or_else(|| {
         format!(
             "the container is keyed on {}: give the item's partition key as JSON after its id (`undefined` for an item without it)",
-            crate::reports::describe_key(client.container().partition_key())
+            crate::reports::describe_key(client.partition_key_definition())
         )
     })
 }
@@ -282,7 +281,7 @@ pub fn run(client: &ContainerClient, op: ItemOp) -> Result<Answer, String> {
         ItemOp::Upsert(item) => client.upsert_item(&item).map(answer).map_err(|e| refused(&e)),
         ItemOp::Replace { item, if_match } => {
             let id = item.get("id").as_str().ok_or("the item has no string `id` to say which item it replaces")?;
-            let (_, key) = client.container().partition_of_item(&item).map_err(|e| e.to_string())?;
+            let key = client.partition_key_of(&item).map_err(|e| e.to_string())?;
             client.replace_item(key, id, &item, if_match.as_deref()).map(answer).map_err(|e| refused(&e))
         }
         ItemOp::Get { id, key } => match key.or_else(|| implied_key(client, &id)) {
@@ -310,7 +309,7 @@ fn get_by_query(client: &ContainerClient, id: &str) -> Result<Answer, String> {
     let charge = results.metrics.request_charge;
     let how = format!(
         "found by a query over every partition, as the key of {} was not given (with the key, a read is a point read)",
-        crate::reports::describe_key(client.container().partition_key())
+        crate::reports::describe_key(client.partition_key_definition())
     );
     if results.items.is_empty() {
         return Err(format!(
@@ -426,8 +425,7 @@ pub fn run_command(args: &ItemArgs) -> Result<(), String> {
         let what = e.split("\nusage:").next().unwrap_or(&e).to_string();
         format!("{what} (cosmoql item {} --help)", &name[1..])
     })?;
-    let (_store, container) = crate::query_cmd::open_container(dir, args.use_container.as_deref())?;
-    let client = ContainerClient::from_container(container);
+    let (_account, client) = crate::query_cmd::open_container(dir, args.use_container.as_deref())?;
     let answer = run(&client, op)?;
     // One item as one JSON object a line (several when a lookup by id finds several).
     for item in &answer.items {

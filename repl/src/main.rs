@@ -28,7 +28,7 @@ mod session;
 mod statements;
 mod text;
 mod usage;
-use cosmoql::catalog::epk::{self, HashVersion, PartitionKeyKind};
+use cosmoql::{CosmosClient, HashVersion, PartitionKeyKind};
 
 /// Azure Cosmos DB for NoSQL-style SQL over a partitioned JSON document store.
 ///
@@ -104,7 +104,7 @@ struct ReplArgs {
     use_container: Option<String>,
     /// Bytes a query's sorts without LIMIT, groups, DISTINCT and ranking may hold at once (also
     /// `.set budget`); past it the query fails with a clear error. Results returned are not counted.
-    #[arg(long = "memory-budget", value_name = "BYTES", default_value_t = cosmoql::executor::DEFAULT_MEMORY_BUDGET)]
+    #[arg(long = "memory-budget", value_name = "BYTES", default_value_t = cosmoql::DEFAULT_MEMORY_BUDGET)]
     memory_budget: u64,
 }
 
@@ -465,7 +465,7 @@ fn classify_paths(paths: &[PathBuf]) -> Result<(Option<PathBuf>, Option<PathBuf>
 fn recover(dir: &std::path::Path) -> Result<(), String> {
     if !dir.join("CURRENT").is_file() {
         // The logs without CURRENT: replay starts at the oldest.
-        match cosmoql::storage::durable::restore_current(dir).map_err(|e| e.message)? {
+        match CosmosClient::restore_current(dir).map_err(open::message)? {
             Some(log) => outln!("CURRENT was missing: it now names {log}, the oldest log"),
             None => {
                 return Err(format!(
@@ -476,11 +476,11 @@ fn recover(dir: &std::path::Path) -> Result<(), String> {
         }
     }
     let options = cosmoql::DurableOptions { recover: true, ..Default::default() };
-    let store = cosmoql::Store::open(dir, options).map_err(|e| e.message)?;
-    let recovery = store.durable().map(|d| d.recovery()).unwrap_or_default();
+    let account = CosmosClient::open_with(dir, options).map_err(open::message)?;
+    let recovery = account.recovery().unwrap_or_default();
     match &recovery.set_aside {
         Some(aside) => {
-            store.checkpoint().map_err(|e| e.message)?;
+            account.checkpoint().map_err(open::message)?;
             outln!(
                 "kept {} intact log record{}; the damaged rest is set aside in {}",
                 recovery.records,
@@ -529,7 +529,7 @@ fn epk_command(key: &str, version: VersionArg, kind: Option<KindArg>) -> ExitCod
         None if components.len() > 1 && version == HashVersion::V2 => PartitionKeyKind::MultiHash,
         None => PartitionKeyKind::Hash,
     };
-    match epk::effective_partition_key(&components, kind, version) {
+    match cosmoql::effective_partition_key(&components, kind, version) {
         Ok(e) => {
             let _ = writeln!(output::stdout(), "{e}");
             ExitCode::SUCCESS

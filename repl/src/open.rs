@@ -2,20 +2,20 @@
 //! its first write, or loaded with the demo data), and the container a session starts in.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Instant;
 
-use cosmoql::storage::{Container, Database, Store};
+use cosmoql::{ContainerClient, CosmosClient, DatabaseClient};
 
 use crate::reports::{describe_key, plural};
 
 /// The database a session works in, and how it came to be.
 #[derive(Debug)]
 pub struct Opened {
-    pub store: Arc<Store>,
+    /// The account: in memory, or the database directory (whose lock it holds while open).
+    pub client: CosmosClient,
     /// The database the REPL works in: the directory's first, or `demo`.
-    pub db: Arc<Database>,
-    /// A database directory that does not exist yet: `store` is an empty one in memory until
+    pub db: DatabaseClient,
+    /// A database directory that does not exist yet: `client` is an empty one in memory until
     /// the first write, which creates the directory ([`create`]). A run that writes nothing
     /// leaves nothing behind (a mistyped name does not become a database).
     pub pending: Option<PathBuf>,
@@ -51,19 +51,37 @@ fn is_new(dir: &Path) -> bool {
     }
 }
 
-/// Opens (or creates) the database directory `dir` and the database the REPL works in.
-pub fn create(dir: &Path) -> Result<(Arc<Store>, Arc<Database>), String> {
-    let store = Store::open(dir, cosmoql::DurableOptions::default()).map_err(|e| e.message)?;
-    let db = match store.database_ids().first() {
-        Some(id) => store.database(id),
-        None => store.create_database("demo"),
+/// The words of an error opening a database directory: the store's message alone (it names the
+/// directory and what to do), any other error as it displays.
+pub fn message(e: cosmoql::Error) -> String {
+    match e {
+        cosmoql::Error::Storage(e) => e.message,
+        e => e.to_string(),
     }
-    .map_err(|e| e.to_string())?;
-    Ok((store, db))
+}
+
+/// Opens (or creates) the database directory `dir` and the database the REPL works in.
+pub fn create(dir: &Path) -> Result<(CosmosClient, DatabaseClient), String> {
+    let client = CosmosClient::open(dir).map_err(message)?;
+    let db = first_database(&client)?;
+    Ok((client, db))
+}
+
+/// The account's first database, or a new one named `demo` when it has none.
+pub fn first_database(client: &CosmosClient) -> Result<DatabaseClient, String> {
+    match client.database_ids().first() {
+        Some(id) => Ok(client.database_client(id)),
+        None => client.create_database("demo").map_err(|e| e.to_string()),
+    }
+}
+
+/// The database's containers.
+pub fn containers(db: &DatabaseClient) -> Vec<ContainerClient> {
+    db.container_ids().unwrap_or_default().iter().filter_map(|id| db.container_client(id).ok()).collect()
 }
 
 /// `name (N items, key /k, P physical partitions)` for each container.
-fn describe(containers: &[Arc<Container>]) -> String {
+fn describe(containers: &[ContainerClient]) -> String {
     containers
         .iter()
         .map(|c| {
@@ -71,7 +89,7 @@ fn describe(containers: &[Arc<Container>]) -> String {
                 "{} ({}, key {}, {})",
                 c.id(),
                 plural(c.item_count() as u64, "item", "items"),
-                describe_key(c.partition_key()),
+                describe_key(c.partition_key_definition()),
                 plural(c.partition_count() as u64, "physical partition", "physical partitions")
             )
         })
@@ -81,9 +99,8 @@ fn describe(containers: &[Arc<Container>]) -> String {
 
 /// What opening a database directory had to do that its user should know: a last record cut
 /// short by a crash (never acknowledged) copied aside and cut off.
-pub fn recovery_notes(store: &Store) -> Vec<String> {
-    let Some(durable) = store.durable() else { return Vec::new() };
-    let recovery = durable.recovery();
+pub fn recovery_notes(client: &CosmosClient) -> Vec<String> {
+    let Some(recovery) = client.recovery() else { return Vec::new() };
     match &recovery.torn_aside {
         Some(aside) => vec![format!(
             "the log ended in a record cut short by a crash ({} bytes, never acknowledged): copied to {} and cut off",
@@ -98,23 +115,23 @@ pub fn recovery_notes(store: &Store) -> Vec<String> {
 pub fn open(options: OpenOptions<'_>) -> Result<Opened, String> {
     let started = Instant::now();
     let seconds = || started.elapsed().as_secs_f64();
-    let (store, db, pending, place) = match options.dir {
+    let (client, db, pending, place) = match options.dir {
         None => {
-            let store = Arc::new(Store::new());
-            let db = store.create_database("demo").map_err(|e| e.to_string())?;
-            (store, db, None, "demo database".to_string())
+            let client = CosmosClient::new();
+            let db = client.create_database("demo").map_err(|e| e.to_string())?;
+            (client, db, None, "demo database".to_string())
         }
         Some(dir) if is_new(dir) && !options.demo => {
-            let store = Arc::new(Store::new());
-            let db = store.create_database("demo").map_err(|e| e.to_string())?;
-            (store, db, Some(dir.to_path_buf()), format!("database {}", dir.display()))
+            let client = CosmosClient::new();
+            let db = client.create_database("demo").map_err(|e| e.to_string())?;
+            (client, db, Some(dir.to_path_buf()), format!("database {}", dir.display()))
         }
         Some(dir) => {
-            let (store, db) = create(dir)?;
-            (store, db, None, format!("database {}", dir.display()))
+            let (client, db) = create(dir)?;
+            (client, db, None, format!("database {}", dir.display()))
         }
     };
-    let mut existing: Vec<Arc<Container>> = db.container_ids().iter().filter_map(|id| db.container(id).ok()).collect();
+    let mut existing = containers(&db);
     let loaded_demo = existing.is_empty() && options.demo;
     let mut banner = if loaded_demo {
         existing = crate::demo::load(&db)?;
@@ -130,7 +147,7 @@ pub fn open(options: OpenOptions<'_>) -> Result<Opened, String> {
     } else {
         format!("{place} opened in {:.2} s: {}", seconds(), describe(&existing))
     };
-    let mut notes = recovery_notes(&store);
+    let mut notes = recovery_notes(&client);
     if let (Some(dir), true, false) = (options.dir, options.demo, loaded_demo) {
         notes.push(format!("{} already holds containers: --demo loaded nothing", dir.display()));
     }
@@ -151,5 +168,5 @@ pub fn open(options: OpenOptions<'_>) -> Result<Opened, String> {
         }
         (None, _) => None,
     };
-    Ok(Opened { store, db, pending, current, banner, notes })
+    Ok(Opened { client, db, pending, current, banner, notes })
 }

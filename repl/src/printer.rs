@@ -248,12 +248,7 @@ impl Printer {
 /// The query's statistics as the Data Explorer's "Query Stats" shows them: charge, partitions,
 /// documents retrieved and output with their sizes, index entries, the time of each phase, and
 /// the indexes used and those that would help.
-pub fn query_stats(
-    m: &cosmoql::executor::QueryMetrics,
-    index: Option<&Value>,
-    results: usize,
-    pages: usize,
-) -> Vec<String> {
+pub fn query_stats(m: &cosmoql::QueryMetrics, index: Option<&Value>, results: usize, pages: usize) -> Vec<String> {
     let ms = |ns: u64| format!("{:.2} ms", ns as f64 / 1e6);
     let ratio = if m.retrieved_document_count == 0 {
         1.0

@@ -5,15 +5,13 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Write};
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Instant;
 
-use cosmoql::executor::VectorPolicy;
-use cosmoql::storage::{
-    Container, ContainerSettings, ImportOptions, IndexingPolicy, PartitionKey, PartitionKeyDefinition,
-};
 use cosmoql::value::{parse_json, Value};
-use cosmoql::{ContainerClient, QueryOptions, QueryResults};
+use cosmoql::{
+    ChangeFeedStart, ContainerClient, ContainerProperties, ContainerSettings, CosmosClient, FeedRange, ImportOptions,
+    IndexingPolicy, PartitionKey, PartitionKeyDefinition, QueryOptions, QueryResults, VectorPolicy,
+};
 
 /// Where the items come from: files loaded into a container in memory, or a database
 /// directory's container.
@@ -68,7 +66,7 @@ pub struct QueryFlags {
     /// Bytes a query's sorts without LIMIT, groups, DISTINCT and ranking may hold at once; past
     /// it the query fails with a clear error. Results returned are not counted (they stream); those
     /// held for the next pages are.
-    #[arg(long = "memory-budget", value_name = "BYTES", default_value_t = cosmoql::executor::DEFAULT_MEMORY_BUDGET)]
+    #[arg(long = "memory-budget", value_name = "BYTES", default_value_t = cosmoql::DEFAULT_MEMORY_BUDGET)]
     memory_budget: u64,
 }
 
@@ -162,7 +160,6 @@ pub struct ChangesArgs {
 /// `cosmoql changes`: the loaded container's change feed (the whole container, or `--pk`'s
 /// logical partition), one change per line; the continuation on standard error.
 pub fn run_changes(args: &ChangesArgs) -> Result<(), String> {
-    use cosmoql::storage::{ChangeFeedStart, FeedRange};
     let loaded = load(&args.data)?;
     let start = match args.from.as_str() {
         "beginning" => ChangeFeedStart::Beginning,
@@ -214,8 +211,8 @@ pub struct BenchArgs {
 
 /// A loaded container and the query options the arguments give.
 pub struct Loaded {
-    /// A database directory's store, kept open (its lock held) while the command runs.
-    _store: Option<Arc<cosmoql::storage::Store>>,
+    /// A database directory's account, kept open (its lock held) while the command runs.
+    _account: Option<CosmosClient>,
     pub client: ContainerClient,
     /// `--container`'s properties.
     properties: Option<Value>,
@@ -246,37 +243,38 @@ pub fn load(args: &DataArgs) -> Result<Loaded, String> {
         None => ContainerSettings::for_expected_items(usize::try_from(total_bytes / 300).unwrap_or(usize::MAX)),
     };
     settings.validate().map_err(|e| format!("--partitions: {}", e.message))?;
-    let (store, container) = match &args.db {
+    let (account, client) = match &args.db {
         Some(dir) => {
-            let (store, container) = open_container(dir, args.use_container.as_deref())?;
-            (Some(store), container)
+            let (account, client) = open_container(dir, args.use_container.as_deref())?;
+            (Some(account), client)
         }
         None => {
-            let container = Container::new("c", key, settings);
+            let mut container = ContainerProperties::with_key("c", key).settings(settings);
             if let Some(policy) = properties.as_ref().map(|p| p.get("indexingPolicy")).filter(|p| !p.is_undefined()) {
                 let policy = IndexingPolicy::from_json(policy)
                     .map_err(|e| format!("--container: indexingPolicy: {}", e.message))?;
-                container.replace_indexing_policy(policy);
+                container = container.indexing_policy(policy);
             }
+            let client = ContainerClient::standalone(container).map_err(|e| e.to_string())?;
             for path in &args.data {
                 let file = File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
-                container
+                client
                     .import(
                         BufReader::with_capacity(1 << 20, file),
                         ImportOptions { fail_fast: true, ..ImportOptions::default() },
-                        |_| {},
                     )
                     .map_err(|e| format!("{}: {}", path.display(), e.message))?;
             }
-            (None, Arc::new(container))
+            (None, client)
         }
     };
-    let client = ContainerClient::from_container(container);
-    let containers = store
+    let containers = account
         .as_ref()
-        .map(|s| s.database_ids().iter().filter_map(|d| s.database(d).ok()).flat_map(|d| d.container_ids()).collect())
+        .map(|a| {
+            a.database_ids().iter().flat_map(|d| a.database_client(d).container_ids().unwrap_or_default()).collect()
+        })
         .unwrap_or_default();
-    Ok(Loaded { _store: store, client, properties, containers, load_seconds: started.elapsed().as_secs_f64() })
+    Ok(Loaded { _account: account, client, properties, containers, load_seconds: started.elapsed().as_secs_f64() })
 }
 
 /// The query options `flags` (and `--container`'s vector policies) give.
@@ -308,11 +306,9 @@ fn query_options(args: &QueryFlags, loaded: &Loaded) -> Result<QueryOptions, Str
     Ok(options)
 }
 
-/// A database directory's container: `name`, or the only one there is.
-pub fn open_container(
-    dir: &std::path::Path,
-    name: Option<&str>,
-) -> Result<(Arc<cosmoql::storage::Store>, Arc<Container>), String> {
+/// A database directory's container: `name`, or the only one there is; with the account, which
+/// holds the directory's lock while it is kept.
+pub fn open_container(dir: &std::path::Path, name: Option<&str>) -> Result<(CosmosClient, ContainerClient), String> {
     if !dir.exists() {
         return Err(format!(
             "{} does not exist (cosmoql import --db, or cosmoql DIR, creates a database)",
@@ -322,28 +318,28 @@ pub fn open_container(
     if !dir.join("CURRENT").is_file() {
         return Err(format!("{} is not a cosmoql database directory (cosmoql import --db creates one)", dir.display()));
     }
-    let store = cosmoql::storage::Store::open(dir, cosmoql::DurableOptions::default()).map_err(|e| e.message)?;
-    for note in crate::open::recovery_notes(&store) {
+    let account = CosmosClient::open(dir).map_err(crate::open::message)?;
+    for note in crate::open::recovery_notes(&account) {
         errln!("{note}");
     }
     let mut found = Vec::new();
-    for db in store.database_ids() {
-        let db = store.database(&db).map_err(|e| e.to_string())?;
-        for id in db.container_ids() {
+    for db in account.database_ids() {
+        let db = account.database_client(&db);
+        for id in db.container_ids().map_err(|e| e.to_string())? {
             if name.is_none_or(|n| n == id) {
-                found.push(db.container(&id).map_err(|e| e.to_string())?);
+                found.push(db.container_client(&id).map_err(|e| e.to_string())?);
             }
         }
     }
     match (found.len(), name) {
         (1, _) => {
             let container = found.remove(0);
-            Ok((store, container))
+            Ok((account, container))
         }
         (0, Some(n)) => {
             let mut names = Vec::new();
-            for db in store.database_ids() {
-                names.extend(store.database(&db).map(|db| db.container_ids()).unwrap_or_default());
+            for db in account.database_ids() {
+                names.extend(account.database_client(&db).container_ids().unwrap_or_default());
             }
             Err(match names.as_slice() {
                 [] => format!("no container `{n}` in {}: it has none", dir.display()),
@@ -450,7 +446,7 @@ pub fn run_query(args: &QueryArgs) -> Result<(), String> {
 /// alias in Cosmos DB); said on standard error.
 fn note_alias(loaded: &Loaded, sql: &str) {
     let Ok(query) = cosmoql::parse(sql) else { return };
-    let current = loaded.client.container().id();
+    let current = loaded.client.id();
     if let Some(other) = crate::statements::other_container(&query, current, &loaded.containers) {
         errln!(
             "note: this ran on {current}: the name after FROM is an alias in Cosmos DB, not a container (--use \
@@ -496,7 +492,7 @@ pub fn run_bench(args: &BenchArgs) -> Result<(), String> {
     outln!(
         "{{\"loadSeconds\":{},\"items\":{},\"results\":{},\"minSeconds\":{},\"medianSeconds\":{},\"maxSeconds\":{},\"peakRssBytes\":{}}}",
         loaded.load_seconds,
-        loaded.client.container().item_count(),
+        loaded.client.item_count(),
         results,
         times[0],
         median,

@@ -268,7 +268,7 @@ pub fn run(mut session: Session, banner: &str, place: &str) -> u8 {
     };
     editor.set_helper(Some(SqlHelper {
         vocabulary: Arc::clone(&session.vocabulary),
-        functions: cosmoql::planner::functions::names(),
+        functions: cosmoql::function_names(),
         colored: session.colored,
     }));
     let history = history_path();

@@ -1,10 +1,9 @@
 //! What the REPL reports about a container: `.stats` (memory, partitions, the largest logical
 //! partitions and the skew), a partition key in words, and counts in words.
 
-use std::collections::HashMap;
 use std::fmt::Write;
 
-use cosmoql::storage::{Container, PartitionKeyDefinition, SyntheticKind};
+use cosmoql::{ContainerClient, PartitionKeyDefinition, SyntheticKind};
 
 use crate::render;
 use crate::text;
@@ -44,7 +43,7 @@ pub fn plural(n: u64, one: &str, many: &str) -> String {
 
 /// `.stats`: the container's items and bytes, memory per item, each physical partition as bars,
 /// the largest logical partitions (one scan) and how skewed they are.
-pub fn stats(container: &Container) -> String {
+pub fn stats(container: &ContainerClient) -> String {
     let parts = container.partitions();
     let total_items: usize = parts.iter().map(|p| p.items).sum();
     let total_bytes: u64 = parts.iter().map(|p| p.bytes).sum();
@@ -59,9 +58,9 @@ pub fn stats(container: &Container) -> String {
         render::bytes(total_bytes),
         parts.len(),
         container.split_count(),
-        describe_key(container.partition_key())
+        describe_key(container.partition_key_definition())
     );
-    let index = container.index_stats();
+    let index = container.memory().index;
     let per_item = |bytes: u64| if total_items == 0 { 0 } else { bytes / total_items as u64 };
     let _ = writeln!(
         out,
@@ -91,26 +90,17 @@ pub fn stats(container: &Container) -> String {
         );
     }
     // Logical partition sizes: one scan of the container.
-    let mut logical: HashMap<String, (u64, u64)> = HashMap::new();
-    let definition = container.partition_key();
-    for item in container.scan().items() {
-        let key = definition.key_of(item.doc.root()).map(|k| k.to_string()).unwrap_or_else(|_| "?".into());
-        let e = logical.entry(key).or_default();
-        e.0 += 1;
-        e.1 += item.doc.len() as u64;
-    }
-    let mut largest: Vec<(String, (u64, u64))> = logical.into_iter().collect();
-    largest.sort_by(|a, b| b.1 .0.cmp(&a.1 .0).then_with(|| a.0.cmp(&b.0)));
+    let largest = container.logical_partition_sizes();
     let _ = writeln!(out, "\nlargest logical partitions ({} in all)", largest.len());
-    let top = largest.first().map_or(1, |l| l.1 .0).max(1);
-    for (key, (items, bytes)) in largest.iter().take(10) {
+    let top = largest.first().map_or(1, |l| l.items).max(1);
+    for l in largest.iter().take(10) {
         let _ = writeln!(
             out,
             "  {:<24} {} {:>7} items {:>9}",
-            render::truncate(&text::printable(key), 24),
-            render::bar(*items as f64 / top as f64, 24),
-            items,
-            render::bytes(*bytes)
+            render::truncate(&text::printable(&l.key), 24),
+            render::bar(l.items as f64 / top as f64, 24),
+            l.items,
+            render::bytes(l.bytes)
         );
     }
     if total_items > 0 && parts.len() > 1 {
@@ -126,13 +116,13 @@ pub fn stats(container: &Container) -> String {
             share / even
         );
     }
-    if let Some((key, (items, _))) = largest.first() {
+    if let Some(l) = largest.first() {
         if total_items > 0 {
             let _ = writeln!(
                 out,
                 "skew: logical partition {} holds {:.1}% of the items (the mean is {:.1} items)",
-                text::printable(key),
-                *items as f64 * 100.0 / total_items as f64,
+                text::printable(&l.key),
+                l.items as f64 * 100.0 / total_items as f64,
                 total_items as f64 / largest.len().max(1) as f64
             );
         }

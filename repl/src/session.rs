@@ -1,4 +1,4 @@
-//! A REPL session: the store, the current container, the settings, and running one query or
+//! A REPL session: the account, the current container, the settings, and running one query or
 //! EXPLAIN on a worker thread that Ctrl-C can cancel. Used by the interactive loop and by the
 //! non-interactive runs (`-c`, a file, piped statements); statements are split and dispatched in
 //! `run.rs`, dot-commands are `commands.rs`'s.
@@ -10,10 +10,10 @@ use std::sync::mpsc;
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
-use cosmoql::executor::QueryOptions;
-use cosmoql::storage::{Container, ContainerSettings, Database, PartitionKeyDefinition, Store};
 use cosmoql::value::Value;
-use cosmoql::ContainerClient;
+use cosmoql::{
+    ContainerClient, ContainerProperties, CosmosClient, DatabaseClient, PartitionKeyDefinition, QueryOptions,
+};
 
 use crate::printer::{query_stats, PrintOptions, Printer};
 use crate::text::{self, color};
@@ -44,8 +44,9 @@ pub struct Outcome {
 /// The REPL's state.
 #[derive(Debug)]
 pub struct Session {
-    pub(crate) _store: Arc<Store>,
-    pub(crate) db: Arc<Database>,
+    /// The account (a database directory's holds its lock while the session lasts).
+    pub(crate) _client: CosmosClient,
+    pub(crate) db: DatabaseClient,
     /// A database directory created at the first write (see [`crate::open::Opened::pending`]).
     pub(crate) pending: Option<std::path::PathBuf>,
     pub(crate) current: Option<String>,
@@ -83,9 +84,9 @@ pub struct Session {
 impl Session {
     /// A session over the database `opened` gives.
     pub fn new(opened: crate::open::Opened, interactive: bool, colored: bool) -> Self {
-        let crate::open::Opened { store, db, pending, current, .. } = opened;
+        let crate::open::Opened { client, db, pending, current, .. } = opened;
         let session = Session {
-            _store: store,
+            _client: client,
             db,
             pending,
             current,
@@ -116,9 +117,9 @@ impl Session {
         self.current.as_deref()
     }
 
-    pub(crate) fn container(&self) -> Result<Arc<Container>, String> {
+    pub(crate) fn container(&self) -> Result<ContainerClient, String> {
         let Some(name) = self.current.as_deref() else {
-            let names = self.db.container_ids();
+            let names = self.container_ids();
             return Err(match (&self.pending, names.as_slice()) {
                 (Some(dir), _) => format!(
                     "no container: {} is a new database, not created yet (.create NAME /key creates it; a typo \
@@ -133,18 +134,24 @@ impl Session {
                 ),
             });
         };
-        self.db.container(name).map_err(|e| e.to_string())
+        self.db.container_client(name).map_err(|e| e.to_string())
+    }
+
+    /// The ids of the database's containers.
+    pub(crate) fn container_ids(&self) -> Vec<String> {
+        self.db.container_ids().unwrap_or_default()
     }
 
     /// The container a query runs on: the current one, or, for a query without FROM (`SELECT
     /// 1 + 1`) and no container in use, an empty one.
-    pub(crate) fn query_container(&self, sql: &str) -> Result<Arc<Container>, String> {
+    pub(crate) fn query_container(&self, sql: &str) -> Result<ContainerClient, String> {
         match self.container() {
             Ok(c) => Ok(c),
             // A syntax error is reported as one, whatever the container.
             Err(msg) => match cosmoql::parse(sql) {
                 Ok(q) if q.from.is_some() => Err(msg),
-                _ => Ok(Arc::new(Container::new("none", PartitionKeyDefinition::none(), ContainerSettings::default()))),
+                _ => ContainerClient::standalone(ContainerProperties::with_key("none", PartitionKeyDefinition::none()))
+                    .map_err(|e| e.to_string()),
             },
         }
     }
@@ -153,12 +160,12 @@ impl Session {
     pub fn refresh_vocabulary(&self) {
         let mut paths = std::collections::BTreeSet::new();
         if let Ok(c) = self.container() {
-            for item in c.scan().items().take(200) {
-                collect_paths(&item.doc.to_value(), "", 0, &mut paths);
+            for item in c.sample_items(200) {
+                collect_paths(&item, "", 0, &mut paths);
             }
         }
         if let Ok(mut v) = self.vocabulary.write() {
-            v.containers = self.db.container_ids();
+            v.containers = self.container_ids();
             v.paths = paths.into_iter().collect();
         }
     }
@@ -237,7 +244,7 @@ impl Session {
     /// `FROM families` while `telemetry` is in use runs on telemetry: said once the query ran.
     pub(crate) fn note_alias(&self, query: &cosmoql::parser::ast::Query) {
         let Some(current) = self.current.as_deref() else { return };
-        if let Some(other) = crate::statements::other_container(query, current, &self.db.container_ids()) {
+        if let Some(other) = crate::statements::other_container(query, current, &self.container_ids()) {
             self.say(&format!(
                 "note: this ran on {current}: the name after FROM is an alias in Cosmos DB, not a container \
                  (.use {other} to query {other})"
@@ -246,7 +253,7 @@ impl Session {
     }
 
     pub(crate) fn explain(&mut self, sql: &str, analyze: bool) -> Result<(), String> {
-        let client = ContainerClient::from_container(self.query_container(sql)?);
+        let client = self.query_container(sql)?;
         let (sql, page_size) = (sql.to_string(), self.page_size);
         let explained = self.on_worker(self.query_options(), move |mut options| {
             options.max_item_count = page_size;
@@ -257,9 +264,8 @@ impl Session {
     }
 
     pub(crate) fn query(&mut self, sql: &str) -> Result<(), String> {
-        let container = self.query_container(sql)?;
+        let client = self.query_container(sql)?;
         let started = Instant::now();
-        let client = ContainerClient::from_container(container);
         let parsed = cosmoql::parse(sql).ok();
         let star =
             parsed.as_ref().is_some_and(|q| matches!(q.select.projection, cosmoql::parser::ast::Projection::Star(_)));

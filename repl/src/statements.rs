@@ -1,8 +1,8 @@
 //! The text of statements: splitting input into SQL statements and `.commands`, knowing when a
 //! statement typed so far is complete, `EXPLAIN [ANALYZE]`, and a command's words.
 
-use cosmoql::catalog::epk::PartitionKeyComponent;
 use cosmoql::value::{to_json_string, Value};
+use cosmoql::PartitionKeyComponent;
 
 /// `.nullvalue "TEXT"` and `.nullvalue TEXT` alike.
 pub fn unquote(text: &str) -> String {

@@ -4,7 +4,9 @@
 //! provisioned throughput", the autoscale FAQ); each test below is one of the docs' worked
 //! examples.
 
-use super::{Provisioned, MAX_RU_PER_PARTITION};
+use std::sync::Arc;
+
+use super::{Clock, Provisioned, Throttle, MAX_RU_PER_PARTITION};
 use crate::error::{Result, StorageError};
 
 /// The physical partitions an offer of `ru_per_second` and `storage_bytes` of data need: one per
@@ -110,6 +112,20 @@ pub fn check_offer(provisioned: Provisioned, minimum: f64) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// A container's own offer at its creation, if it has one: checked against the service's rules
+/// (400 off its bounds or steps), its throttle on `clock`, and `initial_partitions` raised to the
+/// physical partitions the offer starts with.
+pub fn dedicated_at_creation(
+    provisioned: Option<Provisioned>,
+    initial_partitions: &mut usize,
+    clock: &Arc<dyn Clock>,
+) -> Result<Option<Arc<Throttle>>> {
+    let Some(p) = provisioned else { return Ok(None) };
+    check_offer(p, minimum(p, 0.0, 0.0, None))?;
+    *initial_partitions = (*initial_partitions).max(partitions_at_creation(p, false));
+    Ok(Some(Arc::new(Throttle::provisioned(p, Arc::clone(clock)))))
 }
 
 #[cfg(test)]
