@@ -3,7 +3,6 @@
 //! item is written under; and what opening a database directory had to recover. The `cosmoql`
 //! tool's `.containers`, `.stats`, `.policy`, import reports and banners read these.
 
-use std::collections::HashMap;
 use std::path::Path;
 
 use cosmoql_storage::{IndexingPolicy, PartitionInfo, PartitionKey, PartitionKeyDefinition, Recovery};
@@ -15,7 +14,7 @@ use crate::Error;
 /// The size of one logical partition (the items sharing a partition key value).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LogicalPartitionSize {
-    /// The partition key value as text (`["dev-1"]`), `?` for an item whose key cannot be read.
+    /// The partition key value as text (`["dev-1"]`).
     pub key: String,
     /// Items in it.
     pub items: u64,
@@ -72,19 +71,15 @@ impl ContainerClient {
         self.container.scan().items().take(n).map(|item| item.doc.to_value()).collect()
     }
 
-    /// Every logical partition's size, largest first (most items, then by key), from one scan of
-    /// the container.
+    /// Every logical partition's size, largest first (most items, then by key), as the
+    /// partitions keep them.
     pub fn logical_partition_sizes(&self) -> Vec<LogicalPartitionSize> {
-        let mut logical: HashMap<String, (u64, u64)> = HashMap::new();
-        let definition = self.container.partition_key();
-        for item in self.container.scan().items() {
-            let key = definition.key_of(item.doc.root()).map(|k| k.to_string()).unwrap_or_else(|_| "?".into());
-            let e = logical.entry(key).or_default();
-            e.0 += 1;
-            e.1 += item.doc.len() as u64;
-        }
-        let mut sizes: Vec<LogicalPartitionSize> =
-            logical.into_iter().map(|(key, (items, bytes))| LogicalPartitionSize { key, items, bytes }).collect();
+        let mut sizes: Vec<LogicalPartitionSize> = self
+            .container
+            .logical_partition_sizes()
+            .into_iter()
+            .map(|(_, key, items, bytes)| LogicalPartitionSize { key: key.to_string(), items, bytes })
+            .collect();
         sizes.sort_by(|a, b| b.items.cmp(&a.items).then_with(|| a.key.cmp(&b.key)));
         sizes
     }

@@ -89,7 +89,7 @@ pub fn stats(container: &ContainerClient) -> String {
             render::bytes(p.bytes)
         );
     }
-    // Logical partition sizes: one scan of the container.
+    // Logical partition sizes, as the partitions keep them.
     let largest = container.logical_partition_sizes();
     let _ = writeln!(out, "\nlargest logical partitions ({} in all)", largest.len());
     let top = largest.first().map_or(1, |l| l.items).max(1);
