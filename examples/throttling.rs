@@ -7,13 +7,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use cosmoql::{Container, ContainerClient, ContainerSettings, PartitionKeyDefinition, RetryOptions, Value};
-use cosmoql::{PartitionKey, SystemClock};
+use cosmoql::{ContainerClient, ContainerProperties, PartitionKey, RetryOptions, SystemClock, Value};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let settings = ContainerSettings { initial_partitions: 4, ..ContainerSettings::default() };
-    let container = Container::new("orders", PartitionKeyDefinition::hash("/customer")?, settings);
-    let client = ContainerClient::from_container(Arc::new(container));
+    let mut properties = ContainerProperties::new("orders", "/customer")?;
+    properties.settings.initial_partitions = 4;
+    let client = ContainerClient::standalone(properties)?;
     client.set_throughput(Some(400.0), Arc::new(SystemClock::default()))?;
 
     // No retries: the hot partition answers 429 once its second's budget is spent.
@@ -36,10 +35,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
 
     // Another customer whose orders live in another physical partition is served at once.
-    let hot = client.container().partition_of_key(&PartitionKey::from("hot"))?;
+    let hot = client.physical_partition_of(&PartitionKey::from("hot"))?;
     let cold = (0..100)
         .map(|i| format!("customer-{i}"))
-        .find(|c| client.container().partition_of_key(&PartitionKey::from(c.as_str())).ok() != Some(hot))
+        .find(|c| client.physical_partition_of(&PartitionKey::from(c.as_str())).ok() != Some(hot))
         .ok_or("no customer in another partition")?;
     let served = impatient.create_item::<Value>(&order(&cold, 0)?)?;
     println!("customer '{cold}' (another partition): written, {} RU", served.request_charge);
@@ -47,8 +46,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // The default client retries: it waits what the 429 says, then writes.
     let patient = client.create_item::<Value>(&order("hot", written)?)?;
     println!("customer 'hot' with retries: written after {} retries, {} RU", patient.retries, patient.request_charge);
-    for (partition, usage) in client.container().throughput().ok_or("no throughput")?.usage() {
-        println!("partition {partition}: {:.2} RU consumed, {} requests throttled", usage.consumed, usage.throttled);
+    for p in client.skew_report().partitions {
+        println!("partition {}: {:.2} RU consumed, {} requests throttled", p.id, p.ru_consumed, p.throttled);
     }
     Ok(())
 }

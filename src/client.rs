@@ -745,7 +745,9 @@ impl ContainerClient {
         Ok((self.container.partition_of_key(key)?, key.clone()))
     }
 
-    /// The container itself (partitions, scans, import/export).
+    /// The storage engine's container itself (feature `internals`; the client's methods are the
+    /// public way to it).
+    #[cfg(feature = "internals")]
     pub fn container(&self) -> &Arc<Container> {
         &self.container
     }

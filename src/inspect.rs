@@ -40,6 +40,12 @@ impl ContainerClient {
         Ok(self.container.partition_of_item(item)?.1)
     }
 
+    /// The id of the physical partition that holds `key`'s items now (it changes when that
+    /// partition splits); an error (400) for a key that does not fit the container's definition.
+    pub fn physical_partition_of(&self, key: &PartitionKey) -> Result<u32, Error> {
+        Ok(self.container.partition_of_key(key)?)
+    }
+
     /// Items in the container.
     pub fn item_count(&self) -> usize {
         self.container.item_count()

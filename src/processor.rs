@@ -71,7 +71,7 @@ impl ChangeFeedProcessor {
     }
 
     fn now(&self) -> u64 {
-        self.leases.container().clock_now()
+        self.leases.container.clock_now()
     }
 
     /// The lease items of this processor, making one per feed range of the monitored container
@@ -88,7 +88,7 @@ impl ChangeFeedProcessor {
         if !all.is_empty() {
             return Ok(all);
         }
-        for range in self.monitored.container().feed_ranges() {
+        for range in self.monitored.container.feed_ranges() {
             let FeedRange::Epk(min, max) = range else { continue };
             let lease = Value::object([
                 ("id".to_string(), Value::from(format!("{prefix}{}-{}", min.to_hex(), max.to_hex()))),
