@@ -3,7 +3,8 @@
 
 use serde::de::DeserializeOwned;
 
-use crate::client::{from_value, ContainerClient};
+use crate::client::ContainerClient;
+use crate::typed::from_value;
 use crate::Error;
 use cosmoql_value::Value;
 

@@ -43,11 +43,13 @@ mod advice;
 mod change_feed;
 mod client;
 mod inspect;
+mod pager;
 mod processor;
 mod provisioning;
 #[cfg(feature = "testing")]
 pub mod testing;
 mod transfer;
+mod typed;
 
 /// The README's Rust examples, run as doctests so the tour stays true.
 #[doc = include_str!("../README.md")]
@@ -57,11 +59,12 @@ pub struct ReadmeDoctests;
 pub use advice::{ranking_json, read_workload, KeyAdvisor, Progress, Workload, MAX_PARTITIONS, PLAN_PARTITIONS};
 pub use change_feed::ChangeFeedPage;
 pub use client::{
-    ContainerClient, ContainerProperties, CosmosClient, DatabaseClient, FeedPage, ItemResponse, MemoryReport, Query,
-    QueryPager, QueryResults, QuerySummary, TransactionalBatch,
+    ContainerClient, ContainerProperties, CosmosClient, DatabaseClient, ItemResponse, MemoryReport, Query,
+    TransactionalBatch,
 };
 pub use cosmoql_storage::RetryOptions;
 pub use inspect::LogicalPartitionSize;
+pub use pager::{FeedPage, QueryPager, QueryResults, QuerySummary};
 pub use processor::{ChangeFeedProcessor, LeaseLag, LEASE_EXPIRY_SECONDS};
 pub use provisioning::{ThroughputProperties, MAX_OFFER};
 
