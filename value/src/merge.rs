@@ -71,6 +71,14 @@ impl<I: Iterator, F: Fn(&I::Item, &I::Item) -> Ordering + Copy> Iterator for KWa
         }
         Some(head.item)
     }
+
+    /// The pending heads and what the inputs say they hold (so `collect` allocates once).
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let pending = self.heap.len();
+        self.inputs.iter().map(Iterator::size_hint).fold((pending, Some(pending)), |(lo, hi), (l, h)| {
+            (lo.saturating_add(l), hi.zip(h).and_then(|(a, b)| a.checked_add(b)))
+        })
+    }
 }
 
 #[cfg(test)]
@@ -97,6 +105,8 @@ mod tests {
             KWayMerge::new(vec![Box::new(counted) as Box<dyn Iterator<Item = i32>>], i32::cmp).take(3).collect();
         assert_eq!(first, [0, 1, 2]);
         assert_eq!(pulled, 4);
+        let sized = KWayMerge::new(vec![vec![1, 2].into_iter(), vec![0, 3, 4].into_iter()], i32::cmp);
+        assert_eq!(sized.size_hint(), (5, Some(5)));
     }
 
     #[test]

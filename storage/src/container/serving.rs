@@ -368,6 +368,12 @@ fn merge_runs<K>(
     limit: usize,
     keys: impl Fn(&K, &K) -> std::cmp::Ordering + Copy,
 ) -> OrderedEntries<K> {
+    if runs.len() <= 1 {
+        // One partition's run is already in order: no merge, no copy.
+        let mut run = runs.into_iter().next().unwrap_or_default();
+        run.truncate(limit);
+        return run;
+    }
     let inputs = runs.into_iter().map(Vec::into_iter).collect();
     KWayMerge::new(inputs, move |a: &Entry<K>, b: &Entry<K>| keys(&a.0, &b.0).then(a.1.seq.cmp(&b.1.seq)))
         .take(limit)
