@@ -610,7 +610,9 @@ impl Coordinator<'_> {
             // few items sorts those; otherwise the ORDER BY index is walked, unless the unit is a
             // small part of its partitions and the walk would read more entries than the unit
             // has items.
-            let read = self.access.ordered_read(unit.point.is_some(), unit_share(self.source, unit), bound);
+            // (A point read is read and sorted whatever the statistics say: none are asked.)
+            let share = if unit.point.is_some() { None } else { unit_share(self.source, unit) };
+            let read = self.access.ordered_read(unit.point.is_some(), share, bound);
             let sought = match (read, self.source.indexes(), &self.access.filter) {
                 (OrderedRead::SeekThenSort, Some(indexes), Some(probe)) => indexes
                     .index_probe(&unit.ranges, probe, None)
