@@ -1,0 +1,10 @@
+//! The Cosmos DB REST gateway of `cosmoql serve` (issue 23): what lets apps on the official SDKs
+//! (Rust, Python, JavaScript) reach cosmoql. A crate above the facade; the query crates never
+//! import it.
+//!
+//! Built so far: [`auth`], the master-key authorization of every request (the HMAC the SDKs
+//! sign, the read-only key, the token's time window), with the service's 401/403 answers. The
+//! server itself (HTTP/1.1 and HTTP/2 on one port, the resources, queries and feeds) is not built
+//! yet: `cosmoql serve` does not exist.
+
+pub mod auth;
