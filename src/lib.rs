@@ -200,7 +200,7 @@ pub use cosmoql_executor::{
 pub use cosmoql_parser::{parse, ParseError};
 /// The query language's built-in functions by name (sorted): for completion and help.
 pub use cosmoql_planner::functions::names as function_names;
-pub use cosmoql_planner::{Plan, VectorPolicy};
+pub use cosmoql_planner::{Limits, Plan, VectorPolicy, LIMITS};
 /// The ranking of candidate partition keys as text (a line per candidate, best first, with the
 /// reasons), as `cosmoql advise` prints it; [`ranking_json`] is its JSON form.
 pub use cosmoql_storage::advisor::render as ranking_table;
