@@ -2,12 +2,15 @@
 //! (Rust, Python, JavaScript) reach cosmoql. A crate above the facade; the query crates never
 //! import it.
 //!
-//! Built so far: [`auth`], the master-key authorization of every request (the HMAC the SDKs
-//! sign, the read-only key, the token's time window), with the service's 401/403 answers, and
-//! [`errors`], every refusal of the embedded API as the service sends it (status, substatus,
-//! `{"code", "message"}`, a refused query's errors with their locations), and [`account`], the
-//! database account document every SDK reads first. The server itself (HTTP/1.1 and HTTP/2 on one port, the resources, queries and feeds) is not built
-//! yet: `cosmoql serve` does not exist.
+//! Built so far, each piece a pure function with its tests:
+//! - [`auth`]: the master-key authorization of every request (the HMAC the SDKs sign, the
+//!   read-only key, the token's time window), with the service's 401/403 answers;
+//! - [`errors`]: every refusal of the embedded API as the service sends it (status, substatus,
+//!   `{"code", "message"}`, a refused query's errors with their locations);
+//! - [`account`]: the database account document every SDK reads first.
+//!
+//! The server itself (HTTP/1.1 and HTTP/2 on one port, the resources, queries and feeds) is not
+//! built yet: `cosmoql serve` does not exist.
 
 pub mod account;
 pub mod auth;
