@@ -7,7 +7,8 @@
 //!   read-only key, the token's time window), with the service's 401/403 answers;
 //! - [`errors`]: every refusal of the embedded API as the service sends it (status, substatus,
 //!   `{"code", "message"}`, a refused query's errors with their locations);
-//! - [`account`]: the database account document every SDK reads first.
+//! - [`account`]: the database account document every SDK reads first;
+//! - [`rid`]: resource ids in the layout the SDKs parse.
 //!
 //! The server itself (HTTP/1.1 and HTTP/2 on one port, the resources, queries and feeds) is not
 //! built yet: `cosmoql serve` does not exist.
@@ -15,3 +16,4 @@
 pub mod account;
 pub mod auth;
 pub mod errors;
+pub mod rid;
