@@ -17,7 +17,7 @@ use serde::Serialize;
 use crate::pager::QueryPager;
 use crate::typed::{from_value, to_value};
 use crate::Error;
-use cosmoql_storage::throughput::admission::{admit_with_retries, RetryOptions};
+use cosmoql_storage::RetryOptions;
 
 /// The entry point: an in-memory Cosmos DB account.
 ///
@@ -462,8 +462,7 @@ impl ContainerClient {
             e
         };
         let Some(throttle) = self.container.throughput() else { return Ok((op().map_err(priced)?, 0)) };
-        let admit = |ids: &[u32]| self.container.admit(ids);
-        let (ids, retries) = admit_with_retries(admit, &**throttle.clock(), self.retry, || Ok(vec![partition()?.0]))?;
+        let (ids, retries) = self.container.admit_retrying(&throttle, self.retry, || Ok(vec![partition()?.0]))?;
         let key = partition().ok().map(|(_, key)| key.to_string());
         match op() {
             Ok(r) => {
@@ -617,10 +616,9 @@ impl ContainerClient {
         let throttle = self.container.throughput();
         let (id, retries) = match &throttle {
             Some(t) => {
-                let admit = |ids: &[u32]| self.container.admit(ids);
-                let (ids, retries) = admit_with_retries(admit, &**t.clock(), self.retry, || {
-                    Ok(vec![self.container.partition_of_key(&partition_key)?])
-                })?;
+                let (ids, retries) = self
+                    .container
+                    .admit_retrying(t, self.retry, || Ok(vec![self.container.partition_of_key(&partition_key)?]))?;
                 (ids[0], retries)
             }
             None => (0, 0),

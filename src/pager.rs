@@ -9,8 +9,9 @@ use std::task::{Context, Poll};
 
 use cosmoql_executor::{PartitionMetrics, QueryError, QueryMetrics, QueryOptions};
 use cosmoql_planner::Plan;
-use cosmoql_storage::throughput::admission::{admit_with_retries, consume_page, RetryOptions};
-use cosmoql_storage::{Container, RequestKind, StorageError};
+use cosmoql_storage::throughput::admission::consume_page;
+use cosmoql_storage::RetryOptions;
+use cosmoql_storage::{Container, RequestKind};
 use cosmoql_value::Value;
 use serde::de::DeserializeOwned;
 
@@ -113,15 +114,6 @@ impl<T: DeserializeOwned + 'static> QueryPager<T> {
         self.container.partitions_overlapping(&plan.targets.ranges).into_iter().map(|(id, _, _)| id).collect()
     }
 
-    /// Waits for every partition `partitions` lists to admit the page (429s retried).
-    fn admit(
-        &self,
-        throttle: &cosmoql_storage::Throttle,
-        partitions: impl Fn() -> Result<Vec<u32>, StorageError>,
-    ) -> Result<(Vec<u32>, u32), StorageError> {
-        admit_with_retries(|ids| self.container.admit(ids), &**throttle.clock(), self.retry, partitions)
-    }
-
     /// Consumes the page's charge from the partitions `ids` it read (and from its key's account).
     fn consume(&self, ids: &[u32], out: &cosmoql_executor::QueryOutput) {
         let key = self.options.partition_key.as_ref().map(ToString::to_string);
@@ -151,7 +143,7 @@ impl<T: DeserializeOwned + 'static> QueryPager<T> {
         // Under provisioned throughput, every partition the page reads must admit it.
         let throttle = self.container.throughput();
         let (ids, retries) = match &throttle {
-            Some(t) => match self.admit(t, || Ok(self.partitions_read(&plan))) {
+            Some(t) => match self.container.admit_retrying(t, self.retry, || Ok(self.partitions_read(&plan))) {
                 Ok(admitted) => admitted,
                 Err(e) => return Some(Err(e.into())),
             },
@@ -200,7 +192,7 @@ impl<T: DeserializeOwned + 'static> QueryPager<T> {
             };
             let throttle = self.container.throughput();
             let ids = match &throttle {
-                Some(t) => self.admit(t, || Ok(self.partitions_read(&plan)))?.0,
+                Some(t) => self.container.admit_retrying(t, self.retry, || Ok(self.partitions_read(&plan)))?.0,
                 None => Vec::new(),
             };
             let mut failure = None;

@@ -472,6 +472,18 @@ impl Container {
         buckets.iter().try_for_each(|b| throttle.admit(*b, n))
     }
 
+    /// [`Container::admit`] for the partitions `partitions` lists (asked again on each attempt),
+    /// retrying refusals per `retry` on `throttle`'s clock, as the SDKs do; the partitions
+    /// admitted and how many retries it took.
+    pub fn admit_retrying(
+        &self,
+        throttle: &Throttle,
+        retry: crate::throughput::RetryOptions,
+        partitions: impl Fn() -> Result<Vec<u32>>,
+    ) -> Result<(Vec<u32>, u32)> {
+        crate::throughput::admission::admit_with_retries(|ids| self.admit(ids), &**throttle.clock(), retry, partitions)
+    }
+
     /// Charges `ru` to the physical partition `id` (and to the logical partition `key`'s account
     /// for the kind of request).
     pub fn consume(&self, id: u32, ru: f64, key: Option<(&str, crate::throughput::RequestKind)>) {
