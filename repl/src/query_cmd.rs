@@ -268,12 +268,7 @@ pub fn load(args: &DataArgs) -> Result<Loaded, String> {
             (None, client)
         }
     };
-    let containers = account
-        .as_ref()
-        .map(|a| {
-            a.database_ids().iter().flat_map(|d| a.database_client(d).container_ids().unwrap_or_default()).collect()
-        })
-        .unwrap_or_default();
+    let containers = account.as_ref().map(container_ids).unwrap_or_default();
     Ok(Loaded { _account: account, client, properties, containers, load_seconds: started.elapsed().as_secs_f64() })
 }
 
@@ -306,6 +301,11 @@ fn query_options(args: &QueryFlags, loaded: &Loaded) -> Result<QueryOptions, Str
     Ok(options)
 }
 
+/// The ids of every container of every database of `account`.
+fn container_ids(account: &CosmosClient) -> Vec<String> {
+    account.database_ids().iter().flat_map(|d| account.database_client(d).container_ids().unwrap_or_default()).collect()
+}
+
 /// A database directory's container: `name`, or the only one there is; with the account, which
 /// holds the directory's lock while it is kept.
 pub fn open_container(dir: &std::path::Path, name: Option<&str>) -> Result<(CosmosClient, ContainerClient), String> {
@@ -336,16 +336,10 @@ pub fn open_container(dir: &std::path::Path, name: Option<&str>) -> Result<(Cosm
             let container = found.remove(0);
             Ok((account, container))
         }
-        (0, Some(n)) => {
-            let mut names = Vec::new();
-            for db in account.database_ids() {
-                names.extend(account.database_client(&db).container_ids().unwrap_or_default());
-            }
-            Err(match names.as_slice() {
-                [] => format!("no container `{n}` in {}: it has none", dir.display()),
-                names => format!("no container `{n}` in {} (it has {})", dir.display(), names.join(", ")),
-            })
-        }
+        (0, Some(n)) => Err(match container_ids(&account).as_slice() {
+            [] => format!("no container `{n}` in {}: it has none", dir.display()),
+            names => format!("no container `{n}` in {} (it has {})", dir.display(), names.join(", ")),
+        }),
         (0, None) => Err(format!("{} has no container", dir.display())),
         (_, _) => Err(format!(
             "{} has several containers ({}): name one with --use",
