@@ -48,22 +48,18 @@ impl Rid {
     /// The bytes, as the service lays them out; `None` for a collection id without its marker
     /// bit or a child counter past [`MAX_CHILD`].
     pub fn to_bytes(self) -> Option<Vec<u8>> {
-        let child = |database: u32, collection: u32, counter: u64, kind: u8| {
-            (collection & 0x80 != 0 && counter <= MAX_CHILD).then(|| {
-                let mut out = Vec::with_capacity(16);
-                out.extend_from_slice(&database.to_le_bytes());
-                out.extend_from_slice(&collection.to_le_bytes());
-                out.extend_from_slice(&(counter | u64::from(kind) << 60).to_le_bytes());
-                out
-            })
+        // A collection's 8 bytes, the prefix of its children's.
+        let collection = |database: u32, collection: u32| {
+            (collection & 0x80 != 0).then(|| [database.to_le_bytes(), collection.to_le_bytes()].concat())
+        };
+        let child = |database, c, counter: u64, kind: u8| {
+            let mut out = collection(database, c).filter(|_| counter <= MAX_CHILD)?;
+            out.extend_from_slice(&(counter | u64::from(kind) << 60).to_le_bytes());
+            Some(out)
         };
         match self {
             Rid::Database { database } => Some(database.to_le_bytes().to_vec()),
-            Rid::Collection { database, collection } => (collection & 0x80 != 0).then(|| {
-                let mut out = database.to_le_bytes().to_vec();
-                out.extend_from_slice(&collection.to_le_bytes());
-                out
-            }),
+            Rid::Collection { database, collection: c } => collection(database, c),
             Rid::Document { database, collection, document } => child(database, collection, document, DOCUMENT),
             Rid::PartitionKeyRange { database, collection, range } => {
                 child(database, collection, range, PARTITION_KEY_RANGE)
