@@ -73,6 +73,11 @@ impl CosmosClient {
         DatabaseClient { store: Arc::clone(&self.store), id: id.to_string(), clock: Arc::clone(&self.clock) }
     }
 
+    /// Deletes a database and its containers; an error (404) if there is none.
+    pub fn delete_database(&self, id: &str) -> Result<(), Error> {
+        Ok(self.store.delete_database(id)?)
+    }
+
     /// The ids of the databases.
     pub fn database_ids(&self) -> Vec<String> {
         self.store.database_ids()
@@ -219,6 +224,12 @@ impl DatabaseClient {
         &self.id
     }
 
+    /// The database's properties in the service's JSON form (`id`, `_rid`); an error (404) if
+    /// there is no such database.
+    pub fn read_properties(&self) -> Result<Value, Error> {
+        Ok(self.store.database(&self.id)?.properties())
+    }
+
     /// Creates a container; an error (409) if it exists.
     pub fn create_container(&self, properties: ContainerProperties) -> Result<ContainerClient, Error> {
         let db = self.store.database(&self.id)?;
@@ -276,6 +287,16 @@ pub struct ItemResponse<T> {
     pub retries: u32,
 }
 
+/// Preconditions of a write: the service's `If-Match` and a patch's filter predicate.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ItemOptions {
+    /// Apply only if the item's current `_etag` is this (else 412).
+    pub if_match: Option<String>,
+    /// A patch applies only if this predicate (`FROM c WHERE <condition>`, the service's
+    /// conditional patch) holds on the current item (else 412).
+    pub condition: Option<String>,
+}
+
 /// A query with typed parameters.
 ///
 /// ```
@@ -323,6 +344,13 @@ impl TransactionalBatch {
     /// An empty batch.
     pub fn new() -> Self {
         TransactionalBatch::default()
+    }
+
+    /// Adds an operation as the store takes it, preconditions included (what a REST batch
+    /// request carries).
+    pub fn push(mut self, operation: BatchOperation) -> Self {
+        self.operations.push(operation);
+        self
     }
 
     /// Adds a create.
@@ -572,24 +600,90 @@ impl ContainerClient {
         item: &T,
         if_match: Option<&str>,
     ) -> Result<ItemResponse<T>, Error> {
-        let options = WriteOptions { if_match: if_match.map(str::to_string), condition: None };
+        let options = ItemOptions { if_match: if_match.map(str::to_string), ..ItemOptions::default() };
+        self.replace_item_with(partition_key, id, item, &options)
+    }
+
+    /// Replaces an item under `options` (`if_match`; a condition is refused: only patches take
+    /// one).
+    pub fn replace_item_with<T: Serialize + DeserializeOwned + 'static>(
+        &self,
+        partition_key: PartitionKey,
+        id: &str,
+        item: &T,
+        options: &ItemOptions,
+    ) -> Result<ItemResponse<T>, Error> {
         let item = to_value(item)?;
-        self.response(self.throttled(
-            RequestKind::Write,
-            || self.key_partition(&partition_key),
-            || self.container.replace(&partition_key, id, &item, &options),
-        )?)
+        self.with_write_options(options, false, |write| {
+            self.response(self.throttled(
+                RequestKind::Write,
+                || self.key_partition(&partition_key),
+                || self.container.replace(&partition_key, id, &item, write),
+            )?)
+        })
+    }
+
+    /// Creates or replaces an item under `options` (`if_match` applies when the item exists).
+    pub fn upsert_item_with<T: Serialize + DeserializeOwned + 'static>(
+        &self,
+        item: &T,
+        options: &ItemOptions,
+    ) -> Result<ItemResponse<T>, Error> {
+        let item = to_value(item)?;
+        self.with_write_options(options, false, |write| {
+            self.response(self.throttled(
+                RequestKind::Write,
+                || self.container.partition_of_item(&item),
+                || self.container.upsert(&item, write),
+            )?)
+        })
     }
 
     /// Deletes an item; the response (status 204) carries the charge, and no item.
     pub fn delete_item(&self, partition_key: PartitionKey, id: &str) -> Result<ItemResponse<()>, Error> {
-        let (r, retries) = self.throttled(
-            RequestKind::Write,
-            || self.key_partition(&partition_key),
-            || self.container.delete(&partition_key, id, &WriteOptions::default()),
-        )?;
-        let request_charge = self.charge(&r);
-        Ok(ItemResponse { item: (), etag: r.etag, request_charge, status: r.status, retries })
+        self.delete_item_with(partition_key, id, &ItemOptions::default())
+    }
+
+    /// Deletes an item under `options` (`if_match`).
+    pub fn delete_item_with(
+        &self,
+        partition_key: PartitionKey,
+        id: &str,
+        options: &ItemOptions,
+    ) -> Result<ItemResponse<()>, Error> {
+        self.with_write_options(options, false, |write| {
+            let (r, retries) = self.throttled(
+                RequestKind::Write,
+                || self.key_partition(&partition_key),
+                || self.container.delete(&partition_key, id, write),
+            )?;
+            let request_charge = self.charge(&r);
+            Ok(ItemResponse { item: (), etag: r.etag, request_charge, status: r.status, retries })
+        })
+    }
+
+    /// Runs `write` with the storage's form of `options`: the condition (`FROM c WHERE ...`)
+    /// compiled once into a predicate over the current item; a condition where none is allowed
+    /// (`conditions` false) is a 400.
+    fn with_write_options<R>(
+        &self,
+        options: &ItemOptions,
+        conditions: bool,
+        write: impl FnOnce(&WriteOptions<'_>) -> Result<R, Error>,
+    ) -> Result<R, Error> {
+        let predicate = match &options.condition {
+            None => None,
+            Some(_) if !conditions => {
+                return Err(cosmoql_storage::StorageError::bad_request("only a patch takes a condition").into())
+            }
+            Some(text) => Some(crate::condition::Condition::compile(&self.container, text)?),
+        };
+        let test = predicate.as_ref().map(|p| move |item: &Value| p.holds(item));
+        let write_options = WriteOptions {
+            if_match: options.if_match.clone(),
+            condition: test.as_ref().map(|t| t as &(dyn Fn(&Value) -> bool + Sync)),
+        };
+        write(&write_options)
     }
 
     /// Applies patch operations atomically.
@@ -599,11 +693,26 @@ impl ContainerClient {
         id: &str,
         operations: &[PatchOperation],
     ) -> Result<ItemResponse<T>, Error> {
-        self.response(self.throttled(
-            RequestKind::Write,
-            || self.key_partition(&partition_key),
-            || self.container.patch(&partition_key, id, operations, &WriteOptions::default()),
-        )?)
+        self.patch_item_with(partition_key, id, operations, &ItemOptions::default())
+    }
+
+    /// Applies patch operations atomically under `options`: only if the etag is still
+    /// `if_match`, and only if `condition` (`FROM c WHERE ...`) holds on the current item (else
+    /// 412, as the service answers).
+    pub fn patch_item_with<T: DeserializeOwned + 'static>(
+        &self,
+        partition_key: PartitionKey,
+        id: &str,
+        operations: &[PatchOperation],
+        options: &ItemOptions,
+    ) -> Result<ItemResponse<T>, Error> {
+        self.with_write_options(options, true, |write| {
+            self.response(self.throttled(
+                RequestKind::Write,
+                || self.key_partition(&partition_key),
+                || self.container.patch(&partition_key, id, operations, write),
+            )?)
+        })
     }
 
     /// Runs a transactional batch on one logical partition: all or nothing.

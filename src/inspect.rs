@@ -61,6 +61,12 @@ impl ContainerClient {
         self.container.partitions()
     }
 
+    /// The container's last log sequence number: it grows with every write (the service's LSN,
+    /// which session tokens carry).
+    pub fn last_lsn(&self) -> u64 {
+        self.container.last_lsn()
+    }
+
     /// How many times a physical partition split so far.
     pub fn split_count(&self) -> u64 {
         self.container.split_count()

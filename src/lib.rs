@@ -42,6 +42,7 @@
 mod advice;
 mod change_feed;
 mod client;
+mod condition;
 mod inspect;
 mod pager;
 mod processor;
@@ -59,7 +60,7 @@ pub struct ReadmeDoctests;
 pub use advice::{ranking_json, read_workload, KeyAdvisor, Progress, Workload, MAX_PARTITIONS, PLAN_PARTITIONS};
 pub use change_feed::ChangeFeedPage;
 pub use client::{
-    ContainerClient, ContainerProperties, CosmosClient, DatabaseClient, ItemResponse, MemoryReport, Query,
+    ContainerClient, ContainerProperties, CosmosClient, DatabaseClient, ItemOptions, ItemResponse, MemoryReport, Query,
     TransactionalBatch,
 };
 pub use cosmoql_storage::RetryOptions;
@@ -188,6 +189,10 @@ pub use cosmoql_planner as planner;
 /// The query executor, whole (feature `internals`).
 #[cfg(feature = "internals")]
 pub use cosmoql_executor as executor;
+
+/// Resource ids (`_rid`) in the service's layout: what the store mints and the REST gateway
+/// parses.
+pub use cosmoql_catalog::rid;
 
 pub use cosmoql_catalog::epk::{
     effective_partition_key, EpkError, HashVersion, PartitionKeyComponent, PartitionKeyKind,

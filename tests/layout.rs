@@ -183,7 +183,8 @@ fn no_source_file_is_over_a_thousand_lines() {
 
 /// The layers of `docs/ARCHITECTURE.md`: each crate and the workspace crates it may depend on
 /// (`[dependencies]`, not dev-dependencies). The planner knows the catalog, never the storage
-/// engine; nothing below the facade knows the facade or the REPL; the REPL knows only the facade.
+/// engine; nothing below the facade knows the facade or the REPL; the REPL knows only the facade and the
+/// gateway (`cosmoql serve`).
 const LAYERS: &[(&str, &[&str])] = &[
     ("value", &[]),
     ("catalog", &["cosmoql-value"]),
@@ -191,8 +192,8 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("planner", &["cosmoql-value", "cosmoql-parser", "cosmoql-catalog"]),
     ("storage", &["cosmoql-value", "cosmoql-catalog"]),
     ("executor", &["cosmoql-value", "cosmoql-parser", "cosmoql-catalog", "cosmoql-planner", "cosmoql-storage"]),
-    // The `cosmoql` binary: the facade only (`cosmoql`, not an engine crate).
-    ("repl", &[]),
+    // The `cosmoql` binary: the facade (`cosmoql`, not an engine crate) and the gateway it serves.
+    ("repl", &["cosmoql-gateway"]),
     // The REST gateway: above the facade, never an engine crate directly.
     ("gateway", &[]),
 ];

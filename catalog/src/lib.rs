@@ -5,6 +5,7 @@
 //!   (`partition_key.rs`), hashed to effective partition keys, EPKs (`epk.rs`, over `murmur3.rs`).
 //! - Indexing policies and the paths they index (`indexing.rs`).
 //! - Index keys (`index_key.rs`) and the probes a query asks of the indexes (`probe.rs`).
+//! - Resource ids (`_rid`) in the layout the SDKs parse (`rid.rs`).
 //! - The service's item size limit.
 //!
 //! Both `planner` and `storage` depend on this crate; it depends only on `value`, so the planner
@@ -17,6 +18,7 @@ pub mod indexing;
 mod murmur3;
 pub mod partition_key;
 pub mod probe;
+pub mod rid;
 
 pub use epk::{Epk, HashVersion, PartitionKeyComponent, PartitionKeyKind};
 pub use error::CatalogError;
@@ -24,6 +26,7 @@ pub use index_key::IndexKey;
 pub use indexing::{CompositePath, IndexPath, IndexStep, IndexingMode, IndexingPolicy};
 pub use partition_key::{DocView, PartitionKey, PartitionKeyDefinition, PartitionKeyPath, SyntheticKey, SyntheticKind};
 pub use probe::{IndexProbe, SpatialBox, StringTest};
+pub use rid::Rid;
 
 /// Cosmos DB's item size limit (2 MB of JSON).
 pub const MAX_ITEM_BYTES: usize = 2 * 1024 * 1024;

@@ -86,6 +86,8 @@ pub struct SignedRequest<'a> {
     pub authorization: Option<&'a str>,
     /// The `x-ms-date` header (else the `date` header), as sent.
     pub date: Option<&'a str>,
+    /// A query (a POST that reads): the read-only key may run it.
+    pub query: bool,
 }
 
 /// A refused request: the status and the service's message.
@@ -171,7 +173,7 @@ impl Keys {
             return Err(AuthError::mismatch(&payload));
         };
         check_window(date, now)?;
-        if access == Access::ReadOnly && !is_read(request.verb) {
+        if access == Access::ReadOnly && !is_read(request.verb) && !request.query {
             return Err(AuthError::forbidden("The request is a write and the authorization key is read-only."));
         }
         Ok(access)
@@ -331,8 +333,13 @@ mod tests {
         let keys = Keys::new(DOCS_KEY, None).unwrap();
         // The docs print the header with lower-case escapes: both decode alike.
         let header = "type%3dmaster%26ver%3d1.0%26sig%3dc09PEVJrgp2uQRkr934kFbTqhByc7TVr3OHyqlu%2bc%2bc%3d";
-        let request =
-            SignedRequest { verb: "GET", path: "/dbs/ToDoList", authorization: Some(header), date: Some(DOCS_DATE) };
+        let request = SignedRequest {
+            verb: "GET",
+            path: "/dbs/ToDoList",
+            authorization: Some(header),
+            date: Some(DOCS_DATE),
+            query: false,
+        };
         assert_eq!(keys.authorize(&request, at(DOCS_DATE, 60)), Ok(Access::ReadWrite));
     }
 
@@ -354,7 +361,7 @@ mod tests {
         let now = at(DOCS_DATE, 0);
         let path = "/dbs/shop/colls/orders/docs/o1";
         let good = authorization_header(&key, "GET", path, DOCS_DATE);
-        let request = |authorization, date, verb| SignedRequest { verb, path, authorization, date };
+        let request = |authorization, date, verb| SignedRequest { verb, path, authorization, date, query: false };
 
         let missing = keys.authorize(&request(None, Some(DOCS_DATE), "GET"), now).unwrap_err();
         assert_eq!((missing.status, missing.code), (401, "Unauthorized"));
@@ -388,7 +395,13 @@ mod tests {
         let keys = Keys::emulator();
         let key = STANDARD.decode(EMULATOR_KEY).unwrap();
         let header = authorization_header(&key, "GET", "/dbs", DOCS_DATE);
-        let request = SignedRequest { verb: "GET", path: "/dbs", authorization: Some(&header), date: Some(DOCS_DATE) };
+        let request = SignedRequest {
+            verb: "GET",
+            path: "/dbs",
+            authorization: Some(&header),
+            date: Some(DOCS_DATE),
+            query: false,
+        };
         assert!(keys.authorize(&request, at(DOCS_DATE, 15 * 60)).is_ok());
         let late = keys.authorize(&request, at(DOCS_DATE, 15 * 60 + 1)).unwrap_err();
         assert_eq!((late.status, late.code), (403, "Forbidden"));
@@ -405,7 +418,13 @@ mod tests {
         // No date, or one that is no HTTP date (signed as sent): forbidden.
         for date in ["", "yesterday"] {
             let header = authorization_header(&key, "GET", "/dbs", date);
-            let r = SignedRequest { verb: "GET", path: "/dbs", authorization: Some(&header), date: Some(date) };
+            let r = SignedRequest {
+                verb: "GET",
+                path: "/dbs",
+                authorization: Some(&header),
+                date: Some(date),
+                query: false,
+            };
             assert_eq!(keys.authorize(&r, at(DOCS_DATE, 0)).unwrap_err().status, 403, "{date:?}");
         }
     }
@@ -418,16 +437,16 @@ mod tests {
         let now = at(DOCS_DATE, 1);
         let path = "/dbs/Shop/colls/Orders/docs";
         let get = authorization_header(&ro, "GET", path, DOCS_DATE);
-        let r = SignedRequest { verb: "GET", path, authorization: Some(&get), date: Some(DOCS_DATE) };
+        let r = SignedRequest { verb: "GET", path, authorization: Some(&get), date: Some(DOCS_DATE), query: false };
         assert_eq!(keys.authorize(&r, now), Ok(Access::ReadOnly));
         let post = authorization_header(&ro, "POST", path, DOCS_DATE);
-        let w = SignedRequest { verb: "POST", path, authorization: Some(&post), date: Some(DOCS_DATE) };
+        let w = SignedRequest { verb: "POST", path, authorization: Some(&post), date: Some(DOCS_DATE), query: false };
         assert_eq!(keys.authorize(&w, now).unwrap_err().status, 403);
         // The Python SDK signs a link it takes for resource ids in lower case.
         let master = STANDARD.decode(EMULATOR_KEY).unwrap();
         let payload = string_to_sign("GET", "docs", "dbs/shop/colls/orders", DOCS_DATE);
         let lowered = form_encode(&format!("type=master&ver=1.0&sig={}", sign(&master, &payload)));
-        let r = SignedRequest { verb: "GET", path, authorization: Some(&lowered), date: Some(DOCS_DATE) };
+        let r = SignedRequest { verb: "GET", path, authorization: Some(&lowered), date: Some(DOCS_DATE), query: false };
         assert_eq!(keys.authorize(&r, now), Ok(Access::ReadWrite));
         assert!(Keys::new("not base64!", None).is_err());
         assert!(Keys::new("", None).is_err());

@@ -90,6 +90,11 @@ pub fn from_error(error: &Error, activity_id: &str) -> WireError {
     }
 }
 
+/// A refusal the gateway itself makes (a malformed request, an unknown resource), with no charge.
+pub fn refusal(status: u16, substatus: u32, message: &str, activity_id: &str) -> WireError {
+    WireError { status, substatus, retry_after_ms: None, request_charge: 0.0, body: body(status, message, activity_id) }
+}
+
 /// The refusal for a request whose authorization failed.
 pub fn from_auth(error: &AuthError, activity_id: &str) -> WireError {
     WireError {
@@ -153,7 +158,7 @@ mod tests {
         assert!(wire.request_charge > 0.0);
         let auth = crate::auth::Keys::emulator()
             .authorize(
-                &crate::auth::SignedRequest { verb: "GET", path: "/", authorization: None, date: None },
+                &crate::auth::SignedRequest { verb: "GET", path: "/", authorization: None, date: None, query: false },
                 std::time::SystemTime::now(),
             )
             .unwrap_err();

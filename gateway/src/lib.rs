@@ -8,7 +8,6 @@
 //! - [`errors`]: every refusal of the embedded API as the service sends it (status, substatus,
 //!   `{"code", "message"}`, a refused query's errors with their locations);
 //! - [`account`]: the database account document every SDK reads first;
-//! - [`rid`]: resource ids in the layout the SDKs parse.
 //!
 //! The server itself (HTTP/1.1 and HTTP/2 on one port, the resources, queries and feeds) is not
 //! built yet: `cosmoql serve` does not exist.
@@ -16,4 +15,13 @@
 pub mod account;
 pub mod auth;
 pub mod errors;
-pub mod rid;
+pub mod items;
+pub mod pkranges;
+pub mod query;
+pub mod resources;
+pub mod routes;
+pub mod server;
+pub mod wire;
+
+pub use resources::Gateway;
+pub use server::{serve_until_signal, RunningServer, Server, ServerConfig};

@@ -24,6 +24,7 @@ mod render;
 mod repl;
 mod reports;
 mod run;
+mod serve_cmd;
 mod session;
 mod statements;
 mod text;
@@ -182,6 +183,10 @@ enum Command {
         #[arg(long, value_enum)]
         kind: Option<KindArg>,
     },
+    /// Serve the Cosmos DB REST API (what the official SDKs speak) on http: in memory, or on a
+    /// database directory. Prints `listening on URL` and the connection string once it accepts
+    /// requests; Ctrl-C or SIGTERM stops it after the requests in flight.
+    Serve(serve_cmd::ServeArgs),
     /// Open a database directory whose log has a damaged record (opening it otherwise refuses,
     /// naming the file and offset): keep every intact record before the damage, set the rest of
     /// the file aside as `wal-NNNNNN.log.damaged-at-OFFSET`, write a clean checkpoint, and say
@@ -296,6 +301,7 @@ fn run(cli: Cli) -> ExitCode {
         Command::Bench(args) => report(query_cmd::run_bench(&args)),
         Command::Explain(args) => report(query_cmd::run_explain(&args)),
         Command::Recover { dir } => report(recover(&dir)),
+        Command::Serve(args) => report(serve_cmd::run(&args)),
         Command::Test { dir, bless } => {
             match cosmoql::testing::run_suite(&dir, &cosmoql::testing::RunOptions { bless }) {
                 Ok(r) => {

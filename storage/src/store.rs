@@ -392,6 +392,12 @@ impl Database {
         &self.id
     }
 
+    /// The database's properties in the service's JSON form (`id`, `_rid`).
+    pub fn properties(&self) -> Value {
+        let rid = cosmoql_catalog::Rid::Database { database: self.rid }.encode().unwrap_or_default();
+        Value::object([("id", Value::from(self.id.as_str())), ("_rid", Value::from(rid))])
+    }
+
     /// Provisions throughput shared by the database's containers (those without their own), or
     /// removes it (`None`).
     pub fn set_throughput(&self, throttle: Option<Arc<Throttle>>) {
@@ -456,6 +462,9 @@ impl Database {
             )));
         }
         let rid = next_rid(&self.next_rid)?;
+        if rid >= cosmoql_catalog::rid::MAX_COLLECTIONS {
+            return Err(StorageError::bad_request("no resource ids are left for containers in this database"));
+        }
         let container = Arc::new(Container::with_rids(id, partition_key, settings, self.rid, rid));
         container.set_throughput(dedicated);
         container.set_shared_throughput(shared);

@@ -138,10 +138,7 @@ impl Container {
     }
 
     pub(super) fn item_rid(&self, seq: u64) -> String {
-        let mut bytes = [0u8; 16];
-        bytes[..8].copy_from_slice(&rid_bytes(self.database_rid, self.rid));
-        bytes[8..].copy_from_slice(&seq.to_le_bytes());
-        base64(&bytes)
+        rid_text(Rid::Document { database: self.database_rid, collection: collection_id(self.rid), document: seq })
     }
 
     pub(super) fn response(&self, status: u16, item: &StoredItem, kind: OperationKind) -> ItemResponse {

@@ -32,6 +32,7 @@ use crate::throughput::{Clock, SystemClock, Throttle};
 use cosmoql_catalog::epk::Epk;
 use cosmoql_catalog::indexing::{IndexStep, IndexingPolicy};
 use cosmoql_catalog::partition_key::{PartitionKey, PartitionKeyDefinition};
+use cosmoql_catalog::rid::{collection_id, Rid};
 use cosmoql_catalog::{IndexKey, IndexProbe};
 
 mod batch;
@@ -380,8 +381,8 @@ impl Container {
             splits: AtomicU64::new(0),
             self_prefix: format!(
                 "dbs/{}/colls/{}/docs/",
-                base64(&database_rid.to_le_bytes()),
-                base64(&rid_bytes(database_rid, rid))
+                rid_text(Rid::Database { database: database_rid }),
+                rid_text(collection_rid(database_rid, rid))
             ),
             indexing_policy: RwLock::new(policy),
             plan_epoch: AtomicU64::new(NEXT_PLAN_EPOCH.fetch_add(1, Ordering::Relaxed)),
@@ -741,7 +742,7 @@ impl Container {
     }
 
     fn rid_text(&self) -> String {
-        base64(&rid_bytes(self.database_rid, self.rid))
+        rid_text(collection_rid(self.database_rid, self.rid))
     }
 
     // ---- partitions ----------------------------------------------------------------------------
@@ -942,28 +943,13 @@ fn check_size(doc: &Doc) -> Result<()> {
     Ok(())
 }
 
-/// The 8 bytes of a container's resource id: its database's number, then its own.
-fn rid_bytes(database_rid: u32, rid: u32) -> [u8; 8] {
-    let mut bytes = [0u8; 8];
-    bytes[..4].copy_from_slice(&database_rid.to_le_bytes());
-    bytes[4..].copy_from_slice(&rid.to_le_bytes());
-    bytes
+/// A container's resource id in the service's layout (see `cosmoql_catalog::rid`).
+fn collection_rid(database_rid: u32, rid: u32) -> Rid {
+    Rid::Collection { database: database_rid, collection: collection_id(rid) }
 }
 
-/// Standard base64 with padding (Cosmos's `_rid` alphabet).
-fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [chunk[0], chunk.get(1).copied().unwrap_or(0), chunk.get(2).copied().unwrap_or(0)];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
+/// The text of a rid the store minted (in range by construction: containers are numbered below
+/// [`cosmoql_catalog::rid::MAX_COLLECTIONS`], items below [`cosmoql_catalog::rid::MAX_CHILD`]).
+fn rid_text(rid: Rid) -> String {
+    rid.encode().unwrap_or_default()
 }

@@ -38,8 +38,11 @@ pub enum Rid {
     PartitionKeyRange { database: u32, collection: u32, range: u64 },
 }
 
-/// The id of the `n`-th collection (from 0), with the bit the parser reads a collection by:
-/// unique for `n` below 2^24.
+/// How many collections a database may number: their ids keep 24 bits of `n`.
+pub const MAX_COLLECTIONS: u32 = 1 << 24;
+
+/// The id of the `n`-th collection, with the bit the parser reads a collection by: unique for
+/// `n` below [`MAX_COLLECTIONS`].
 pub fn collection_id(n: u32) -> u32 {
     (n << 8) | 0x80
 }

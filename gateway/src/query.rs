@@ -1,0 +1,150 @@
+//! Queries and read feeds. By default the gateway runs the whole query in cosmoql's own
+//! cross-partition engine and returns exact pages with the engine's continuation token (mode A of
+//! `../shared/research/gateway-python.md` §0): every shape, GROUP BY and non-VALUE aggregates
+//! included, works from every SDK, and the token survives splits.
+//!
+//! Request (§3.3): `{"query": text, "parameters": [{"name": "@p", "value": v}]}`, the page size in
+//! `x-ms-max-item-count` (absent: 100, the service's default; -1: as many as fit), the token in
+//! `x-ms-continuation`, the key in `x-ms-documentdb-partitionkey`. Reply: `{"_rid",
+//! "Documents": [...], "_count"}` with `x-ms-continuation` (absent on the last page),
+//! `x-ms-item-count`, the charge, and the query and index metrics when asked for.
+
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
+use cosmoql::{ContainerClient, FeedPage, QueryOptions, Value};
+
+use crate::errors::{self, WireError};
+use crate::items::{header_key, session_headers};
+use crate::resources::Container;
+use crate::wire::{charge_text, Reply, Request};
+
+/// Results a page holds when the client sets no size (the service's default).
+pub const DEFAULT_PAGE: usize = 100;
+
+/// Results a page holds when the client asks for as many as fit (`-1`).
+pub const DYNAMIC_PAGE: usize = 1000;
+
+/// A query request's text and parameters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QuerySpec {
+    /// The query text.
+    pub text: String,
+    /// The parameters, by name without the `@`.
+    pub parameters: Vec<(String, Value)>,
+}
+
+/// Reads the body of a query request.
+pub fn query_spec(request: &Request) -> Result<QuerySpec, WireError> {
+    let body = request.json_body()?;
+    let Some(text) = body.get("query").as_str() else {
+        return Err(request.bad_request("The query body must be an object with a `query` string."));
+    };
+    let mut parameters = Vec::new();
+    match body.get("parameters") {
+        Value::Undefined | Value::Null => {}
+        Value::Array(list) => {
+            for p in list.iter() {
+                let Some(name) = p.get("name").as_str() else {
+                    return Err(request.bad_request("Each query parameter needs a `name`."));
+                };
+                parameters.push((name.trim_start_matches('@').to_string(), p.get("value").clone()));
+            }
+        }
+        _ => return Err(request.bad_request("The query `parameters` must be an array.")),
+    }
+    Ok(QuerySpec { text: text.to_string(), parameters })
+}
+
+/// The options of a query or read-feed request: page size, continuation, key, metrics.
+fn options_of(request: &Request, spec: &QuerySpec) -> Result<QueryOptions, WireError> {
+    let page = match request.max_item_count()? {
+        None => DEFAULT_PAGE,
+        Some(-1) => DYNAMIC_PAGE,
+        Some(n) => usize::try_from(n).unwrap_or(DYNAMIC_PAGE).min(DYNAMIC_PAGE),
+    };
+    let mut options = QueryOptions {
+        max_item_count: Some(page),
+        continuation: request.header("x-ms-continuation").filter(|c| !c.is_empty()).map(str::to_string),
+        partition_key: header_key(request)?,
+        populate_index_metrics: request.flag("x-ms-cosmos-populateindexmetrics"),
+        ..QueryOptions::default()
+    };
+    for (name, value) in &spec.parameters {
+        options.parameters.insert(name.clone(), value.clone());
+    }
+    Ok(options)
+}
+
+/// Runs one page of `spec` on `client`.
+fn page(
+    client: &ContainerClient,
+    spec: &QuerySpec,
+    options: QueryOptions,
+    request: &Request,
+) -> Result<FeedPage<Value>, WireError> {
+    let mut pager = client.query_pages::<Value>(spec.text.as_str(), options);
+    match pager.next_page() {
+        Some(Ok(page)) => Ok(page),
+        Some(Err(e)) => Err(errors::from_error(&e, &request.activity_id)),
+        None => Ok(FeedPage {
+            items: Vec::new(),
+            continuation: None,
+            request_charge: 0.0,
+            metrics: Default::default(),
+            partitions: Vec::new(),
+            index_metrics: None,
+            retries: 0,
+        }),
+    }
+}
+
+/// The reply for a page: `{"_rid", <feed>: [...], "_count"}` and the feed headers.
+fn page_reply(rid: &str, feed: &str, page: &FeedPage<Value>, request: &Request) -> Reply {
+    let mut body = cosmoql::value::Map::new();
+    body.insert("_rid".into(), Value::from(rid));
+    body.insert(feed.into(), Value::array(page.items.iter().cloned()));
+    body.insert("_count".into(), Value::from(page.items.len() as f64));
+    let mut reply = Reply::document(200, &Value::from(body))
+        .with("x-ms-item-count", page.items.len().to_string())
+        .with("x-ms-request-charge", charge_text(page.request_charge));
+    if let Some(token) = &page.continuation {
+        reply = reply.with("x-ms-continuation", token.clone());
+    }
+    if request.flag("x-ms-documentdb-populatequerymetrics") {
+        reply = reply.with("x-ms-documentdb-query-metrics", page.metrics.to_header_string());
+    }
+    if let Some(metrics) = &page.index_metrics {
+        let text = cosmoql::value::to_json_string(metrics).unwrap_or_default();
+        reply = reply.with("x-ms-cosmos-index-utilization", STANDARD.encode(text));
+    }
+    reply
+}
+
+/// `POST .../docs` with `x-ms-documentdb-isquery` (or `application/query+json`): one page of a
+/// query, run whole by the engine.
+pub fn query_documents(container: &Container, request: &Request) -> Result<Reply, WireError> {
+    let spec = query_spec(request)?;
+    run_documents(container, &spec, request)
+}
+
+/// `GET .../docs`: the read feed, every item page by page (in the engine's order).
+pub fn read_feed(container: &Container, request: &Request) -> Result<Reply, WireError> {
+    let spec = QuerySpec { text: "SELECT * FROM c".into(), parameters: Vec::new() };
+    run_documents(container, &spec, request)
+}
+
+fn run_documents(container: &Container, spec: &QuerySpec, request: &Request) -> Result<Reply, WireError> {
+    let options = options_of(request, spec)?;
+    let key = options.partition_key.clone();
+    let page = page(&container.client, spec, options, request)?;
+    let reply = page_reply(&container.rid, "Documents", &page, request);
+    // A page of one logical partition carries that range's session token; a page of several
+    // ranges none (the token of one range would be wrong for the others).
+    Ok(match key {
+        Some(key) => match container.client.physical_partition_of(&key) {
+            Ok(range) => session_headers(container, range, reply),
+            Err(_) => reply,
+        },
+        None => reply,
+    })
+}

@@ -1,0 +1,51 @@
+//! `cosmoql serve`: the Cosmos DB REST API on a socket, for apps on the official SDKs.
+
+use std::io::Write;
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
+
+use cosmoql::CosmosClient;
+use cosmoql_gateway::auth::{Keys, EMULATOR_KEY};
+use cosmoql_gateway::ServerConfig;
+
+/// Options of `cosmoql serve`.
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    /// A database directory to serve (durable: every acknowledged write is on disk; created by
+    /// the first write). Without it, the account lives in memory and ends with the process.
+    #[arg(value_name = "DIR")]
+    dir: Option<PathBuf>,
+    /// The port to listen on (0: any free port; the `listening on` line says which).
+    #[arg(long, default_value_t = 8081)]
+    port: u16,
+    /// The address to listen on. The default, loopback, is reachable from this machine only.
+    #[arg(long, default_value = "127.0.0.1", value_name = "ADDR")]
+    bind: IpAddr,
+    /// The account's master key (base64, as the portal shows it). Default: the emulator's
+    /// well-known key, so the emulator's connection string works unchanged.
+    #[arg(long, value_name = "KEY")]
+    key: Option<String>,
+    /// A read-only key (base64): requests signed with it may read and query, not write (403).
+    #[arg(long = "read-only-key", value_name = "KEY")]
+    read_only_key: Option<String>,
+}
+
+/// Runs the server until Ctrl-C or SIGTERM.
+pub fn run(args: &ServeArgs) -> Result<(), String> {
+    let master = args.key.clone().unwrap_or_else(|| EMULATOR_KEY.to_string());
+    let keys = Keys::new(&master, args.read_only_key.as_deref())?;
+    let client = match &args.dir {
+        Some(dir) => CosmosClient::open(dir).map_err(|e| format!("{}: {e}", dir.display()))?,
+        None => CosmosClient::new(),
+    };
+    let config = ServerConfig { bind: SocketAddr::new(args.bind, args.port), keys, ..ServerConfig::default() };
+    let bind = config.bind;
+    let ready = |addr: SocketAddr| {
+        let endpoint = format!("http://{addr}/");
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "cosmoql serve: listening on {endpoint}");
+        let _ = writeln!(out, "connection string: AccountEndpoint={endpoint};AccountKey={master};");
+        let _ = out.flush();
+    };
+    cosmoql_gateway::serve_until_signal(client, config, ready).map_err(|e| format!("cannot serve on {bind}: {e}"))
+}
