@@ -111,7 +111,11 @@ impl<T: DeserializeOwned + 'static> QueryPager<T> {
         if !plan.reads_items() {
             return Vec::new();
         }
-        self.container.partitions_overlapping(&plan.targets.ranges).into_iter().map(|(id, _, _)| id).collect()
+        self.container
+            .partitions_overlapping(&self.options.scoped_ranges(plan))
+            .into_iter()
+            .map(|(id, _, _)| id)
+            .collect()
     }
 
     /// Consumes the page's charge from the partitions `ids` it read (and from its key's account).

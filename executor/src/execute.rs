@@ -134,11 +134,11 @@ pub fn execute(source: &dyn QuerySource, sql: &str, options: &QueryOptions) -> R
 
 /// The producers of a plan now: one per physical partition overlapping its target ranges, with
 /// the pieces of the ranges inside that partition.
-fn units(source: &dyn QuerySource, plan: &Plan) -> Vec<Unit> {
+fn units(source: &dyn QuerySource, plan: &Plan, options: &QueryOptions) -> Vec<Unit> {
     if !plan.reads_items() {
         return Vec::new();
     }
-    let ranges = &plan.targets.ranges;
+    let ranges = &options.scoped_ranges(plan);
     source
         .partitions_overlapping(ranges)
         .into_iter()
@@ -202,7 +202,7 @@ fn run(
         }
     }
     let physical_partitions = source.partition_count();
-    let mut units = units(source, plan);
+    let mut units = units(source, plan, options);
     if units.len() > 1 && !options.enable_cross_partition {
         return Err(QueryError::new(
             QueryErrorKind::Storage,
@@ -396,7 +396,7 @@ pub fn explain(source: &dyn QuerySource, sql: &str, options: &QueryOptions) -> R
 
 /// Where `plan` would run now.
 pub fn explain_plan(source: &dyn QuerySource, plan: Plan, options: &QueryOptions) -> Explain {
-    let partitions: Vec<u32> = units(source, &plan).iter().map(|u| u.partition).collect();
+    let partitions: Vec<u32> = units(source, &plan, options).iter().map(|u| u.partition).collect();
     let producers = producer_threads(options.max_degree_of_parallelism, partitions.len());
     Explain { physical_partitions: source.partition_count(), partitions, producers, plan, analysis: None }
 }

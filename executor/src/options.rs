@@ -5,7 +5,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use cosmoql_planner::VectorPolicy;
-use cosmoql_storage::PartitionKey;
+use cosmoql_storage::{Epk, PartitionKey};
 use cosmoql_value::Value;
 
 use crate::cost;
@@ -17,6 +17,10 @@ pub struct QueryOptions {
     pub parameters: HashMap<String, Value>,
     /// Scope the query to one logical partition (the request's partition key).
     pub partition_key: Option<PartitionKey>,
+    /// Scope the query to the items whose EPK is in `[min, max)`: a feed range (the service's
+    /// `x-ms-documentdb-partitionkeyrangeid`, or `x-ms-start-epk`/`x-ms-end-epk` for a
+    /// hierarchical key's prefix). The query runs as it would, over those items only.
+    pub epk_range: Option<(Epk, Epk)>,
     /// Whether a query without a partition key may read several physical partitions.
     pub enable_cross_partition: bool,
     /// The container's vector embedding policy (for `VectorDistance`).
@@ -50,6 +54,7 @@ impl Default for QueryOptions {
         QueryOptions {
             parameters: HashMap::new(),
             partition_key: None,
+            epk_range: None,
             enable_cross_partition: true,
             vector_policies: Vec::new(),
             max_degree_of_parallelism: -1,
@@ -65,6 +70,20 @@ impl Default for QueryOptions {
 }
 
 impl QueryOptions {
+    /// The EPK ranges `plan` reads under these options: its targets, cut to the feed range.
+    pub fn scoped_ranges(&self, plan: &cosmoql_planner::Plan) -> Vec<(Epk, Epk)> {
+        let Some((lo, hi)) = &self.epk_range else { return plan.targets.ranges.clone() };
+        plan.targets
+            .ranges
+            .iter()
+            .filter_map(|(min, max)| {
+                let from = if min > lo { min } else { lo };
+                let to = if max < hi { max } else { hi };
+                (from < to).then(|| (from.clone(), to.clone()))
+            })
+            .collect()
+    }
+
     /// Adds a parameter (`name` with or without the leading `@`).
     pub fn parameter(mut self, name: &str, value: Value) -> Self {
         self.parameters.insert(name.trim_start_matches('@').to_string(), value);

@@ -73,6 +73,18 @@ impl RangeHistory {
     }
 }
 
+impl RangeHistory {
+    /// The EPK span (upper-case hex bounds) of range `id`: a current partition's, or a range
+    /// listed before and retired since (split: its span is its children's union).
+    pub fn span(&self, container_rid: &str, id: u32, partitions: &[PartitionInfo]) -> Option<(String, String)> {
+        if let Some(p) = partitions.iter().find(|p| p.id == id) {
+            return Some((p.min.to_hex().to_uppercase(), p.max.to_hex().to_uppercase()));
+        }
+        let seen = self.seen.lock().unwrap_or_else(|e| e.into_inner());
+        seen.get(container_rid).and_then(|listed| listed.get(&id)).cloned()
+    }
+}
+
 /// Whether `[min, max)` holds `[lo, hi)` (hex EPKs compare as text, `""` lowest, `"FF"` highest).
 fn covers(min: &str, max: &str, lo: &str, hi: &str) -> bool {
     min <= lo && hi <= max

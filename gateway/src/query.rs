@@ -11,10 +11,11 @@
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
-use cosmoql::{ContainerClient, FeedPage, QueryOptions, Value};
+use cosmoql::{ContainerClient, Epk, FeedPage, QueryOptions, Value};
 
 use crate::errors::{self, WireError};
 use crate::items::{header_key, session_headers};
+use crate::pkranges::RangeHistory;
 use crate::resources::Container;
 use crate::wire::{charge_text, Reply, Request};
 
@@ -75,6 +76,43 @@ fn options_of(request: &Request, spec: &QuerySpec) -> Result<QueryOptions, WireE
     Ok(options)
 }
 
+/// A request's feed range: the serving range's id and the EPK span read.
+type Scope = (u32, (Epk, Epk));
+
+/// The feed range a request is scoped to: the range of `x-ms-documentdb-partitionkeyrangeid`
+/// (a retired range: the span it had, now its children's), cut to `x-ms-start-epk` /
+/// `x-ms-end-epk` when they are given; with the serving range's id. A range never listed is
+/// 410/1002, as the service answers for a range it no longer has (the SDKs reload the ranges).
+fn scope(
+    container: &Container,
+    ranges: &RangeHistory,
+    request: &Request,
+) -> Result<Option<Scope>, WireError> {
+    let Some(text) = request.header("x-ms-documentdb-partitionkeyrangeid") else { return Ok(None) };
+    let gone = || {
+        errors::refusal(
+            410,
+            1002,
+            &format!("The partition key range {text} is not known: read the partition key ranges again."),
+            &request.activity_id,
+        )
+    };
+    // The SDKs send `id` or `collectionRid,id`.
+    let id = text.rsplit(',').next().unwrap_or_default().trim().parse::<u32>().map_err(|_| gone())?;
+    let (min, max) = ranges.span(&container.rid, id, &container.client.partitions()).ok_or_else(gone)?;
+    let epk = |hex: &str| {
+        Epk::from_hex(hex).map_err(|_| request.bad_request(&format!("Invalid effective partition key '{hex}'.")))
+    };
+    let (mut lo, mut hi) = (epk(&min)?, epk(&max)?);
+    if let Some(start) = request.header("x-ms-start-epk") {
+        lo = lo.max(epk(start)?);
+    }
+    if let Some(end) = request.header("x-ms-end-epk") {
+        hi = hi.min(epk(end)?);
+    }
+    Ok(Some((id, (lo, hi))))
+}
+
 /// Runs one page of `spec` on `client`.
 fn page(
     client: &ContainerClient,
@@ -122,29 +160,37 @@ fn page_reply(rid: &str, feed: &str, page: &FeedPage<Value>, request: &Request) 
 
 /// `POST .../docs` with `x-ms-documentdb-isquery` (or `application/query+json`): one page of a
 /// query, run whole by the engine.
-pub fn query_documents(container: &Container, request: &Request) -> Result<Reply, WireError> {
+pub fn query_documents(container: &Container, ranges: &RangeHistory, request: &Request) -> Result<Reply, WireError> {
     let spec = query_spec(request)?;
-    run_documents(container, &spec, request)
+    run_documents(container, ranges, &spec, request)
 }
 
 /// `GET .../docs`: the read feed, every item page by page (in the engine's order).
-pub fn read_feed(container: &Container, request: &Request) -> Result<Reply, WireError> {
+pub fn read_feed(container: &Container, ranges: &RangeHistory, request: &Request) -> Result<Reply, WireError> {
     let spec = QuerySpec { text: "SELECT * FROM c".into(), parameters: Vec::new() };
-    run_documents(container, &spec, request)
+    run_documents(container, ranges, &spec, request)
 }
 
-fn run_documents(container: &Container, spec: &QuerySpec, request: &Request) -> Result<Reply, WireError> {
-    let options = options_of(request, spec)?;
-    let key = options.partition_key.clone();
+fn run_documents(
+    container: &Container,
+    ranges: &RangeHistory,
+    spec: &QuerySpec,
+    request: &Request,
+) -> Result<Reply, WireError> {
+    let mut options = options_of(request, spec)?;
+    let scope = scope(container, ranges, request)?;
+    options.epk_range = scope.as_ref().map(|(_, span)| span.clone());
+    // A page of one range carries that range's session token; a page of several ranges none
+    // (the token of one range would be wrong for the others).
+    let serving = match (&scope, &options.partition_key) {
+        (Some((id, _)), _) => Some(*id),
+        (None, Some(key)) => container.client.physical_partition_of(key).ok(),
+        (None, None) => None,
+    };
     let page = page(&container.client, spec, options, request)?;
     let reply = page_reply(&container.rid, "Documents", &page, request);
-    // A page of one logical partition carries that range's session token; a page of several
-    // ranges none (the token of one range would be wrong for the others).
-    Ok(match key {
-        Some(key) => match container.client.physical_partition_of(&key) {
-            Ok(range) => session_headers(container, range, reply),
-            Err(_) => reply,
-        },
+    Ok(match serving {
+        Some(range) => session_headers(container, range, reply),
         None => reply,
     })
 }

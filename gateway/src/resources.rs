@@ -13,10 +13,11 @@ use std::sync::Mutex;
 
 use cosmoql::{
     ContainerClient, ContainerProperties, CosmosClient, DatabaseClient, IndexingPolicy, PartitionKeyDefinition,
-    Provisioned, Value,
+    Provisioned, RetryOptions, Value,
 };
 use serde_json::json;
 use sha2::{Digest, Sha256};
+use std::time::Duration;
 
 use crate::errors::{self, WireError};
 use crate::pkranges::RangeHistory;
@@ -89,6 +90,18 @@ impl Gateway {
         };
         let db_rid = db_props.get("_rid").as_str().unwrap_or_default().to_string();
         let rid = client.read_properties().get("_rid").as_str().unwrap_or_default().to_string();
+        // A client that cached the container before it was deleted and created again: the
+        // service's 400/1024, on which the SDKs read the container again.
+        if request.header("x-ms-cosmos-intended-collection-rid").is_some_and(|intended| intended != rid) {
+            return Err(errors::refusal(
+                400,
+                1024,
+                &format!("The container `{coll}` was created again since the client read it (its rid is now {rid})."),
+                &request.activity_id,
+            ));
+        }
+        // A throttled request is the client's to retry (its SDK waits what the 429 says).
+        let client = client.with_retry_options(RetryOptions { max_attempts: 1, max_wait: Duration::ZERO });
         Ok(Container { client, database: database.id().to_string(), db_rid, rid })
     }
 

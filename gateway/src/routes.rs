@@ -82,7 +82,7 @@ fn route(gateway: &Gateway, request: &Request) -> Result<Reply, WireError> {
         }
         ["dbs", db, "colls", c, "docs"] if m == Method::GET => {
             let container = gateway.container(db, c, request)?;
-            query::read_feed(&container, request)
+            query::read_feed(&container, &gateway.ranges, request)
         }
         ["dbs", db, "colls", c, "docs"] if m == Method::POST => {
             let container = gateway.container(db, c, request)?;
@@ -91,7 +91,7 @@ fn route(gateway: &Gateway, request: &Request) -> Result<Reply, WireError> {
             } else if request.flag("x-ms-cosmos-is-query-plan-request") {
                 Err(request.bad_request("Query plans are not served yet: send the query itself."))
             } else if is_query_request(request) {
-                query::query_documents(&container, request)
+                query::query_documents(&container, &gateway.ranges, request)
             } else {
                 items::create(&container, request)
             }

@@ -182,15 +182,36 @@ pub struct RunningServer {
 impl RunningServer {
     /// Starts a server for `client`; returns once it listens.
     pub fn start(client: cosmoql::CosmosClient, config: ServerConfig) -> std::io::Result<RunningServer> {
-        let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-        let server = runtime.block_on(Server::bind(Gateway::new(client), config))?;
-        let addr = server.local_addr()?;
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let (bound, listening) = std::sync::mpsc::channel::<std::io::Result<SocketAddr>>();
+        // The runtime is built and driven on the server's own thread, so a caller inside a
+        // runtime of its own (an async test) may start one.
         let thread = std::thread::Builder::new().name("cosmoql-serve".into()).spawn(move || {
-            runtime.block_on(server.run(async {
-                let _ = stopped.await;
-            }));
+            let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+                Ok(runtime) => runtime,
+                Err(e) => {
+                    let _ = bound.send(Err(e));
+                    return;
+                }
+            };
+            runtime.block_on(async {
+                let server = match Server::bind(Gateway::new(client), config).await {
+                    Ok(server) => server,
+                    Err(e) => {
+                        let _ = bound.send(Err(e));
+                        return;
+                    }
+                };
+                let _ = bound.send(server.local_addr());
+                server
+                    .run(async {
+                        let _ = stopped.await;
+                    })
+                    .await;
+            });
         })?;
+        let addr =
+            listening.recv().map_err(|_| std::io::Error::other("the server's thread ended before it listened"))??;
         Ok(RunningServer { addr, stop: Some(stop), thread: Some(thread) })
     }
 
