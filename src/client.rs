@@ -208,6 +208,24 @@ impl ContainerProperties {
         self.settings = settings;
         self
     }
+
+    /// Keeps the service's container properties the engine reads but does not index by, taken
+    /// from a container body (`vectorEmbeddingPolicy`, `fullTextPolicy`; set at creation only):
+    /// `VectorDistance` then defaults to the policy's distance, data type and dimensions. A 400 for
+    /// a vector embedding policy the service refuses.
+    pub fn kept_properties(mut self, body: &Value) -> Result<Self, Error> {
+        cosmoql_planner::VectorPolicy::from_container_properties(body)
+            .map_err(cosmoql_storage::StorageError::bad_request)?;
+        let mut kept = cosmoql_value::Map::new();
+        for name in cosmoql_storage::KEPT_PROPERTIES {
+            let v = body.get(name);
+            if !v.is_undefined() && !v.is_null() {
+                kept.insert(name.into(), v.clone());
+            }
+        }
+        self.settings.kept_properties = (!kept.is_empty()).then(|| Value::from(kept));
+        Ok(self)
+    }
 }
 
 /// A client for one database.
@@ -752,6 +770,16 @@ impl ContainerClient {
         responses.into_iter().map(|r| self.response((r, retries))).collect()
     }
 
+    /// The container's vector embedding policy, as queries read it.
+    fn vector_policies(&self) -> Vec<cosmoql_planner::VectorPolicy> {
+        self.container
+            .settings()
+            .kept_properties
+            .as_ref()
+            .and_then(|kept| cosmoql_planner::VectorPolicy::from_container_properties(kept).ok())
+            .unwrap_or_default()
+    }
+
     /// The pages of a query, 100 results a page unless `options.max_item_count` says otherwise
     /// (as the SDKs do). Results deserialize into `T` (use [`Value`] or `serde_json::Value` for
     /// anything).
@@ -781,6 +809,9 @@ impl ContainerClient {
         }
         if options.consistency == Consistency::Session {
             options.consistency = self.consistency;
+        }
+        if options.vector_policies.is_empty() {
+            options.vector_policies = self.vector_policies();
         }
         QueryPager {
             container: Arc::clone(&self.container),

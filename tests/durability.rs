@@ -902,3 +902,36 @@ fn a_failed_background_checkpoint_is_reported_and_not_retried_until_the_log_doub
     store.checkpoint().unwrap();
     assert_eq!(durable.checkpoint_failure(), None);
 }
+
+#[test]
+fn a_containers_vector_embedding_policy_is_kept_and_queries_default_to_it() {
+    let dir = temp_dir("kept-properties");
+    let body = json(
+        r#"{"id": "vectors", "vectorEmbeddingPolicy": {"vectorEmbeddings": [
+            {"path": "/v", "dataType": "float32", "distanceFunction": "euclidean", "dimensions": 3}]}}"#,
+    );
+    let distance = |c: &cosmoql::ContainerClient| {
+        c.query_items_blocking::<Value>(
+            "SELECT VALUE VectorDistance(c.v, [0, 1, 0]) FROM c",
+            cosmoql::QueryOptions::default(),
+        )
+        .unwrap()
+    };
+    {
+        let client = CosmosClient::open(&dir).unwrap();
+        let db = client.create_database("db").unwrap();
+        let properties = cosmoql::ContainerProperties::new("vectors", "/k").unwrap().kept_properties(&body).unwrap();
+        let c = db.create_container(properties).unwrap();
+        c.create_item(&json(r#"{"id": "a", "k": "x", "v": [1, 0, 0]}"#)).unwrap();
+        // Euclidean, as the policy says (cosine would give 0).
+        assert_eq!(distance(&c), vec![Value::from(2f64.sqrt())]);
+    }
+    let client = CosmosClient::open(&dir).unwrap();
+    let c = client.database_client("db").container_client("vectors").unwrap();
+    assert_eq!(c.read_properties().get("vectorEmbeddingPolicy"), body.get("vectorEmbeddingPolicy"));
+    assert_eq!(distance(&c), vec![Value::from(2f64.sqrt())]);
+    // A policy the service refuses is refused at creation.
+    let bad =
+        json(r#"{"vectorEmbeddingPolicy": {"vectorEmbeddings": [{"path": "/v", "distanceFunction": "manhattan"}]}}"#);
+    assert!(cosmoql::ContainerProperties::new("v2", "/k").unwrap().kept_properties(&bad).is_err());
+}

@@ -25,8 +25,13 @@ pub const WRONG_KEY: &str =
 /// The service's message for an item operation without a key on a container that has one.
 pub const KEY_REQUIRED: &str = "PartitionKey value must be supplied for this operation.";
 
-/// The key in `x-ms-documentdb-partitionkey`, if the request has one.
-pub fn header_key(request: &Request) -> Result<Option<PartitionKey>, WireError> {
+/// The key in `x-ms-documentdb-partitionkey`, if the request has one, as `container` reads it.
+pub fn header_key(container: &Container, request: &Request) -> Result<Option<PartitionKey>, WireError> {
+    Ok(raw_header_key(request)?.map(|key| container_key(container, key)))
+}
+
+/// The key in `x-ms-documentdb-partitionkey` as written.
+fn raw_header_key(request: &Request) -> Result<Option<PartitionKey>, WireError> {
     let Some(text) = request.header("x-ms-documentdb-partitionkey") else { return Ok(None) };
     let bad = || request.bad_request(&format!("The partition key header value '{text}' is not valid JSON array."));
     let Value::Array(parts) = cosmoql::value::parse_json(text).map_err(|_| bad())? else { return Err(bad()) };
@@ -41,10 +46,21 @@ pub fn header_key(request: &Request) -> Result<Option<PartitionKey>, WireError> 
     PartitionKey::from_values(&parts).map(Some).map_err(|e| errors::from_error(&e.into(), &request.activity_id))
 }
 
+/// The key in the header as the container reads it: a container without a key has one logical
+/// partition, which the Python SDK names `[{}]` (the key of an item without the key's property,
+/// since there is no property) and others `[]`.
+fn container_key(container: &Container, key: PartitionKey) -> PartitionKey {
+    if container.client.partition_key_definition().is_none() && key == PartitionKey::undefined() {
+        PartitionKey::none()
+    } else {
+        key
+    }
+}
+
 /// The key an operation on one item addresses: the header's, or none for a container without a
 /// key; 400 when a keyed container's request has none.
 fn item_key(container: &Container, request: &Request) -> Result<PartitionKey, WireError> {
-    match header_key(request)? {
+    match header_key(container, request)? {
         Some(key) => Ok(key),
         None if container.client.partition_key_definition().is_none() => Ok(PartitionKey::none()),
         None => Err(request.bad_request(KEY_REQUIRED)),
@@ -68,7 +84,7 @@ fn item_reply(container: &Container, request: &Request, key: &PartitionKey, r: I
 /// The headers of every data-plane reply: the serving range, the session token and the content
 /// paths (without `x-ms-alt-content-path` the Python SDK skips session tracking).
 pub fn data_plane(container: &Container, key: &PartitionKey, reply: Reply) -> Reply {
-    let range = container.client.physical_partition_of(key).unwrap_or(0);
+    let range = container.range_of(key).unwrap_or(0);
     session_headers(container, range, reply)
 }
 
@@ -86,7 +102,7 @@ pub fn create(container: &Container, request: &Request) -> Result<Reply, WireErr
     let item = request.json_body()?;
     let fail = |e: cosmoql::Error| errors::from_error(&e, &request.activity_id);
     let body_key = container.client.partition_key_of(&item).map_err(fail)?;
-    if let Some(key) = header_key(request)? {
+    if let Some(key) = header_key(container, request)? {
         if key != body_key {
             return Err(errors::refusal(400, 1001, WRONG_KEY, &request.activity_id));
         }

@@ -14,6 +14,7 @@
 
 pub mod account;
 pub mod auth;
+pub mod changefeed;
 pub mod errors;
 pub mod items;
 pub mod pkranges;
@@ -23,5 +24,5 @@ pub mod routes;
 pub mod server;
 pub mod wire;
 
-pub use resources::Gateway;
+pub use resources::{Gateway, RangeMode};
 pub use server::{serve_until_signal, RunningServer, Server, ServerConfig};

@@ -56,17 +56,21 @@ pub fn query_spec(request: &Request) -> Result<QuerySpec, WireError> {
     Ok(QuerySpec { text: text.to_string(), parameters })
 }
 
-/// The options of a query or read-feed request: page size, continuation, key, metrics.
-fn options_of(request: &Request, spec: &QuerySpec) -> Result<QueryOptions, WireError> {
-    let page = match request.max_item_count()? {
+/// The page size a feed request asks for (`x-ms-max-item-count`).
+pub fn page_size(request: &Request) -> Result<usize, WireError> {
+    Ok(match request.max_item_count()? {
         None => DEFAULT_PAGE,
         Some(-1) => DYNAMIC_PAGE,
         Some(n) => usize::try_from(n).unwrap_or(DYNAMIC_PAGE).min(DYNAMIC_PAGE),
-    };
+    })
+}
+
+/// The options of a query or read-feed request: page size, continuation, key, metrics.
+fn options_of(container: &Container, request: &Request, spec: &QuerySpec) -> Result<QueryOptions, WireError> {
     let mut options = QueryOptions {
-        max_item_count: Some(page),
+        max_item_count: Some(page_size(request)?),
         continuation: request.header("x-ms-continuation").filter(|c| !c.is_empty()).map(str::to_string),
-        partition_key: header_key(request)?,
+        partition_key: header_key(container, request)?,
         populate_index_metrics: request.flag("x-ms-cosmos-populateindexmetrics"),
         ..QueryOptions::default()
     };
@@ -77,17 +81,13 @@ fn options_of(request: &Request, spec: &QuerySpec) -> Result<QueryOptions, WireE
 }
 
 /// A request's feed range: the serving range's id and the EPK span read.
-type Scope = (u32, (Epk, Epk));
+pub type Scope = (u32, (Epk, Epk));
 
 /// The feed range a request is scoped to: the range of `x-ms-documentdb-partitionkeyrangeid`
 /// (a retired range: the span it had, now its children's), cut to `x-ms-start-epk` /
 /// `x-ms-end-epk` when they are given; with the serving range's id. A range never listed is
 /// 410/1002, as the service answers for a range it no longer has (the SDKs reload the ranges).
-fn scope(
-    container: &Container,
-    ranges: &RangeHistory,
-    request: &Request,
-) -> Result<Option<Scope>, WireError> {
+pub fn scope(container: &Container, ranges: &RangeHistory, request: &Request) -> Result<Option<Scope>, WireError> {
     let Some(text) = request.header("x-ms-documentdb-partitionkeyrangeid") else { return Ok(None) };
     let gone = || {
         errors::refusal(
@@ -99,7 +99,7 @@ fn scope(
     };
     // The SDKs send `id` or `collectionRid,id`.
     let id = text.rsplit(',').next().unwrap_or_default().trim().parse::<u32>().map_err(|_| gone())?;
-    let (min, max) = ranges.span(&container.rid, id, &container.client.partitions()).ok_or_else(gone)?;
+    let (min, max) = ranges.span(&container.rid, id, &container.listed_partitions()).ok_or_else(gone)?;
     let epk = |hex: &str| {
         Epk::from_hex(hex).map_err(|_| request.bad_request(&format!("Invalid effective partition key '{hex}'.")))
     };
@@ -177,14 +177,14 @@ fn run_documents(
     spec: &QuerySpec,
     request: &Request,
 ) -> Result<Reply, WireError> {
-    let mut options = options_of(request, spec)?;
+    let mut options = options_of(container, request, spec)?;
     let scope = scope(container, ranges, request)?;
     options.epk_range = scope.as_ref().map(|(_, span)| span.clone());
     // A page of one range carries that range's session token; a page of several ranges none
     // (the token of one range would be wrong for the others).
     let serving = match (&scope, &options.partition_key) {
         (Some((id, _)), _) => Some(*id),
-        (None, Some(key)) => container.client.physical_partition_of(key).ok(),
+        (None, Some(key)) => container.range_of(key),
         (None, None) => None,
     };
     let page = page(&container.client, spec, options, request)?;

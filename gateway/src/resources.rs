@@ -11,9 +11,10 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
+use cosmoql::store::PartitionInfo;
 use cosmoql::{
-    ContainerClient, ContainerProperties, CosmosClient, DatabaseClient, IndexingPolicy, PartitionKeyDefinition,
-    Provisioned, RetryOptions, Value,
+    ContainerClient, ContainerProperties, CosmosClient, DatabaseClient, Epk, IndexingPolicy, PartitionKey,
+    PartitionKeyDefinition, Provisioned, RetryOptions, Value,
 };
 use serde_json::json;
 use sha2::{Digest, Sha256};
@@ -32,6 +33,8 @@ pub struct Gateway {
     first_seen: Mutex<HashMap<String, u64>>,
     /// The ranges listed so far, for the parents of the ranges a split makes.
     pub ranges: RangeHistory,
+    /// How containers' ranges are listed.
+    pub range_mode: RangeMode,
 }
 
 /// A strong etag of a resource's properties: it changes exactly when they do.
@@ -48,9 +51,9 @@ pub fn to_json(v: &Value) -> serde_json::Value {
 }
 
 impl Gateway {
-    /// A gateway over `client`.
-    pub fn new(client: CosmosClient) -> Gateway {
-        Gateway { client, first_seen: Mutex::new(HashMap::new()), ranges: RangeHistory::default() }
+    /// A gateway over `client`, listing ranges as `range_mode` says.
+    pub fn new(client: CosmosClient, range_mode: RangeMode) -> Gateway {
+        Gateway { client, first_seen: Mutex::new(HashMap::new()), ranges: RangeHistory::default(), range_mode }
     }
 
     fn ts_of(&self, rid: &str) -> u64 {
@@ -102,7 +105,7 @@ impl Gateway {
         }
         // A throttled request is the client's to retry (its SDK waits what the 429 says).
         let client = client.with_retry_options(RetryOptions { max_attempts: 1, max_wait: Duration::ZERO });
-        Ok(Container { client, database: database.id().to_string(), db_rid, rid })
+        Ok(Container { client, database: database.id().to_string(), db_rid, rid, ranges: self.range_mode })
     }
 
     /// A database's document.
@@ -252,6 +255,20 @@ impl Gateway {
     }
 }
 
+/// How the gateway lists a container's partition key ranges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RangeMode {
+    /// One range per physical partition, as the service lists them: SDKs that fan out per range
+    /// (the Rust and JavaScript SDKs, the Python SDK for prefix keys) see cosmoql's partitions,
+    /// and what their client-side pipelines cannot merge they refuse, as against the service.
+    #[default]
+    Physical,
+    /// One range, `["", "FF")`, for every container: an SDK that fans out per range sends each
+    /// query whole to it, and the engine answers every shape exactly (the Rust SDK's aggregates
+    /// and GROUP BY, which it cannot merge itself).
+    Single,
+}
+
 /// A container as a request found it: the client and the rids its documents embed.
 #[derive(Debug, Clone)]
 pub struct Container {
@@ -263,6 +280,34 @@ pub struct Container {
     pub db_rid: String,
     /// Its `_rid`.
     pub rid: String,
+    /// How its ranges are listed.
+    pub ranges: RangeMode,
+}
+
+impl Container {
+    /// The partition key ranges as the gateway lists them.
+    pub fn listed_partitions(&self) -> Vec<PartitionInfo> {
+        let partitions = self.client.partitions();
+        match self.ranges {
+            RangeMode::Physical => partitions,
+            RangeMode::Single => vec![PartitionInfo {
+                id: 0,
+                min: Epk::min(),
+                max: Epk::max(),
+                items: partitions.iter().map(|p| p.items).sum(),
+                bytes: partitions.iter().map(|p| p.bytes).sum(),
+                logical_partitions: partitions.iter().map(|p| p.logical_partitions).sum(),
+            }],
+        }
+    }
+
+    /// The listed range that holds `key`'s items.
+    pub fn range_of(&self, key: &PartitionKey) -> Option<u32> {
+        match self.ranges {
+            RangeMode::Physical => self.client.physical_partition_of(key).ok(),
+            RangeMode::Single => Some(0),
+        }
+    }
 }
 
 /// A 404 for a request.
@@ -298,7 +343,7 @@ fn container_properties(body: &Value, request: &Request) -> Result<ContainerProp
         );
     };
     let key = PartitionKeyDefinition::from_json(body.get("partitionKey")).map_err(|e| fail(e.into()))?;
-    let mut properties = ContainerProperties::with_key(id, key);
+    let mut properties = ContainerProperties::with_key(id, key).kept_properties(body).map_err(fail)?;
     let policy = body.get("indexingPolicy");
     if !policy.is_undefined() && !policy.is_null() {
         properties = properties.indexing_policy(IndexingPolicy::from_json(policy).map_err(|e| fail(e.into()))?);

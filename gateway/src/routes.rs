@@ -12,7 +12,7 @@ use crate::account::account_document;
 use crate::errors::{self, WireError};
 use crate::resources::{not_found, Gateway};
 use crate::wire::{Reply, Request};
-use crate::{items, pkranges, query};
+use crate::{changefeed, items, pkranges, query};
 
 /// The longest path accepted (ids are at most 255 characters; rids and names add little).
 pub const MAX_PATH_BYTES: usize = 4096;
@@ -77,12 +77,16 @@ fn route(gateway: &Gateway, request: &Request) -> Result<Reply, WireError> {
         ["dbs", db, "colls", c] if m == Method::DELETE => gateway.delete_container(db, c, request),
         ["dbs", db, "colls", c, "pkranges"] if m == Method::GET => {
             let container = gateway.container(db, c, request)?;
-            let ranges = gateway.ranges.ranges(&container.rid, &container.client.partitions());
+            let ranges = gateway.ranges.ranges(&container.rid, &container.listed_partitions());
             Ok(pkranges::reply(&container.rid, &ranges, request))
         }
         ["dbs", db, "colls", c, "docs"] if m == Method::GET => {
             let container = gateway.container(db, c, request)?;
-            query::read_feed(&container, &gateway.ranges, request)
+            if changefeed::is_change_feed(request) {
+                changefeed::read(&container, &gateway.ranges, request)
+            } else {
+                query::read_feed(&container, &gateway.ranges, request)
+            }
         }
         ["dbs", db, "colls", c, "docs"] if m == Method::POST => {
             let container = gateway.container(db, c, request)?;

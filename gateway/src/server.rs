@@ -28,7 +28,7 @@ use tokio::sync::Semaphore;
 
 use crate::auth::{Keys, SignedRequest};
 use crate::errors;
-use crate::resources::Gateway;
+use crate::resources::{Gateway, RangeMode};
 use crate::routes;
 use crate::wire::{Reply, Request};
 
@@ -50,6 +50,8 @@ pub struct ServerConfig {
     pub max_body_bytes: usize,
     /// Time requests in flight get to finish at shutdown.
     pub grace: Duration,
+    /// How containers' partition key ranges are listed.
+    pub ranges: RangeMode,
 }
 
 impl Default for ServerConfig {
@@ -62,6 +64,7 @@ impl Default for ServerConfig {
             body_timeout: Duration::from_secs(60),
             max_body_bytes: 4 * 1024 * 1024,
             grace: Duration::from_secs(30),
+            ranges: RangeMode::Physical,
         }
     }
 }
@@ -142,7 +145,7 @@ pub fn serve_until_signal(
 ) -> std::io::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async {
-        let server = Server::bind(Gateway::new(client), config).await?;
+        let server = Server::bind(Gateway::new(client, config.ranges), config).await?;
         ready(server.local_addr()?);
         server.run(stop_signal()).await;
         Ok(())
@@ -195,7 +198,7 @@ impl RunningServer {
                 }
             };
             runtime.block_on(async {
-                let server = match Server::bind(Gateway::new(client), config).await {
+                let server = match Server::bind(Gateway::new(client, config.ranges), config).await {
                     Ok(server) => server,
                     Err(e) => {
                         let _ = bound.send(Err(e));

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use cosmoql::CosmosClient;
 use cosmoql_gateway::auth::{Keys, EMULATOR_KEY};
-use cosmoql_gateway::ServerConfig;
+use cosmoql_gateway::{RangeMode, ServerConfig};
 
 /// Options of `cosmoql serve`.
 #[derive(Debug, clap::Args)]
@@ -28,6 +28,19 @@ pub struct ServeArgs {
     /// A read-only key (base64): requests signed with it may read and query, not write (403).
     #[arg(long = "read-only-key", value_name = "KEY")]
     read_only_key: Option<String>,
+    /// How containers' partition key ranges are listed: `physical`, one per physical partition
+    /// as the service does (SDKs that fan out per range merge what they can and refuse the
+    /// rest, as against the service); `single`, one range per container, so such SDKs (the
+    /// Rust SDK) send every query whole and get every shape, aggregates and GROUP BY included.
+    #[arg(long, value_enum, default_value = "physical")]
+    ranges: RangesArg,
+}
+
+/// `--ranges`.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum RangesArg {
+    Physical,
+    Single,
 }
 
 /// Runs the server until Ctrl-C or SIGTERM.
@@ -38,7 +51,11 @@ pub fn run(args: &ServeArgs) -> Result<(), String> {
         Some(dir) => CosmosClient::open(dir).map_err(|e| format!("{}: {e}", dir.display()))?,
         None => CosmosClient::new(),
     };
-    let config = ServerConfig { bind: SocketAddr::new(args.bind, args.port), keys, ..ServerConfig::default() };
+    let ranges = match args.ranges {
+        RangesArg::Physical => RangeMode::Physical,
+        RangesArg::Single => RangeMode::Single,
+    };
+    let config = ServerConfig { bind: SocketAddr::new(args.bind, args.port), keys, ranges, ..ServerConfig::default() };
     let bind = config.bind;
     let ready = |addr: SocketAddr| {
         let endpoint = format!("http://{addr}/");

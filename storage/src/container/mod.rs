@@ -571,6 +571,14 @@ impl Container {
                 .collect();
             m.insert("uniqueKeyPolicy".into(), Value::object([("uniqueKeys", Value::from(keys))]));
         }
+        if let Some(kept) = &self.settings.kept_properties {
+            for name in KEPT_PROPERTIES {
+                let v = kept.get(name);
+                if !v.is_undefined() {
+                    m.insert(name.into(), v.clone());
+                }
+            }
+        }
         m.insert("_rid".into(), Value::from(self.rid_text()));
         Value::from(m)
     }

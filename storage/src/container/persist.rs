@@ -322,6 +322,10 @@ impl Container {
         for p in map.iter() {
             w.u32(p.id).bytes(p.min.as_bytes()).bytes(p.max.as_bytes());
         }
+        // Last, so a record written before it existed reads as having none.
+        if let Some(kept) = &s.kept_properties {
+            w.str(&cosmoql_value::to_json_string(kept).unwrap_or_default());
+        }
         w.buf
     }
 
@@ -342,6 +346,7 @@ impl Container {
             change_feed_retention: r.opt_u64()?,
             default_ttl: r.opt_i64()?,
             unique_keys: Vec::new(),
+            kept_properties: None,
         };
         for _ in 0..r.u32()? {
             let paths: Vec<String> = (0..r.u32()?).map(|_| r.str().map(str::to_string)).collect::<Decoded<_>>()?;
@@ -375,6 +380,10 @@ impl Container {
             return Err(bad(format!("container `{}`: its partitions do not cover the key space", container.id)));
         }
         *container.partitions.write() = partitions;
+        let mut container = container;
+        if !r.is_done() {
+            container.settings.kept_properties = Some(cosmoql_value::parse_json(r.str()?).map_err(bad)?);
+        }
         Ok((container, handle))
     }
 

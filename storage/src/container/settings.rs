@@ -37,7 +37,14 @@ pub struct ContainerSettings {
     /// here in seconds): every create, replace and delete is kept this long. `None`: off (only
     /// latest versions).
     pub change_feed_retention: Option<u64>,
+    /// Container properties the store keeps as given, for the layers that read them: the
+    /// service's `vectorEmbeddingPolicy` (what `VectorDistance` defaults to) and
+    /// `fullTextPolicy`, as a JSON object with those members (set at creation only).
+    pub kept_properties: Option<Value>,
 }
+
+/// The container properties [`ContainerSettings::kept_properties`] keeps.
+pub const KEPT_PROPERTIES: [&str; 2] = ["vectorEmbeddingPolicy", "fullTextPolicy"];
 
 /// One unique key of a container's unique key policy: the paths whose values together must be
 /// unique within each logical partition (a missing value counts as null).
@@ -115,6 +122,7 @@ impl Default for ContainerSettings {
             unique_keys: Vec::new(),
             default_ttl: None,
             change_feed_retention: None,
+            kept_properties: None,
         }
     }
 }
