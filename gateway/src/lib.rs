@@ -14,6 +14,7 @@
 
 pub mod account;
 pub mod auth;
+pub mod binary_json;
 pub mod changefeed;
 pub mod errors;
 pub mod items;

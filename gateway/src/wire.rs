@@ -6,6 +6,7 @@ use bytes::Bytes;
 use cosmoql::Value;
 use hyper::http::{HeaderMap, Method};
 
+use crate::binary_json;
 use crate::errors::{self, WireError};
 
 /// One request.
@@ -36,9 +37,16 @@ impl Request {
         self.header(name).is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
     }
 
-    /// The body as a JSON document (whatever the content type says: the Python SDK 4.9 sends a
-    /// patch without one); 400 if it is not JSON.
+    /// The body as a JSON document, sent as text or in Cosmos binary JSON (the Rust SDK's
+    /// default for item bodies), whatever the content type says (the Python SDK 4.9 sends a
+    /// patch without one); 400 if it is neither.
     pub fn json_body(&self) -> Result<Value, WireError> {
+        if binary_json::is_binary(&self.body) {
+            let decoded = binary_json::decode(&self.body)
+                .map_err(|e| self.bad_request(&format!("The request body is not valid binary JSON: {e}")))?;
+            return cosmoql::value::parse_json(&decoded.to_string())
+                .map_err(|e| self.bad_request(&format!("The request body is not a document: {e}")));
+        }
         cosmoql::value::parse_json_slice(&self.body)
             .map_err(|e| self.bad_request(&format!("The request body is not valid JSON: {e}")))
     }

@@ -34,11 +34,8 @@ async fn sdk(server: &RunningServer) -> SdkClient {
         endpoint,
         azure_core::credentials::Secret::from(EMULATOR_KEY.to_string()),
     );
-    SdkClient::builder()
-        .with_binary_encoding_options(azure_data_cosmos::options::BinaryEncodingOptions::new().with_enabled(false))
-        .build(account, RoutingStrategy::ProximityTo("cosmoql".into()))
-        .await
-        .unwrap()
+    // Binary encoding stays on, the SDK's default: item bodies arrive in Cosmos binary JSON.
+    SdkClient::builder().build(account, RoutingStrategy::ProximityTo("cosmoql".into())).await.unwrap()
 }
 
 fn orders() -> Vec<Order> {
