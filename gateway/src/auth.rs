@@ -202,7 +202,7 @@ pub fn string_to_sign(verb: &str, resource_type: &str, link: &str, date: &str) -
 
 /// The resource type and link a path is signed with: `/dbs` -> (`dbs`, ``), `/dbs/d/colls/c/docs`
 /// -> (`docs`, `dbs/d/colls/c`), `/dbs/d/colls/c/docs/x` -> (`docs`, `dbs/d/colls/c/docs/x`),
-/// `/` -> (``, ``).
+/// `/` -> (``, ``), `/offers/AbCd` -> (`offers`, `AbCd`).
 pub fn resource_of(path: &str) -> (&str, &str) {
     let link = path.trim_matches('/');
     if link.is_empty() {
@@ -212,6 +212,10 @@ pub fn resource_of(path: &str) -> (&str, &str) {
     if segments.len() % 2 == 1 {
         let parent = link.rfind('/').map_or("", |i| &link[..i]);
         (segments[segments.len() - 1], parent)
+    } else if segments.len() == 2 && segments[0] == "offers" {
+        // Offers are addressed by rid alone, and the SDKs sign them by it (the Python SDK's
+        // `GetResourceIdOrFullNameFromLink`; lower-cased, as every rid-based link).
+        ("offers", segments[1])
     } else {
         (segments[segments.len() - 2], link)
     }
@@ -349,6 +353,8 @@ mod tests {
         assert_eq!(resource_of("/dbs"), ("dbs", ""));
         assert_eq!(resource_of("/dbs/d"), ("dbs", "dbs/d"));
         assert_eq!(resource_of("/dbs/d/colls/c/docs"), ("docs", "dbs/d/colls/c"));
+        assert_eq!(resource_of("/offers/AQAAAIAHAAA="), ("offers", "AQAAAIAHAAA="));
+        assert_eq!(resource_of("/offers"), ("offers", ""));
         assert_eq!(resource_of("/dbs/d/colls/c/docs/a b+é"), ("docs", "dbs/d/colls/c/docs/a b+é"));
         assert_eq!(resource_of("/dbs/d/colls/c/pkranges"), ("pkranges", "dbs/d/colls/c"));
         assert_eq!(resource_of("/offers/"), ("offers", ""));

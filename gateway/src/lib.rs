@@ -18,6 +18,7 @@ pub mod binary_json;
 pub mod changefeed;
 pub mod errors;
 pub mod items;
+pub mod offers;
 pub mod pkranges;
 pub mod query;
 pub mod resources;

@@ -160,18 +160,14 @@ impl Gateway {
         Ok(Reply::json(201, &self.database_document(&props)))
     }
 
-    /// `GET /dbs`: every database.
-    pub fn list_databases(&self) -> Reply {
-        let docs: Vec<serde_json::Value> = self
-            .client
+    /// Every database's document.
+    pub fn database_documents(&self) -> Vec<serde_json::Value> {
+        self.client
             .database_ids()
             .iter()
             .filter_map(|id| self.client.database_client(id).read_properties().ok())
             .map(|p| self.database_document(&p))
-            .collect();
-        let count = docs.len();
-        Reply::json(200, &json!({"_rid": "", "Databases": docs, "_count": count}))
-            .with("x-ms-item-count", count.to_string())
+            .collect()
     }
 
     /// `DELETE /dbs/{db}`.
@@ -197,20 +193,21 @@ impl Gateway {
         Ok(Reply::json(201, &self.container_document(&container)))
     }
 
-    /// `GET /dbs/{db}/colls`: every container of a database.
-    pub fn list_containers(&self, db: &str, request: &Request) -> Result<Reply, WireError> {
+    /// A database's `_rid` and the documents of its containers.
+    pub fn container_documents(
+        &self,
+        db: &str,
+        request: &Request,
+    ) -> Result<(String, Vec<serde_json::Value>), WireError> {
         let (database, props) = self.database(db, request)?;
-        let docs: Vec<serde_json::Value> = database
+        let docs = database
             .container_ids()
             .unwrap_or_default()
             .iter()
             .filter_map(|id| self.container(db, id, request).ok())
             .map(|c| self.container_document(&c))
             .collect();
-        let count = docs.len();
-        let rid = props.get("_rid").as_str().unwrap_or_default().to_string();
-        Ok(Reply::json(200, &json!({"_rid": rid, "DocumentCollections": docs, "_count": count}))
-            .with("x-ms-item-count", count.to_string()))
+        Ok((props.get("_rid").as_str().unwrap_or_default().to_string(), docs))
     }
 
     /// `PUT /dbs/{db}/colls/{c}`: replaces what may change of a container (its indexing policy

@@ -12,7 +12,7 @@ use crate::account::account_document;
 use crate::errors::{self, WireError};
 use crate::resources::{not_found, Gateway};
 use crate::wire::{Reply, Request};
-use crate::{changefeed, items, pkranges, query};
+use crate::{changefeed, items, offers, pkranges, query};
 
 /// The longest path accepted (ids are at most 255 characters; rids and names add little).
 pub const MAX_PATH_BYTES: usize = 4096;
@@ -58,17 +58,31 @@ fn route(gateway: &Gateway, request: &Request) -> Result<Reply, WireError> {
     };
     match s.as_slice() {
         [] if m == Method::GET => Ok(Reply::json(200, &account_document(&request.endpoint))),
-        ["dbs"] if m == Method::GET => Ok(gateway.list_databases()),
-        ["dbs"] if m == Method::POST && !is_query_request(request) => gateway.create_database(request),
+        ["dbs"] if m == Method::GET => Ok(offers::list("", "Databases", gateway.database_documents())),
+        ["dbs"] if m == Method::POST && is_query_request(request) => {
+            offers::query("", "Databases", gateway.database_documents(), request)
+        }
+        ["dbs"] if m == Method::POST => gateway.create_database(request),
         ["dbs", db] if m == Method::GET => {
             let (_, props) = gateway.database(db, request)?;
             Ok(Reply::json(200, &gateway.database_document(&props)))
         }
         ["dbs", db] if m == Method::DELETE => gateway.delete_database(db, request),
-        ["dbs", db, "colls"] if m == Method::GET => gateway.list_containers(db, request),
-        ["dbs", db, "colls"] if m == Method::POST && !is_query_request(request) => {
-            gateway.create_container(db, request)
+        ["dbs", db, "colls"] if m == Method::GET => {
+            let (rid, docs) = gateway.container_documents(db, request)?;
+            Ok(offers::list(&rid, "DocumentCollections", docs))
         }
+        ["dbs", db, "colls"] if m == Method::POST && is_query_request(request) => {
+            let (rid, docs) = gateway.container_documents(db, request)?;
+            offers::query(&rid, "DocumentCollections", docs, request)
+        }
+        ["dbs", db, "colls"] if m == Method::POST => gateway.create_container(db, request),
+        ["offers"] if m == Method::GET => Ok(offers::list("", "Offers", gateway.offers(request))),
+        ["offers"] if m == Method::POST && is_query_request(request) => {
+            offers::query("", "Offers", gateway.offers(request), request)
+        }
+        ["offers", rid] if m == Method::GET => gateway.read_offer(rid, request),
+        ["offers", rid] if m == Method::PUT => gateway.replace_offer(rid, request),
         ["dbs", db, "colls", c] if m == Method::GET => {
             let container = gateway.container(db, c, request)?;
             Ok(Reply::json(200, &gateway.container_document(&container)))
@@ -110,9 +124,14 @@ fn route(gateway: &Gateway, request: &Request) -> Result<Reply, WireError> {
                 _ => Err(not_allowed()),
             }
         }
-        [] | ["dbs"] | ["dbs", _] | ["dbs", _, "colls"] | ["dbs", _, "colls", _] | ["dbs", _, "colls", _, _] => {
-            Err(not_allowed())
-        }
+        []
+        | ["dbs"]
+        | ["dbs", _]
+        | ["dbs", _, "colls"]
+        | ["dbs", _, "colls", _]
+        | ["dbs", _, "colls", _, _]
+        | ["offers"]
+        | ["offers", _] => Err(not_allowed()),
         _ => Err(not_found(request, "Resource Not Found: the path names no resource this server keeps.")),
     }
 }

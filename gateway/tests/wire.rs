@@ -1,0 +1,250 @@
+//! `cosmoql serve` on a real socket, spoken to byte by byte: what a hostile or broken client gets
+//! (a missing, wrong or stale signature, a write with the read-only key, a body over the limit,
+//! malformed JSON, a forged continuation, a client that never finishes its headers) and the
+//! service's answers the SDKs rely on (429 with its retry-after, 304 on an unchanged range set).
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::{Duration, SystemTime};
+
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
+use cosmoql::CosmosClient;
+use cosmoql_gateway::auth::{authorization_header, Keys, EMULATOR_KEY};
+use cosmoql_gateway::{RunningServer, ServerConfig};
+
+const READ_ONLY_KEY: &str = "cmVhZC1vbmx5LWtleS1mb3ItY29zbW9xbC10ZXN0cw==";
+
+fn server() -> RunningServer {
+    let config = ServerConfig {
+        bind: "127.0.0.1:0".parse().unwrap(),
+        keys: Keys::new(EMULATOR_KEY, Some(READ_ONLY_KEY)).unwrap(),
+        header_timeout: Duration::from_secs(1),
+        max_body_bytes: 64 * 1024,
+        ..ServerConfig::default()
+    };
+    RunningServer::start(CosmosClient::new(), config).unwrap()
+}
+
+/// A response: status, headers (lower-cased names), body.
+struct Response {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl Response {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+    }
+
+    fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.body).unwrap_or(serde_json::Value::Null)
+    }
+}
+
+/// Sends raw request bytes on a new connection and reads the whole response.
+fn exchange(server: &RunningServer, request: &[u8]) -> Response {
+    let mut stream = TcpStream::connect(server.addr()).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    stream.write_all(request).unwrap();
+    let mut raw = Vec::new();
+    let _ = stream.read_to_end(&mut raw);
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let mut lines = head.lines();
+    let status = lines.next().and_then(|l| l.split(' ').nth(1)).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_string()))
+        .collect();
+    Response { status, headers, body: body.to_string() }
+}
+
+/// A signed request as an SDK sends it (with `key`, dated `date`), plus `extra` headers.
+fn signed(
+    server: &RunningServer,
+    key: &str,
+    date: SystemTime,
+    (verb, path): (&str, &str),
+    extra: &[(&str, &str)],
+    body: &str,
+) -> Response {
+    let date = httpdate::fmt_http_date(date);
+    let key = STANDARD.decode(key).unwrap();
+    let decoded = percent_encoding::percent_decode_str(path).decode_utf8_lossy().into_owned();
+    let auth = authorization_header(&key, verb, &decoded, &date);
+    let mut request = format!(
+        "{verb} {path} HTTP/1.1\r\nhost: {}\r\nconnection: close\r\nx-ms-date: {date}\r\nauthorization: {auth}\r\n\
+         content-length: {}\r\n",
+        server.addr(),
+        body.len()
+    );
+    for (name, value) in extra {
+        request += &format!("{name}: {value}\r\n");
+    }
+    request += "\r\n";
+    request += body;
+    exchange(server, request.as_bytes())
+}
+
+fn call(server: &RunningServer, verb: &str, path: &str, extra: &[(&str, &str)], body: &str) -> Response {
+    signed(server, EMULATOR_KEY, SystemTime::now(), (verb, path), extra, body)
+}
+
+fn setup(server: &RunningServer, throughput: Option<&str>) {
+    assert_eq!(call(server, "POST", "/dbs", &[], r#"{"id":"db"}"#).status, 201);
+    let offer: Vec<(&str, &str)> = throughput.map(|t| vec![("x-ms-offer-throughput", t)]).unwrap_or_default();
+    let body = r#"{"id":"c","partitionKey":{"paths":["/pk"],"kind":"Hash","version":2}}"#;
+    assert_eq!(call(server, "POST", "/dbs/db/colls", &offer, body).status, 201);
+}
+
+#[test]
+fn signatures_dates_and_the_read_only_key_are_checked() {
+    let server = server();
+    // No signature at all.
+    let r =
+        exchange(&server, format!("GET / HTTP/1.1\r\nhost: {}\r\nconnection: close\r\n\r\n", server.addr()).as_bytes());
+    assert_eq!(r.status, 401);
+    assert_eq!(r.json()["code"], "Unauthorized");
+    assert!(r.json()["message"].as_str().unwrap().starts_with("Required Header authorization is missing."));
+    // Signed with another key.
+    let other = STANDARD.encode(b"some other key of the right form!");
+    let r = signed(&server, &other, SystemTime::now(), ("GET", "/dbs"), &[], "");
+    assert_eq!(r.status, 401);
+    assert!(r.json()["message"]
+        .as_str()
+        .unwrap()
+        .contains("Server used the following payload to sign: 'get\\ndbs\\n\\n"));
+    // Dated 20 minutes ago: outside the token's 15 minutes.
+    let stale = SystemTime::now() - Duration::from_secs(20 * 60);
+    let r = signed(&server, EMULATOR_KEY, stale, ("GET", "/dbs"), &[], "");
+    assert_eq!(r.status, 403);
+    assert!(r.json()["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("The authorization token is not valid at the current time."));
+    // The read-only key reads and queries, and may not write.
+    setup(&server, None);
+    let read_only = |verb, path, extra: &[(&str, &str)], body| {
+        signed(&server, READ_ONLY_KEY, SystemTime::now(), (verb, path), extra, body)
+    };
+    assert_eq!(read_only("GET", "/dbs/db/colls/c", &[], "").status, 200);
+    let query = [("x-ms-documentdb-isquery", "True"), ("content-type", "application/query+json")];
+    assert_eq!(read_only("POST", "/dbs/db/colls/c/docs", &query, r#"{"query":"SELECT * FROM c"}"#).status, 200);
+    let write = read_only(
+        "POST",
+        "/dbs/db/colls/c/docs",
+        &[("x-ms-documentdb-partitionkey", r#"["a"]"#)],
+        r#"{"id":"1","pk":"a"}"#,
+    );
+    assert_eq!(write.status, 403);
+    assert_eq!(
+        call(&server, "GET", "/dbs/db/colls/c/docs/1", &[("x-ms-documentdb-partitionkey", r#"["a"]"#)], "").status,
+        404
+    );
+}
+
+#[test]
+fn malformed_requests_are_refused_as_the_service_refuses_them() {
+    let server = server();
+    setup(&server, None);
+    let key = [("x-ms-documentdb-partitionkey", r#"["a"]"#)];
+    // Not JSON.
+    let r = call(&server, "POST", "/dbs/db/colls/c/docs", &key, r#"{"id": "1", "pk": "#);
+    assert_eq!((r.status, r.json()["code"].as_str()), (400, Some("BadRequest")));
+    // A key header that is not a JSON array, and one that differs from the body's key.
+    assert_eq!(
+        call(
+            &server,
+            "POST",
+            "/dbs/db/colls/c/docs",
+            &[("x-ms-documentdb-partitionkey", "a")],
+            r#"{"id":"1","pk":"a"}"#
+        )
+        .status,
+        400
+    );
+    let r = call(&server, "POST", "/dbs/db/colls/c/docs", &key, r#"{"id":"1","pk":"b"}"#);
+    assert_eq!((r.status, r.header("x-ms-substatus")), (400, Some("1001")));
+    // A body over the limit is refused from its declared length, before it is read.
+    let r = exchange(
+        &server,
+        format!(
+            "POST /dbs HTTP/1.1\r\nhost: {}\r\nconnection: close\r\ncontent-length: 10000000\r\n\r\n",
+            server.addr()
+        )
+        .as_bytes(),
+    );
+    assert_eq!(r.status, 413);
+    // A path that does not decode to UTF-8.
+    assert_eq!(call(&server, "GET", "/dbs/%FF", &[], "").status, 400);
+    // A query that does not parse: the service's errors, with the location.
+    let query = [("x-ms-documentdb-isquery", "True"), ("content-type", "application/query+json")];
+    let r = call(&server, "POST", "/dbs/db/colls/c/docs", &query, r#"{"query":"SELECT * FROM c WHERE"}"#);
+    assert_eq!(r.status, 400);
+    assert!(r.json()["message"]
+        .as_str()
+        .unwrap()
+        .starts_with(r#"Message: {"errors":[{"severity":"Error","location":"#));
+    // A continuation token that was edited or made up.
+    for i in 0..5 {
+        let body = format!(r#"{{"id":"{i}","pk":"a"}}"#);
+        assert_eq!(call(&server, "POST", "/dbs/db/colls/c/docs", &key, &body).status, 201);
+    }
+    let paged = [query[0], query[1], ("x-ms-max-item-count", "2")];
+    let first = call(&server, "POST", "/dbs/db/colls/c/docs", &paged, r#"{"query":"SELECT * FROM c"}"#);
+    let token = first.header("x-ms-continuation").expect("a continuation").to_string();
+    let mut forged = token.clone().into_bytes();
+    let middle = forged.len() / 2;
+    forged[middle] = if forged[middle] == b'A' { b'B' } else { b'A' };
+    let forged = String::from_utf8(forged).unwrap();
+    for bad in [forged.as_str(), "made-up"] {
+        let headers = [query[0], query[1], ("x-ms-max-item-count", "2"), ("x-ms-continuation", bad)];
+        let r = call(&server, "POST", "/dbs/db/colls/c/docs", &headers, r#"{"query":"SELECT * FROM c"}"#);
+        assert_eq!(r.status, 400, "{bad}: {}", r.body);
+    }
+    let headers = [query[0], query[1], ("x-ms-max-item-count", "2"), ("x-ms-continuation", token.as_str())];
+    assert_eq!(call(&server, "POST", "/dbs/db/colls/c/docs", &headers, r#"{"query":"SELECT * FROM c"}"#).status, 200);
+}
+
+#[test]
+fn a_client_that_never_finishes_its_headers_is_let_go() {
+    let server = server();
+    let mut stream = TcpStream::connect(server.addr()).unwrap();
+    stream.write_all(b"GET / HTTP/1.1\r\nhost: x\r\n").unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let started = std::time::Instant::now();
+    let mut rest = Vec::new();
+    let _ = stream.read_to_end(&mut rest);
+    // Closed by the server after its header timeout (1 s here), long before the client's 10 s.
+    assert!(started.elapsed() < Duration::from_secs(5), "held for {:?}", started.elapsed());
+}
+
+#[test]
+fn throttled_writes_get_429_with_retry_after_and_ranges_answer_304_when_unchanged() {
+    let server = server();
+    setup(&server, Some("400"));
+    let key = [("x-ms-documentdb-partitionkey", r#"["a"]"#)];
+    let mut throttled = None;
+    for i in 0..2000 {
+        let body = format!(r#"{{"id":"{i}","pk":"a","pad":"{}"}}"#, "x".repeat(2000));
+        let r = call(&server, "POST", "/dbs/db/colls/c/docs", &key, &body);
+        if r.status == 429 {
+            throttled = Some(r);
+            break;
+        }
+        assert_eq!(r.status, 201, "{}", r.body);
+    }
+    let r = throttled.expect("400 RU/s throttles a burst of writes");
+    assert_eq!(r.json()["code"], "TooManyRequests");
+    assert!(r.header("x-ms-retry-after-ms").and_then(|ms| ms.parse::<u64>().ok()).is_some(), "{:?}", r.headers);
+    // The range set, then a 304 for its etag.
+    let ranges = call(&server, "GET", "/dbs/db/colls/c/pkranges", &[], "");
+    assert_eq!(ranges.status, 200);
+    assert_eq!(ranges.json()["PartitionKeyRanges"][0]["minInclusive"], "");
+    let etag = ranges.header("etag").unwrap().to_string();
+    let again =
+        call(&server, "GET", "/dbs/db/colls/c/pkranges", &[("a-im", "Incremental feed"), ("if-none-match", &etag)], "");
+    assert_eq!((again.status, again.header("etag")), (304, Some(etag.as_str())));
+}
