@@ -20,6 +20,7 @@ pub mod errors;
 pub mod items;
 pub mod offers;
 pub mod pkranges;
+pub mod plan;
 pub mod query;
 pub mod resources;
 pub mod routes;

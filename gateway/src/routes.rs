@@ -12,7 +12,7 @@ use crate::account::account_document;
 use crate::errors::{self, WireError};
 use crate::resources::{not_found, Gateway};
 use crate::wire::{Reply, Request};
-use crate::{changefeed, items, offers, pkranges, query};
+use crate::{changefeed, items, offers, pkranges, plan, query};
 
 /// The longest path accepted (ids are at most 255 characters; rids and names add little).
 pub const MAX_PATH_BYTES: usize = 4096;
@@ -107,7 +107,7 @@ fn route(gateway: &Gateway, request: &Request) -> Result<Reply, WireError> {
             if request.flag("x-ms-cosmos-is-batch-request") {
                 items::batch(&container, request)
             } else if request.flag("x-ms-cosmos-is-query-plan-request") {
-                Err(request.bad_request("Query plans are not served yet: send the query itself."))
+                plan::query_plan(&container, request)
             } else if is_query_request(request) {
                 query::query_documents(&container, &gateway.ranges, request)
             } else {

@@ -236,6 +236,16 @@ fn targets(syntax: &Query, query: &BoundQuery, context: &PlanContext<'_>) -> Res
 }
 
 impl Plan {
+    /// Whether the results of several ranges, each running the query as written, concatenated
+    /// are the query's results: no ORDER BY, aggregate, GROUP BY, DISTINCT, TOP, OFFSET/LIMIT or
+    /// one-pass operator to merge (what lets a client that fans out per range run it unchanged).
+    pub fn concatenates(&self) -> bool {
+        self.strategy == Strategy::Concatenate
+            && !self.query.distinct
+            && self.syntax.select.top.is_none()
+            && self.syntax.offset_limit.is_none()
+    }
+
     /// Whether the query reads items (and so targets partitions).
     pub fn reads_items(&self) -> bool {
         self.strategy != Strategy::NoItems
