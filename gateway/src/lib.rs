@@ -1,16 +1,18 @@
-//! The Cosmos DB REST gateway of `cosmoql serve` (issue 23): what lets apps on the official SDKs
-//! (Rust, Python, JavaScript) reach cosmoql. A crate above the facade; the query crates never
-//! import it.
+//! `cosmoql serve`: the Cosmos DB REST API, so apps on the official SDKs (Rust, Python,
+//! JavaScript) reach cosmoql as they reach the service. A crate above the facade (it serves what
+//! the embedded API does, as any program would); the query crates never import it.
 //!
-//! Built so far, each piece a pure function with its tests:
-//! - [`auth`]: the master-key authorization of every request (the HMAC the SDKs sign, the
-//!   read-only key, the token's time window), with the service's 401/403 answers;
-//! - [`errors`]: every refusal of the embedded API as the service sends it (status, substatus,
-//!   `{"code", "message"}`, a refused query's errors with their locations);
+//! A request's path through it: [`server`] accepts the connection (HTTP/1.1 or h2c), bounds the
+//! headers and body, authorizes the signature ([`auth`]) and hands a [`wire::Request`] to
+//! [`routes`] on the blocking pool; the route's handler answers with a [`wire::Reply`]:
 //! - [`account`]: the database account document every SDK reads first;
-//!
-//! The server itself (HTTP/1.1 and HTTP/2 on one port, the resources, queries and feeds) is not
-//! built yet: `cosmoql serve` does not exist.
+//! - [`resources`]: databases and containers (the shared [`Gateway`] state);
+//! - [`items`]: documents and transactional batches; [`binary_json`] decodes bodies the Rust SDK
+//!   sends in Cosmos binary JSON;
+//! - [`query`]: queries and read feeds, run whole by the engine; [`plan`]: the query-plan request;
+//! - [`pkranges`]: partition key ranges; [`changefeed`]: the change feed; [`offers`]: throughput
+//!   and the queries on the account's feeds;
+//! - [`errors`]: every refusal as the service sends it.
 
 pub mod account;
 pub mod auth;
