@@ -76,3 +76,27 @@ impl ContainerClient {
         Ok(self.container.copy_into(&target.container)?)
     }
 }
+
+impl ContainerClient {
+    /// Deletes every item of one logical partition (the service's delete by partition key);
+    /// returns how many. Each delete is charged and admitted as a single delete is; an item
+    /// written into the partition meanwhile may remain, as on the service, which deletes in the
+    /// background.
+    pub fn delete_partition_items(&self, partition_key: crate::PartitionKey) -> Result<usize, Error> {
+        let options = cosmoql_executor::QueryOptions {
+            partition_key: Some(partition_key.clone()),
+            ..cosmoql_executor::QueryOptions::default()
+        };
+        let ids: Vec<String> = self.query_items_blocking("SELECT VALUE c.id FROM c", options)?;
+        let mut deleted = 0;
+        for id in &ids {
+            match self.delete_item(partition_key.clone(), id) {
+                Ok(_) => deleted += 1,
+                // Deleted meanwhile by someone else: gone either way.
+                Err(e) if e.status() == Some(404) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(deleted)
+    }
+}

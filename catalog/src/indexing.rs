@@ -53,8 +53,13 @@ pub struct IndexPath {
 }
 
 impl IndexPath {
-    /// Parses an included or excluded path (`/a/b/?`, `/a/*`, `/a/[]/?`, `/"a b"/?`).
+    /// Parses an included or excluded path (`/a/b/?`, `/a/*`, `/a/[]/?`, `/"a b"/?`, and `/`, the
+    /// older spelling of the root that the service still accepts: the Python SDK's emulator
+    /// tests and its `index_management.py` sample create `{"path": "/"}`).
     pub fn parse(text: &str) -> Result<Self> {
+        if text == "/" {
+            return Ok(IndexPath { text: text.to_string(), segments: Vec::new(), end: PathEnd::Subtree });
+        }
         let (segments, end) = parse_path(text, true)?;
         Ok(IndexPath { text: text.to_string(), segments, end: end.unwrap_or(PathEnd::Subtree) })
     }
@@ -325,6 +330,14 @@ impl IndexingPolicy {
         if let [IndexStep::Key(k)] = path {
             if k == "id" || k == "_ts" {
                 return true;
+            }
+        }
+        // The other system properties are made from an item's metadata when it is read (the
+        // store keeps them in no document), so no index holds them: a filter on `_rid` (the REST
+        // gateway's lookup of an item by its `_self`) reads the items.
+        if let Some(IndexStep::Key(k)) = path.first() {
+            if matches!(k.as_str(), "_rid" | "_self" | "_etag" | "_attachments") {
+                return false;
             }
         }
         let best = |list: &[IndexPath]| list.iter().filter(|p| p.matches(path)).map(IndexPath::precision).max();

@@ -157,7 +157,7 @@ impl Keys {
             return Err(AuthError::unauthorized("The authorization header is too long."));
         }
         let date = request.date.unwrap_or_default();
-        let (resource_type, link) = resource_of(request.path);
+        let (resource_type, link) = signed_resource(request.path);
         let payload = string_to_sign(request.verb, resource_type, link, date);
         let Some(signature) = master_signature(header).and_then(|s| STANDARD.decode(s).ok()) else {
             return Err(AuthError::mismatch(&payload));
@@ -190,7 +190,7 @@ pub fn sign(key: &[u8], payload: &str) -> String {
 /// The `authorization` header an SDK sends for a request (form-url-encoded), for tests and for
 /// `cosmoql test --endpoint` as a client.
 pub fn authorization_header(key: &[u8], verb: &str, path: &str, date: &str) -> String {
-    let (resource_type, link) = resource_of(path);
+    let (resource_type, link) = signed_resource(path);
     let token = format!("type=master&ver=1.0&sig={}", sign(key, &string_to_sign(verb, resource_type, link, date)));
     form_encode(&token)
 }
@@ -212,6 +212,11 @@ pub fn resource_of(path: &str) -> (&str, &str) {
     if segments.len() % 2 == 1 {
         let parent = link.rfind('/').map_or("", |i| &link[..i]);
         (segments[segments.len() - 1], parent)
+    } else if segments.len() == 6 && segments[4] == "operations" && segments[5] == "partitionkeydelete" {
+        // Delete by partition key is signed as a request on the container (the Python SDK's
+        // `DeleteAllItemsByPartitionKey`).
+        let collection = link.rfind("/operations").map_or(link, |i| &link[..i]);
+        ("colls", collection)
     } else if segments.len() == 2 && segments[0] == "offers" {
         // Offers are addressed by rid alone, and the SDKs sign them by it (the Python SDK's
         // `GetResourceIdOrFullNameFromLink`; lower-cased, as every rid-based link).
@@ -219,6 +224,18 @@ pub fn resource_of(path: &str) -> (&str, &str) {
     } else {
         (segments[segments.len() - 2], link)
     }
+}
+
+/// The resource type and link an SDK signs for `path`: [`resource_of`], except that a link the
+/// SDKs take for rid-based (`dbs/<rid>/...`) is signed as its last rid alone, as the Python SDK
+/// (`GetResourceIdOrFullNameFromLink`) and the .NET SDK's `AuthorizationHelper` do: reading a
+/// document by `_self` signs `docs` and the document's rid.
+pub fn signed_resource(path: &str) -> (&str, &str) {
+    let (resource_type, link) = resource_of(path);
+    if cosmoql::rid::python_reads_as_rid(link) {
+        return (resource_type, link.rsplit('/').next().unwrap_or(link));
+    }
+    (resource_type, link)
 }
 
 /// The `sig` of a `type=master&ver=1.0&sig=...` header (form-url-decoded); `None` for another
@@ -355,6 +372,7 @@ mod tests {
         assert_eq!(resource_of("/dbs/d/colls/c/docs"), ("docs", "dbs/d/colls/c"));
         assert_eq!(resource_of("/offers/AQAAAIAHAAA="), ("offers", "AQAAAIAHAAA="));
         assert_eq!(resource_of("/offers"), ("offers", ""));
+        assert_eq!(resource_of("/dbs/d/colls/c/operations/partitionkeydelete"), ("colls", "dbs/d/colls/c"));
         assert_eq!(resource_of("/dbs/d/colls/c/docs/a b+é"), ("docs", "dbs/d/colls/c/docs/a b+é"));
         assert_eq!(resource_of("/dbs/d/colls/c/pkranges"), ("pkranges", "dbs/d/colls/c"));
         assert_eq!(resource_of("/offers/"), ("offers", ""));
@@ -456,5 +474,20 @@ mod tests {
         assert_eq!(keys.authorize(&r, now), Ok(Access::ReadWrite));
         assert!(Keys::new("not base64!", None).is_err());
         assert!(Keys::new("", None).is_err());
+    }
+
+    #[test]
+    fn a_rid_based_link_is_signed_by_its_last_rid_in_lower_case() {
+        // The Python SDK replacing or deleting an item by its `_self`.
+        let master = STANDARD.decode(EMULATOR_KEY).unwrap();
+        let path = "/dbs/qHVdAA==/colls/qHVdAImeKAQ=/docs/qHVdAImeKAQBAAAAAAAAAA==";
+        assert_eq!(signed_resource(path), ("docs", "qHVdAImeKAQBAAAAAAAAAA=="));
+        assert_eq!(signed_resource("/dbs/qHVdAA==/colls/qHVdAImeKAQ=/pkranges"), ("pkranges", "qHVdAImeKAQ="));
+        assert_eq!(signed_resource("/dbs/shop/colls/orders/docs/x"), ("docs", "dbs/shop/colls/orders/docs/x"));
+        let payload = string_to_sign("DELETE", "docs", "qhvdaimekaqbaaaaaaaaaa==", DOCS_DATE);
+        let header = form_encode(&format!("type=master&ver=1.0&sig={}", sign(&master, &payload)));
+        let r =
+            SignedRequest { verb: "DELETE", path, authorization: Some(&header), date: Some(DOCS_DATE), query: false };
+        assert_eq!(Keys::emulator().authorize(&r, at(DOCS_DATE, 1)), Ok(Access::ReadWrite));
     }
 }

@@ -10,7 +10,7 @@
 //! others with 424.
 
 use cosmoql::store::BatchOperation;
-use cosmoql::{ItemOptions, ItemResponse, PartitionKey, PatchOperation, TransactionalBatch, Value};
+use cosmoql::{ItemOptions, ItemResponse, PartitionKey, PatchOperation, QueryOptions, TransactionalBatch, Value};
 use serde_json::json;
 
 use crate::errors::{self, WireError};
@@ -97,6 +97,25 @@ pub fn session_headers(container: &Container, range: u32, reply: Reply) -> Reply
         .with("x-ms-content-path", container.rid.clone())
 }
 
+/// The id of the item whose `_rid` is `rid` (a request addressed by `_self`), looked up in the
+/// request's logical partition (or the whole container without a key header); `None` when
+/// `rid` is no document rid, 404 when no item has it.
+pub fn id_of_rid(container: &Container, rid: &str, request: &Request) -> Result<Option<String>, WireError> {
+    if !matches!(cosmoql::rid::Rid::parse(rid), Some(cosmoql::rid::Rid::Document { .. })) {
+        return Ok(None);
+    }
+    let options = QueryOptions { partition_key: header_key(container, request)?, ..QueryOptions::default() }
+        .parameter("rid", Value::from(rid));
+    let ids: Vec<String> = container
+        .client
+        .query_items_blocking("SELECT VALUE c.id FROM c WHERE c._rid = @rid", options)
+        .map_err(|e| errors::from_error(&e, &request.activity_id))?;
+    match ids.into_iter().next() {
+        Some(id) => Ok(Some(id)),
+        None => Err(crate::resources::not_found(request, &format!("Resource Not Found: no item has the rid `{rid}`"))),
+    }
+}
+
 /// `POST .../docs`: create, or upsert with `x-ms-documentdb-is-upsert`.
 pub fn create(container: &Container, request: &Request) -> Result<Reply, WireError> {
     let item = request.json_body()?;
@@ -115,9 +134,31 @@ pub fn create(container: &Container, request: &Request) -> Result<Reply, WireErr
     Ok(item_reply(container, request, &body_key, response.map_err(fail)?))
 }
 
+/// The service's answer to a read whose session token is ahead of the server (a write the client
+/// saw that this server has not made: a token from another server, or from before an in-memory
+/// server restarted): 404 with substatus 1002, ReadSessionNotAvailable.
+pub const SESSION_NOT_AVAILABLE: &str = "The read session is not available for the input session token.";
+
+/// Refuses a read whose `x-ms-session-token` names a log sequence number past the container's
+/// (each `range:version#lsn` entry, the global LSN after the first `#`).
+pub fn check_session(container: &Container, request: &Request) -> Result<(), WireError> {
+    let Some(token) = request.header("x-ms-session-token") else { return Ok(()) };
+    let last = container.client.last_lsn();
+    let ahead = token
+        .split(',')
+        .filter_map(|entry| entry.split('#').nth(1))
+        .filter_map(|lsn| lsn.trim().parse::<u64>().ok())
+        .any(|lsn| lsn > last);
+    if ahead {
+        return Err(errors::refusal(404, 1002, SESSION_NOT_AVAILABLE, &request.activity_id));
+    }
+    Ok(())
+}
+
 /// `GET .../docs/{id}`: a point read; 304 when `If-None-Match` names the current etag.
 pub fn read(container: &Container, id: &str, request: &Request) -> Result<Reply, WireError> {
     let key = item_key(container, request)?;
+    check_session(container, request)?;
     let r = container
         .client
         .read_item::<Value>(key.clone(), id)
@@ -162,7 +203,11 @@ pub fn patch(container: &Container, id: &str, request: &Request) -> Result<Reply
     let key = item_key(container, request)?;
     let body = request.json_body()?;
     let fail = |e: cosmoql::Error| errors::from_error(&e, &request.activity_id);
-    let operations = patch_operations(body.get("operations"), request)?;
+    // `{"operations": [...], "condition": ...}`, or the operations alone (the JavaScript SDK).
+    let operations = match &body {
+        Value::Array(_) => patch_operations(&body, request)?,
+        _ => patch_operations(body.get("operations"), request)?,
+    };
     let condition = match body.get("condition") {
         Value::Undefined | Value::Null => None,
         Value::String(s) => Some(s.to_string()),
@@ -189,12 +234,23 @@ fn patch_operations(v: &Value, request: &Request) -> Result<Vec<PatchOperation>,
         .collect()
 }
 
+/// `POST .../operations/partitionkeydelete`: deletes the items of the header's logical
+/// partition.
+pub fn delete_partition(container: &Container, request: &Request) -> Result<Reply, WireError> {
+    let key = item_key(container, request)?;
+    container.client.delete_partition_items(key.clone()).map_err(|e| errors::from_error(&e, &request.activity_id))?;
+    Ok(data_plane(container, &key, Reply::empty(200)))
+}
+
 /// The most operations a transactional batch may hold (the service's limit).
 pub const MAX_BATCH_OPERATIONS: usize = 100;
 
 /// `POST .../docs` with `x-ms-cosmos-is-batch-request`: a transactional batch on the header's
-/// logical partition.
+/// logical partition, or, with `x-ms-cosmos-batch-atomic: false`, a bulk request.
 pub fn batch(container: &Container, request: &Request) -> Result<Reply, WireError> {
+    if request.header("x-ms-cosmos-batch-atomic").is_some_and(|v| v.trim().eq_ignore_ascii_case("false")) {
+        return bulk(container, request);
+    }
     let key = item_key(container, request)?;
     let Value::Array(ops) = request.json_body()? else {
         return Err(request.bad_request("A batch request body must be a JSON array of operations."));
@@ -247,6 +303,58 @@ pub fn batch(container: &Container, request: &Request) -> Result<Reply, WireErro
         }
         Err(e) => Err(errors::from_error(&e, &request.activity_id)),
     }
+}
+
+/// A bulk request (the JavaScript and .NET SDKs' bulk mode: `x-ms-cosmos-batch-atomic: false`):
+/// operations of any logical partitions, each with its key as JSON text in `partitionKey`, each
+/// applied on its own; one result per operation, in order, a failed one failing only itself.
+fn bulk(container: &Container, request: &Request) -> Result<Reply, WireError> {
+    let Value::Array(ops) = request.json_body()? else {
+        return Err(request.bad_request("A bulk request body must be a JSON array of operations."));
+    };
+    if ops.is_empty() || ops.len() > MAX_BATCH_OPERATIONS {
+        return Err(request.bad_request(&format!(
+            "A bulk request must have between 1 and {MAX_BATCH_OPERATIONS} operations, not {}.",
+            ops.len()
+        )));
+    }
+    let mut results = Vec::with_capacity(ops.len());
+    let mut charge = 0.0;
+    for op in ops.iter() {
+        let key = match op.get("partitionKey") {
+            Value::String(text) => PartitionKey::parse_json(text)
+                .map(|key| container_key(container, key))
+                .map_err(|e| errors::from_error(&e.into(), &request.activity_id)),
+            _ if container.client.partition_key_definition().is_none() => Ok(PartitionKey::none()),
+            _ => Err(request.bad_request(KEY_REQUIRED)),
+        };
+        let outcome = key.and_then(|key| {
+            let operation = batch_operation(op, request)?;
+            container
+                .client
+                .execute_transactional_batch(key, TransactionalBatch::new().push(operation))
+                .map_err(|e| errors::from_error(&e, &request.activity_id))
+        });
+        results.push(match outcome {
+            Ok(responses) => {
+                let r = &responses[0];
+                charge += r.request_charge;
+                let mut entry = json!({"statusCode": r.status, "requestCharge": r.request_charge});
+                if !r.etag.is_empty() {
+                    entry["eTag"] = json!(r.etag);
+                }
+                if !r.item.is_undefined() {
+                    entry["resourceBody"] = to_json(&r.item);
+                }
+                entry
+            }
+            Err(e) => {
+                charge += e.request_charge;
+                json!({"statusCode": e.status, "subStatusCode": e.substatus, "requestCharge": e.request_charge})
+            }
+        });
+    }
+    Ok(Reply::json(200, &serde_json::Value::Array(results)).with("x-ms-request-charge", charge_text(charge)))
 }
 
 /// One operation of a batch body (`{"operationType", "id", "resourceBody", "ifMatch"}`).

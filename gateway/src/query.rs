@@ -14,7 +14,7 @@ use base64::Engine;
 use cosmoql::{ContainerClient, Epk, FeedPage, QueryOptions, Value};
 
 use crate::errors::{self, WireError};
-use crate::items::{header_key, session_headers};
+use crate::items::{check_session, header_key, session_headers};
 use crate::pkranges::RangeHistory;
 use crate::resources::Container;
 use crate::wire::{charge_text, Reply, Request};
@@ -177,6 +177,7 @@ fn run_documents(
     spec: &QuerySpec,
     request: &Request,
 ) -> Result<Reply, WireError> {
+    check_session(container, request)?;
     let mut options = options_of(container, request, spec)?;
     let scope = scope(container, ranges, request)?;
     options.epk_range = scope.as_ref().map(|(_, span)| span.clone());

@@ -183,8 +183,12 @@ impl Gateway {
         let (database, _) = self.database(db, request)?;
         let body = request.json_body()?;
         let properties = container_properties(&body, request)?;
+        // A container with no throughput of its own in a database with none to share gets the
+        // service's default, 400 RU/s of its own (the Python SDK's samples read it back).
+        let shared = database.read_throughput().ok().flatten().is_some();
         let properties = match offer_of(request)? {
             Some(provisioned) => properties.throughput(provisioned),
+            None if !shared => properties.throughput(Provisioned::Manual(DEFAULT_CONTAINER_THROUGHPUT)),
             None => properties,
         };
         let id = properties.id.clone();
@@ -307,6 +311,9 @@ impl Container {
     }
 }
 
+/// The throughput a container gets when it is created without any and its database shares none.
+pub const DEFAULT_CONTAINER_THROUGHPUT: f64 = 400.0;
+
 /// A 404 for a request.
 pub fn not_found(request: &Request, message: &str) -> WireError {
     errors::refusal(404, 0, message, &request.activity_id)
@@ -349,6 +356,13 @@ fn container_properties(body: &Value, request: &Request) -> Result<ContainerProp
         Value::Undefined | Value::Null => {}
         Value::Number(n) if n.fract() == 0.0 => properties = properties.default_ttl(Some(*n as i64)),
         _ => return Err(request.bad_request("defaultTtl must be an integer.")),
+    }
+    match body.get("changeFeedPolicy").get("retentionDuration") {
+        Value::Undefined | Value::Null => {}
+        Value::Number(minutes) if *minutes >= 0.0 && minutes.fract() == 0.0 => {
+            properties = properties.change_feed_retention(Some(Duration::from_secs(*minutes as u64 * 60)));
+        }
+        _ => return Err(request.bad_request("changeFeedPolicy.retentionDuration must be a whole number of minutes.")),
     }
     if let Value::Array(keys) = body.get("uniqueKeyPolicy").get("uniqueKeys") {
         for key in keys.iter() {

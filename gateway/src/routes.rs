@@ -116,6 +116,10 @@ fn route(gateway: &Gateway, request: &Request) -> Result<Reply, WireError> {
         }
         ["dbs", db, "colls", c, "docs", id] => {
             let container = gateway.container(db, c, request)?;
+            // Addressed by `_self` (`dbs/<rid>/colls/<rid>/docs/<rid>`): the item with that rid.
+            let by_rid = cosmoql::rid::python_reads_as_rid(&format!("dbs/{db}"));
+            let resolved = if by_rid { items::id_of_rid(&container, id, request)? } else { None };
+            let id = resolved.as_deref().unwrap_or(id);
             match *m {
                 Method::GET => items::read(&container, id, request),
                 Method::PUT => items::replace(&container, id, request),
@@ -123,6 +127,10 @@ fn route(gateway: &Gateway, request: &Request) -> Result<Reply, WireError> {
                 Method::DELETE => items::delete(&container, id, request),
                 _ => Err(not_allowed()),
             }
+        }
+        ["dbs", db, "colls", c, "operations", "partitionkeydelete"] if m == Method::POST => {
+            let container = gateway.container(db, c, request)?;
+            items::delete_partition(&container, request)
         }
         []
         | ["dbs"]

@@ -248,3 +248,40 @@ fn throttled_writes_get_429_with_retry_after_and_ranges_answer_304_when_unchange
         call(&server, "GET", "/dbs/db/colls/c/pkranges", &[("a-im", "Incremental feed"), ("if-none-match", &etag)], "");
     assert_eq!((again.status, again.header("etag")), (304, Some(etag.as_str())));
 }
+
+#[test]
+fn items_by_self_link_moves_deletes_by_key_and_sessions_ahead_of_the_server() {
+    let server = server();
+    setup(&server, None);
+    let key = [("x-ms-documentdb-partitionkey", r#"["a"]"#)];
+    let created = call(&server, "POST", "/dbs/db/colls/c/docs", &key, r#"{"id":"1","pk":"a","from":{"x":1}}"#);
+    assert_eq!(created.status, 201);
+    // By `_self`: the link is signed by the item's rid, and names the item.
+    let link = format!("/{}", created.json()["_self"].as_str().unwrap());
+    let read = call(&server, "GET", &link, &key, "");
+    assert_eq!((read.status, read.json()["id"].as_str()), (200, Some("1")), "{}", read.body);
+    // A patch's move: the value leaves `from` for `path`.
+    let moved = call(
+        &server,
+        "PATCH",
+        "/dbs/db/colls/c/docs/1",
+        &key,
+        r#"{"operations":[{"op":"move","from":"/from","path":"/to"}]}"#,
+    );
+    assert_eq!(moved.status, 200, "{}", moved.body);
+    assert_eq!((moved.json().get("from"), &moved.json()["to"]), (None, &serde_json::json!({"x": 1})));
+    // A session token ahead of the server: the service's 404/1002.
+    let ahead = call(&server, "GET", "/dbs/db/colls/c/docs/1", &[key[0], ("x-ms-session-token", "0:-1#999999")], "");
+    assert_eq!((ahead.status, ahead.header("x-ms-substatus")), (404, Some("1002")));
+    let token = read.header("x-ms-session-token").unwrap().to_string();
+    let behind = call(&server, "GET", "/dbs/db/colls/c/docs/1", &[key[0], ("x-ms-session-token", &token)], "");
+    assert_eq!(behind.status, 200, "{token}: {}", behind.body);
+    // Delete by partition key: the logical partition empties, the others stay.
+    assert_eq!(call(&server, "POST", "/dbs/db/colls/c/docs", &key, r#"{"id":"2","pk":"a"}"#).status, 201);
+    let other = [("x-ms-documentdb-partitionkey", r#"["b"]"#)];
+    assert_eq!(call(&server, "POST", "/dbs/db/colls/c/docs", &other, r#"{"id":"3","pk":"b"}"#).status, 201);
+    let emptied = call(&server, "POST", "/dbs/db/colls/c/operations/partitionkeydelete", &key, "");
+    assert_eq!(emptied.status, 200, "{}", emptied.body);
+    assert_eq!(call(&server, "GET", "/dbs/db/colls/c/docs/2", &key, "").status, 404);
+    assert_eq!(call(&server, "GET", "/dbs/db/colls/c/docs/3", &other, "").status, 200);
+}

@@ -22,6 +22,8 @@ pub enum PatchOperation {
     Remove { path: String },
     /// Adds `by` to a number (a missing object property starts at 0).
     Increment { path: String, by: f64 },
+    /// Removes the value at `from`, which must exist, and adds it at `path`.
+    Move { from: String, path: String },
 }
 
 impl PatchOperation {
@@ -31,7 +33,8 @@ impl PatchOperation {
             | PatchOperation::Set { path, .. }
             | PatchOperation::Replace { path, .. }
             | PatchOperation::Remove { path }
-            | PatchOperation::Increment { path, .. } => path,
+            | PatchOperation::Increment { path, .. }
+            | PatchOperation::Move { path, .. } => path,
         }
     }
 
@@ -42,11 +45,12 @@ impl PatchOperation {
             PatchOperation::Replace { .. } => "replace",
             PatchOperation::Remove { .. } => "remove",
             PatchOperation::Increment { .. } => "incr",
+            PatchOperation::Move { .. } => "move",
         }
     }
 
     /// Reads Cosmos DB's JSON form: `{"op": "add"|"set"|"replace"|"remove"|"incr", "path": "/a",
-    /// "value": ...}`.
+    /// "value": ...}`, or `{"op": "move", "from": "/a", "path": "/b"}`.
     pub fn from_json(v: &Value) -> Result<Self> {
         let path = v
             .get("path")
@@ -64,11 +68,15 @@ impl PatchOperation {
             Some("set") => PatchOperation::Set { value: value()?, path },
             Some("replace") => PatchOperation::Replace { value: value()?, path },
             Some("remove") => PatchOperation::Remove { path },
+            Some("move") => match v.get("from").as_str() {
+                Some(from) => PatchOperation::Move { from: from.to_string(), path },
+                None => return Err(StorageError::bad_request(format!("the move to {path} needs a string `from`"))),
+            },
             Some("incr") | Some("increment") => match value()?.as_f64() {
                 Some(by) => PatchOperation::Increment { path, by },
                 None => return Err(StorageError::bad_request("an incr operation needs a number `value`")),
             },
-            _ => return Err(StorageError::bad_request("a patch `op` must be add, set, replace, remove or incr")),
+            _ => return Err(StorageError::bad_request("a patch `op` must be add, set, replace, remove, incr or move")),
         })
     }
 }
@@ -98,19 +106,52 @@ pub fn apply_patch(item: &mut Value, operations: &[PatchOperation], protected: &
         )));
     }
     for op in operations {
-        let segments = parse_pointer(op.path())?;
         let bad = |why: String| StorageError::bad_request(format!("cannot {} {}: {why}", op.name(), op.path()));
-        if let Some(p) = protected.iter().find(|p| p.starts_with(&segments) || segments.starts_with(p)) {
-            return Err(bad(format!("/{} is the item's id or partition key, which cannot change", p.join("/"))));
-        }
-        if SYSTEM_PROPERTIES.contains(&segments[0].as_str()) {
-            return Err(bad("system properties cannot be patched".to_string()));
-        }
+        let target = |path: &str| -> Result<Vec<String>> {
+            let segments = parse_pointer(path)?;
+            if let Some(p) = protected.iter().find(|p| p.starts_with(&segments) || segments.starts_with(p)) {
+                return Err(bad(format!("/{} is the item's id or partition key, which cannot change", p.join("/"))));
+            }
+            if SYSTEM_PROPERTIES.contains(&segments[0].as_str()) {
+                return Err(bad("system properties cannot be patched".to_string()));
+            }
+            Ok(segments)
+        };
+        let segments = target(op.path())?;
         let (last, parents) = segments.split_last().ok_or_else(|| bad("the path is empty".to_string()))?;
-        let parent = navigate(item, parents).ok_or_else(|| bad("its parent does not exist".to_string()))?;
-        apply_one(parent, last, op).map_err(bad)?;
+        match op {
+            PatchOperation::Move { from, path } => {
+                let source = target(from)?;
+                if segments.starts_with(&source) && segments.len() > source.len() {
+                    return Err(bad(format!("{path} is inside {from}")));
+                }
+                let (from_last, from_parents) =
+                    source.split_last().ok_or_else(|| bad("`from` is empty".to_string()))?;
+                let from_parent = navigate(item, from_parents).ok_or_else(|| bad(format!("{from} does not exist")))?;
+                let value = take(from_parent, from_last).ok_or_else(|| bad(format!("{from} does not exist")))?;
+                let parent = navigate(item, parents).ok_or_else(|| bad("its parent does not exist".to_string()))?;
+                apply_one(parent, last, &PatchOperation::Add { path: path.clone(), value }).map_err(bad)?;
+            }
+            _ => {
+                let parent = navigate(item, parents).ok_or_else(|| bad("its parent does not exist".to_string()))?;
+                apply_one(parent, last, op).map_err(bad)?;
+            }
+        }
     }
     Ok(())
+}
+
+/// Removes and returns the value at `last` of `parent` (a property or an array index).
+fn take(parent: &mut Value, last: &str) -> Option<Value> {
+    match parent {
+        Value::Object(_) => parent.as_object_mut()?.shift_remove(last),
+        Value::Array(_) => {
+            let items = parent.as_array_mut()?;
+            let index = last.parse::<usize>().ok().filter(|i| *i < items.len())?;
+            Some(items.remove(index))
+        }
+        _ => None,
+    }
 }
 
 fn apply_one(parent: &mut Value, last: &str, op: &PatchOperation) -> Result<(), String> {
@@ -131,6 +172,7 @@ fn apply_one(parent: &mut Value, last: &str, op: &PatchOperation) -> Result<(), 
                 Some(_) => Ok(()),
                 None => Err("the property does not exist".to_string()),
             },
+            PatchOperation::Move { .. } => Err("a move is applied as a remove and an add".to_string()),
             PatchOperation::Increment { by, .. } => match map.get_mut(last) {
                 None => {
                     map.insert(last.to_string(), Value::Number(*by));
@@ -181,6 +223,7 @@ fn apply_one(parent: &mut Value, last: &str, op: &PatchOperation) -> Result<(), 
                 items.remove(index);
                 Ok(())
             }
+            PatchOperation::Move { .. } => Err("a move is applied as a remove and an add".to_string()),
             PatchOperation::Increment { by, .. } => {
                 in_range()?;
                 match &mut items[index] {
