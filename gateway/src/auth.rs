@@ -180,6 +180,11 @@ impl Keys {
     }
 }
 
+/// A key's bytes from its base64 text (as the portal shows it); `None` if it is not base64.
+pub fn key_bytes(text: &str) -> Option<Vec<u8>> {
+    STANDARD.decode(text.trim()).ok().filter(|key| !key.is_empty())
+}
+
 /// The signature of `payload` under `key` (base64), as the SDKs compute it.
 pub fn sign(key: &[u8], payload: &str) -> String {
     let Ok(mut mac) = <Hmac<Sha256> as Mac>::new_from_slice(key) else { return String::new() };

@@ -1,0 +1,102 @@
+//! `cosmoql serve DIR` as a process: it says where it listens, takes signed writes, and on SIGTERM
+//! finishes the requests in flight and exits 0, with every acknowledged write on disk for the next
+//! start.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use cosmoql_gateway::auth::{authorization_header, key_bytes, EMULATOR_KEY};
+
+/// A running server and its port.
+fn serve(dir: &std::path::Path) -> (Child, u16) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cosmoql"))
+        .args(["serve", "--port", "0"])
+        .arg(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    let mut first = String::new();
+    BufReader::new(child.stdout.take().expect("stdout")).read_line(&mut first).expect("a first line");
+    let port = first
+        .trim()
+        .strip_prefix("cosmoql serve: listening on http://127.0.0.1:")
+        .and_then(|rest| rest.trim_end_matches('/').parse().ok())
+        .unwrap_or_else(|| panic!("unexpected first line {first:?}"));
+    (child, port)
+}
+
+/// One signed request on a new connection; the status, or `None` when the connection failed.
+fn call(port: u16, verb: &str, path: &str, key: Option<&str>, body: &str) -> Option<u16> {
+    let date = httpdate_now();
+    let auth = authorization_header(&key_bytes(EMULATOR_KEY).unwrap(), verb, path, &date);
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
+    let key_header = key.map(|k| format!("x-ms-documentdb-partitionkey: [\"{k}\"]\r\n")).unwrap_or_default();
+    let request = format!(
+        "{verb} {path} HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\nx-ms-date: {date}\r\nauthorization: {auth}\r\n{key_header}content-length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).ok()?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response).ok()?;
+    response.split(' ').nth(1)?.parse().ok()
+}
+
+fn httpdate_now() -> String {
+    httpdate::fmt_http_date(SystemTime::now())
+}
+
+#[test]
+fn sigterm_finishes_in_flight_writes_and_every_acknowledged_one_is_there_after_a_restart() {
+    let dir = std::env::temp_dir().join(format!("cosmoql-serve-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let (mut server, port) = serve(&dir);
+    assert_eq!(call(port, "POST", "/dbs", None, r#"{"id":"db"}"#), Some(201));
+    let container = r#"{"id":"c","partitionKey":{"paths":["/pk"],"kind":"Hash","version":2}}"#;
+    assert_eq!(call(port, "POST", "/dbs/db/colls", None, container), Some(201));
+    // Four writers until the server goes away; what it acknowledged (201) is remembered.
+    let acknowledged = Arc::new(Mutex::new(Vec::new()));
+    let stop = Arc::new(AtomicBool::new(false));
+    let writers: Vec<_> = (0..4)
+        .map(|w| {
+            let (acknowledged, stop) = (Arc::clone(&acknowledged), Arc::clone(&stop));
+            std::thread::spawn(move || {
+                let mut n = 0;
+                while !stop.load(Ordering::Relaxed) {
+                    let body = format!(r#"{{"id":"{w}-{n}","pk":"k{w}"}}"#);
+                    match call(port, "POST", "/dbs/db/colls/c/docs", Some(&format!("k{w}")), &body) {
+                        Some(201) => acknowledged.lock().unwrap().push((format!("k{w}"), format!("{w}-{n}"))),
+                        // The container's default 400 RU/s throttles four writers: not written.
+                        Some(429) => std::thread::sleep(Duration::from_millis(5)),
+                        Some(status) => panic!("write {w}-{n}: {status}"),
+                        None => break,
+                    }
+                    n += 1;
+                }
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(500));
+    let killed = Command::new("kill").args(["-TERM", &server.id().to_string()]).status().expect("kill runs");
+    assert!(killed.success());
+    let status = server.wait().expect("the server exits");
+    stop.store(true, Ordering::Relaxed);
+    for w in writers {
+        w.join().expect("a writer");
+    }
+    assert!(status.success(), "exit status after SIGTERM: {status:?}");
+    let acknowledged = acknowledged.lock().unwrap().clone();
+    assert!(!acknowledged.is_empty());
+    let (mut server, port) = serve(&dir);
+    for (key, id) in &acknowledged {
+        assert_eq!(call(port, "GET", &format!("/dbs/db/colls/c/docs/{id}"), Some(key), ""), Some(200), "{key}/{id}");
+    }
+    let _ = server.kill();
+    let _ = server.wait();
+    let _ = std::fs::remove_dir_all(&dir);
+}
