@@ -285,3 +285,43 @@ fn items_by_self_link_moves_deletes_by_key_and_sessions_ahead_of_the_server() {
     assert_eq!(call(&server, "GET", "/dbs/db/colls/c/docs/2", &key, "").status, 404);
     assert_eq!(call(&server, "GET", "/dbs/db/colls/c/docs/3", &other, "").status, 200);
 }
+
+#[test]
+fn a_client_of_a_container_created_again_gets_1024_and_the_change_feed_starts_at_a_time() {
+    let server = server();
+    setup(&server, None);
+    let old = call(&server, "GET", "/dbs/db/colls/c", &[], "").json()["_rid"].as_str().unwrap().to_string();
+    assert_eq!(call(&server, "DELETE", "/dbs/db/colls/c", &[], "").status, 204);
+    let body = r#"{"id":"c","partitionKey":{"paths":["/pk"],"kind":"Hash","version":2}}"#;
+    assert_eq!(call(&server, "POST", "/dbs/db/colls", &[], body).status, 201);
+    // A client that cached the container before: the service's 400/1024 (it reads it again).
+    let key = ("x-ms-documentdb-partitionkey", r#"["a"]"#);
+    let stale = call(
+        &server,
+        "POST",
+        "/dbs/db/colls/c/docs",
+        &[key, ("x-ms-cosmos-intended-collection-rid", &old)],
+        r#"{"id":"1","pk":"a"}"#,
+    );
+    assert_eq!((stale.status, stale.header("x-ms-substatus")), (400, Some("1024")), "{}", stale.body);
+    // The change feed from a point in time: what was written at or after it.
+    assert_eq!(call(&server, "POST", "/dbs/db/colls/c/docs", &[key], r#"{"id":"before","pk":"a"}"#).status, 201);
+    std::thread::sleep(Duration::from_millis(2100));
+    let since = httpdate::fmt_http_date(SystemTime::now());
+    assert_eq!(call(&server, "POST", "/dbs/db/colls/c/docs", &[key], r#"{"id":"after","pk":"a"}"#).status, 201);
+    let feed = call(
+        &server,
+        "GET",
+        "/dbs/db/colls/c/docs",
+        &[("a-im", "Incremental feed"), ("if-modified-since", &since)],
+        "",
+    );
+    let documents = feed.json();
+    let ids: Vec<&str> = documents["Documents"].as_array().unwrap().iter().filter_map(|d| d["id"].as_str()).collect();
+    assert_eq!((feed.status, ids), (200, vec!["after"]), "{}", feed.body);
+    // Read to the end: a 304 with the etag to resume from.
+    let etag = feed.header("etag").unwrap().to_string();
+    let again =
+        call(&server, "GET", "/dbs/db/colls/c/docs", &[("a-im", "Incremental feed"), ("if-none-match", &etag)], "");
+    assert_eq!((again.status, again.header("etag")), (304, Some(etag.as_str())));
+}
