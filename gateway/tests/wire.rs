@@ -325,3 +325,20 @@ fn a_client_of_a_container_created_again_gets_1024_and_the_change_feed_starts_at
         call(&server, "GET", "/dbs/db/colls/c/docs", &[("a-im", "Incremental feed"), ("if-none-match", &etag)], "");
     assert_eq!((again.status, again.header("etag")), (304, Some(etag.as_str())));
 }
+
+#[test]
+fn http2_with_prior_knowledge_is_served_on_the_same_port() {
+    // What the Rust SDK tries first on an http endpoint: the HTTP/2 connection preface, then an
+    // empty SETTINGS frame, with no upgrade. The server answers with HTTP/2 frames (its own
+    // SETTINGS first), not with an HTTP/1.1 response.
+    let server = server();
+    let mut stream = TcpStream::connect(server.addr()).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    stream.write_all(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n").unwrap();
+    // A frame header: 24-bit length 0, type 0x4 (SETTINGS), flags 0, stream 0.
+    stream.write_all(&[0, 0, 0, 0x4, 0, 0, 0, 0, 0]).unwrap();
+    let mut header = [0u8; 9];
+    stream.read_exact(&mut header).unwrap();
+    assert_eq!(header[3], 0x4, "the first frame is SETTINGS: {header:?}");
+    assert_eq!(&header[5..9], &[0, 0, 0, 0], "on stream 0");
+}
