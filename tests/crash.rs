@@ -394,7 +394,9 @@ fn crash_harness() {
         }
     }
     assert!(acked_total > kills, "the children wrote something ({acked_total} acknowledged writes)");
-    eprintln!(
+    // Written past the test harness's capture, so `cargo test` shows it (CI reads it there).
+    let _ = writeln!(
+        std::io::stderr().lock(),
         "crash harness: {kills} kills, {acked_total} acknowledged writes, all there ({chains} reopenings replayed a \
          checkpoint the kill cut short)"
     );
