@@ -602,12 +602,7 @@ impl ContainerClient {
 
     /// Creates or replaces an item.
     pub fn upsert_item<T: Serialize + DeserializeOwned + 'static>(&self, item: &T) -> Result<ItemResponse<T>, Error> {
-        let item = to_value(item)?;
-        self.response(self.throttled(
-            RequestKind::Write,
-            || self.container.partition_of_item(&item),
-            || self.container.upsert(&item, &WriteOptions::default()),
-        )?)
+        self.upsert_item_with(item, &ItemOptions::default())
     }
 
     /// Replaces an item; with `if_match`, only if its etag is still that.

@@ -61,6 +61,11 @@ impl ContainerClient {
         self.container.partitions()
     }
 
+    /// The container's resource id (`_rid`), as its properties show it.
+    pub fn rid(&self) -> String {
+        self.container.rid_text()
+    }
+
     /// The container's last log sequence number: it grows with every write (the service's LSN,
     /// which session tokens carry).
     pub fn last_lsn(&self) -> u64 {

@@ -268,19 +268,7 @@ pub fn batch(container: &Container, request: &Request) -> Result<Reply, WireErro
     match container.client.execute_transactional_batch(key.clone(), batch) {
         Ok(responses) => {
             let charge: f64 = responses.iter().map(|r| r.request_charge).sum();
-            let results: Vec<serde_json::Value> = responses
-                .iter()
-                .map(|r| {
-                    let mut entry = json!({"statusCode": r.status, "requestCharge": r.request_charge});
-                    if !r.etag.is_empty() {
-                        entry["eTag"] = json!(r.etag);
-                    }
-                    if !r.item.is_undefined() {
-                        entry["resourceBody"] = to_json(&r.item);
-                    }
-                    entry
-                })
-                .collect();
+            let results: Vec<serde_json::Value> = responses.iter().map(operation_result).collect();
             let reply =
                 Reply::json(200, &serde_json::Value::Array(results)).with("x-ms-request-charge", charge_text(charge));
             Ok(data_plane(container, &key, reply))
@@ -337,16 +325,8 @@ fn bulk(container: &Container, request: &Request) -> Result<Reply, WireError> {
         });
         results.push(match outcome {
             Ok(responses) => {
-                let r = &responses[0];
-                charge += r.request_charge;
-                let mut entry = json!({"statusCode": r.status, "requestCharge": r.request_charge});
-                if !r.etag.is_empty() {
-                    entry["eTag"] = json!(r.etag);
-                }
-                if !r.item.is_undefined() {
-                    entry["resourceBody"] = to_json(&r.item);
-                }
-                entry
+                charge += responses[0].request_charge;
+                operation_result(&responses[0])
             }
             Err(e) => {
                 charge += e.request_charge;
@@ -355,6 +335,18 @@ fn bulk(container: &Container, request: &Request) -> Result<Reply, WireError> {
         });
     }
     Ok(Reply::json(200, &serde_json::Value::Array(results)).with("x-ms-request-charge", charge_text(charge)))
+}
+
+/// The result of one operation of a batch or bulk request, as the SDKs read it.
+fn operation_result(r: &ItemResponse<Value>) -> serde_json::Value {
+    let mut entry = json!({"statusCode": r.status, "requestCharge": r.request_charge});
+    if !r.etag.is_empty() {
+        entry["eTag"] = json!(r.etag);
+    }
+    if !r.item.is_undefined() {
+        entry["resourceBody"] = to_json(&r.item);
+    }
+    entry
 }
 
 /// One operation of a batch body (`{"operationType", "id", "resourceBody", "ifMatch"}`).

@@ -88,11 +88,11 @@ impl Gateway {
                 .unwrap_or_default()
                 .iter()
                 .filter_map(|id| database.container_client(id).ok())
-                .find(|c| c.read_properties().get("_rid").as_str() == Some(coll))
+                .find(|c| c.rid() == coll)
                 .ok_or_else(|| not_found(request, &format!("Resource Not Found: container `{coll}`")))?,
         };
         let db_rid = db_props.get("_rid").as_str().unwrap_or_default().to_string();
-        let rid = client.read_properties().get("_rid").as_str().unwrap_or_default().to_string();
+        let rid = client.rid();
         // A client that cached the container before it was deleted and created again: the
         // service's 400/1024, on which the SDKs read the container again.
         if request.header("x-ms-cosmos-intended-collection-rid").is_some_and(|intended| intended != rid) {

@@ -23,16 +23,9 @@ bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
 modules=$("$here/setup.sh") || exit 2
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/cosmoql-sdk-js.XXXXXX")
-server=
 suite=
-stop_server() {
-  if [ -n "$server" ]; then
-    kill -TERM "$server" 2>/dev/null
-    wait "$server" 2>/dev/null
-    server=
-  fi
-  exec 4<&-
-}
+# start_server and stop_server.
+source "$here/../serve.sh"
 cleanup() {
   if [ -n "$suite" ]; then
     kill -TERM "$suite" 2>/dev/null
@@ -43,31 +36,6 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-
-# start_server NAME ARGS...: starts `BIN serve --port 0 ARGS...` and sets endpoint and key. The
-# server's standard output goes through a FIFO, so its first lines are read the moment they are
-# written; the rest is drained, so the server never blocks on a full pipe.
-start_server() {
-  local name=$1 listening connection port
-  shift
-  mkfifo "$work/$name.serve.out"
-  "$bin" serve --port 0 "$@" >"$work/$name.serve.out" 2>"$work/$name.serve.err" &
-  server=$!
-  exec 4<"$work/$name.serve.out"
-  if ! read -r -t 10 -u 4 listening || ! read -r -t 10 -u 4 connection; then
-    echo "run.sh: the server ($name) did not say where it listens within 10 s" >&2
-    cat "$work/$name.serve.err" >&2
-    return 1
-  fi
-  cat <&4 >/dev/null &
-  port=$(sed -n 's#^cosmoql serve: listening on http://127\.0\.0\.1:\([0-9]*\)/$#\1#p' <<<"$listening")
-  key=$(sed -n 's#^connection string: .*AccountKey=\([^;]*\);.*$#\1#p' <<<"$connection")
-  if [ -z "$port" ] || [ -z "$key" ]; then
-    printf 'run.sh: unexpected first lines from the server (%s):\n%s\n%s\n' "$name" "$listening" "$connection" >&2
-    return 1
-  fi
-  endpoint=http://127.0.0.1:$port/
-}
 
 status=0
 # run_mode MODE SERVE_ARGS...: one server, one run of the suite against it, its output also kept

@@ -23,14 +23,12 @@ current=$(sed -n 1p <<<"$venvs")/bin/python
 older=$(sed -n 2p <<<"$venvs")/bin/python
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/cosmoql-sdk-python.XXXXXX")
-server=
 probe_pid=
+# start_server and stop_server.
+source "$here/../serve.sh"
 cleanup() {
   [ -n "$probe_pid" ] && kill "$probe_pid" 2>/dev/null
-  if [ -n "$server" ]; then
-    kill -TERM "$server" 2>/dev/null
-    wait "$server" 2>/dev/null
-  fi
+  stop_server
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -41,26 +39,8 @@ coproc PROBE { "$current" "$here/startup_probe.py"; }
 probe_pid=$PROBE_PID
 read -r -t 60 -u "${PROBE[0]}" ready || { echo "run.sh: the start-up probe did not start" >&2; exit 2; }
 
-# The server's standard output goes through a FIFO, so its first line is read the moment it is
-# written; the rest is drained, so the server never blocks on a full pipe.
-mkfifo "$work/serve.out"
 started=$(date +%s%N)
-"$bin" serve --port 0 >"$work/serve.out" 2>"$work/serve.err" &
-server=$!
-exec 4<"$work/serve.out"
-if ! read -r -t 10 -u 4 listening || ! read -r -t 10 -u 4 connection; then
-  echo "run.sh: the server did not say where it listens within 10 s" >&2
-  cat "$work/serve.err" >&2
-  exit 2
-fi
-cat <&4 >/dev/null &
-port=$(sed -n 's#^cosmoql serve: listening on http://127\.0\.0\.1:\([0-9]*\)/$#\1#p' <<<"$listening")
-key=$(sed -n 's#^connection string: .*AccountKey=\([^;]*\);.*$#\1#p' <<<"$connection")
-if [ -z "$port" ] || [ -z "$key" ]; then
-  printf 'run.sh: unexpected first lines from the server:\n%s\n%s\n' "$listening" "$connection" >&2
-  exit 2
-fi
-endpoint=http://127.0.0.1:$port/
+start_server main || exit 2
 
 status=0
 echo "$endpoint $key $started" >&"${PROBE[1]}"
@@ -86,9 +66,9 @@ if ! kill -0 "$server" 2>/dev/null; then
   echo "run.sh: the server exited during the run" >&2
   status=1
 fi
-if [ -s "$work/serve.err" ] && [ $status -ne 0 ]; then
+if [ -s "$work/main.serve.err" ] && [ $status -ne 0 ]; then
   echo "--- server standard error (last 40 lines)"
-  tail -n 40 "$work/serve.err"
+  tail -n 40 "$work/main.serve.err"
 fi
 
 echo "--- summary"

@@ -749,7 +749,8 @@ impl Container {
         Ok(())
     }
 
-    fn rid_text(&self) -> String {
+    /// The container's resource id (`_rid`) as text.
+    pub fn rid_text(&self) -> String {
         rid_text(collection_rid(self.database_rid, self.rid))
     }
 

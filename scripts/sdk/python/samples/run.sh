@@ -86,36 +86,16 @@ allowed() {
 }
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/cosmoql-sdk-python-samples.XXXXXX")
-server=
+# start_server and stop_server.
+source "$here/../../serve.sh"
 cleanup() {
-  if [ -n "$server" ]; then
-    kill -TERM "$server" 2>/dev/null
-    wait "$server" 2>/dev/null
-  fi
+  stop_server
   rm -rf "$work"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# The server's standard output goes through a FIFO, so its first lines are read the moment they are
-# written; the rest is drained, so the server never blocks on a full pipe.
-mkfifo "$work/serve.out"
-"$bin" serve --port 0 >"$work/serve.out" 2>"$work/serve.err" &
-server=$!
-exec 4<"$work/serve.out"
-if ! read -r -t 10 -u 4 listening || ! read -r -t 10 -u 4 connection; then
-  echo "run.sh: the server did not say where it listens within 10 s" >&2
-  cat "$work/serve.err" >&2
-  exit 2
-fi
-cat <&4 >/dev/null &
-port=$(sed -n 's#^cosmoql serve: listening on http://127\.0\.0\.1:\([0-9]*\)/$#\1#p' <<<"$listening")
-key=$(sed -n 's#^connection string: .*AccountKey=\([^;]*\);.*$#\1#p' <<<"$connection")
-if [ -z "$port" ] || [ -z "$key" ]; then
-  printf 'run.sh: unexpected first lines from the server:\n%s\n%s\n' "$listening" "$connection" >&2
-  exit 2
-fi
-endpoint=http://127.0.0.1:$port/
+start_server samples || exit 2
 
 # The samples run in a scratch directory (document_management reads a file_name.txt from the
 # current directory), and write no __pycache__ beside themselves.
@@ -157,7 +137,7 @@ for sample in "${samples[@]}"; do
   fi
   if ! kill -0 "$server" 2>/dev/null; then
     echo "run.sh: the server exited during $sample" >&2
-    tail -n 40 "$work/serve.err" >&2
+    tail -n 40 "$work/samples.serve.err" >&2
     break
   fi
 done
