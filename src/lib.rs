@@ -205,6 +205,14 @@ pub use cosmoql_executor::{
 pub use cosmoql_parser::{parse, ParseError};
 /// The query language's built-in functions by name (sorted): for completion and help.
 pub use cosmoql_planner::functions::names as function_names;
+/// What the planner reads in a query's syntax: the aggregate a call is, whether an expression
+/// holds one, the name a select-list item without `AS` takes (for rewriting a query, as the REST
+/// gateway's query plans do, with the engine's own rules).
+pub use cosmoql_planner::{
+    bind::inferred_name,
+    rules::{aggregate_call, contains_aggregate},
+    AggregateKind,
+};
 pub use cosmoql_planner::{Limits, Plan, VectorPolicy, LIMITS};
 /// The ranking of candidate partition keys as text (a line per candidate, best first, with the
 /// reasons), as `cosmoql advise` prints it; [`ranking_json`] is its JSON form.

@@ -243,3 +243,49 @@ fn a_token_from_another_query_is_rejected() {
     let garbage = QueryOptions { continuation: Some("not a token".into()), ..QueryOptions::default() };
     assert!(execute(&c, "SELECT * FROM c", &garbage).unwrap_err().to_string().contains("invalid continuation token"));
 }
+
+/// What the SDKs' query pipelines send per range (`../shared/research/gateway-python.md` §6): an
+/// ORDER BY query of one feed range resumes from the range's token with its filter slot now
+/// holding a condition that drops what came before (the token still resumes after its sort
+/// keys), where a query of no feed range, or one not ordered, still refuses a token of another
+/// text; and aggregates compose in a feed range's query as the service's rewrites need.
+#[test]
+fn a_feed_range_order_by_resumes_under_another_filter() {
+    let c = load(
+        &(0..30).map(|i| format!("\"pk\":\"k{}\",\"n\":{i}", i % 7)).collect::<Vec<_>>(),
+        ContainerSettings { initial_partitions: 3, ..ContainerSettings::default() },
+    );
+    let range = Some((Epk::min(), Epk::max()));
+    let sql = |filter: &str| {
+        format!(
+            r#"SELECT c._rid, [{{"item": c.n}}] AS orderByItems, c.n AS payload FROM c WHERE ({filter}) ORDER BY c.n"#
+        )
+    };
+    let page = |text: &str, token: Option<String>, epk_range: Option<(Epk, Epk)>| {
+        execute(
+            &c,
+            text,
+            &QueryOptions { max_item_count: Some(4), continuation: token, epk_range, ..QueryOptions::default() },
+        )
+    };
+    let first = page(&sql("true"), None, range.clone()).unwrap();
+    let token = first.continuation.clone().expect("more pages");
+    let payloads = |items: &[Value]| items.iter().map(|i| i.get("payload").clone()).collect::<Vec<_>>();
+    assert_eq!(payloads(&first.items), (0..4).map(|n| Value::from(n as f64)).collect::<Vec<_>>());
+    // The filter the JavaScript SDK sends on resume: `c.n >= <last emitted>`.
+    let next = page(&sql("c.n >= 2"), Some(token.clone()), range.clone()).unwrap();
+    assert_eq!(payloads(&next.items), (4..8).map(|n| Value::from(n as f64)).collect::<Vec<_>>());
+    // Without a feed range the token is the query's alone.
+    let err = page(&sql("c.n >= 2"), Some(token.clone()), None).unwrap_err();
+    assert!(err.to_string().contains("belongs to another query"), "{err}");
+    // An unordered query's token counts results, which another filter would not mean.
+    let unordered = page("SELECT VALUE c.n FROM c WHERE true", None, range.clone()).unwrap();
+    let err = page("SELECT VALUE c.n FROM c WHERE c.n > 1", unordered.continuation, range.clone()).unwrap_err();
+    assert!(err.to_string().contains("belongs to another query"), "{err}");
+    // The service's per-range aggregate rewrites, refused across partitions without a range.
+    let avg = r#"SELECT VALUE [{"item": {"sum": SUM(c.n), "count": COUNT(c.n)}}] FROM c"#;
+    let all = execute(&c, avg, &QueryOptions { epk_range: range, ..QueryOptions::default() }).unwrap();
+    assert_eq!(all.items, vec![parse_json(r#"[{"item": {"sum": 435, "count": 30}}]"#).unwrap()]);
+    let err = execute(&c, avg, &QueryOptions::default()).unwrap_err();
+    assert!(err.to_string().contains("Compositions of aggregates"), "{err}");
+}

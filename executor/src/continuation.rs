@@ -17,6 +17,11 @@
 //!
 //! - `fp`: a fingerprint (FNV-1a) of the query text, its parameters (sorted by name) and the
 //!   request's partition key. A token resumes only the query it came from; any other is rejected.
+//!   One exception, the service's: an ORDER BY query of a feed range (what the SDKs' pipelines
+//!   send per range) is fingerprinted without its WHERE clause, because a pipeline resumes a
+//!   range with the range's token and the query's filter slot
+//!   (`{documentdb-formattableorderbyquery-filter}`) now holding a condition that drops only what
+//!   came before the token; resuming after the token's sort keys gives the same results.
 //! - `n`: results returned by the pages so far (what OFFSET and LIMIT still allow depends on it).
 //! - `pos` (optional): the scan position of the last result returned: its item's logical
 //!   partition EPK, its creation sequence, and its place among the rows its item expands into.
@@ -152,6 +157,16 @@ pub struct Token {
     pub charged: ChargedSoFar,
     /// The id of the results held for the next pages ([`crate::held`]).
     pub held: Option<u64>,
+}
+
+/// The fingerprint a token of `plan` under `options` carries (see the module's `fp`).
+pub fn plan_fingerprint(plan: &cosmoql_planner::Plan, options: &crate::options::QueryOptions) -> u64 {
+    let pk = options.partition_key.as_ref();
+    if options.epk_range.is_some() && plan.paging == cosmoql_planner::Paging::BySortKeys {
+        let unfiltered = cosmoql_parser::Query { where_clause: None, ..plan.syntax.clone() };
+        return fingerprint(&unfiltered.to_string(), &options.parameters, pk);
+    }
+    fingerprint(&plan.sql, &options.parameters, pk)
 }
 
 /// The fingerprint of a query request: its text, parameters and partition key.

@@ -187,7 +187,7 @@ fn run(
 ) -> Result<QueryOutput, QueryError> {
     let started = std::time::Instant::now();
     source.begin_read();
-    let fp = continuation::fingerprint(&plan.sql, &options.parameters, options.partition_key.as_ref());
+    let fp = continuation::plan_fingerprint(plan, options);
     let token = match &options.continuation {
         Some(text) => continuation::decode(text, fp)?,
         None => Token { returned: 0, resume: None, charged: cost::ChargedSoFar::default(), held: None },

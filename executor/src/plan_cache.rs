@@ -26,6 +26,7 @@ pub fn plan_query(source: &dyn QuerySource, sql: &str, options: &QueryOptions) -
         vector_policies: &options.vector_policies,
         partition_key: source.partition_key(),
         request_partition_key: options.partition_key.as_ref(),
+        request_feed_range: options.epk_range.is_some(),
         limits: &LIMITS,
         indexing_policy: &policy,
     };
@@ -105,6 +106,9 @@ fn cache_key(epoch: u64, sql: &str, options: &QueryOptions) -> String {
     }
     if let Some(pk) = &options.partition_key {
         let _ = write!(key, "\u{0}pk {pk:?}");
+    }
+    if options.epk_range.is_some() {
+        key.push_str("\u{0}range");
     }
     if !options.vector_policies.is_empty() {
         let _ = write!(key, "\u{0}vectors {:?}", options.vector_policies);

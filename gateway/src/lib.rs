@@ -25,8 +25,10 @@ pub mod pkranges;
 pub mod plan;
 pub mod query;
 pub mod resources;
+pub mod rewrite;
 pub mod routes;
 pub mod server;
+pub mod tls;
 pub mod wire;
 
 pub use resources::{Gateway, RangeMode};

@@ -4,13 +4,14 @@
 //! version 2 (`../shared/research/gateway-python.md` §6.1): `queryInfo` says what the client must
 //! merge, `queryRanges` (upper-case hex EPKs) which ranges hold the query's items.
 //!
-//! Served now: the plan of a query whose per-range results concatenated are its results (no
-//! ORDER BY, aggregate, GROUP BY, DISTINCT, TOP or OFFSET/LIMIT across ranges), with every
-//! merge feature empty and `rewrittenQuery` empty (each range runs the query as written); and,
-//! under `--ranges single`, that same plan for every query, since one range holds everything and
-//! the engine answers the whole query there. The plans with merge stages for several ranges
-//! (the service's rewritten ORDER BY and aggregate queries) are not served yet: such a request is
-//! refused with a 400 that says so.
+//! In physical mode (a range per physical partition) the plan says what the client merges and
+//! each range's query, as the service writes them (`crate::rewrite`): every merge the SDKs run
+//! (ORDER BY, TOP, OFFSET/LIMIT, DISTINCT, VALUE aggregates, GROUP BY) is exercised against
+//! cosmoql. A query whose per-range results concatenated are its results gets the pass-through
+//! plan (every merge feature empty, `rewrittenQuery` empty: each range runs the query as written),
+//! and so does every query under `--ranges single`, since one range holds everything and the
+//! engine answers the whole query there. The few shapes without a per-range form here (see
+//! [`crate::rewrite::Unsupported`]) are refused with a 400 that names the shape.
 
 use cosmoql::{Epk, QueryOptions};
 use serde_json::json;
@@ -19,6 +20,7 @@ use crate::errors::{self, WireError};
 use crate::items::header_key;
 use crate::query::query_spec;
 use crate::resources::{Container, RangeMode};
+use crate::rewrite::{self, Unsupported};
 use crate::wire::{Reply, Request};
 
 /// A range of the plan, as the service writes it.
@@ -40,15 +42,20 @@ pub fn query_plan(container: &Container, request: &Request) -> Result<Reply, Wir
     }
     let explain = container
         .client
-        .explain(spec.text.as_str(), options, false)
+        .explain(spec.text.as_str(), options.clone(), false)
         .map_err(|e| errors::from_error(&e, &request.activity_id))?;
     let plan = &explain.plan;
-    if container.ranges == RangeMode::Physical && !plan.concatenates() {
-        return Err(request.bad_request(
-            "This query merges results across partition key ranges, and cosmoql serve does not serve such query \
-             plans yet: send the query itself (the Python SDK does), or start the server with --ranges single.",
-        ));
-    }
+    let query_info = if container.ranges == RangeMode::Physical && !plan.concatenates() {
+        rewrite::query_info(&plan.syntax, &options.parameters).map_err(|Unsupported(shape)| {
+            request.bad_request(&format!(
+                "cosmoql serve has no per-range form for {shape} across partition key ranges: send the query itself \
+                 (the Python SDK does, and the JavaScript SDK without forceQueryPlan), or start the server with \
+                 --ranges single."
+            ))
+        })?
+    } else {
+        pass_through()
+    };
     let ranges: Vec<serde_json::Value> = if plan.reads_items() {
         plan.targets.ranges.iter().map(query_range).collect()
     } else {
@@ -58,23 +65,28 @@ pub fn query_plan(container: &Container, request: &Request) -> Result<Reply, Wir
         200,
         &json!({
             "partitionedQueryExecutionInfoVersion": 2,
-            "queryInfo": {
-                "distinctType": "None",
-                "top": null,
-                "offset": null,
-                "limit": null,
-                "orderBy": [],
-                "orderByExpressions": [],
-                "groupByExpressions": [],
-                "groupByAliases": [],
-                "aggregates": [],
-                "groupByAliasToAggregateType": {},
-                "rewrittenQuery": "",
-                "hasSelectValue": false,
-                "dCountInfo": null,
-                "hasNonStreamingOrderBy": false,
-            },
+            "queryInfo": query_info,
             "queryRanges": ranges,
         }),
     ))
+}
+
+/// The plan of a query each range runs as written, its results concatenated.
+fn pass_through() -> serde_json::Value {
+    json!({
+        "distinctType": "None",
+        "top": null,
+        "offset": null,
+        "limit": null,
+        "orderBy": [],
+        "orderByExpressions": [],
+        "groupByExpressions": [],
+        "groupByAliases": [],
+        "aggregates": [],
+        "groupByAliasToAggregateType": {},
+        "rewrittenQuery": "",
+        "hasSelectValue": false,
+        "dCountInfo": null,
+        "hasNonStreamingOrderBy": false,
+    })
 }

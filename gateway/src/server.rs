@@ -1,6 +1,7 @@
 //! The HTTP server: HTTP/1.1 and HTTP/2 on one port (HTTP/2 with prior knowledge over plain
 //! http included: hyper-util's automatic connection reads the client's preface), every request
-//! bounded before it reaches a handler and authorized by its signature.
+//! bounded before it reaches a handler and authorized by its signature; https with `--tls`
+//! (`crate::tls`), both protocols offered by ALPN.
 //!
 //! Bounds on what a client can hold (a hostile network must not exhaust the server): a limit on
 //! open connections (the next waits in the kernel's backlog), a time to send the headers and one
@@ -30,6 +31,7 @@ use crate::auth::{Keys, SignedRequest};
 use crate::errors;
 use crate::resources::{Gateway, RangeMode};
 use crate::routes;
+use crate::tls::Tls;
 use crate::wire::{Reply, Request};
 
 /// How the server listens and what it bounds.
@@ -52,6 +54,19 @@ pub struct ServerConfig {
     pub grace: Duration,
     /// How containers' partition key ranges are listed.
     pub ranges: RangeMode,
+    /// https with this certificate; `None`: plain http.
+    pub tls: Option<Tls>,
+}
+
+impl ServerConfig {
+    /// `https` or `http`.
+    pub fn scheme(&self) -> &'static str {
+        if self.tls.is_some() {
+            "https"
+        } else {
+            "http"
+        }
+    }
 }
 
 impl Default for ServerConfig {
@@ -65,6 +80,7 @@ impl Default for ServerConfig {
             max_body_bytes: 4 * 1024 * 1024,
             grace: Duration::from_secs(30),
             ranges: RangeMode::Physical,
+            tls: None,
         }
     }
 }
@@ -117,23 +133,47 @@ impl Server {
             let _ = stream.set_nodelay(true);
             let gateway = Arc::clone(&self.gateway);
             let config = Arc::clone(&self.config);
-            let mut builder = auto::Builder::new(TokioExecutor::new());
-            builder.http1().timer(TokioTimer::new()).header_read_timeout(config.header_timeout).max_buf_size(64 * 1024);
-            builder.http2().timer(TokioTimer::new()).max_header_list_size(64 * 1024).max_concurrent_streams(128);
-            let service = service_fn(move |request| {
-                let gateway = Arc::clone(&gateway);
-                let config = Arc::clone(&config);
-                async move { Ok::<_, Infallible>(handle(gateway, config, request).await) }
-            });
-            let connection = builder.serve_connection(TokioIo::new(stream), service).into_owned();
-            let watched = graceful.watch(connection);
+            let watcher = graceful.watcher();
             tokio::spawn(async move {
-                let _ = watched.await;
+                match config.tls.clone() {
+                    None => serve_connection(stream, gateway, config, watcher).await,
+                    // The handshake is bounded as the headers are: a client that opens a
+                    // connection and says nothing holds it no longer.
+                    Some(tls) => {
+                        if let Ok(Ok(stream)) =
+                            tokio::time::timeout(config.header_timeout, tls.acceptor().accept(stream)).await
+                        {
+                            serve_connection(stream, gateway, config, watcher).await;
+                        }
+                    }
+                }
                 drop(permit);
             });
         }
         let _ = tokio::time::timeout(self.config.grace, graceful.shutdown()).await;
     }
+}
+
+/// Serves one connection (HTTP/1.1 or HTTP/2, whichever the client speaks) until it closes or
+/// the server shuts down.
+async fn serve_connection<IO>(
+    io: IO,
+    gateway: Arc<Gateway>,
+    config: Arc<ServerConfig>,
+    watcher: hyper_util::server::graceful::Watcher,
+) where
+    IO: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder.http1().timer(TokioTimer::new()).header_read_timeout(config.header_timeout).max_buf_size(64 * 1024);
+    builder.http2().timer(TokioTimer::new()).max_header_list_size(64 * 1024).max_concurrent_streams(128);
+    let service = service_fn(move |request| {
+        let gateway = Arc::clone(&gateway);
+        let config = Arc::clone(&config);
+        async move { Ok::<_, Infallible>(handle(gateway, config, request).await) }
+    });
+    let connection = builder.serve_connection(TokioIo::new(io), service).into_owned();
+    let _ = watcher.watch(connection).await;
 }
 
 /// Serves `client` until Ctrl-C or SIGTERM (then lets requests in flight finish): what `cosmoql
@@ -178,6 +218,7 @@ async fn stop_signal() {
 #[derive(Debug)]
 pub struct RunningServer {
     addr: SocketAddr,
+    scheme: &'static str,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -185,6 +226,7 @@ pub struct RunningServer {
 impl RunningServer {
     /// Starts a server for `client`; returns once it listens.
     pub fn start(client: cosmoql::CosmosClient, config: ServerConfig) -> std::io::Result<RunningServer> {
+        let scheme = config.scheme();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let (bound, listening) = std::sync::mpsc::channel::<std::io::Result<SocketAddr>>();
         // The runtime is built and driven on the server's own thread, so a caller inside a
@@ -215,7 +257,7 @@ impl RunningServer {
         })?;
         let addr =
             listening.recv().map_err(|_| std::io::Error::other("the server's thread ended before it listened"))??;
-        Ok(RunningServer { addr, stop: Some(stop), thread: Some(thread) })
+        Ok(RunningServer { addr, scheme, stop: Some(stop), thread: Some(thread) })
     }
 
     /// The address it listens on.
@@ -223,9 +265,9 @@ impl RunningServer {
         self.addr
     }
 
-    /// The endpoint URL (`http://127.0.0.1:PORT/`).
+    /// The endpoint URL (`http://127.0.0.1:PORT/`, or `https://` with TLS).
     pub fn endpoint(&self) -> String {
-        format!("http://{}/", self.addr)
+        format!("{}://{}/", self.scheme, self.addr)
     }
 
     /// Stops it and waits for the requests in flight.
@@ -315,7 +357,7 @@ async fn read(config: &ServerConfig, request: hyper::Request<Incoming>, activity
             Err(_) => return Err(refuse(408, "The request body did not arrive in time.")),
         };
     let host = parts.uri.authority().map(|a| a.as_str().to_string()).or_else(|| header("host").map(str::to_string));
-    let endpoint = format!("http://{}", host.unwrap_or_else(|| config.bind.to_string()));
+    let endpoint = format!("{}://{}", config.scheme(), host.unwrap_or_else(|| config.bind.to_string()));
     Ok(Request {
         method: parts.method,
         segments,

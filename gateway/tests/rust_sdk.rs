@@ -162,8 +162,52 @@ async fn the_rust_sdk_creates_reads_replaces_deletes_and_queries() {
             "",
         ),
         ("SELECT TOP 5 c.id, c.total FROM c ORDER BY c.total", FeedScope::full_container(), ""),
+        // The client's DISTINCT, ordered and unordered (which the SDK buffers only within a
+        // finite window).
+        ("SELECT DISTINCT VALUE c.customer FROM c ORDER BY c.customer", FeedScope::full_container(), ""),
+        ("SELECT DISTINCT VALUE c.customer FROM c OFFSET 0 LIMIT 100", FeedScope::full_container(), ""),
     ] {
         compare(&items, sql, scope, oracle).await;
     }
+    server.stop();
+}
+
+/// https (`--tls`): the SDK over TLS (ALPN h2) to a server with a self-signed certificate, which
+/// it accepts for a loopback host when told to (`RequiredUnlessEmulator`, as for the emulator);
+/// with the default (`Required`) it refuses the unknown issuer, as a client should.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_rust_sdk_over_https() {
+    let tls = cosmoql_gateway::tls::Tls::self_signed("127.0.0.1".parse().unwrap()).unwrap();
+    assert!(tls.certificate_pem.starts_with("-----BEGIN CERTIFICATE-----"), "{}", tls.certificate_pem);
+    let config = ServerConfig { bind: "127.0.0.1:0".parse().unwrap(), tls: Some(tls), ..ServerConfig::default() };
+    let server = RunningServer::start(CosmosClient::new(), config).unwrap();
+    assert!(server.endpoint().starts_with("https://127.0.0.1:"), "{}", server.endpoint());
+    let account = || {
+        AccountReference::with_authentication_key(
+            server.endpoint().parse::<AccountEndpoint>().unwrap(),
+            azure_core::credentials::Secret::from(EMULATOR_KEY.to_string()),
+        )
+    };
+    let pool = azure_data_cosmos::options::ConnectionPoolOptions::builder()
+        .with_server_certificate_validation(
+            azure_data_cosmos::options::ServerCertificateValidation::RequiredUnlessEmulator,
+        )
+        .build()
+        .unwrap();
+    let runtime = azure_data_cosmos::CosmosRuntime::builder().with_connection_pool(pool).build().await.unwrap();
+    let client = SdkClient::builder()
+        .with_runtime(runtime)
+        .build(account(), RoutingStrategy::ProximityTo("cosmoql".into()))
+        .await
+        .unwrap();
+    let items = load(&client).await;
+    compare(&items, "SELECT * FROM c WHERE c.total > 50", FeedScope::full_container(), "").await;
+    compare(&items, "SELECT TOP 5 c.id, c.total FROM c ORDER BY c.total", FeedScope::full_container(), "").await;
+    let strict = SdkClient::builder().build(account(), RoutingStrategy::ProximityTo("cosmoql".into())).await;
+    let refused = match strict {
+        Err(e) => format!("{e:?}"),
+        Ok(client) => format!("{:?}", client.create_database("other", None).await.unwrap_err()),
+    };
+    assert!(refused.to_lowercase().contains("certificate"), "{refused}");
     server.stop();
 }

@@ -1,6 +1,7 @@
 //! `cosmoql serve` on a real socket, spoken to byte by byte: what a hostile or broken client gets
 //! (a missing, wrong or stale signature, a write with the read-only key, a body over the limit,
-//! malformed JSON, a forged continuation, a client that never finishes its headers) and the
+//! malformed JSON, a forged continuation, a client that never finishes its headers or its TLS
+//! handshake) and the
 //! service's answers the SDKs rely on (429 with its retry-after, 304 on an unchanged range set).
 
 use std::io::{Read, Write};
@@ -219,6 +220,36 @@ fn a_client_that_never_finishes_its_headers_is_let_go() {
     let _ = stream.read_to_end(&mut rest);
     // Closed by the server after its header timeout (1 s here), long before the client's 10 s.
     assert!(started.elapsed() < Duration::from_secs(5), "held for {:?}", started.elapsed());
+}
+
+/// With `--tls`, a client that opens a connection and never completes the handshake is let go
+/// after the header timeout too, and plain http sent to the https port is closed (no answer, no
+/// harm); the server goes on serving.
+#[test]
+fn a_tls_handshake_is_bounded_and_plain_http_to_https_is_closed() {
+    let tls = cosmoql_gateway::tls::Tls::self_signed("127.0.0.1".parse().unwrap()).unwrap();
+    let config = ServerConfig {
+        bind: "127.0.0.1:0".parse().unwrap(),
+        header_timeout: Duration::from_secs(1),
+        tls: Some(tls),
+        ..ServerConfig::default()
+    };
+    let server = RunningServer::start(CosmosClient::new(), config).unwrap();
+    let started = std::time::Instant::now();
+    let mut silent = TcpStream::connect(server.addr()).unwrap();
+    silent.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut rest = Vec::new();
+    let _ = silent.read_to_end(&mut rest);
+    assert!(started.elapsed() < Duration::from_secs(5), "held for {:?}", started.elapsed());
+    for _ in 0..3 {
+        let mut plain = TcpStream::connect(server.addr()).unwrap();
+        plain.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        plain.write_all(b"GET / HTTP/1.1\r\nhost: x\r\n\r\n").unwrap();
+        let mut answer = Vec::new();
+        let _ = plain.read_to_end(&mut answer);
+        assert!(!answer.starts_with(b"HTTP/"), "{}", String::from_utf8_lossy(&answer));
+    }
+    assert!(server.endpoint().starts_with("https://"));
 }
 
 #[test]

@@ -724,7 +724,10 @@ fn root_identifier(e: &Expr) -> Option<&str> {
 }
 
 /// The name Cosmos DB gives an unaliased select item: the last property name of a path.
-fn inferred_name(e: &Expr) -> Option<String> {
+/// The name a select-list item without `AS` takes: its last property name (`c.a.b` is `b`, `c["x y"]`
+/// is `x y`), an alias's own name; `None` for any other expression (those are `$1`, `$2`, ... in
+/// order).
+pub fn inferred_name(e: &Expr) -> Option<String> {
     match &e.kind {
         ExprKind::Property { name, .. } => Some(name.name.clone()),
         ExprKind::Index { index, .. } => match &index.kind {

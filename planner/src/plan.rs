@@ -32,6 +32,11 @@ pub struct PlanContext<'a> {
     pub partition_key: &'a PartitionKeyDefinition,
     /// The request's partition key: the query reads that logical partition only.
     pub request_partition_key: Option<&'a PartitionKey>,
+    /// The request names one feed range (a partition key range id or an EPK span: what the
+    /// SDKs' query pipelines send per range). The service runs such a request on one partition,
+    /// where aggregates compose as in one logical partition: the SDKs' rewritten per-range
+    /// queries (`SELECT VALUE [{"item": COUNT(1)}]`) depend on it.
+    pub request_feed_range: bool,
     /// The query engine limits to enforce.
     pub limits: &'a Limits,
     /// The container's indexing policy (ORDER BY needs the index).
@@ -50,6 +55,7 @@ impl<'a> PlanContext<'a> {
             vector_policies: &[],
             partition_key,
             request_partition_key: None,
+            request_feed_range: false,
             limits: &LIMITS,
             indexing_policy,
         }
@@ -170,7 +176,7 @@ pub fn plan(sql: &str, context: &PlanContext<'_>) -> Result<Plan, PlanError> {
     // (LinqAggregateFunctionBaselineTests.TestAny).
     let merged_aggregate = strategy == Strategy::MergeGroups
         || (strategy == Strategy::OnePass(OnePassReason::FromSubquery) && query.is_aggregate());
-    if merged_aggregate && context.request_partition_key.is_none() {
+    if merged_aggregate && context.request_partition_key.is_none() && !context.request_feed_range {
         rules::check_cross_partition_aggregates(&syntax)?;
     }
     let paging = match strategy {

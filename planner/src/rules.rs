@@ -131,7 +131,9 @@ pub fn not_grouped_in_order_by(expr: &str, span: Span) -> PlanError {
 /// (`SELECT VALUE [COUNT(1)]`, `SELECT VALUE {'n': COUNT(1)}`, `FLOOR(AVG(c.n))`, `SUM(c.a) + 1`).
 /// The service's query plan merges aggregates only when each is a whole projected item, and
 /// rejects the rest in its older error form, without a code; with the request's partition key the
-/// query runs on one partition and is accepted. Inferred, not recorded: a container without a
+/// query runs on one partition and is accepted, as it is in a request for one feed range (the
+/// SDKs' query pipelines send `SELECT VALUE [{"item": COUNT(1)}]` and the like per range, as the
+/// service's plans rewrite aggregates: `../shared/research/gateway-python.md` §6.2). Inferred, not recorded: a container without a
 /// partition key is treated like any other (the rule applies unless the request names a key);
 /// every recording is of a partitioned container.
 pub fn composed_aggregates(span: Span) -> PlanError {
@@ -159,9 +161,21 @@ pub fn check_cross_partition_aggregates(query: &Query) -> Result<(), PlanError> 
 }
 
 fn is_aggregate_call(e: &Expr) -> bool {
-    matches!(&e.kind, ExprKind::Call { name, udf: false, .. }
-        if crate::functions::lookup(&name.name)
-            .is_some_and(|f| matches!(f.signature().kind, crate::functions::FunctionKind::Aggregate(_))))
+    aggregate_call(e).is_some()
+}
+
+/// The aggregate `e` calls, when `e` is an aggregate call (`COUNT(1)`, `AVG(c.n)`).
+pub fn aggregate_call(e: &Expr) -> Option<crate::functions::AggregateKind> {
+    let ExprKind::Call { name, udf: false, .. } = &e.kind else { return None };
+    match crate::functions::lookup(&name.name)?.signature().kind {
+        crate::functions::FunctionKind::Aggregate(kind) => Some(kind),
+        _ => None,
+    }
+}
+
+/// Whether `e` holds an aggregate call anywhere (not looking into subqueries).
+pub fn contains_aggregate(e: &Expr) -> bool {
+    find_aggregate(e).is_some()
 }
 
 /// The first aggregate call in `e`, in text order (not looking into subqueries, whose aggregates

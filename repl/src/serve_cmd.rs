@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use cosmoql::CosmosClient;
 use cosmoql_gateway::auth::{Keys, EMULATOR_KEY};
+use cosmoql_gateway::tls::Tls;
 use cosmoql_gateway::{RangeMode, ServerConfig};
 
 /// Options of `cosmoql serve`.
@@ -34,6 +35,19 @@ pub struct ServeArgs {
     /// Rust SDK) send every query whole and get every shape, aggregates and GROUP BY included.
     #[arg(long, value_enum, default_value = "physical")]
     ranges: RangesArg,
+    /// Serve https with a self-signed certificate made at start, valid for localhost,
+    /// 127.0.0.1, ::1 and the --bind address (the emulator's way; clients must trust it or skip
+    /// verification, see --cert-out).
+    #[arg(long, conflicts_with = "no_tls")]
+    tls: bool,
+    /// Serve plain http (the default): every SDK allows it for loopback hosts.
+    #[arg(long = "no-tls")]
+    no_tls: bool,
+    /// With --tls, write the certificate (PEM) to FILE before accepting requests, for clients
+    /// that trust it (`NODE_EXTRA_CA_CERTS=FILE` for JavaScript, `connection_verify=FILE` for
+    /// Python, `curl --cacert FILE`).
+    #[arg(long = "cert-out", value_name = "FILE", requires = "tls")]
+    cert_out: Option<PathBuf>,
 }
 
 /// `--ranges`.
@@ -55,10 +69,16 @@ pub fn run(args: &ServeArgs) -> Result<(), String> {
         RangesArg::Physical => RangeMode::Physical,
         RangesArg::Single => RangeMode::Single,
     };
-    let config = ServerConfig { bind: SocketAddr::new(args.bind, args.port), keys, ranges, ..ServerConfig::default() };
+    let tls = if args.tls { Some(Tls::self_signed(args.bind)?) } else { None };
+    if let (Some(tls), Some(file)) = (&tls, &args.cert_out) {
+        std::fs::write(file, &tls.certificate_pem).map_err(|e| format!("{}: {e}", file.display()))?;
+    }
+    let config =
+        ServerConfig { bind: SocketAddr::new(args.bind, args.port), keys, ranges, tls, ..ServerConfig::default() };
     let bind = config.bind;
+    let scheme = config.scheme();
     let ready = |addr: SocketAddr| {
-        let endpoint = format!("http://{addr}/");
+        let endpoint = format!("{scheme}://{addr}/");
         let mut out = std::io::stdout().lock();
         let _ = writeln!(out, "cosmoql serve: listening on {endpoint}");
         let _ = writeln!(out, "connection string: AccountEndpoint={endpoint};AccountKey={master};");

@@ -4,11 +4,11 @@
 server=
 
 # start_server NAME ARGS...: starts `$bin serve --port 0 ARGS...` in memory and sets `server` (its
-# pid), `endpoint` and `key` from the lines it prints once it listens; its standard error goes to
+# pid), `endpoint` (http or https, as it says) and `key` from the lines it prints once it listens; its standard error goes to
 # $work/NAME.serve.err. Its standard output goes through a FIFO, so its first lines are read the
 # moment they are written; the rest is drained, so the server never blocks on a full pipe.
 start_server() {
-  local name=$1 listening connection port
+  local name=$1 listening connection port scheme
   shift
   mkfifo "$work/$name.serve.out"
   "$bin" serve --port 0 "$@" >"$work/$name.serve.out" 2>"$work/$name.serve.err" &
@@ -20,13 +20,14 @@ start_server() {
     return 1
   fi
   cat <&4 >/dev/null &
-  port=$(sed -n 's#^cosmoql serve: listening on http://127\.0\.0\.1:\([0-9]*\)/$#\1#p' <<<"$listening")
+  port=$(sed -n 's#^cosmoql serve: listening on https\{0,1\}://127\.0\.0\.1:\([0-9]*\)/$#\1#p' <<<"$listening")
+  scheme=$(sed -n 's#^cosmoql serve: listening on \(https\{0,1\}\)://.*$#\1#p' <<<"$listening")
   key=$(sed -n 's#^connection string: .*AccountKey=\([^;]*\);.*$#\1#p' <<<"$connection")
   if [ -z "$port" ] || [ -z "$key" ]; then
     printf 'run.sh: unexpected first lines from the server (%s):\n%s\n%s\n' "$name" "$listening" "$connection" >&2
     return 1
   fi
-  endpoint=http://127.0.0.1:$port/
+  endpoint=$scheme://127.0.0.1:$port/
 }
 
 # stop_server: stops the server started last (SIGTERM: it finishes the requests in flight).

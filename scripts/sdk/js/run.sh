@@ -7,7 +7,8 @@
 # memory and runs sdk_acceptance.mjs --ranges physical against it (containers list one range per
 # physical partition), stops it, then does the same with `serve --ranges single` and
 # sdk_acceptance.mjs --ranges single (one range per container, every query shape across
-# partitions). Ends with their summary lines; exits 1 if either failed (2 if a run could not
+# partitions); then https_check.mjs against a server started with --tls, trusting the certificate
+# it writes (--cert-out). Ends with their summary lines; exits 1 if either failed (2 if a run could not
 # start), and stops the server on every exit. With COSMOQL_SDK_HTTP_LOG=DIR, every request and
 # response the SDK makes is written to DIR/physical.http.log and DIR/single.http.log.
 set -uo pipefail
@@ -75,9 +76,17 @@ run_mode() {
 run_mode physical
 run_mode single --ranges single
 
+# https: a server with a certificate made at start, trusted from the file it writes.
+start_server https --tls --cert-out "$work/cert.pem" || exit 2
+node "$here/https_check.mjs" --endpoint "$endpoint" --key "$key" --cert "$work/cert.pem" --modules "$modules" \
+  2>&1 | tee "$work/https.log"
+[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+stop_server
+
 echo "--- summary"
 for mode in physical single; do
   sed -n '1p' "$work/$mode.log"
   grep '^js sdk acceptance: [0-9]' "$work/$mode.log" || echo "js sdk acceptance: no summary (crashed)"
 done
+grep '^js https: ' "$work/https.log" || echo "js https: no summary (crashed)"
 exit $status

@@ -6,7 +6,8 @@
 # Installs the SDK venvs (setup.sh), starts `COSMOQL_BIN serve --port 0` in memory, measures its
 # start-up (`start-up: N ms`, up to the first account read through the SDK), then runs
 # sdk_acceptance.py with the current SDK (requirements.txt) and with 4.9.0 (requirements-4.9.txt),
-# and conformance.py with the current SDK. Ends with their summary lines; exits 1 if any of them
+# and conformance.py with the current SDK; then https_check.py against a second server started
+# with --tls, trusting the certificate it writes (--cert-out). Ends with their summary lines; exits 1 if any of them
 # failed (2 if the run could not start), and stops the server on every exit.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -70,6 +71,11 @@ if [ -s "$work/main.serve.err" ] && [ $status -ne 0 ]; then
   echo "--- server standard error (last 40 lines)"
   tail -n 40 "$work/main.serve.err"
 fi
+stop_server
+
+# https: a server with a certificate made at start, trusted from the file it writes.
+start_server https --tls --cert-out "$work/cert.pem" || exit 2
+run https.log "$current" "$here/https_check.py" --endpoint "$endpoint" --key "$key" --cert "$work/cert.pem"
 
 echo "--- summary"
 echo "$startup"
@@ -78,4 +84,5 @@ for log in current older; do
   grep '^python sdk acceptance: [0-9]' "$work/$log.log" || echo "python sdk acceptance: no summary (crashed)"
 done
 grep '^python conformance: ' "$work/conformance.log" || echo "python conformance: no summary (crashed)"
+grep '^python https: ' "$work/https.log" || echo "python https: no summary (crashed)"
 exit $status

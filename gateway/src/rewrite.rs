@@ -1,0 +1,441 @@
+//! The service's distributed form of a query: what a client that fans out per range must merge
+//! (`queryInfo` of the query plan) and the query each range runs (`rewrittenQuery`), as the
+//! service writes them (`../shared/research/gateway-python.md` §6.2-6.3, from the .NET SDK's
+//! query-plan baselines, which match the service; the per-range shapes the JavaScript SDK's
+//! merge components read in `queryExecutionContext/`).
+//!
+//! - ORDER BY: each range returns `{"_rid", "orderByItems": [{"item": key}, ...], "payload"}`
+//!   sorted, and the client merges the streams; the WHERE holds the placeholder
+//!   `{documentdb-formattableorderbyquery-filter}` the client replaces with `true` or its resume
+//!   filter. DISTINCT with ORDER BY is `Ordered` (the client drops consecutive duplicates).
+//! - TOP is kept per range; OFFSET o LIMIT l becomes `OFFSET 0 LIMIT o+l` per range, o and l
+//!   applied by the client.
+//! - VALUE aggregates: each range returns `[{"item": partial}]` (AVG as `{"sum", "count"}`, MIN
+//!   and MAX also as `"item2": {"min"|"max", "count"}`), which the client combines.
+//! - GROUP BY and aggregates with names: each range returns `{"groupByItems": [{"item": key}],
+//!   "payload": {"alias": value or {"item": partial}}}`, and `groupByAliasToAggregateType` says
+//!   how the client combines each alias.
+//! - DISTINCT without ORDER BY: `Unordered`; each range runs the query as written.
+//!
+//! The engine runs the per-range queries as any query scoped to a feed range (there, aggregates
+//! may compose: `PlanContext::request_feed_range`). Shapes without a faithful per-range form
+//! (non-streaming ORDER BY, GROUP BY with ORDER BY or DISTINCT, a FROM over a path or a
+//! subquery) are [`Unsupported`].
+
+use std::collections::HashMap;
+
+use cosmoql::parser::{Collection, Count, Expr, ExprKind, FromSource, Projection, Query, SortDirection};
+use cosmoql::{aggregate_call, contains_aggregate, inferred_name, AggregateKind, Value};
+use serde_json::{json, Map, Value as Json};
+
+/// What the client substitutes (`true`, or a filter that resumes after a continuation).
+pub const ORDER_BY_FILTER: &str = "{documentdb-formattableorderbyquery-filter}";
+
+/// Why a query has no per-range form here.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unsupported(pub &'static str);
+
+/// The `queryInfo` of the service's plan for `query` (parsed from the request's text, with its
+/// parameters by name without `@`), `rewrittenQuery` included.
+pub fn query_info(query: &Query, parameters: &HashMap<String, Value>) -> Result<Json, Unsupported> {
+    if query.order_by_rank {
+        return Err(Unsupported("ORDER BY RANK"));
+    }
+    let top = query.select.top.as_ref().map(|c| count(c, parameters)).transpose()?;
+    let (offset, limit) = match &query.offset_limit {
+        Some(ol) => (Some(count(&ol.offset, parameters)?), Some(count(&ol.limit, parameters)?)),
+        None => (None, None),
+    };
+    let root = root_alias(query)?;
+    let mut info = Info { top, offset, limit, ..Info::default() };
+    let grouped = !query.group_by.is_empty() || projection_has_aggregate(query);
+    if grouped {
+        if query.select.distinct {
+            return Err(Unsupported("DISTINCT with GROUP BY or aggregates"));
+        }
+        if !query.group_by.is_empty() && !query.order_by.is_empty() {
+            return Err(Unsupported("GROUP BY with ORDER BY"));
+        }
+        group_by(query, &mut info)?;
+    } else if !query.order_by.is_empty() {
+        if query.order_by.iter().any(|o| non_streaming(&o.expr)) {
+            return Err(Unsupported("ORDER BY VectorDistance"));
+        }
+        order_by(query, root, &mut info);
+    } else {
+        if query.select.distinct {
+            info.distinct = "Unordered";
+        }
+        if info.offset.is_some() {
+            // Each range's first o+l results hold the first o+l of the union it contributes.
+            let (top, limit) = info.per_range(true);
+            info.rewritten = assemble(query, &select_head(query), &where_text(query), false, top, limit);
+        }
+    }
+    Ok(info.to_json(query))
+}
+
+#[derive(Default)]
+struct Info {
+    top: Option<u64>,
+    offset: Option<u64>,
+    limit: Option<u64>,
+    distinct: &'static str,
+    order_by: Vec<&'static str>,
+    order_by_expressions: Vec<String>,
+    group_by_expressions: Vec<String>,
+    group_by_aliases: Vec<String>,
+    aggregates: Vec<&'static str>,
+    alias_aggregates: Map<String, Json>,
+    rewritten: String,
+}
+
+impl Info {
+    fn to_json(&self, query: &Query) -> Json {
+        json!({
+            "distinctType": if self.distinct.is_empty() { "None" } else { self.distinct },
+            "top": self.top,
+            "offset": self.offset,
+            "limit": self.limit,
+            "orderBy": self.order_by,
+            "orderByExpressions": self.order_by_expressions,
+            "groupByExpressions": self.group_by_expressions,
+            "groupByAliases": self.group_by_aliases,
+            "aggregates": self.aggregates,
+            "groupByAliasToAggregateType": self.alias_aggregates,
+            "rewrittenQuery": self.rewritten,
+            "hasSelectValue": matches!(query.select.projection, Projection::Value(_)),
+            "dCountInfo": null,
+            "hasNonStreamingOrderBy": false,
+        })
+    }
+}
+
+/// A TOP, OFFSET or LIMIT count, a parameter resolved.
+fn count(c: &Count, parameters: &HashMap<String, Value>) -> Result<u64, Unsupported> {
+    match c {
+        Count::Literal { value, .. } => Ok(*value),
+        Count::Parameter(p) => match parameters.get(&p.name) {
+            Some(Value::Number(n)) if *n >= 0.0 && n.fract() == 0.0 && *n <= u32::MAX as f64 => Ok(*n as u64),
+            _ => Err(Unsupported("a TOP, OFFSET or LIMIT parameter that is not a count")),
+        },
+    }
+}
+
+/// The alias the items are bound to (`c` in `FROM c`, `r` in `FROM root r`).
+fn root_alias(query: &Query) -> Result<&str, Unsupported> {
+    match query.from.as_ref().map(|f| &f.source) {
+        Some(FromSource::Aliased { collection: Collection::Path { root, path, .. }, alias, .. }) if path.is_empty() => {
+            Ok(alias.as_ref().map_or(root.name.as_str(), |a| a.name.as_str()))
+        }
+        Some(_) => Err(Unsupported("a FROM over a path or a subquery")),
+        None => Ok(""),
+    }
+}
+
+fn projection_has_aggregate(query: &Query) -> bool {
+    match &query.select.projection {
+        Projection::Star(_) => false,
+        Projection::Value(e) => contains_aggregate(e),
+        Projection::List(items) => items.iter().any(|i| contains_aggregate(&i.expr)),
+    }
+}
+
+fn non_streaming(e: &Expr) -> bool {
+    matches!(&e.kind, ExprKind::Call { name, .. } if name.name.eq_ignore_ascii_case("VectorDistance"))
+}
+
+/// The service's name of an aggregate in a plan.
+fn aggregate_name(kind: AggregateKind) -> &'static str {
+    match kind {
+        AggregateKind::Count => "Count",
+        AggregateKind::Sum => "Sum",
+        AggregateKind::Avg => "Average",
+        AggregateKind::Min => "Min",
+        AggregateKind::Max => "Max",
+        AggregateKind::MakeList => "MakeList",
+        AggregateKind::MakeSet => "MakeSet",
+    }
+}
+
+/// What one range returns for an aggregate call `e` of `kind`, for the client to combine.
+fn partial(kind: AggregateKind, e: &Expr) -> String {
+    let ExprKind::Call { args, .. } = &e.kind else { return e.to_string() };
+    let arg = args.iter().map(|a| a.to_string()).collect::<Vec<_>>().join(", ");
+    match kind {
+        AggregateKind::Avg => format!(r#"{{"item": {{"sum": SUM({arg}), "count": COUNT({arg})}}}}"#),
+        AggregateKind::Min => {
+            format!(r#"{{"item": MIN({arg}), "item2": {{"min": MIN({arg}), "count": COUNT({arg})}}}}"#)
+        }
+        AggregateKind::Max => {
+            format!(r#"{{"item": MAX({arg}), "item2": {{"max": MAX({arg}), "count": COUNT({arg})}}}}"#)
+        }
+        _ => format!(r#"{{"item": {e}}}"#),
+    }
+}
+
+/// `[DISTINCT] <projection>` as written.
+fn select_head(query: &Query) -> String {
+    let mut head = String::new();
+    if query.select.distinct {
+        head.push_str("DISTINCT ");
+    }
+    head.push_str(&query.select.projection_text());
+    head
+}
+
+/// The WHERE condition as written, parenthesized, if any.
+fn where_text(query: &Query) -> Vec<String> {
+    query.where_clause.iter().map(|w| format!("({w})")).collect()
+}
+
+/// `SELECT [TOP top] <head> FROM ... [WHERE <conditions>] [GROUP BY ...] [ORDER BY ...]
+/// [OFFSET 0 LIMIT limit]`: one range's query.
+fn assemble(
+    query: &Query,
+    head: &str,
+    conditions: &[String],
+    order_by: bool,
+    top: Option<u64>,
+    limit: Option<u64>,
+) -> String {
+    let mut sql = String::from("SELECT ");
+    if let Some(top) = top {
+        sql.push_str(&format!("TOP {top} "));
+    }
+    sql.push_str(head);
+    if let Some(from) = &query.from {
+        sql.push_str(&format!(" FROM {}", from.source));
+        for join in &from.joins {
+            sql.push_str(&format!(" JOIN {join}"));
+        }
+    }
+    if !conditions.is_empty() {
+        sql.push_str(&format!(" WHERE {}", conditions.join(" AND ")));
+    }
+    if !query.group_by.is_empty() {
+        let keys: Vec<String> = query.group_by.iter().map(|e| e.to_string()).collect();
+        sql.push_str(&format!(" GROUP BY {}", keys.join(", ")));
+    }
+    if order_by {
+        let keys: Vec<String> = query
+            .order_by
+            .iter()
+            .map(|o| match o.direction {
+                Some(SortDirection::Desc) => format!("{} DESC", o.expr),
+                Some(SortDirection::Asc) => format!("{} ASC", o.expr),
+                None => o.expr.to_string(),
+            })
+            .collect();
+        sql.push_str(&format!(" ORDER BY {}", keys.join(", ")));
+    }
+    if let Some(limit) = limit {
+        sql.push_str(&format!(" OFFSET 0 LIMIT {limit}"));
+    }
+    sql
+}
+
+impl Info {
+    /// What one range must return of a query whose merge keeps the first `top`, or skips
+    /// `offset` and keeps `limit`: its own first as many (none when the range query drops a
+    /// DISTINCT, whose first n rows may hold fewer than n distinct values).
+    fn per_range(&self, keeps_distinct: bool) -> (Option<u64>, Option<u64>) {
+        if !keeps_distinct {
+            return (None, None);
+        }
+        (self.top, self.offset.zip(self.limit).map(|(o, l)| o.saturating_add(l)))
+    }
+}
+
+/// A JSON string literal, which is also a query string literal.
+fn quoted(name: &str) -> String {
+    Json::String(name.to_string()).to_string()
+}
+
+/// The select list as one object `{"name": expr, ...}`, names as the engine gives them.
+fn projection_object(items: &[cosmoql::parser::SelectItem], value: impl Fn(&Expr) -> String) -> (String, Vec<String>) {
+    let mut unnamed = 0;
+    let mut names = Vec::new();
+    let mut fields = Vec::new();
+    for item in items {
+        let name = match item.alias.as_ref().map(|a| a.name.clone()).or_else(|| inferred_name(&item.expr)) {
+            Some(name) => name,
+            None => {
+                unnamed += 1;
+                format!("${unnamed}")
+            }
+        };
+        fields.push(format!("{}: {}", quoted(&name), value(&item.expr)));
+        names.push(name);
+    }
+    (format!("{{{}}}", fields.join(", ")), names)
+}
+
+fn order_by(query: &Query, root: &str, info: &mut Info) {
+    info.distinct = if query.select.distinct { "Ordered" } else { "" };
+    for o in &query.order_by {
+        info.order_by.push(if o.direction == Some(SortDirection::Desc) { "Descending" } else { "Ascending" });
+        info.order_by_expressions.push(o.expr.to_string());
+    }
+    let items: Vec<String> = query.order_by.iter().map(|o| format!(r#"{{"item": {}}}"#, o.expr)).collect();
+    let mut conditions = where_text(query);
+    let payload = match &query.select.projection {
+        Projection::Star(_) => root.to_string(),
+        Projection::Value(e) => {
+            conditions.push(format!("IS_DEFINED({e})"));
+            e.to_string()
+        }
+        Projection::List(list) => projection_object(list, |e| e.to_string()).0,
+    };
+    conditions.push(format!("({ORDER_BY_FILTER})"));
+    let head = format!("{root}._rid, [{}] AS orderByItems, {payload} AS payload", items.join(", "));
+    let (top, limit) = info.per_range(!query.select.distinct);
+    info.rewritten = assemble(query, &head, &conditions, true, top, limit);
+}
+
+fn group_by(query: &Query, info: &mut Info) -> Result<(), Unsupported> {
+    info.group_by_expressions = query.group_by.iter().map(|e| e.to_string()).collect();
+    let keys = if query.group_by.is_empty() {
+        String::new()
+    } else {
+        let items: Vec<String> = query.group_by.iter().map(|e| format!(r#"{{"item": {e}}}"#)).collect();
+        format!("[{}] AS groupByItems, ", items.join(", "))
+    };
+    // Each projected item is an aggregate or holds none (compositions were refused by planning).
+    let item = |e: &Expr| match aggregate_call(e) {
+        Some(kind) => Ok((partial(kind, e), Some(kind))),
+        None if contains_aggregate(e) => Err(Unsupported("an aggregate inside another expression")),
+        None => Ok((e.to_string(), None)),
+    };
+    let payload = match &query.select.projection {
+        Projection::Star(_) => return Err(Unsupported("SELECT * with GROUP BY")),
+        Projection::Value(e) => {
+            let (value, kind) = item(e)?;
+            match kind {
+                Some(kind) => {
+                    info.aggregates.push(aggregate_name(kind));
+                    format!("[{value}]")
+                }
+                None => value,
+            }
+        }
+        Projection::List(list) => {
+            for i in list {
+                item(&i.expr)?;
+            }
+            let (object, names) = projection_object(list, |e| item(e).map(|(v, _)| v).unwrap_or_default());
+            for (name, i) in names.iter().zip(list) {
+                let kind = aggregate_call(&i.expr).map(|k| Json::from(aggregate_name(k)));
+                info.alias_aggregates.insert(name.clone(), kind.unwrap_or(Json::Null));
+            }
+            info.group_by_aliases = names;
+            object
+        }
+    };
+    let head = if query.group_by.is_empty() && matches!(query.select.projection, Projection::Value(_)) {
+        format!("VALUE {payload}")
+    } else {
+        format!("{keys}{payload} AS payload")
+    };
+    // Groups are merged across ranges before TOP, OFFSET and LIMIT apply.
+    info.rewritten = assemble(query, &head, &where_text(query), false, None, None);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(sql: &str) -> Json {
+        let params = HashMap::from([("n".to_string(), Value::from(3.0))]);
+        query_info(&cosmoql::parse(sql).unwrap(), &params).unwrap()
+    }
+
+    fn rewritten(sql: &str) -> String {
+        info(sql)["rewrittenQuery"].as_str().unwrap().to_string()
+    }
+
+    /// The forms of `../shared/research/gateway-python.md` §6.1-6.2 (the service's, recorded by
+    /// the .NET SDK's query-plan baselines), on one line as cosmoql prints queries.
+    #[test]
+    fn order_by_rewrites_as_the_service_does() {
+        let plan = info("SELECT TOP 3 c.id FROM c ORDER BY c.n");
+        assert_eq!(plan["top"], json!(3));
+        assert_eq!(plan["orderBy"], json!(["Ascending"]));
+        assert_eq!(plan["orderByExpressions"], json!(["c.n"]));
+        assert_eq!(plan["distinctType"], json!("None"));
+        assert_eq!(
+            plan["rewrittenQuery"],
+            json!(
+                r#"SELECT TOP 3 c._rid, [{"item": c.n}] AS orderByItems, {"id": c.id} AS payload FROM c WHERE ({documentdb-formattableorderbyquery-filter}) ORDER BY c.n"#
+            )
+        );
+        assert_eq!(
+            rewritten("SELECT * FROM root r WHERE r.a = 1 ORDER BY r.n DESC, r.m OFFSET 5 LIMIT @n"),
+            r#"SELECT r._rid, [{"item": r.n}, {"item": r.m}] AS orderByItems, r AS payload FROM root r WHERE (r.a = 1) AND ({documentdb-formattableorderbyquery-filter}) ORDER BY r.n DESC, r.m OFFSET 0 LIMIT 8"#
+        );
+        assert_eq!(
+            rewritten("SELECT VALUE c.x FROM c ORDER BY c.n"),
+            r#"SELECT c._rid, [{"item": c.n}] AS orderByItems, c.x AS payload FROM c WHERE IS_DEFINED(c.x) AND ({documentdb-formattableorderbyquery-filter}) ORDER BY c.n"#
+        );
+        // Unnamed items are $1, $2, ... as the engine names them; DISTINCT is the client's.
+        let plan = info("SELECT DISTINCT TOP 2 c.a, LOWER(c.b), c.n + 1 FROM c ORDER BY c.a");
+        assert_eq!(plan["distinctType"], json!("Ordered"));
+        assert_eq!(
+            plan["rewrittenQuery"],
+            json!(
+                r#"SELECT c._rid, [{"item": c.a}] AS orderByItems, {"a": c.a, "$1": LOWER(c.b), "$2": c.n + 1} AS payload FROM c WHERE ({documentdb-formattableorderbyquery-filter}) ORDER BY c.a"#
+            )
+        );
+    }
+
+    #[test]
+    fn aggregates_rewrite_to_partials() {
+        let plan = info("SELECT VALUE AVG(c.n) FROM c WHERE c.k = 'a'");
+        assert_eq!(plan["aggregates"], json!(["Average"]));
+        assert_eq!(plan["hasSelectValue"], json!(true));
+        assert_eq!(
+            plan["rewrittenQuery"],
+            json!(r#"SELECT VALUE [{"item": {"sum": SUM(c.n), "count": COUNT(c.n)}}] FROM c WHERE (c.k = "a")"#)
+        );
+        assert_eq!(
+            rewritten("SELECT VALUE MIN(c.n) FROM c"),
+            r#"SELECT VALUE [{"item": MIN(c.n), "item2": {"min": MIN(c.n), "count": COUNT(c.n)}}] FROM c"#
+        );
+        let plan = info("SELECT c.k, COUNT(1) AS n, MAX(c.v) FROM c GROUP BY c.k OFFSET 1 LIMIT 2");
+        assert_eq!(plan["groupByExpressions"], json!(["c.k"]));
+        assert_eq!(plan["groupByAliases"], json!(["k", "n", "$1"]));
+        assert_eq!(plan["groupByAliasToAggregateType"], json!({"k": null, "n": "Count", "$1": "Max"}));
+        assert_eq!((&plan["offset"], &plan["limit"]), (&json!(1), &json!(2)));
+        assert_eq!(
+            plan["rewrittenQuery"],
+            json!(
+                r#"SELECT [{"item": c.k}] AS groupByItems, {"k": c.k, "n": {"item": COUNT(1)}, "$1": {"item": MAX(c.v), "item2": {"max": MAX(c.v), "count": COUNT(c.v)}}} AS payload FROM c GROUP BY c.k"#
+            )
+        );
+        assert_eq!(
+            rewritten("SELECT VALUE SUM(c.v) FROM c GROUP BY c.k"),
+            r#"SELECT [{"item": c.k}] AS groupByItems, [{"item": SUM(c.v)}] AS payload FROM c GROUP BY c.k"#
+        );
+    }
+
+    #[test]
+    fn distinct_top_and_offset_without_order() {
+        let plan = info("SELECT DISTINCT VALUE c.k FROM c");
+        assert_eq!((&plan["distinctType"], &plan["rewrittenQuery"]), (&json!("Unordered"), &json!("")));
+        assert_eq!(info("SELECT TOP @n * FROM c")["top"], json!(3));
+        assert_eq!(rewritten("SELECT * FROM c OFFSET 10 LIMIT 5"), "SELECT * FROM c OFFSET 0 LIMIT 15");
+    }
+
+    #[test]
+    fn shapes_without_a_per_range_form_are_named() {
+        let params = HashMap::new();
+        for (sql, shape) in [
+            ("SELECT c.k, COUNT(1) AS n FROM c GROUP BY c.k ORDER BY c.k", "GROUP BY with ORDER BY"),
+            ("SELECT * FROM c.children ORDER BY c.n", "a FROM over a path or a subquery"),
+            ("SELECT TOP @missing * FROM c", "a TOP, OFFSET or LIMIT parameter that is not a count"),
+        ] {
+            assert_eq!(query_info(&cosmoql::parse(sql).unwrap(), &params), Err(Unsupported(shape)), "{sql}");
+        }
+    }
+}
