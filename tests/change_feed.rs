@@ -366,3 +366,37 @@ fn forged_tokens_with_too_many_or_disordered_pieces_are_refused() {
         assert!(e.to_string().contains("not in order inside its feed range"), "{e}");
     }
 }
+
+/// A token of a range resumes any part of it: after a split, each child's feed read on from the
+/// parent's token holds exactly the changes since, once (what the SDKs do with a token from
+/// before a split); a token never widens to a range it was not read for.
+#[test]
+fn a_parent_token_resumes_each_child_after_a_split() {
+    let (c, _) = client(1);
+    for i in 0..40 {
+        c.upsert_item(&item(i, &format!("k{}", i % 9), 0)).unwrap();
+    }
+    let (all, token) = drain(&c, &FeedRange::All, ChangeFeedStart::Beginning, None, 7);
+    assert_eq!(all.len(), 40);
+    let id = c.container().partitions()[0].id;
+    c.container().split_partition_evenly(id).unwrap();
+    let children = c.container().feed_ranges();
+    assert_eq!(children.len(), 2);
+    for i in [3, 17, 40, 41] {
+        c.upsert_item(&item(i, &format!("k{}", i % 9), 1)).unwrap();
+    }
+    let mut later: Vec<String> = Vec::new();
+    let mut child_tokens = Vec::new();
+    for child in &children {
+        let (got, next) = drain(&c, child, ChangeFeedStart::Beginning, Some(token.clone()), 2);
+        later.extend(got.into_iter().map(|(id, v, _)| format!("{id}:{v}")));
+        child_tokens.push(next);
+    }
+    later.sort();
+    assert_eq!(later, ["17:1", "3:1", "40:1", "41:1"]);
+    // A child's token is not the parent's, nor its sibling's.
+    for (range, token) in [(&FeedRange::All, &child_tokens[0]), (&children[1], &child_tokens[0])] {
+        let e = c.read_change_feed::<Value>(range, ChangeFeedStart::Beginning, Some(token), 5).unwrap_err();
+        assert!(e.to_string().contains("belongs to another feed range"), "{e}");
+    }
+}

@@ -82,6 +82,24 @@ impl Cursor {
         self.at[first..].iter().take_while(|(a, _, _)| a < max).map(|(_, _, lsn)| *lsn).min().unwrap_or(0)
     }
 
+    /// The cursor of `bounds`, a part of its range: the pieces that overlap it, cut to it.
+    fn narrowed(self, bounds: &(Epk, Epk)) -> Cursor {
+        if self.range == *bounds {
+            return self;
+        }
+        let at = self
+            .at
+            .into_iter()
+            .filter(|(a, b, _)| a < &bounds.1 && &bounds.0 < b)
+            .map(|(a, b, lsn)| {
+                let a = if a > bounds.0 { a } else { bounds.0.clone() };
+                let b = if b < bounds.1 { b } else { bounds.1.clone() };
+                (a, b, lsn)
+            })
+            .collect();
+        Cursor { range: bounds.clone(), min_ts: self.min_ts, at }
+    }
+
     fn encode(&self) -> String {
         let mut object = Map::new();
         object.insert(
@@ -221,12 +239,15 @@ impl Container {
         let cursor = match continuation {
             Some(text) => {
                 let cursor = Cursor::decode(text)?;
-                if cursor.range != bounds {
+                // A token of a wider range resumes any part of it, each piece at its LSN: a client
+                // that read a range before it split reads each child on from the parent's token
+                // (the SDKs do, as against the service).
+                if bounds.0 < cursor.range.0 || cursor.range.1 < bounds.1 {
                     return Err(StorageError::bad_request(
                         "invalid change feed continuation: it belongs to another feed range",
                     ));
                 }
-                cursor
+                cursor.narrowed(&bounds)
             }
             None => {
                 let (lsn, min_ts) = match start {

@@ -16,6 +16,7 @@ or `skip` for one this SDK version cannot exercise) and the summary
 import argparse
 import inspect
 import json
+import logging
 import os
 import re
 import subprocess
@@ -23,13 +24,14 @@ import sys
 import tempfile
 import traceback
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
 import azure.cosmos
 from azure.core import MatchConditions
-from azure.cosmos import ContainerProxy, CosmosClient, PartitionKey, exceptions
+from azure.cosmos import ContainerProxy, CosmosClient, PartitionKey, documents, exceptions
 
 from common import GUARD_SECONDS, difference, run_guarded, same, same_results, show, strip_system
 
@@ -401,6 +403,130 @@ def check_replace_throughput(database):
     container.replace_throughput(500)
     got = container.get_throughput().offer_throughput
     expect(got == 500, f"offer_throughput {got} after replace_throughput(500)")
+
+
+def split_items():
+    return [{"id": f"s{i:03}", "pk": f"k{i % 12}", "n": i} for i in range(60)]
+
+
+def check_split(database):
+    """A container split while clients hold tokens (raising its throughput from 400 to 40,000 RU/s
+    splits its one physical partition, as the service does past 10,000 RU/s per partition): the
+    SDK sees the new ranges; its change feed token from before the split gives exactly the
+    changes made after it, once; a query paged before the split resumes from its token with the
+    rest of the results in order, none repeated or lost; the feed from the beginning still holds
+    every item once."""
+    container = database.create_container("splitting", PartitionKey(path="/pk"), offer_throughput=400)
+    items = split_items()
+    for item in items:
+        container.create_item(item)
+    before = list(container.read_feed_ranges())
+    expect(len(before) == 1, f"{len(before)} feed ranges at 400 RU/s, not 1")
+    for _ in container.query_items_change_feed(start_time="Beginning"):
+        pass
+    feed_token = container.client_connection.last_response_headers["etag"]
+    sql = "SELECT c.id, c.n FROM c ORDER BY c.n"
+    pages = container.query_items(sql, enable_cross_partition_query=True, max_item_count=7).by_page()
+    first = list(next(pages))
+    query_token = pages.continuation_token
+    expect(len(first) == 7 and query_token, f"page 1: {len(first)} results, token {query_token!r}")
+
+    container.replace_throughput(40000)
+    after = list(container.read_feed_ranges(force_refresh=True))
+    expect(len(after) > 1, f"{len(after)} feed range(s) after raising the throughput to 40,000 RU/s")
+
+    written = [dict(items[3], changed=True), {"id": "s-new-1", "pk": "k1", "n": 100}, {"id": "s-new-2", "pk": "k7", "n": 101}]
+    for item in written:
+        container.upsert_item(item)
+    changes = []
+    pages_read = container.query_items_change_feed(continuation=feed_token).by_page()
+    for _ in range(CHANGE_FEED_PAGES):
+        page = next(pages_read, None)
+        if page is None:
+            break
+        changes += [{k: v for k, v in strip_system(d).items() if k != "_lsn"} for d in page]
+    expect_results(changes, written, ordered=False, context="the change feed resumed across the split: ")
+
+    rest = []
+    for page in container.query_items(sql, enable_cross_partition_query=True, max_item_count=7).by_page(query_token):
+        rest += list(page)
+    want = sorted(
+        [{"id": i["id"], "n": i["n"]} for i in items] + [{"id": w["id"], "n": w["n"]} for w in written[1:]],
+        key=lambda r: r["n"],
+    )
+    expect_results([strip_system(r) for r in first + rest], want, ordered=True,
+                   context="a query paged across the split: ")
+
+    everything = [strip_system(d) for d in container.query_items_change_feed(start_time="Beginning")]
+    everything = [{k: v for k, v in d.items() if k != "_lsn"} for d in everything]
+    expect_results(everything, [written[0]] + items[:3] + items[4:] + written[1:], ordered=False,
+                   context="the change feed from the beginning after the split: ")
+
+
+class ThrottleCount(logging.Handler):
+    """Counts the 429 answers the SDK's HTTP logging reports (`Response status: 429`)."""
+
+    def __init__(self):
+        super().__init__()
+        self.throttled = 0
+
+    def emit(self, record):
+        if re.search(r"Response status: \D?429", record.getMessage()):
+            self.throttled += 1
+
+
+def check_throttling(database, endpoint, key):
+    """At 400 RU/s, writes from 8 clients at once are throttled: the SDK's retry policy waits the
+    server's x-ms-retry-after-ms after each 429 and every write is acknowledged (the 429s show in
+    the SDK's own HTTP log, `logging_enable`); clients whose policy allows no retry get the 429
+    itself, with the retry-after header. (The patient policy allows more attempts than the default
+    9: 8 writers wake together after each wait and one gets the budget, so with 9 attempts some
+    would give up, against the service as here.)"""
+    database.create_container("throttled", PartitionKey(path="/pk"), offer_throughput=400)
+    writers, per_writer = 8, 40
+
+    def write(w, policy):
+        client = CosmosClient(endpoint, credential=key, connection_policy=policy, logging_enable=True)
+        target = client.get_database_client(database.id).get_container_client("throttled")
+        refused = []
+        for i in range(per_writer):
+            try:
+                target.create_item({"id": f"w{w}-{i:03}-{uuid.uuid4().hex[:6]}", "pk": f"k{i % 5}", "pad": "x" * 1000})
+            except exceptions.CosmosHttpResponseError as e:
+                refused.append(e)
+        return refused
+
+    counter = ThrottleCount()
+    log = logging.getLogger("azure")
+    level, propagate = log.level, log.propagate
+    log.setLevel(logging.INFO)
+    log.propagate = False
+    log.addHandler(counter)
+    try:
+        patient = documents.ConnectionPolicy()
+        patient.RetryOptions = documents.RetryOptions(max_retry_attempt_count=1000, max_wait_time_in_seconds=120)
+        with ThreadPoolExecutor(writers) as pool:
+            refused = [e for errors in pool.map(lambda w: write(w, patient), range(writers)) for e in errors]
+    finally:
+        log.removeHandler(counter)
+        log.setLevel(level)
+        log.propagate = propagate
+    expect(not refused, f"writes failed under a patient retry policy: {[describe(e) for e in refused[:3]]}")
+    expect(counter.throttled > 0, f"none of {writers * per_writer} writes at once at 400 RU/s was answered 429")
+    container = database.get_container_client("throttled")
+    count = list(container.query_items("SELECT VALUE COUNT(1) FROM c", enable_cross_partition_query=True))
+    expect(count == [writers * per_writer], f"COUNT {count} after {writers * per_writer} acknowledged writes "
+                                            f"({counter.throttled} 429s retried)")
+
+    impatient = documents.ConnectionPolicy()
+    impatient.RetryOptions = documents.RetryOptions(max_retry_attempt_count=0)
+    with ThreadPoolExecutor(writers) as pool:
+        refused = [e for errors in pool.map(lambda w: write(w, impatient), range(writers)) for e in errors]
+    expect(refused, f"{writers * per_writer} writes at once at 400 RU/s and no 429 reached clients that do not retry")
+    for e in refused:
+        expect(e.status_code == 429, f"status {e.status_code}, not 429: {describe(e)}")
+        after = (e.headers or {}).get("x-ms-retry-after-ms")
+        expect(after is not None and int(after) > 0, f"a 429 without x-ms-retry-after-ms: {e.headers}")
 
 
 def check_delete_database(client, database):
@@ -827,6 +953,9 @@ def run(suite, oracle, args):
     suite.check("containers: without a partition key", check_keyless_container, database)
     suite.check("throughput: get_throughput", check_get_throughput, database)
     suite.check("throughput: replace_throughput", check_replace_throughput, database)
+    suite.check("throughput: 429s retried by the SDK's policy, or surfaced with retry-after", check_throttling,
+                database, args.endpoint, args.key)
+    suite.check("split: change feed and paged query tokens from before a split", check_split, database)
 
     if crud is not None:
         suite.check("items: create, read, duplicate, same id other key, replace with etag, upsert, delete",
