@@ -97,17 +97,17 @@ fn each_item_comes_once_in_its_latest_version() {
     // One logical partition's feed.
     let k2 = drain(&c, &FeedRange::Key(PartitionKey::from("k2")), ChangeFeedStart::Beginning, None, 2).0;
     assert_eq!(k2.len(), 4);
-    // A token of one range does not resume another.
+    // A token of one range resumes a part of it (what the SDKs do after a split), never another
+    // range or a wider one.
+    let k1 = FeedRange::Key(PartitionKey::from("k1"));
     let token = c.read_change_feed::<Value>(&FeedRange::All, ChangeFeedStart::Beginning, None, 1).unwrap().continuation;
-    let e = c
-        .read_change_feed::<Value>(
-            &FeedRange::Key(PartitionKey::from("k1")),
-            ChangeFeedStart::Beginning,
-            Some(&token),
-            1,
-        )
-        .unwrap_err();
-    assert_eq!(e.status(), Some(400));
+    let narrowed = drain(&c, &k1, ChangeFeedStart::Beginning, Some(token), 10).0;
+    assert_eq!(narrowed.len(), drain(&c, &k1, ChangeFeedStart::Beginning, None, 10).0.len());
+    let token = c.read_change_feed::<Value>(&k1, ChangeFeedStart::Beginning, None, 1).unwrap().continuation;
+    for other in [FeedRange::All, FeedRange::Key(PartitionKey::from("k2"))] {
+        let e = c.read_change_feed::<Value>(&other, ChangeFeedStart::Beginning, Some(&token), 1).unwrap_err();
+        assert_eq!(e.status(), Some(400));
+    }
     // Feed ranges: one per physical partition, together the whole feed.
     let mut parts = 0;
     for range in c.container().feed_ranges() {

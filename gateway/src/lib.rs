@@ -24,6 +24,7 @@ pub mod offers;
 pub mod pkranges;
 pub mod plan;
 pub mod query;
+pub mod remote;
 pub mod resources;
 pub mod rewrite;
 pub mod routes;

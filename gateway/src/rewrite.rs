@@ -243,7 +243,9 @@ impl Info {
         if !keeps_distinct {
             return (None, None);
         }
-        (self.top, self.offset.zip(self.limit).map(|(o, l)| o.saturating_add(l)))
+        // With TOP and OFFSET both, the merge skips the offset before TOP counts.
+        let top = self.top.map(|t| t.saturating_add(self.offset.unwrap_or(0)));
+        (top, self.offset.zip(self.limit).map(|(o, l)| o.saturating_add(l)))
     }
 }
 

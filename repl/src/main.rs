@@ -27,6 +27,7 @@ mod run;
 mod serve_cmd;
 mod session;
 mod statements;
+mod test_cmd;
 mod text;
 mod usage;
 use cosmoql::{CosmosClient, HashVersion, PartitionKeyKind};
@@ -196,15 +197,11 @@ enum Command {
         dir: PathBuf,
     },
     /// Run a query suite folder (`fixtures.json` and `*.sql` files of annotated queries, see
-    /// `cosmoql::testing`): print a diff of every mismatch, then `N passed, M failed`; exit 1 if
-    /// any case failed.
-    Test {
-        /// The suite folder.
-        dir: PathBuf,
-        /// Write the actual results of failing cases into the `.sql` files.
-        #[arg(long)]
-        bless: bool,
-    },
+    /// `cosmoql::testing`) on the embedded engine, or with `--endpoint URL --key KEY` on any
+    /// Cosmos DB endpoint (the service, an emulator, `cosmoql serve`): print a diff of every
+    /// mismatch, then `N passed, M failed`; exit 1 if any case failed. `--bless` writes the
+    /// actual results (the endpoint's, with --endpoint) as the expectations.
+    Test(test_cmd::TestArgs),
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -302,19 +299,17 @@ fn run(cli: Cli) -> ExitCode {
         Command::Explain(args) => report(query_cmd::run_explain(&args)),
         Command::Recover { dir } => report(recover(&dir)),
         Command::Serve(args) => report(serve_cmd::run(&args)),
-        Command::Test { dir, bless } => {
-            match cosmoql::testing::run_suite(&dir, &cosmoql::testing::RunOptions { bless }) {
-                Ok(r) => {
-                    out!("{}", r.render());
-                    if r.is_ok() {
-                        ExitCode::SUCCESS
-                    } else {
-                        ExitCode::FAILURE
-                    }
+        Command::Test(args) => match test_cmd::run(&args) {
+            Ok((ok, rendered)) => {
+                out!("{rendered}");
+                if ok {
+                    ExitCode::SUCCESS
+                } else {
+                    ExitCode::FAILURE
                 }
-                Err(e) => report(Err(e.to_string())),
             }
-        }
+            Err(e) => report(Err(e)),
+        },
     }
 }
 

@@ -11,11 +11,16 @@ use std::time::{Duration, SystemTime};
 
 use cosmoql_gateway::auth::{authorization_header, key_bytes, EMULATOR_KEY};
 
-/// A running server and its port.
+/// A running server on `dir` and its port.
 fn serve(dir: &std::path::Path) -> (Child, u16) {
+    serve_with(&[dir.as_os_str()])
+}
+
+/// A running server with `args` after `serve --port 0`, and its port.
+fn serve_with(args: &[&std::ffi::OsStr]) -> (Child, u16) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_cosmoql"))
         .args(["serve", "--port", "0"])
-        .arg(dir)
+        .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -99,4 +104,69 @@ fn sigterm_finishes_in_flight_writes_and_every_acknowledged_one_is_there_after_a
     let _ = server.kill();
     let _ = server.wait();
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `cosmoql test SUITE --endpoint URL`: the repository's suites over the wire. Sent whole (the
+/// Python SDK's way) every case passes, as embedded; merged on the client from the query plans
+/// (`--client-merge`, the JavaScript and Rust SDKs' way) every case passes but the named ones a
+/// client pipeline cannot give here (a SUM whose ranges disagree on types: a range's undefined
+/// partial cannot tell "no numbers" from "not all numbers"; shapes the server has no per-range
+/// form for). `--bless --endpoint` writes the endpoint's answers as the expectations.
+#[test]
+fn query_suites_run_against_the_server() {
+    let (mut server, port) = serve_with(&[]);
+    let endpoint = format!("http://127.0.0.1:{port}/");
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf();
+    let test = |suite: &std::path::Path, extra: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_cosmoql"))
+            .arg("test")
+            .arg(suite)
+            .args(["--endpoint", &endpoint, "--key", EMULATOR_KEY])
+            .args(extra)
+            .output()
+            .unwrap();
+        (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    for suite in ["examples/suite", "tests/suites"] {
+        let (ok, out) = test(&repo.join(suite), &[]);
+        assert!(ok && out.ends_with(" 0 failed\n"), "{suite}:\n{out}");
+    }
+    let (ok, out) = test(&repo.join("tests/suites"), &["--client-merge"]);
+    assert!(!ok);
+    let failed: Vec<&str> = out.lines().filter_map(|l| l.strip_prefix("FAIL ")).collect();
+    let expected = [
+        "aggregates.sql:9: SUM over mixed types is undefined",
+        "joins_subqueries.sql:47: FROM a subquery",
+        "ranking.sql:4: FullTextScore ranks by BM25, most relevant first, items without text last",
+        "ranking.sql:9: TOP with ORDER BY RANK",
+        "ranking.sql:14: terms as an array",
+        "ranking.sql:19: RRF fuses a text ranking and a vector ranking with weights",
+        "undefined.sql:75: the static clock functions give one value per query",
+    ];
+    assert_eq!(failed.len(), expected.len(), "{out}");
+    for (got, want) in failed.iter().zip(expected) {
+        assert!(got.ends_with(want), "{got} is not {want}:\n{out}");
+    }
+    assert!(out.ends_with(&format!(" {} failed\n", expected.len())), "{out}");
+
+    // Blessing from the endpoint: a wrong expectation comes back as the suite had it.
+    let dir = std::env::temp_dir().join(format!("cosmoql-endpoint-bless-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    for file in ["fixtures.json", "people.ndjson", "people.sql", "orders.sql"] {
+        std::fs::copy(repo.join("examples/suite").join(file), dir.join(file)).unwrap();
+    }
+    let original = std::fs::read_to_string(dir.join("people.sql")).unwrap();
+    let first_expect = original.find("-- @expect\n").expect("an expectation") + "-- @expect\n".len();
+    let line_end = first_expect + original[first_expect..].find('\n').unwrap();
+    let broken = format!("{}[\"wrong\"]{}", &original[..first_expect], &original[line_end..]);
+    std::fs::write(dir.join("people.sql"), &broken).unwrap();
+    let (ok, out) = test(&dir, &[]);
+    assert!(!ok, "{out}");
+    let (ok, out) = test(&dir, &["--bless"]);
+    assert!(ok, "{out}");
+    assert_eq!(std::fs::read_to_string(dir.join("people.sql")).unwrap(), original);
+    let _ = std::fs::remove_dir_all(&dir);
+    server.kill().unwrap();
+    let _ = server.wait();
 }

@@ -1,0 +1,436 @@
+//! A client of any Cosmos DB for NoSQL endpoint (the service, an emulator, `cosmoql serve`):
+//! what `cosmoql test SUITE --endpoint URL --key KEY` runs a query suite with.
+//!
+//! It speaks the REST API as the SDKs do (`../shared/research/gateway-python.md`): master-key
+//! signatures ([`crate::auth::authorization_header`]), JSON bodies, continuation headers. A query
+//! scoped to a partition key goes whole to that partition. A cross-partition query goes whole
+//! first, as the Python SDK sends it; when the endpoint answers 400/1004 (the service does for
+//! what only a client-side merge gives), or always with [`QueryRequest::client_merge`] (the
+//! JavaScript and Rust SDKs' way), the client asks for the query plan: a plan with nothing to
+//! merge sends the query whole; otherwise each partition key range runs the plan's rewritten query
+//! and [`merge`] combines the pages as an SDK's pipeline would. Everything is read
+//! in full (a suite compares whole results), with bounds: a response body at most
+//! [`MAX_RESPONSE_BYTES`], at most [`MAX_PAGES`] pages per query, a timeout per request.
+
+mod merge;
+
+use std::time::{Duration, SystemTime};
+
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine;
+use cosmoql::value::{parse_json, to_json_string, Map};
+use cosmoql::{PartitionKey, PartitionKeyDefinition, QueryError, QueryErrorKind, Value};
+
+use crate::auth::authorization_header;
+
+pub use merge::merge;
+
+/// The largest response body read (the service's pages are at most 4 MB).
+pub const MAX_RESPONSE_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Pages read for one query at most (a server that never stops paging is an error).
+pub const MAX_PAGES: usize = 100_000;
+
+/// Time one request may take.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// What went wrong talking to the endpoint (not a query's own refusal).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RemoteError(pub String);
+
+impl std::fmt::Display for RemoteError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// A response: status, the headers the client reads, the body as JSON (`Undefined` when empty).
+#[derive(Debug, Clone)]
+pub struct Answer {
+    pub status: u16,
+    pub substatus: u32,
+    pub continuation: Option<String>,
+    pub body: Value,
+}
+
+/// An account at an endpoint, with its master key.
+pub struct Account {
+    base: String,
+    key: Vec<u8>,
+    agent: ureq::Agent,
+}
+
+impl std::fmt::Debug for Account {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Account").field("base", &self.base).finish_non_exhaustive()
+    }
+}
+
+impl Account {
+    /// The account at `endpoint` (`https://host:port/` or `http://...`) with `key` (base64);
+    /// `ca_pem` adds a certificate to trust (`cosmoql serve --tls --cert-out FILE`, an emulator's).
+    pub fn connect(endpoint: &str, key: &str, ca_pem: Option<&[u8]>) -> Result<Account, RemoteError> {
+        let key = STANDARD.decode(key.trim()).map_err(|_| RemoteError("the key is not base64".into()))?;
+        let base = endpoint.trim_end_matches('/').to_string();
+        if !base.starts_with("http://") && !base.starts_with("https://") {
+            return Err(RemoteError(format!("{endpoint}: the endpoint must start with http:// or https://")));
+        }
+        let mut tls = ureq::tls::TlsConfig::builder();
+        if let Some(pem) = ca_pem {
+            let mut certs = Vec::new();
+            for item in ureq::tls::parse_pem(pem) {
+                if let Ok(ureq::tls::PemItem::Certificate(cert)) = item {
+                    certs.push(cert);
+                }
+            }
+            if certs.is_empty() {
+                return Err(RemoteError("the CA file holds no PEM certificate".into()));
+            }
+            tls = tls.root_certs(ureq::tls::RootCerts::new_with_certs(&certs));
+        }
+        let config = ureq::Agent::config_builder()
+            .tls_config(tls.build())
+            .http_status_as_error(false)
+            .timeout_global(Some(REQUEST_TIMEOUT))
+            .build();
+        Ok(Account { base, key, agent: config.into() })
+    }
+
+    /// Sends a signed request: `path` like `/dbs/d/colls/c/docs` (names percent-encoded as
+    /// sent; signed decoded), `headers` besides the date, signature and version.
+    pub fn call(
+        &self,
+        verb: &str,
+        path: &str,
+        headers: &[(&str, String)],
+        body: Option<&Value>,
+    ) -> Result<Answer, RemoteError> {
+        let date = httpdate::fmt_http_date(SystemTime::now());
+        let decoded = percent_encoding::percent_decode_str(path).decode_utf8_lossy().into_owned();
+        let auth = authorization_header(&self.key, verb, &decoded, &date);
+        let url = format!("{}{path}", self.base);
+        let mut request = ureq::http::Request::builder()
+            .method(verb)
+            .uri(&url)
+            .header("x-ms-date", &date)
+            .header("authorization", auth)
+            .header("x-ms-version", "2020-07-15")
+            .header("accept", "application/json");
+        for (name, value) in headers {
+            request = request.header(*name, value.as_str());
+        }
+        let text = body.map(|b| to_json_string(b).unwrap_or_default()).unwrap_or_default();
+        let request = request.body(text).map_err(|e| RemoteError(format!("{url}: {e}")))?;
+        let mut response = self.agent.run(request).map_err(|e| RemoteError(format!("{verb} {url}: {e}")))?;
+        let header = |name: &str| response.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_string);
+        let status = response.status().as_u16();
+        let substatus = header("x-ms-substatus").and_then(|s| s.parse().ok()).unwrap_or(0);
+        let continuation = header("x-ms-continuation").filter(|c| !c.is_empty());
+        let bytes = response
+            .body_mut()
+            .with_config()
+            .limit(MAX_RESPONSE_BYTES)
+            .read_to_vec()
+            .map_err(|e| RemoteError(format!("{verb} {url}: reading the response: {e}")))?;
+        let body = if bytes.is_empty() {
+            Value::Undefined
+        } else {
+            let text = String::from_utf8(bytes).map_err(|_| RemoteError(format!("{verb} {url}: a body not UTF-8")))?;
+            parse_json(&text).map_err(|e| RemoteError(format!("{verb} {url}: a body not JSON: {e}")))?
+        };
+        Ok(Answer { status, substatus, continuation, body })
+    }
+
+    /// `call`, requiring a 2xx.
+    fn ok(
+        &self,
+        verb: &str,
+        path: &str,
+        headers: &[(&str, String)],
+        body: Option<&Value>,
+    ) -> Result<Answer, RemoteError> {
+        let answer = self.call(verb, path, headers, body)?;
+        if !(200..300).contains(&answer.status) {
+            return Err(RemoteError(format!("{verb} {path}: {} {}", answer.status, message_of(&answer.body))));
+        }
+        Ok(answer)
+    }
+
+    /// Creates database `id`.
+    pub fn create_database(&self, id: &str) -> Result<(), RemoteError> {
+        self.ok("POST", "/dbs", &[], Some(&Value::object([("id", Value::from(id))]))).map(|_| ())
+    }
+
+    /// Deletes database `id` (and everything in it).
+    pub fn delete_database(&self, id: &str) -> Result<(), RemoteError> {
+        self.ok("DELETE", &format!("/dbs/{}", encode(id)), &[], None).map(|_| ())
+    }
+
+    /// Creates a container from its properties (`id`, `partitionKey`, `indexingPolicy`, ...) with
+    /// `throughput` RU/s.
+    pub fn create_container(&self, database: &str, properties: &Value, throughput: u32) -> Result<(), RemoteError> {
+        let headers = [("x-ms-offer-throughput", throughput.to_string())];
+        self.ok("POST", &format!("/dbs/{}/colls", encode(database)), &headers, Some(properties)).map(|_| ())
+    }
+
+    /// Upserts `item` into a container keyed by `definition`.
+    pub fn upsert(&self, collection: &Collection, item: &Value) -> Result<(), RemoteError> {
+        let key = key_header(&collection.definition, item);
+        let headers = [("x-ms-documentdb-is-upsert", "True".to_string()), ("x-ms-documentdb-partitionkey", key)];
+        self.ok("POST", &format!("{}/docs", collection.path()), &headers, Some(item)).map(|_| ())
+    }
+}
+
+/// A container of a database, and how it is keyed.
+#[derive(Debug, Clone)]
+pub struct Collection {
+    pub database: String,
+    pub id: String,
+    pub definition: PartitionKeyDefinition,
+}
+
+impl Collection {
+    fn path(&self) -> String {
+        format!("/dbs/{}/colls/{}", encode(&self.database), encode(&self.id))
+    }
+}
+
+/// A query request.
+#[derive(Debug, Clone, Default)]
+pub struct QueryRequest {
+    pub sql: String,
+    /// Parameters, each name with its `@`.
+    pub parameters: Vec<(String, Value)>,
+    pub partition_key: Option<PartitionKey>,
+    pub page_size: Option<usize>,
+    /// Plan every cross-partition query and merge on the client (the JavaScript and Rust SDKs'
+    /// way), rather than sending it whole first and planning only when the endpoint asks for it
+    /// with a 400/1004 (the Python SDK's).
+    pub client_merge: bool,
+}
+
+impl QueryRequest {
+    fn body(&self, sql: &str) -> Value {
+        let parameters = self
+            .parameters
+            .iter()
+            .map(|(name, value)| Value::object([("name", Value::from(name.as_str())), ("value", value.clone())]));
+        Value::object([("query", Value::from(sql)), ("parameters", Value::array(parameters))])
+    }
+}
+
+impl Account {
+    /// Runs a query to its end: `Ok(Err)` for the endpoint's refusal of the query.
+    pub fn query(
+        &self,
+        collection: &Collection,
+        request: &QueryRequest,
+    ) -> Result<Result<Vec<Value>, QueryError>, RemoteError> {
+        let mut headers = vec![
+            ("x-ms-documentdb-isquery", "True".to_string()),
+            ("content-type", "application/query+json".to_string()),
+        ];
+        if let Some(n) = request.page_size {
+            headers.push(("x-ms-max-item-count", n.to_string()));
+        }
+        if let Some(key) = &request.partition_key {
+            headers.push(("x-ms-documentdb-partitionkey", key_values_header(&key.to_values())));
+            return self.drain(collection, &headers, &request.body(&request.sql), &request.sql);
+        }
+        headers.push(("x-ms-documentdb-query-enablecrosspartition", "True".to_string()));
+        if !request.client_merge {
+            // Whole first, as the Python SDK sends it: the endpoint answers, or refuses with
+            // 400/1004 what only a client-side merge can give (the service does for ORDER BY,
+            // aggregates, DISTINCT, GROUP BY, TOP and OFFSET across ranges).
+            match self.drain(collection, &headers, &request.body(&request.sql), &request.sql)? {
+                Err(e) if e.status == 400 && e.substatus == 1004 => {}
+                answer => return Ok(answer),
+            }
+        }
+        let plan = {
+            let mut plan_headers = headers.clone();
+            plan_headers.push(("x-ms-cosmos-is-query-plan-request", "True".to_string()));
+            plan_headers.push(("x-ms-cosmos-supported-query-features", SUPPORTED_FEATURES.to_string()));
+            plan_headers.push(("x-ms-cosmos-query-version", "1.4".to_string()));
+            let answer = self.call(
+                "POST",
+                &format!("{}/docs", collection.path()),
+                &plan_headers,
+                Some(&request.body(&request.sql)),
+            )?;
+            if answer.status != 200 {
+                return Ok(Err(query_error(&answer, &request.sql)));
+            }
+            answer.body
+        };
+        let info = plan.get("queryInfo");
+        if !merge::needs_merge(info) {
+            return self.drain(collection, &headers, &request.body(&request.sql), &request.sql);
+        }
+        let rewritten = match info.get("rewrittenQuery").as_str() {
+            Some(text) if !text.is_empty() => text.replace(crate::rewrite::ORDER_BY_FILTER, "true"),
+            _ => request.sql.clone(),
+        };
+        let ranges = self.ok("GET", &format!("{}/pkranges", collection.path()), &[], None)?;
+        let mut per_range = Vec::new();
+        if let Value::Array(list) = ranges.body.get("PartitionKeyRanges") {
+            for range in list.iter() {
+                let Some(id) = range.get("id").as_str() else { continue };
+                let mut range_headers = headers.clone();
+                range_headers.push(("x-ms-documentdb-partitionkeyrangeid", id.to_string()));
+                match self.drain(collection, &range_headers, &request.body(&rewritten), &rewritten)? {
+                    Ok(rows) => per_range.push(rows),
+                    Err(e) => return Ok(Err(e)),
+                }
+            }
+        }
+        Ok(merge(info, per_range).map_err(|m| QueryError::new(QueryErrorKind::Internal, m, None)))
+    }
+
+    /// Every page of a query request (results as they come, system properties kept).
+    fn drain(
+        &self,
+        collection: &Collection,
+        headers: &[(&str, String)],
+        body: &Value,
+        sql: &str,
+    ) -> Result<Result<Vec<Value>, QueryError>, RemoteError> {
+        let mut rows = Vec::new();
+        let mut token: Option<String> = None;
+        for _ in 0..MAX_PAGES {
+            let mut page_headers = headers.to_vec();
+            if let Some(t) = &token {
+                page_headers.push(("x-ms-continuation", t.clone()));
+            }
+            let answer = self.call("POST", &format!("{}/docs", collection.path()), &page_headers, Some(body))?;
+            if answer.status == 429 {
+                std::thread::sleep(Duration::from_millis(100));
+                continue;
+            }
+            if answer.status != 200 {
+                return Ok(Err(query_error(&answer, sql)));
+            }
+            if let Value::Array(docs) = answer.body.get("Documents") {
+                rows.extend(docs.iter().cloned());
+            }
+            match answer.continuation {
+                Some(next) => token = Some(next),
+                None => return Ok(Ok(rows)),
+            }
+        }
+        Err(RemoteError(format!("the query did not end within {MAX_PAGES} pages")))
+    }
+}
+
+/// The merge features a client declares it runs (the JavaScript SDK's list, less hybrid search).
+const SUPPORTED_FEATURES: &str = "NonValueAggregate, Aggregate, Distinct, MultipleOrderBy, OffsetAndLimit, OrderBy, \
+                                  Top, CompositeAggregate, GroupBy, MultipleAggregates, CountIf";
+
+/// A path segment as a URL carries it.
+fn encode(name: &str) -> String {
+    percent_encoding::utf8_percent_encode(name, percent_encoding::NON_ALPHANUMERIC).to_string()
+}
+
+/// The partition key header of `item` under `definition` (`[]` without a key, `{}` for a
+/// missing value, as the SDKs send them).
+fn key_header(definition: &PartitionKeyDefinition, item: &Value) -> String {
+    let values: Vec<Value> = definition
+        .paths()
+        .iter()
+        .map(|path| path.segments().iter().fold(item.clone(), |v, segment| v.get(segment).clone()))
+        .collect();
+    key_values_header(&values)
+}
+
+fn key_values_header(values: &[Value]) -> String {
+    let parts: Vec<String> = values
+        .iter()
+        .map(|v| match v {
+            Value::Undefined => "{}".to_string(),
+            v => to_json_string(v).unwrap_or_else(|| "{}".into()),
+        })
+        .collect();
+    format!("[{}]", parts.join(","))
+}
+
+/// The `message` of an error body (the service's `{"code", "message"}`).
+fn message_of(body: &Value) -> String {
+    body.get("message").as_str().map(str::to_string).unwrap_or_else(|| to_json_string(body).unwrap_or_default())
+}
+
+/// A query refusal as the engine would report it: a syntax error (`SC1xxx`) or a binding error
+/// (the other codes, and a 400 without one) at its location (UTF-16 offsets in the service's
+/// errors), anything else by status.
+fn query_error(answer: &Answer, sql: &str) -> QueryError {
+    let message = message_of(&answer.body);
+    // `Message: {"errors":[{"severity","location","code","message"}]}` then, from the service,
+    // more lines (ActivityId, ...).
+    let detail = message
+        .strip_prefix("Message: ")
+        .and_then(|rest| rest.lines().next())
+        .and_then(|json| parse_json(json).ok())
+        .map(|v| v.get("errors").clone());
+    let kind = match answer.status {
+        400 => QueryErrorKind::Bind,
+        408 | 429 => QueryErrorKind::Resource,
+        500.. => QueryErrorKind::Internal,
+        _ => QueryErrorKind::Storage,
+    };
+    if let Some(Value::Array(errors)) = detail {
+        if let Some(first) = errors.first() {
+            let code = first.get("code").as_str().unwrap_or_default();
+            let kind = if code.starts_with("SC1") { QueryErrorKind::Syntax } else { kind };
+            let text = first.get("message").as_str().unwrap_or_default().to_string();
+            let span = match (first.get("location").get("start").as_f64(), first.get("location").get("end").as_f64()) {
+                (Some(start), Some(end)) => Some(byte_span(sql, start as usize, end as usize)),
+                _ => None,
+            };
+            let mut error = QueryError::new(kind, text, span);
+            error.status = answer.status;
+            error.substatus = answer.substatus;
+            return error;
+        }
+    }
+    let mut error = QueryError::new(kind, message.lines().next().unwrap_or_default().to_string(), None);
+    error.status = answer.status;
+    error.substatus = answer.substatus;
+    error
+}
+
+/// A span from UTF-16 offsets into `sql`.
+fn byte_span(sql: &str, start: usize, end: usize) -> cosmoql::parser::Span {
+    let mut units = 0;
+    let mut at = |target: usize| {
+        units = 0;
+        for (byte, c) in sql.char_indices() {
+            if units >= target {
+                return byte;
+            }
+            units += c.len_utf16();
+        }
+        sql.len()
+    };
+    let (start, end) = (at(start), at(end));
+    cosmoql::parser::Span::new(start, end.max(start))
+}
+
+/// Container properties for the service: the fixture's, as JSON.
+pub fn container_properties(
+    id: &str,
+    definition: &PartitionKeyDefinition,
+    indexing: Option<Value>,
+    vectors: Option<Value>,
+) -> Value {
+    let mut m = Map::new();
+    m.insert("id".into(), Value::from(id));
+    if !definition.is_none() {
+        m.insert("partitionKey".into(), definition.to_json());
+    }
+    if let Some(policy) = indexing {
+        m.insert("indexingPolicy".into(), policy);
+    }
+    if let Some(policy) = vectors {
+        m.insert("vectorEmbeddingPolicy".into(), policy);
+    }
+    Value::from(m)
+}
