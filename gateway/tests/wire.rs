@@ -1,7 +1,7 @@
 //! `cosmoql serve` on a real socket, spoken to byte by byte: what a hostile or broken client gets
 //! (a missing, wrong or stale signature, a write with the read-only key, a body over the limit,
-//! malformed JSON, a forged continuation, a client that never finishes its headers or its TLS
-//! handshake) and the
+//! malformed JSON, a forged continuation, a client that never finishes its headers, its body or
+//! its TLS handshake, connections past the bound) and the
 //! service's answers the SDKs rely on (429 with its retry-after, 304 on an unchanged range set).
 
 use std::io::{Read, Write};
@@ -220,6 +220,51 @@ fn a_client_that_never_finishes_its_headers_is_let_go() {
     let _ = stream.read_to_end(&mut rest);
     // Closed by the server after its header timeout (1 s here), long before the client's 10 s.
     assert!(started.elapsed() < Duration::from_secs(5), "held for {:?}", started.elapsed());
+}
+
+/// A body that stops arriving is answered 408 after the body timeout, and the connection is let
+/// go; with the connection bound reached, the next client waits (in the kernel's backlog) until
+/// one closes, then is served.
+#[test]
+fn a_stalled_body_gets_408_and_connections_past_the_bound_wait_their_turn() {
+    let config = ServerConfig {
+        bind: "127.0.0.1:0".parse().unwrap(),
+        body_timeout: Duration::from_secs(1),
+        max_connections: 2,
+        ..ServerConfig::default()
+    };
+    let server = RunningServer::start(CosmosClient::new(), config).unwrap();
+    // Signed headers announcing 100 bytes, then 10 and silence.
+    let date = httpdate::fmt_http_date(SystemTime::now());
+    let auth = authorization_header(&STANDARD.decode(EMULATOR_KEY).unwrap(), "POST", "/dbs", &date);
+    let head = format!(
+        "POST /dbs HTTP/1.1\r\nhost: x\r\nx-ms-date: {date}\r\nauthorization: {auth}\r\ncontent-length: 100\r\n\r\n{{\"id\": \"db"
+    );
+    let started = std::time::Instant::now();
+    let mut stalled = TcpStream::connect(server.addr()).unwrap();
+    stalled.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    stalled.write_all(head.as_bytes()).unwrap();
+    let mut answer = vec![0u8; 512];
+    let n = stalled.read(&mut answer).unwrap_or(0);
+    let answer = String::from_utf8_lossy(&answer[..n]).into_owned();
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(started.elapsed() < Duration::from_secs(5), "held for {:?}", started.elapsed());
+    drop(stalled);
+
+    // Two idle connections hold the bound; a third is served only once one of them closes.
+    let idle: Vec<TcpStream> = (0..2).map(|_| TcpStream::connect(server.addr()).unwrap()).collect();
+    std::thread::sleep(Duration::from_millis(200));
+    let mut third = TcpStream::connect(server.addr()).unwrap();
+    third.set_read_timeout(Some(Duration::from_millis(700))).unwrap();
+    third.write_all(b"GET / HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n").unwrap();
+    let mut first = [0u8; 16];
+    assert!(third.read(&mut first).is_err(), "served past the connection bound");
+    drop(idle);
+    third.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut rest = Vec::new();
+    let _ = third.read_to_end(&mut rest);
+    // Unsigned: the 401 says it was read and answered.
+    assert!(String::from_utf8_lossy(&rest).starts_with("HTTP/1.1 401"), "{}", String::from_utf8_lossy(&rest));
 }
 
 /// With `--tls`, a client that opens a connection and never completes the handshake is let go
