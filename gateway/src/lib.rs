@@ -32,5 +32,5 @@ pub mod server;
 pub mod tls;
 pub mod wire;
 
-pub use resources::{Gateway, RangeMode};
+pub use resources::{Gateway, RangeMode, RetiredRanges};
 pub use server::{serve_until_signal, RunningServer, Server, ServerConfig};

@@ -16,7 +16,7 @@ use cosmoql::{ContainerClient, Epk, FeedPage, QueryOptions, Value};
 use crate::errors::{self, WireError};
 use crate::items::{check_session, header_key, session_headers};
 use crate::pkranges::RangeHistory;
-use crate::resources::Container;
+use crate::resources::{Container, RetiredRanges};
 use crate::wire::{charge_text, Reply, Request};
 
 /// Results a page holds when the client sets no size (the service's default).
@@ -86,7 +86,8 @@ pub type Scope = (u32, (Epk, Epk));
 /// The feed range a request is scoped to: the range of `x-ms-documentdb-partitionkeyrangeid`
 /// (a retired range: the span it had, now its children's), cut to `x-ms-start-epk` /
 /// `x-ms-end-epk` when they are given; with the serving range's id. A range never listed is
-/// 410/1002, as the service answers for a range it no longer has (the SDKs reload the ranges).
+/// 410/1002, as the service answers for a range it no longer has (the SDKs reload the ranges),
+/// and so is a retired one under [`RetiredRanges::Gone`].
 pub fn scope(container: &Container, ranges: &RangeHistory, request: &Request) -> Result<Option<Scope>, WireError> {
     let Some(text) = request.header("x-ms-documentdb-partitionkeyrangeid") else { return Ok(None) };
     let gone = || {
@@ -99,7 +100,11 @@ pub fn scope(container: &Container, ranges: &RangeHistory, request: &Request) ->
     };
     // The SDKs send `id` or `collectionRid,id`.
     let id = text.rsplit(',').next().unwrap_or_default().trim().parse::<u32>().map_err(|_| gone())?;
-    let (min, max) = ranges.span(&container.rid, id, &container.listed_partitions()).ok_or_else(gone)?;
+    let listed = container.listed_partitions();
+    if container.retired == RetiredRanges::Gone && !listed.iter().any(|p| p.id == id) {
+        return Err(gone());
+    }
+    let (min, max) = ranges.span(&container.rid, id, &listed).ok_or_else(gone)?;
     let epk = |hex: &str| {
         Epk::from_hex(hex).map_err(|_| request.bad_request(&format!("Invalid effective partition key '{hex}'.")))
     };

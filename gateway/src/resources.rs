@@ -35,6 +35,8 @@ pub struct Gateway {
     pub ranges: RangeHistory,
     /// How containers' ranges are listed.
     pub range_mode: RangeMode,
+    /// How a range retired by a split answers.
+    pub retired: RetiredRanges,
 }
 
 /// A strong etag of a resource's properties: it changes exactly when they do.
@@ -51,9 +53,10 @@ pub fn to_json(v: &Value) -> serde_json::Value {
 }
 
 impl Gateway {
-    /// A gateway over `client`, listing ranges as `range_mode` says.
-    pub fn new(client: CosmosClient, range_mode: RangeMode) -> Gateway {
-        Gateway { client, first_seen: Mutex::new(HashMap::new()), ranges: RangeHistory::default(), range_mode }
+    /// A gateway over `client`, listing ranges as `range_mode` says and answering for retired
+    /// ranges as `retired` says.
+    pub fn new(client: CosmosClient, range_mode: RangeMode, retired: RetiredRanges) -> Gateway {
+        Gateway { client, first_seen: Mutex::new(HashMap::new()), ranges: RangeHistory::default(), range_mode, retired }
     }
 
     fn ts_of(&self, rid: &str) -> u64 {
@@ -105,7 +108,14 @@ impl Gateway {
         }
         // A throttled request is the client's to retry (its SDK waits what the 429 says).
         let client = client.with_retry_options(RetryOptions { max_attempts: 1, max_wait: Duration::ZERO });
-        Ok(Container { client, database: database.id().to_string(), db_rid, rid, ranges: self.range_mode })
+        Ok(Container {
+            client,
+            database: database.id().to_string(),
+            db_rid,
+            rid,
+            ranges: self.range_mode,
+            retired: self.retired,
+        })
     }
 
     /// A database's document.
@@ -270,6 +280,19 @@ pub enum RangeMode {
     Single,
 }
 
+/// How a request for a partition key range that a split retired is answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RetiredRanges {
+    /// For the span the range had (now its children's), its continuation still valid: no SDK
+    /// needs to handle the split (`../shared/research/gateway-python.md` §7: the Python SDK's
+    /// repair restarts the children from the beginning and repeats results).
+    #[default]
+    Transparent,
+    /// 410 Gone with substatus 1002, as the service answers: the SDKs reload the ranges and
+    /// repair the request themselves (to test that handling).
+    Gone,
+}
+
 /// A container as a request found it: the client and the rids its documents embed.
 #[derive(Debug, Clone)]
 pub struct Container {
@@ -283,6 +306,8 @@ pub struct Container {
     pub rid: String,
     /// How its ranges are listed.
     pub ranges: RangeMode,
+    /// How its retired ranges answer.
+    pub retired: RetiredRanges,
 }
 
 impl Container {

@@ -29,7 +29,7 @@ use tokio::sync::Semaphore;
 
 use crate::auth::{Keys, SignedRequest};
 use crate::errors;
-use crate::resources::{Gateway, RangeMode};
+use crate::resources::{Gateway, RangeMode, RetiredRanges};
 use crate::routes;
 use crate::tls::Tls;
 use crate::wire::{Reply, Request};
@@ -56,6 +56,8 @@ pub struct ServerConfig {
     pub ranges: RangeMode,
     /// https with this certificate; `None`: plain http.
     pub tls: Option<Tls>,
+    /// How a range retired by a split answers.
+    pub retired: RetiredRanges,
 }
 
 impl ServerConfig {
@@ -81,6 +83,7 @@ impl Default for ServerConfig {
             grace: Duration::from_secs(30),
             ranges: RangeMode::Physical,
             tls: None,
+            retired: RetiredRanges::Transparent,
         }
     }
 }
@@ -185,7 +188,7 @@ pub fn serve_until_signal(
 ) -> std::io::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async {
-        let server = Server::bind(Gateway::new(client, config.ranges), config).await?;
+        let server = Server::bind(Gateway::new(client, config.ranges, config.retired), config).await?;
         ready(server.local_addr()?);
         server.run(stop_signal()).await;
         Ok(())
@@ -240,7 +243,7 @@ impl RunningServer {
                 }
             };
             runtime.block_on(async {
-                let server = match Server::bind(Gateway::new(client, config.ranges), config).await {
+                let server = match Server::bind(Gateway::new(client, config.ranges, config.retired), config).await {
                     Ok(server) => server,
                     Err(e) => {
                         let _ = bound.send(Err(e));

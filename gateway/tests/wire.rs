@@ -222,6 +222,51 @@ fn a_client_that_never_finishes_its_headers_is_let_go() {
     assert!(started.elapsed() < Duration::from_secs(5), "held for {:?}", started.elapsed());
 }
 
+/// After a split, a request for the retired range answers for the span it had (the default) or,
+/// with `RetiredRanges::Gone`, 410/1002 as the service does; the range list then names the
+/// children with the retired range as their parent.
+#[test]
+fn a_retired_range_answers_transparently_or_gone() {
+    for retired in [cosmoql_gateway::RetiredRanges::Transparent, cosmoql_gateway::RetiredRanges::Gone] {
+        let client = CosmosClient::new();
+        let config = ServerConfig { bind: "127.0.0.1:0".parse().unwrap(), retired, ..ServerConfig::default() };
+        let server = RunningServer::start(client.clone(), config).unwrap();
+        setup(&server, Some("400"));
+        for i in 0..20 {
+            let key = format!("[\"k{i}\"]");
+            let body = format!(r#"{{"id":"{i}","pk":"k{i}"}}"#);
+            assert_eq!(
+                call(&server, "POST", "/dbs/db/colls/c/docs", &[("x-ms-documentdb-partitionkey", &key)], &body).status,
+                201
+            );
+        }
+        let ranges = call(&server, "GET", "/dbs/db/colls/c/pkranges", &[], "");
+        let before = ranges.json()["PartitionKeyRanges"][0]["id"].as_str().unwrap().to_string();
+        // Raising the throughput past 10,000 RU/s per partition splits the partition.
+        let container = client.database_client("db").container_client("c").unwrap();
+        container.replace_throughput(cosmoql::Provisioned::Manual(40_000.0)).unwrap();
+        let after = call(&server, "GET", "/dbs/db/colls/c/pkranges", &[], "").json();
+        let listed = after["PartitionKeyRanges"].as_array().unwrap();
+        assert!(listed.len() > 1 && listed.iter().all(|r| r["id"] != before.as_str()), "{after}");
+        assert!(listed.iter().any(|r| r["parents"].as_array().is_some_and(|p| p.iter().any(|x| x == before.as_str()))));
+        let query = [
+            ("x-ms-documentdb-isquery", "True"),
+            ("content-type", "application/query+json"),
+            ("x-ms-documentdb-partitionkeyrangeid", before.as_str()),
+        ];
+        let r = call(&server, "POST", "/dbs/db/colls/c/docs", &query, r#"{"query":"SELECT VALUE c.id FROM c"}"#);
+        match retired {
+            cosmoql_gateway::RetiredRanges::Transparent => {
+                assert_eq!(r.status, 200, "{}", r.body);
+                assert_eq!(r.json()["_count"], 20);
+            }
+            cosmoql_gateway::RetiredRanges::Gone => {
+                assert_eq!((r.status, r.header("x-ms-substatus")), (410, Some("1002")), "{}", r.body);
+            }
+        }
+    }
+}
+
 /// A body that stops arriving is answered 408 after the body timeout, and the connection is let
 /// go; with the connection bound reached, the next client waits (in the kernel's backlog) until
 /// one closes, then is served.

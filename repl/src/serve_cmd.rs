@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use cosmoql::CosmosClient;
 use cosmoql_gateway::auth::{Keys, EMULATOR_KEY};
 use cosmoql_gateway::tls::Tls;
-use cosmoql_gateway::{RangeMode, ServerConfig};
+use cosmoql_gateway::{RangeMode, RetiredRanges, ServerConfig};
 
 /// Options of `cosmoql serve`.
 #[derive(Debug, clap::Args)]
@@ -35,6 +35,12 @@ pub struct ServeArgs {
     /// Rust SDK) send every query whole and get every shape, aggregates and GROUP BY included.
     #[arg(long, value_enum, default_value = "physical")]
     ranges: RangesArg,
+    /// How a request for a partition key range that a split retired is answered:
+    /// `transparent`, for the span it had (its continuation still valid: no client needs to
+    /// handle the split); `gone`, 410 with substatus 1002 as the service answers, so the SDKs
+    /// reload the ranges and repair the request themselves.
+    #[arg(long = "retired-ranges", value_enum, default_value = "transparent")]
+    retired_ranges: RetiredArg,
     /// Serve https with a self-signed certificate made at start, valid for localhost,
     /// 127.0.0.1, ::1 and the --bind address (the emulator's way; clients must trust it or skip
     /// verification, see --cert-out).
@@ -48,6 +54,13 @@ pub struct ServeArgs {
     /// Python, `curl --cacert FILE`).
     #[arg(long = "cert-out", value_name = "FILE", requires = "tls")]
     cert_out: Option<PathBuf>,
+}
+
+/// `--retired-ranges`.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum RetiredArg {
+    Transparent,
+    Gone,
 }
 
 /// `--ranges`.
@@ -73,8 +86,18 @@ pub fn run(args: &ServeArgs) -> Result<(), String> {
     if let (Some(tls), Some(file)) = (&tls, &args.cert_out) {
         std::fs::write(file, &tls.certificate_pem).map_err(|e| format!("{}: {e}", file.display()))?;
     }
-    let config =
-        ServerConfig { bind: SocketAddr::new(args.bind, args.port), keys, ranges, tls, ..ServerConfig::default() };
+    let retired = match args.retired_ranges {
+        RetiredArg::Transparent => RetiredRanges::Transparent,
+        RetiredArg::Gone => RetiredRanges::Gone,
+    };
+    let config = ServerConfig {
+        bind: SocketAddr::new(args.bind, args.port),
+        keys,
+        ranges,
+        tls,
+        retired,
+        ..ServerConfig::default()
+    };
     let bind = config.bind;
     let scheme = config.scheme();
     let ready = |addr: SocketAddr| {
