@@ -7,7 +7,8 @@
 # start-up (`start-up: N ms`, up to the first account read through the SDK), then runs
 # sdk_acceptance.py with the current SDK (requirements.txt) and with 4.9.0 (requirements-4.9.txt),
 # and conformance.py with the current SDK; then https_check.py against a second server started
-# with --tls, trusting the certificate it writes (--cert-out). Ends with their summary lines; exits 1 if any of them
+# with --tls, trusting the certificate it writes (--cert-out), and the split check against a third
+# started with --retired-ranges gone (the SDK repairs its requests after the split itself). Ends with their summary lines; exits 1 if any of them
 # failed (2 if the run could not start), and stops the server on every exit.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -76,6 +77,11 @@ stop_server
 # https: a server with a certificate made at start, trusted from the file it writes.
 start_server https --tls --cert-out "$work/cert.pem" || exit 2
 run https.log "$current" "$here/https_check.py" --endpoint "$endpoint" --key "$key" --cert "$work/cert.pem"
+stop_server
+
+# A split where the retired range answers 410/1002 as on the service: the SDK repairs itself.
+start_server gone --retired-ranges gone || exit 2
+run gone.log "$current" "$here/sdk_acceptance.py" --endpoint "$endpoint" --key "$key" --bin "$bin" --split-only
 
 echo "--- summary"
 echo "$startup"
@@ -85,4 +91,6 @@ for log in current older; do
 done
 grep '^python conformance: ' "$work/conformance.log" || echo "python conformance: no summary (crashed)"
 grep '^python https: ' "$work/https.log" || echo "python https: no summary (crashed)"
+grep '^python sdk acceptance: [0-9]' "$work/gone.log" | sed 's/^/(split, --retired-ranges gone) /' \
+  || echo "python split with --retired-ranges gone: no summary (crashed)"
 exit $status
