@@ -55,7 +55,11 @@ fn every_conformance_query_parses_and_round_trips() {
             }
         }
     }
-    println!("checked {checked} conformance queries from {}", dir.display());
+    // Written past the test harness's capture, so `cargo test` shows it (CI reads it there).
+    let _ = std::io::Write::write_fmt(
+        &mut std::io::stderr().lock(),
+        format_args!("checked {checked} conformance queries from {}\n", dir.display()),
+    );
     assert!(failures.is_empty(), "{} of {checked} failed:\n{}", failures.len(), failures.join("\n\n"));
     assert!(checked >= 300, "expected the full corpus, found {checked} queries");
 }
