@@ -827,6 +827,10 @@ impl ContainerClient {
         for (name, value) in query.parameters {
             options.parameters.insert(name, value);
         }
+        // Planned as the query runs: VectorDistance's direction follows the container's policy.
+        if options.vector_policies.is_empty() {
+            options.vector_policies = self.vector_policies();
+        }
         let sql = query.text;
         let fail = |error: QueryError| Error::Query { sql: sql.clone(), error };
         let plan = cosmoql_executor::plan_query(&*self.container, &sql, &options).map_err(fail)?;

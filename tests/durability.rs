@@ -930,6 +930,10 @@ fn a_containers_vector_embedding_policy_is_kept_and_queries_default_to_it() {
     let c = client.database_client("db").container_client("vectors").unwrap();
     assert_eq!(c.read_properties().get("vectorEmbeddingPolicy"), body.get("vectorEmbeddingPolicy"));
     assert_eq!(distance(&c), vec![Value::from(2f64.sqrt())]);
+    // EXPLAIN (and the REST query plan) plans it as it runs: euclidean orders nearest first.
+    let sql = "SELECT TOP 1 c.id FROM c ORDER BY VectorDistance(c.v, [0, 1, 0])";
+    let explain = c.explain(sql, cosmoql::QueryOptions::default(), false).unwrap();
+    assert!(!explain.plan.query.order_by[0].descending);
     // A policy the service refuses is refused at creation.
     let bad =
         json(r#"{"vectorEmbeddingPolicy": {"vectorEmbeddings": [{"path": "/v", "distanceFunction": "manhattan"}]}}"#);

@@ -46,7 +46,8 @@ pub fn query_plan(container: &Container, request: &Request) -> Result<Reply, Wir
         .map_err(|e| errors::from_error(&e, &request.activity_id))?;
     let plan = &explain.plan;
     let query_info = if container.ranges == RangeMode::Physical && !plan.concatenates() {
-        rewrite::query_info(&plan.syntax, &options.parameters).map_err(|Unsupported(shape)| {
+        let descending: Vec<bool> = plan.query.order_by.iter().map(|k| k.descending).collect();
+        rewrite::query_info(&plan.syntax, &options.parameters, &descending).map_err(|Unsupported(shape)| {
             request.bad_request(&format!(
                 "cosmoql serve has no per-range form for {shape} across partition key ranges: send the query itself \
                  (the Python SDK does, and the JavaScript SDK without forceQueryPlan), or start the server with \

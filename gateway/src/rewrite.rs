@@ -17,10 +17,14 @@
 //!   how the client combines each alias.
 //! - DISTINCT without ORDER BY: `Unordered`; each range runs the query as written.
 //!
+//! - ORDER BY VectorDistance (with TOP or LIMIT): the ORDER BY form, in the engine's direction
+//!   (a similarity is most similar first), marked `hasNonStreamingOrderBy`: the client buffers
+//!   each range's best and sorts them.
+//!
 //! The engine runs the per-range queries as any query scoped to a feed range (there, aggregates
 //! may compose: `PlanContext::request_feed_range`). Shapes without a faithful per-range form
-//! (non-streaming ORDER BY, GROUP BY with ORDER BY or DISTINCT, a FROM over a path or a
-//! subquery) are [`Unsupported`].
+//! (ORDER BY RANK, VectorDistance without TOP or LIMIT, GROUP BY with ORDER BY or DISTINCT, a
+//! FROM over a path or a subquery) are [`Unsupported`].
 
 use std::collections::HashMap;
 
@@ -37,7 +41,15 @@ pub struct Unsupported(pub &'static str);
 
 /// The `queryInfo` of the service's plan for `query` (parsed from the request's text, with its
 /// parameters by name without `@`), `rewrittenQuery` included.
-pub fn query_info(query: &Query, parameters: &HashMap<String, Value>) -> Result<Json, Unsupported> {
+///
+/// `descending` holds each ORDER BY key's direction as the engine binds it (ORDER BY
+/// VectorDistance with a similarity, cosine or dot product, is most similar first: descending when
+/// written ascending); empty, the directions as written.
+pub fn query_info(
+    query: &Query,
+    parameters: &HashMap<String, Value>,
+    descending: &[bool],
+) -> Result<Json, Unsupported> {
     if query.order_by_rank {
         return Err(Unsupported("ORDER BY RANK"));
     }
@@ -59,9 +71,14 @@ pub fn query_info(query: &Query, parameters: &HashMap<String, Value>) -> Result<
         group_by(query, &mut info)?;
     } else if !query.order_by.is_empty() {
         if query.order_by.iter().any(|o| non_streaming(&o.expr)) {
-            return Err(Unsupported("ORDER BY VectorDistance"));
+            // The service's non-streaming ORDER BY: each range's best, buffered and sorted by
+            // the client, which needs a bound on what it holds.
+            if info.top.is_none() && info.limit.is_none() {
+                return Err(Unsupported("ORDER BY VectorDistance without TOP or LIMIT"));
+            }
+            info.non_streaming = true;
         }
-        order_by(query, root, &mut info);
+        order_by(query, root, descending, &mut info);
     } else {
         if query.select.distinct {
             info.distinct = "Unordered";
@@ -88,6 +105,7 @@ struct Info {
     aggregates: Vec<&'static str>,
     alias_aggregates: Map<String, Json>,
     rewritten: String,
+    non_streaming: bool,
 }
 
 impl Info {
@@ -106,7 +124,7 @@ impl Info {
             "rewrittenQuery": self.rewritten,
             "hasSelectValue": matches!(query.select.projection, Projection::Value(_)),
             "dCountInfo": null,
-            "hasNonStreamingOrderBy": false,
+            "hasNonStreamingOrderBy": self.non_streaming,
         })
     }
 }
@@ -273,10 +291,11 @@ fn projection_object(items: &[cosmoql::parser::SelectItem], value: impl Fn(&Expr
     (format!("{{{}}}", fields.join(", ")), names)
 }
 
-fn order_by(query: &Query, root: &str, info: &mut Info) {
+fn order_by(query: &Query, root: &str, descending: &[bool], info: &mut Info) {
     info.distinct = if query.select.distinct { "Ordered" } else { "" };
-    for o in &query.order_by {
-        info.order_by.push(if o.direction == Some(SortDirection::Desc) { "Descending" } else { "Ascending" });
+    for (i, o) in query.order_by.iter().enumerate() {
+        let down = descending.get(i).copied().unwrap_or(o.direction == Some(SortDirection::Desc));
+        info.order_by.push(if down { "Descending" } else { "Ascending" });
         info.order_by_expressions.push(o.expr.to_string());
     }
     let items: Vec<String> = query.order_by.iter().map(|o| format!(r#"{{"item": {}}}"#, o.expr)).collect();
@@ -350,7 +369,7 @@ mod tests {
 
     fn info(sql: &str) -> Json {
         let params = HashMap::from([("n".to_string(), Value::from(3.0))]);
-        query_info(&cosmoql::parse(sql).unwrap(), &params).unwrap()
+        query_info(&cosmoql::parse(sql).unwrap(), &params, &[]).unwrap()
     }
 
     fn rewritten(sql: &str) -> String {
@@ -421,6 +440,27 @@ mod tests {
         );
     }
 
+    /// VectorDistance is ordered by the engine's direction (a similarity: most similar first),
+    /// buffered by the client (`hasNonStreamingOrderBy`), and needs TOP or LIMIT.
+    #[test]
+    fn order_by_vector_distance_is_non_streaming() {
+        let query = cosmoql::parse("SELECT TOP 2 c.id FROM c ORDER BY VectorDistance(c.v, [1, 0])").unwrap();
+        let plan = query_info(&query, &HashMap::new(), &[true]).unwrap();
+        assert_eq!(plan["hasNonStreamingOrderBy"], json!(true));
+        assert_eq!(plan["orderBy"], json!(["Descending"]));
+        assert_eq!(
+            plan["rewrittenQuery"],
+            json!(
+                r#"SELECT TOP 2 c._rid, [{"item": VectorDistance(c.v, [1, 0])}] AS orderByItems, {"id": c.id} AS payload FROM c WHERE ({documentdb-formattableorderbyquery-filter}) ORDER BY VectorDistance(c.v, [1, 0])"#
+            )
+        );
+        let unbounded = cosmoql::parse("SELECT c.id FROM c ORDER BY VectorDistance(c.v, [1, 0])").unwrap();
+        assert_eq!(
+            query_info(&unbounded, &HashMap::new(), &[true]),
+            Err(Unsupported("ORDER BY VectorDistance without TOP or LIMIT"))
+        );
+    }
+
     #[test]
     fn distinct_top_and_offset_without_order() {
         let plan = info("SELECT DISTINCT VALUE c.k FROM c");
@@ -437,7 +477,7 @@ mod tests {
             ("SELECT * FROM c.children ORDER BY c.n", "a FROM over a path or a subquery"),
             ("SELECT TOP @missing * FROM c", "a TOP, OFFSET or LIMIT parameter that is not a count"),
         ] {
-            assert_eq!(query_info(&cosmoql::parse(sql).unwrap(), &params), Err(Unsupported(shape)), "{sql}");
+            assert_eq!(query_info(&cosmoql::parse(sql).unwrap(), &params, &[]), Err(Unsupported(shape)), "{sql}");
         }
     }
 }

@@ -33,3 +33,13 @@ SELECT * FROM c ORDER BY RANK LOWER(c.text)
 SELECT VALUE c.id FROM c WHERE FullTextContains(c.text, "RED BIKE")
 -- @expect
 ["1"]
+
+-- @name ORDER BY VectorDistance: most similar first (cosine), the best two
+SELECT TOP 2 VALUE c.id FROM c ORDER BY VectorDistance(c.v, [1, 0])
+-- @expect
+["2", "4"]
+
+-- @name ORDER BY VectorDistance with its score, OFFSET LIMIT
+SELECT c.id, VectorDistance(c.v, [0, 1]) AS score FROM c ORDER BY VectorDistance(c.v, [0, 1]) OFFSET 1 LIMIT 2
+-- @expect
+[{"id": "3", "score": 0.7071067811865475}, {"id": "4", "score": 0.09950372048903948}]

@@ -319,6 +319,43 @@ function hierarchicalItems() {
 const KEYED = { paths: ["/pk"], kind: "Hash", version: 2 };
 const HIERARCHICAL = { paths: ["/t", "/u"], kind: "MultiHash", version: 2 };
 
+// A vector container: euclidean by its policy, so VectorDistance orders nearest first, and with
+// a cosine similarity given in the query, most similar first (descending).
+const VECTOR_POLICY = {
+  vectorEmbeddings: [{ path: "/embedding", dataType: "float32", dimensions: 3, distanceFunction: "euclidean" }],
+};
+const VECTOR_INDEXING = {
+  indexingMode: "consistent",
+  automatic: true,
+  includedPaths: [{ path: "/*" }],
+  excludedPaths: [{ path: '/"_etag"/?' }, { path: "/embedding/*" }],
+  vectorIndexes: [{ path: "/embedding", type: "flat" }],
+};
+
+/** 8 items at distinct distances from [1, 0, 0], whose 4 nearest by euclidean distance are not the
+ * 4 most similar by cosine (as the Python suite's). */
+function vectorItems() {
+  return Array.from({ length: 8 }, (_, i) => ({
+    id: `v${i}`,
+    pk: `p${i % 2}`,
+    embedding: [(1 + i) * (1 - i / 8), i / 4, (i % 3) / 2 + i / 100],
+  }));
+}
+
+// VectorDistance ORDER BY: the service's non-streaming plan (each range's best, buffered and
+// sorted by the SDK), which needs TOP or LIMIT.
+const VECTOR_QUERIES = [
+  ["ORDER BY VectorDistance (euclidean), TOP", "SELECT TOP 4 c.id FROM c ORDER BY VectorDistance(c.embedding, [1, 0, 0])"],
+  [
+    "ORDER BY VectorDistance (cosine: most similar first), TOP",
+    'SELECT TOP 4 c.id FROM c ORDER BY VectorDistance(c.embedding, [1, 0, 0], false, {"distanceFunction": "cosine"})',
+  ],
+  [
+    "ORDER BY VectorDistance with its score, OFFSET LIMIT",
+    "SELECT c.id, VectorDistance(c.embedding, [0, 1, 0]) AS d FROM c ORDER BY VectorDistance(c.embedding, [0, 1, 0]) OFFSET 1 LIMIT 3",
+  ],
+];
+
 const COMPOSITE_POLICY = {
   indexingMode: "consistent",
   automatic: true,
@@ -391,12 +428,13 @@ async function checkCreateContainer(
   id,
   partitionKey,
   ranges,
-  { indexingPolicy, throughput = THROUGHPUT } = {},
+  { indexingPolicy, vectorEmbeddingPolicy, throughput = THROUGHPUT } = {},
 ) {
   const body = () => ({
     id,
     partitionKey: structuredClone(partitionKey),
     ...(indexingPolicy ? { indexingPolicy: structuredClone(indexingPolicy) } : {}),
+    ...(vectorEmbeddingPolicy ? { vectorEmbeddingPolicy: structuredClone(vectorEmbeddingPolicy) } : {}),
   });
   const { container } = await database.containers.createIfNotExists(body(), { offerThroughput: throughput });
   const again = await database.containers.createIfNotExists(body(), { offerThroughput: throughput });
@@ -1139,12 +1177,18 @@ async function run(suite, oracle, { sdk, pipeline }, args) {
     const hierarchical = await suite.check(`containers: hierarchical /t, /u MultiHash v2 (${ranges} ranges)`, () =>
       checkCreateContainer(database, "hierarchical", HIERARCHICAL, ranges),
     );
+    const vectors = await suite.check(`containers: vector embedding policy and index (${ranges} ranges)`, () =>
+      checkCreateContainer(database, "vectors", KEYED, ranges, {
+        indexingPolicy: VECTOR_INDEXING,
+        vectorEmbeddingPolicy: VECTOR_POLICY,
+      }),
+    );
     const small = await suite.check("containers: 400 RU/s lists 1 range", () =>
       checkCreateContainer(database, "small", KEYED, 1, { throughput: 400 }),
     );
     if (small) await suite.check("throughput: readOffer 400, replace to 500", () => checkThroughput(small));
     await suite.check("containers: readAll", () =>
-      checkReadAllContainers(database, ["items", "crud", "composite", "hierarchical", "small"]),
+      checkReadAllContainers(database, ["items", "crud", "composite", "hierarchical", "vectors", "small"]),
     );
 
     if (crud) {
@@ -1196,6 +1240,27 @@ async function run(suite, oracle, { sdk, pipeline }, args) {
       );
       await suite.check(`items: create x${mixed.length} (composite)`, () => checkLoad(target));
       await compositeQueryChecks(suite, oracle, target, mode);
+    }
+
+    if (vectors) {
+      const rows = vectorItems();
+      const properties = {
+        id: "vectors",
+        partitionKey: KEYED,
+        indexingPolicy: VECTOR_INDEXING,
+        vectorEmbeddingPolicy: VECTOR_POLICY,
+      };
+      const target = new Target(
+        vectors,
+        rows,
+        oracle.write("vectors", rows),
+        ["/pk"],
+        oracle.writeProperties("vectors", properties),
+      );
+      await suite.check(`items: create x${rows.length} (vectors)`, () => checkLoad(target));
+      for (const [label, sql] of VECTOR_QUERIES) {
+        await queryChecks(suite, oracle, label, target, sql, { planned: true, clientMerges: mode === "physical" });
+      }
     }
 
     if (hierarchical) {
