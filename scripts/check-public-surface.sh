@@ -27,3 +27,12 @@ TOML
 cd "$work"
 cargo build -q --offline 2>/dev/null || cargo build -q
 echo "public surface: $(ls src/bin | wc -l) examples build with cosmoql and no feature"
+# With --run, each example also runs to its end, as a user's program (what CI runs of them).
+if [ "${1:-}" = "--run" ]; then
+  target="${CARGO_TARGET_DIR:-$work/target}"
+  for source in src/bin/*.rs; do
+    name=$(basename "$source" .rs)
+    echo "-- $name"
+    "$target/debug/$name" > /dev/null
+  done
+fi
