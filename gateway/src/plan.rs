@@ -13,12 +13,11 @@
 //! engine answers the whole query there. The few shapes without a per-range form here (see
 //! [`crate::rewrite::Unsupported`]) are refused with a 400 that names the shape.
 
-use cosmoql::{Epk, QueryOptions};
+use cosmoql::Epk;
 use serde_json::json;
 
 use crate::errors::{self, WireError};
-use crate::items::header_key;
-use crate::query::query_spec;
+use crate::query::{query_options, query_spec};
 use crate::resources::{Container, RangeMode};
 use crate::rewrite::{self, Unsupported};
 use crate::wire::{Reply, Request};
@@ -36,10 +35,7 @@ fn query_range((min, max): &(Epk, Epk)) -> serde_json::Value {
 /// Answers a query-plan request.
 pub fn query_plan(container: &Container, request: &Request) -> Result<Reply, WireError> {
     let spec = query_spec(request)?;
-    let mut options = QueryOptions { partition_key: header_key(container, request)?, ..QueryOptions::default() };
-    for (name, value) in spec.parameters {
-        options.parameters.insert(name, value);
-    }
+    let options = query_options(container, request, &spec)?;
     let explain = container
         .client
         .explain(spec.text.as_str(), options.clone(), false)

@@ -65,19 +65,25 @@ pub fn page_size(request: &Request) -> Result<usize, WireError> {
     })
 }
 
-/// The options of a query or read-feed request: page size, continuation, key, metrics.
-fn options_of(container: &Container, request: &Request, spec: &QuerySpec) -> Result<QueryOptions, WireError> {
-    let mut options = QueryOptions {
-        max_item_count: Some(page_size(request)?),
-        continuation: request.header("x-ms-continuation").filter(|c| !c.is_empty()).map(str::to_string),
-        partition_key: header_key(container, request)?,
-        populate_index_metrics: request.flag("x-ms-cosmos-populateindexmetrics"),
-        ..QueryOptions::default()
-    };
+/// What every request about a query says of it: the key it is scoped to and its parameters
+/// (the query-plan request says no more).
+pub fn query_options(container: &Container, request: &Request, spec: &QuerySpec) -> Result<QueryOptions, WireError> {
+    let mut options = QueryOptions { partition_key: header_key(container, request)?, ..QueryOptions::default() };
     for (name, value) in &spec.parameters {
         options.parameters.insert(name.clone(), value.clone());
     }
     Ok(options)
+}
+
+/// The options of a query or read-feed request: the query's, and page size, continuation,
+/// metrics.
+fn options_of(container: &Container, request: &Request, spec: &QuerySpec) -> Result<QueryOptions, WireError> {
+    Ok(QueryOptions {
+        max_item_count: Some(page_size(request)?),
+        continuation: request.header("x-ms-continuation").filter(|c| !c.is_empty()).map(str::to_string),
+        populate_index_metrics: request.flag("x-ms-cosmos-populateindexmetrics"),
+        ..query_options(container, request, spec)?
+    })
 }
 
 /// A request's feed range: the serving range's id and the EPK span read.
