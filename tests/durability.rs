@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use cosmoql::storage::{
-    BatchOperation, ChangeFeedStart, Container, ContainerSettings, DurableOptions, ErrorKind, Faults, FeedRange,
+    BatchOperation, ChangeFeedStart, Clock, Container, ContainerSettings, DurableOptions, ErrorKind, Faults, FeedRange,
     IndexingPolicy, PartitionKey, PartitionKeyDefinition, PatchOperation, Provisioned, Store, SyncMode, SystemClock,
     Throttle, UniqueKey, WriteOptions,
 };
@@ -34,7 +34,11 @@ fn dump(store: &Store) -> String {
     let mut out = String::new();
     for db_id in store.database_ids() {
         let db = store.database(&db_id).unwrap();
-        out += &format!("database {db_id} throughput {:?}\n", db.throughput().map(|t| t.provisioning()));
+        out += &format!(
+            "database {} throughput {:?}\n",
+            cosmoql_value::to_json_string(&db.properties()).unwrap(),
+            db.throughput().map(|t| t.provisioning())
+        );
         for c_id in db.container_ids() {
             let c = db.container(&c_id).unwrap();
             c.check_indexes().unwrap_or_else(|e| panic!("{c_id}: indexes differ from a rebuild: {e}"));
@@ -206,6 +210,34 @@ fn the_embedded_client_opens_a_directory() {
     let rows: Vec<serde_json::Value> =
         c.query_items_blocking("SELECT VALUE c.n FROM c", cosmoql::QueryOptions::default()).unwrap();
     assert_eq!(rows, vec![serde_json::json!(1)]);
+}
+
+#[test]
+fn databases_and_containers_keep_their_creation_time() {
+    let dir = temp_dir("created");
+    let ts = |store: &Store| {
+        let db = store.database("app").unwrap();
+        let c = db.container("things").unwrap();
+        (db.properties().get("_ts").clone(), c.properties().get("_ts").clone())
+    };
+    let before = {
+        let store = open(&dir);
+        let db = store.create_database("app").unwrap();
+        db.create_container("things", PartitionKeyDefinition::hash("/kind").unwrap(), ContainerSettings::default())
+            .unwrap();
+        ts(&store)
+    };
+    let created = before.0.as_f64().unwrap() as u64;
+    assert!(created > 1_700_000_000 && before.1.as_f64().unwrap() as u64 >= created, "{before:?}");
+    // The next second, so a creation time taken at opening would differ.
+    while SystemClock::default().unix_seconds() == created {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let store = open(&dir);
+    assert_eq!(ts(&store), before, "reopened from the log");
+    store.checkpoint().unwrap();
+    drop(store);
+    assert_eq!(ts(&open(&dir)), before, "reopened from a checkpoint");
 }
 
 #[test]

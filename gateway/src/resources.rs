@@ -8,9 +8,6 @@
 //! SDKs hash keys with its `paths`, `kind` and `version`); `_self` embeds the rids (the Python SDK
 //! cuts the collection rid out of an item's `_self`).
 
-use std::collections::HashMap;
-use std::sync::Mutex;
-
 use cosmoql::store::PartitionInfo;
 use cosmoql::{
     ContainerClient, ContainerProperties, CosmosClient, DatabaseClient, Epk, IndexingPolicy, PartitionKey,
@@ -22,15 +19,13 @@ use std::time::Duration;
 
 use crate::errors::{self, WireError};
 use crate::pkranges::RangeHistory;
-use crate::wire::{now_seconds, Reply, Request};
+use crate::wire::{Reply, Request};
 
 /// The state every request shares: the account, and what the gateway remembers beside it.
 #[derive(Debug)]
 pub struct Gateway {
     /// The account.
     pub client: CosmosClient,
-    /// When the gateway first saw each database and container (by `_rid`): their `_ts`.
-    first_seen: Mutex<HashMap<String, u64>>,
     /// The ranges listed so far, for the parents of the ranges a split makes.
     pub ranges: RangeHistory,
     /// How containers' ranges are listed.
@@ -56,12 +51,7 @@ impl Gateway {
     /// A gateway over `client`, listing ranges as `range_mode` says and answering for retired
     /// ranges as `retired` says.
     pub fn new(client: CosmosClient, range_mode: RangeMode, retired: RetiredRanges) -> Gateway {
-        Gateway { client, first_seen: Mutex::new(HashMap::new()), ranges: RangeHistory::default(), range_mode, retired }
-    }
-
-    fn ts_of(&self, rid: &str) -> u64 {
-        let mut seen = self.first_seen.lock().unwrap_or_else(|e| e.into_inner());
-        *seen.entry(rid.to_string()).or_insert_with(now_seconds)
+        Gateway { client, ranges: RangeHistory::default(), range_mode, retired }
     }
 
     /// The database named (or with the rid) `name`; 404 if there is none.
@@ -128,7 +118,7 @@ impl Gateway {
             "_etag": content_etag(props),
             "_colls": "colls/",
             "_users": "users/",
-            "_ts": self.ts_of(rid),
+            "_ts": to_json(props.get("_ts")),
         })
     }
 
@@ -150,7 +140,6 @@ impl Gateway {
             map.insert("_triggers".into(), json!("triggers/"));
             map.insert("_udfs".into(), json!("udfs/"));
             map.insert("_conflicts".into(), json!("conflicts/"));
-            map.insert("_ts".into(), json!(self.ts_of(&container.rid)));
         }
         doc
     }

@@ -157,6 +157,8 @@ impl Store {
                 let next_container_rid = r.u32()?;
                 self.next_rid.fetch_max(rid, Ordering::Relaxed);
                 let throttle = Throttle::decode_optional(&mut r, clock)?;
+                // Records written before databases kept their creation time read as created now.
+                let created = if r.is_done() { clock.unix_seconds() } else { r.u64()? };
                 let dbs = self.databases.get_mut();
                 if !dbs.contains_key(&id) {
                     dbs.insert(
@@ -167,6 +169,7 @@ impl Store {
                             containers: RwLock::default(),
                             next_rid: AtomicU32::new(next_container_rid),
                             throughput: RwLock::new(throttle),
+                            created,
                             durable: std::sync::OnceLock::new(),
                             deleted: Default::default(),
                         }),
@@ -250,6 +253,7 @@ impl Store {
             containers: RwLock::default(),
             next_rid: AtomicU32::new(0),
             throughput: RwLock::default(),
+            created: crate::throughput::SystemClock::default().unix_seconds(),
             durable: self.durable.clone().map(std::sync::OnceLock::from).unwrap_or_default(),
             deleted: Default::default(),
         });
@@ -360,6 +364,8 @@ pub struct Database {
     next_rid: AtomicU32,
     /// Throughput shared by the containers without their own.
     throughput: RwLock<Option<Arc<Throttle>>>,
+    /// When it was created, in Unix seconds: its `_ts`.
+    created: u64,
     /// The store's log, when it is durable (set once, at creation or when the store opens).
     durable: std::sync::OnceLock<Arc<Durable>>,
     /// Deleted from its store: no container may be created in it any more.
@@ -372,6 +378,8 @@ impl Database {
         let mut w = Writer::new();
         w.u8(tag::CREATE_DATABASE).str(&self.id).u32(self.rid).u32(self.next_rid.load(Ordering::Relaxed));
         self.encode_throughput(&mut w);
+        // Last, so a record written before it existed still reads.
+        w.u64(self.created);
         w.buf
     }
 
@@ -392,10 +400,15 @@ impl Database {
         &self.id
     }
 
-    /// The database's properties in the service's JSON form (`id`, `_rid`).
+    /// The database's properties in the service's JSON form (`id`, `_rid`, `_ts`: when it was
+    /// created).
     pub fn properties(&self) -> Value {
         let rid = cosmoql_catalog::Rid::Database { database: self.rid }.encode().unwrap_or_default();
-        Value::object([("id", Value::from(self.id.as_str())), ("_rid", Value::from(rid))])
+        Value::object([
+            ("id", Value::from(self.id.as_str())),
+            ("_rid", Value::from(rid)),
+            ("_ts", Value::from(self.created as f64)),
+        ])
     }
 
     /// Provisions throughput shared by the database's containers (those without their own), or

@@ -295,6 +295,8 @@ pub struct Container {
     shared_throughput: RwLock<Option<Arc<Throttle>>>,
     /// Where `_ts` and time to live take the time from.
     clock: RwLock<Arc<dyn Clock>>,
+    /// When the container was created, in Unix seconds: its own `_ts`.
+    created: u64,
     /// The default time to live (`defaultTtl`; `None`: off).
     default_ttl: RwLock<Option<i64>>,
     /// Items that may expire, by when: (expiry, EPK, id). Entries go stale when their item is
@@ -389,6 +391,7 @@ impl Container {
             throughput: RwLock::new(None),
             shared_throughput: RwLock::new(None),
             clock: RwLock::new(Arc::new(SystemClock::default())),
+            created: SystemClock::default().unix_seconds(),
             default_ttl: RwLock::new(settings_ttl),
             expiry: Mutex::new(BTreeSet::new()),
             expired: AtomicU64::new(0),
@@ -580,6 +583,7 @@ impl Container {
             }
         }
         m.insert("_rid".into(), Value::from(self.rid_text()));
+        m.insert("_ts".into(), Value::from(self.created as f64));
         Value::from(m)
     }
 

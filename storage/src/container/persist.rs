@@ -322,10 +322,10 @@ impl Container {
         for p in map.iter() {
             w.u32(p.id).bytes(p.min.as_bytes()).bytes(p.max.as_bytes());
         }
-        // Last, so a record written before it existed reads as having none.
-        if let Some(kept) = &s.kept_properties {
-            w.str(&cosmoql_value::to_json_string(kept).unwrap_or_default());
-        }
+        // Last, so records written before they existed still read: the properties kept for the
+        // service's sake (empty: none), then the creation time.
+        let kept = s.kept_properties.as_ref().and_then(|k| cosmoql_value::to_json_string(k));
+        w.str(kept.as_deref().unwrap_or_default()).u64(self.created);
         w.buf
     }
 
@@ -382,7 +382,14 @@ impl Container {
         *container.partitions.write() = partitions;
         let mut container = container;
         if !r.is_done() {
-            container.settings.kept_properties = Some(cosmoql_value::parse_json(r.str()?).map_err(bad)?);
+            let kept = r.str()?;
+            if !kept.is_empty() {
+                container.settings.kept_properties = Some(cosmoql_value::parse_json(kept).map_err(bad)?);
+            }
+        }
+        // Records written before containers kept their creation time read as created now.
+        if !r.is_done() {
+            container.created = r.u64()?;
         }
         Ok((container, handle))
     }
