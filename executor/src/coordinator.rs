@@ -715,7 +715,8 @@ impl Coordinator<'_> {
             .iter()
             .map(|u| IndexWalk::new(self.source, &u.ranges, order, (start.clone(), Some(share)), false))
             .collect();
-        // The partitions' keys in ORDER BY order (keys per direction, then creation sequence).
+        // The partitions' keys in ORDER BY order (keys per direction, then creation sequence in
+        // the first key's direction).
         let descending = order.descending;
         let heads: Vec<_> = walks
             .iter_mut()
@@ -723,7 +724,7 @@ impl Coordinator<'_> {
             .collect();
         let mut merged = KWayMerge::new(heads, |a: &(WalkKey, ItemPosition), b: &(WalkKey, ItemPosition)| {
             let keys = if descending { b.0.cmp(&a.0) } else { a.0.cmp(&b.0) };
-            keys.then(a.1.seq.cmp(&b.1.seq))
+            keys.then(cosmoql_storage::tie_order(a.1.seq, b.1.seq, descending))
         });
         let mut last = None;
         let mut skipped = 0u64;

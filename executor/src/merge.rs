@@ -1,9 +1,10 @@
 //! ORDER BY: sorting rows with a bounded top-k, and merging partitions' sorted rows.
 //!
 //! Rows sort by their ORDER BY key values (the total order of values, per direction), then by
-//! their item's creation sequence number (unique in a container, so ties come in the order items
-//! were created, which is also the order of a range index's entries for one key), then by their
-//! place among the rows of one item. None of it depends on how the EPK space is cut into
+//! their item's creation sequence number in the first key's direction (unique in a container, so
+//! ties come in the order items were created, or its reverse under a descending key, as the
+//! service gives them: [`cosmoql_storage::tie_order`]), then by their place among the rows of
+//! one item. None of it depends on how the EPK space is cut into
 //! partitions, so every partitioning, every degree of parallelism and every access path (sort or
 //! index walk) gives the same order, and a page can resume after the last row it returned
 //! ([`SortCursor`]). The same [`SortBuffer`] sorts a
@@ -13,6 +14,7 @@ use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 use cosmoql_planner::{compare_sort_keys, SortKey};
+use cosmoql_storage::tie_order;
 use cosmoql_value::merge::KWayMerge;
 use cosmoql_value::Value;
 
@@ -37,11 +39,14 @@ impl SortedRow {
     }
 }
 
-/// Compares (keys, creation sequence, position).
+/// Compares (keys, creation sequence in the first key's direction, position).
 fn compare(keys: &[Value], pos: &RowPos, other_keys: &[Value], other_pos: &RowPos, order: &[SortKey]) -> Ordering {
-    let seq = |p: &RowPos| p.item.as_ref().map(|i| i.seq);
+    let first_descending = order.first().is_some_and(|k| k.descending);
     compare_sort_keys(keys, other_keys, order)
-        .then_with(|| seq(pos).cmp(&seq(other_pos)))
+        .then_with(|| match (&pos.item, &other_pos.item) {
+            (Some(a), Some(b)) => tie_order(a.seq, b.seq, first_descending),
+            (a, b) => a.is_some().cmp(&b.is_some()),
+        })
         .then_with(|| pos.cmp(other_pos))
 }
 

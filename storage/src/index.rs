@@ -63,6 +63,35 @@ enum Step<'a> {
     Element,
 }
 
+/// The order of rows whose ORDER BY keys are equal: by their items' creation sequence numbers
+/// (the document part of their `_rid`), ascending when the first ORDER BY key is ascending and
+/// descending when it is descending. The service's index walks give ties in that order, and the
+/// SDKs' ORDER BY pipelines count on it when they resume from a continuation token: "If there is
+/// a tie in the sort order the documents should be in _rid order in the same direction as the
+/// first order by field" (azure-cosmos-dotnet-v3, `OrderByCrossPartitionQueryPipelineStage`;
+/// azure-sdk-for-java `OrderByUtils`; @azure/cosmos `RidSkipCountFilter`). Index walks, sorts
+/// and merges all follow it, so every access path gives one order.
+pub fn tie_order(seq: u64, other: u64, first_key_descending: bool) -> Ordering {
+    if first_key_descending {
+        other.cmp(&seq)
+    } else {
+        seq.cmp(&other)
+    }
+}
+
+/// One key's postings in [`tie_order`], those after `after` (a sequence number of the same key
+/// where a walk stopped) only.
+fn ties(postings: &Postings, descending: bool, after: Option<u64>) -> impl Iterator<Item = u64> + '_ {
+    let seqs = postings.as_slice();
+    let (forward, backward) = match (descending, after) {
+        (false, None) => (seqs, &[][..]),
+        (false, Some(m)) => (&seqs[seqs.partition_point(|&s| s <= m)..], &[][..]),
+        (true, None) => (&[][..], seqs),
+        (true, Some(m)) => (&[][..], &seqs[..seqs.partition_point(|&s| s < m)]),
+    };
+    forward.iter().chain(backward.iter().rev()).copied()
+}
+
 fn owned_path(steps: &[Step<'_>]) -> Vec<IndexStep> {
     steps
         .iter()
@@ -608,8 +637,9 @@ impl PartitionIndex {
     }
 
     /// The (key, sequence number) entries at `path` after `after` (or from the start), in key
-    /// order (descending if `descending`; sequence numbers ascending within a key), at most
-    /// `limit` of them whose location satisfies `keep`. `None` when the path is not indexed.
+    /// order (descending if `descending`; within a key, sequence numbers in the same direction:
+    /// see [`ties`]), at most `limit` of them whose location satisfies `keep`. `None` when the
+    /// path is not indexed.
     pub fn ordered(
         &self,
         path: &[IndexStep],
@@ -621,11 +651,8 @@ impl PartitionIndex {
     ) -> Option<Vec<(IndexKey, u64)>> {
         let Some(node) = self.indexed_node(path)? else { return Some(Vec::new()) };
         let mut out = Vec::new();
-        let mut take = |key: &IndexKey, postings: &Postings, min_seq: Option<u64>| -> bool {
-            for &seq in postings.as_slice() {
-                if min_seq.is_some_and(|m| seq <= m) {
-                    continue;
-                }
+        let mut take = |key: &IndexKey, postings: &Postings, after_seq: Option<u64>| -> bool {
+            for seq in ties(postings, descending, after_seq) {
                 work.entries += 1;
                 if self.locations.get(&seq).is_some_and(|epk| keep(epk)) {
                     out.push((key.clone(), seq));
@@ -643,8 +670,8 @@ impl PartitionIndex {
         };
         let entries = node.values.range(range);
         let mut go = |(key, postings): (&IndexKey, &Postings)| {
-            let min_seq = after.filter(|(k, _)| k == key).map(|(_, s)| *s);
-            take(key, postings, min_seq)
+            let after_seq = after.filter(|(k, _)| k == key).map(|(_, s)| *s);
+            take(key, postings, after_seq)
         };
         if descending {
             for e in entries.rev() {
@@ -664,7 +691,7 @@ impl PartitionIndex {
 
     /// Like [`PartitionIndex::ordered`] for ORDER BY on several paths (with their directions),
     /// from a composite index that serves that order: tuples in that order, sequence numbers
-    /// ascending within a tuple. `None` when no composite index serves it, or when some item has
+    /// within a tuple in the first path's direction ([`ties`]). `None` when no composite index serves it, or when some item has
     /// no scalar at one of the paths (it has no tuple: the caller sorts).
     pub fn composite_ordered(
         &self,
@@ -701,12 +728,10 @@ impl PartitionIndex {
         }
         let range = (lower, upper);
         let mut out = Vec::new();
+        let ties_descending = keys.first().is_some_and(|(_, d)| *d);
         let mut go = |tuple: &[CompositeKey], postings: &Postings| -> bool {
-            let min_seq = after.zip(after_tuple.as_deref()).filter(|(_, t)| *t == tuple).map(|((_, s), _)| *s);
-            for &seq in postings.as_slice() {
-                if min_seq.is_some_and(|m| seq <= m) {
-                    continue;
-                }
+            let after_seq = after.zip(after_tuple.as_deref()).filter(|(_, t)| *t == tuple).map(|((_, s), _)| *s);
+            for seq in ties(postings, ties_descending, after_seq) {
                 work.entries += 1;
                 if self.locations.get(&seq).is_some_and(|epk| keep(epk)) {
                     out.push((tuple.iter().map(|c| c.key.clone()).collect(), seq));

@@ -1049,6 +1049,13 @@ async function mixedQueryChecks(suite, oracle, target, mode) {
   for (const [label, spec] of MERGING_QUERIES) {
     await queryChecks(suite, oracle, `partitionKey ${label}`, target, spec, { scope, oracleKey: "p2" });
   }
+  // Equal keys under a descending ORDER BY (p2 holds each of its colours four times), paged and
+  // resumed by the SDK's own pipeline too (forceQueryPlan; the filter on the key narrows the
+  // plan's queryRanges to one range, as the partitionKey option does not there): its resume
+  // filter (RidSkipCountFilter) skips the items before the token's _rid in the first key's
+  // direction, which is the order the service gives ties in.
+  const ties = 'SELECT c.id, c.cat FROM c WHERE c.pk = "p2" ORDER BY c.cat DESC';
+  await queryChecks(suite, oracle, "one key's ORDER BY DESC, equal keys", target, ties, { planned: true });
 }
 
 async function checkOrderByWithoutComposite(target) {

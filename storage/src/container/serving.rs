@@ -216,7 +216,7 @@ impl IndexServing for Container {
     }
 
     /// Up to `walk.limit` entries of `ranges` in the order of the range index at `path` (keys
-    /// descending if `descending`, then sequence numbers ascending), after `after`, with their
+    /// descending if `descending`, then sequence numbers in the same direction), after `after`, with their
     /// keys. `None` when a partition of the range cannot serve the path, or when some item there
     /// has no scalar at the path (an undefined, array or object value has no index entry): the
     /// caller sorts instead.
@@ -248,7 +248,7 @@ impl IndexServing for Container {
             runs.push(run);
         }
         let descending = walk.descending;
-        Some(merge_runs(runs, walk.limit, |a: &IndexKey, b| if descending { b.cmp(a) } else { a.cmp(b) }))
+        Some(merge_runs(runs, walk.limit, descending, |a: &IndexKey, b| if descending { b.cmp(a) } else { a.cmp(b) }))
     }
 
     /// Like [`Container::index_ordered`] for ORDER BY on several paths, from a composite index
@@ -274,7 +274,8 @@ impl IndexServing for Container {
             runs.push(run);
         }
         let directions: Vec<bool> = walk.keys.iter().map(|(_, d)| *d).collect();
-        Some(merge_runs(runs, walk.limit, |a: &Vec<IndexKey>, b| {
+        let first_descending = directions.first().copied().unwrap_or(false);
+        Some(merge_runs(runs, walk.limit, first_descending, |a: &Vec<IndexKey>, b| {
             a.iter()
                 .zip(b)
                 .zip(&directions)
@@ -366,6 +367,7 @@ impl IndexServing for Container {
 fn merge_runs<K>(
     runs: Vec<OrderedEntries<K>>,
     limit: usize,
+    first_descending: bool,
     keys: impl Fn(&K, &K) -> std::cmp::Ordering + Copy,
 ) -> OrderedEntries<K> {
     if runs.len() <= 1 {
@@ -375,7 +377,9 @@ fn merge_runs<K>(
         return run;
     }
     let inputs = runs.into_iter().map(Vec::into_iter).collect();
-    KWayMerge::new(inputs, move |a: &Entry<K>, b: &Entry<K>| keys(&a.0, &b.0).then(a.1.seq.cmp(&b.1.seq)))
-        .take(limit)
-        .collect()
+    KWayMerge::new(inputs, move |a: &Entry<K>, b: &Entry<K>| {
+        keys(&a.0, &b.0).then(crate::index::tie_order(a.1.seq, b.1.seq, first_descending))
+    })
+    .take(limit)
+    .collect()
 }
