@@ -324,7 +324,7 @@ impl Container {
         }
         // Last, so records written before they existed still read: the properties kept for the
         // service's sake (empty: none), then the creation time.
-        let kept = s.kept_properties.as_ref().and_then(|k| cosmoql_value::to_json_string(k));
+        let kept = s.kept_properties.as_ref().and_then(cosmoql_value::to_json_string);
         w.str(kept.as_deref().unwrap_or_default()).u64(self.created);
         w.buf
     }
