@@ -23,8 +23,10 @@
 //!
 //! The engine runs the per-range queries as any query scoped to a feed range (there, aggregates
 //! may compose: `PlanContext::request_feed_range`). Shapes without a faithful per-range form
-//! (ORDER BY RANK, VectorDistance without TOP or LIMIT, GROUP BY with ORDER BY or DISTINCT, a
-//! FROM over a path or a subquery) are [`Unsupported`].
+//! (ORDER BY RANK, VectorDistance without TOP or LIMIT, GROUP BY with ORDER BY or DISTINCT,
+//! ORDER BY over a FROM path, `IN` or subquery, a FROM subquery that computes over its rows) are
+//! [`Unsupported`]. A FROM over a path, `IN` or a subquery that filters and projects has rows
+//! from each item on its own: the ranges' rows concatenate and its aggregates compose.
 
 use std::collections::HashMap;
 
@@ -58,7 +60,9 @@ pub fn query_info(
         Some(ol) => (Some(count(&ol.offset, parameters)?), Some(count(&ol.limit, parameters)?)),
         None => (None, None),
     };
-    let root = root_alias(query)?;
+    if !per_item(query) {
+        return Err(Unsupported("a FROM subquery with TOP, OFFSET, ORDER BY, DISTINCT, GROUP BY or aggregates"));
+    }
     let mut info = Info { top, offset, limit, ..Info::default() };
     let grouped = !query.group_by.is_empty() || projection_has_aggregate(query);
     if grouped {
@@ -78,7 +82,7 @@ pub fn query_info(
             }
             info.non_streaming = true;
         }
-        order_by(query, root, descending, &mut info);
+        order_by(query, root_alias(query)?, descending, &mut info);
     } else {
         if query.select.distinct {
             info.distinct = "Unordered";
@@ -140,14 +144,36 @@ fn count(c: &Count, parameters: &HashMap<String, Value>) -> Result<u64, Unsuppor
     }
 }
 
-/// The alias the items are bound to (`c` in `FROM c`, `r` in `FROM root r`).
+/// The alias the items are bound to (`c` in `FROM c`, `r` in `FROM root r`), which ORDER BY's
+/// per-range form reads `_rid` from: a FROM over a path, `IN` or a subquery binds no item.
 fn root_alias(query: &Query) -> Result<&str, Unsupported> {
     match query.from.as_ref().map(|f| &f.source) {
         Some(FromSource::Aliased { collection: Collection::Path { root, path, .. }, alias, .. }) if path.is_empty() => {
             Ok(alias.as_ref().map_or(root.name.as_str(), |a| a.name.as_str()))
         }
-        Some(_) => Err(Unsupported("a FROM over a path or a subquery")),
+        Some(_) => Err(Unsupported("ORDER BY over a FROM path, IN or subquery")),
         None => Ok(""),
+    }
+}
+
+/// Whether the query's rows come from each item on its own, so that the ranges' rows together
+/// are the query's: a FROM over the container, a path in it, `IN`, or a subquery that only
+/// filters and projects such rows (one with TOP, OFFSET, ORDER BY, DISTINCT, GROUP BY or an
+/// aggregate computes over a range's rows, not the container's).
+fn per_item(query: &Query) -> bool {
+    let Some(from) = &query.from else { return true };
+    match &from.source {
+        FromSource::Aliased { collection: Collection::Subquery(inner), .. } => {
+            inner.select.top.is_none()
+                && inner.offset_limit.is_none()
+                && inner.order_by.is_empty()
+                && !inner.order_by_rank
+                && !inner.select.distinct
+                && inner.group_by.is_empty()
+                && !projection_has_aggregate(inner)
+                && per_item(inner)
+        }
+        _ => true,
     }
 }
 
@@ -470,11 +496,45 @@ mod tests {
     }
 
     #[test]
+    fn a_from_over_a_path_in_or_a_per_item_subquery_runs_per_range() {
+        // Rows that come from each item on their own concatenate: no rewrite.
+        for sql in [
+            "SELECT * FROM c.children ch WHERE ch.age > 3",
+            "SELECT VALUE t FROM t IN c.tags",
+            "SELECT x.id FROM (SELECT c.id, c.n FROM c WHERE c.n > 1) x",
+        ] {
+            let plan = info(sql);
+            assert_eq!((&plan["rewrittenQuery"], &plan["aggregates"]), (&json!(""), &json!([])), "{sql}");
+        }
+        // Their aggregates compose from the ranges' partial ones as any other's do.
+        assert_eq!(
+            rewritten("SELECT VALUE COUNT(1) FROM t IN c.tags"),
+            r#"SELECT VALUE [{"item": COUNT(1)}] FROM t IN c.tags"#
+        );
+        assert_eq!(
+            rewritten("SELECT VALUE MAX(x.n) FROM (SELECT VALUE c FROM c WHERE c.k = 1) x"),
+            concat!(
+                r#"SELECT VALUE [{"item": MAX(x.n), "item2": {"max": MAX(x.n), "count": COUNT(x.n)}}] "#,
+                "FROM (SELECT VALUE c FROM c WHERE c.k = 1) x"
+            )
+        );
+    }
+
+    #[test]
     fn shapes_without_a_per_range_form_are_named() {
         let params = HashMap::new();
         for (sql, shape) in [
             ("SELECT c.k, COUNT(1) AS n FROM c GROUP BY c.k ORDER BY c.k", "GROUP BY with ORDER BY"),
-            ("SELECT * FROM c.children ORDER BY c.n", "a FROM over a path or a subquery"),
+            ("SELECT * FROM c.children ORDER BY c.n", "ORDER BY over a FROM path, IN or subquery"),
+            ("SELECT VALUE t FROM t IN c.tags ORDER BY t", "ORDER BY over a FROM path, IN or subquery"),
+            (
+                "SELECT VALUE COUNT(1) FROM (SELECT TOP 3 * FROM c) x",
+                "a FROM subquery with TOP, OFFSET, ORDER BY, DISTINCT, GROUP BY or aggregates",
+            ),
+            (
+                "SELECT * FROM (SELECT VALUE COUNT(1) FROM c) n",
+                "a FROM subquery with TOP, OFFSET, ORDER BY, DISTINCT, GROUP BY or aggregates",
+            ),
             ("SELECT TOP @missing * FROM c", "a TOP, OFFSET or LIMIT parameter that is not a count"),
         ] {
             assert_eq!(query_info(&cosmoql::parse(sql).unwrap(), &params, &[]), Err(Unsupported(shape)), "{sql}");

@@ -952,6 +952,9 @@ const CONCATENATING_QUERIES = [
       'IS_DEFINED(c.s) AS hasS, CONCAT(c.pk, "-", c.cat) AS label FROM c WHERE IS_NUMBER(c.n)',
   ],
   ["JOIN", "SELECT c.id, t FROM c JOIN t IN c.nested.tags"],
+  ["FROM a path", "SELECT VALUE n.a FROM c.nested n WHERE IS_OBJECT(n)"],
+  ["FROM IN", "SELECT VALUE t FROM t IN c.nested.tags"],
+  ["FROM a subquery", "SELECT x.id, x.twice FROM (SELECT c.id, c.n * 2 AS twice FROM c WHERE c.n > 10) x"],
   ["key-pinned WHERE", 'SELECT * FROM c WHERE c.pk = "p2"'],
   ["key-pinned WHERE and filter", 'SELECT c.id FROM c WHERE c.pk = "p3" AND c.n > 10'],
   [
@@ -1001,6 +1004,8 @@ const MERGING_QUERIES = [
   ["VALUE AVG", "SELECT VALUE AVG(c.n) FROM c WHERE IS_NUMBER(c.n)"],
   ["VALUE MIN string", "SELECT VALUE MIN(c.s) FROM c"],
   ["VALUE COUNT empty", "SELECT VALUE COUNT(1) FROM c WHERE c.n > 100000"],
+  ["VALUE COUNT over IN", "SELECT VALUE COUNT(1) FROM t IN c.nested.tags"],
+  ["VALUE MAX over a FROM subquery", "SELECT VALUE MAX(x.n) FROM (SELECT c.n FROM c WHERE IS_NUMBER(c.n)) x"],
   ["VALUE AVG empty", "SELECT VALUE AVG(c.n) FROM c WHERE c.n > 100000"],
   [
     "aggregates non-VALUE",
