@@ -30,6 +30,12 @@ pub const MAX_RESPONSE_BYTES: u64 = 16 * 1024 * 1024;
 
 /// Pages read for one query at most (a server that never stops paging is an error).
 pub const MAX_PAGES: usize = 100_000;
+/// How many times a throttled request is sent again (the SDKs' default,
+/// `MaxRetryAttemptsOnThrottledRequests`).
+pub const MAX_THROTTLE_RETRIES: usize = 9;
+/// The most a request waits in all for throttling to pass (the SDKs' default,
+/// `MaxRetryWaitTimeOnThrottledRequests`).
+pub const MAX_THROTTLE_WAIT: Duration = Duration::from_secs(30);
 
 /// Time one request may take.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
@@ -98,6 +104,11 @@ impl Account {
 
     /// Sends a signed request: `path` like `/dbs/d/colls/c/docs` (names percent-encoded as
     /// sent; signed decoded), `headers` besides the date, signature and version.
+    ///
+    /// A request the endpoint throttles (429) is sent again after the wait its
+    /// `x-ms-retry-after-ms` asks for, as the SDKs' default retry policy does: at most
+    /// [`MAX_THROTTLE_RETRIES`] times and [`MAX_THROTTLE_WAIT`] of waiting in all, after which the
+    /// 429 is the answer.
     pub fn call(
         &self,
         verb: &str,
@@ -105,6 +116,27 @@ impl Account {
         headers: &[(&str, String)],
         body: Option<&Value>,
     ) -> Result<Answer, RemoteError> {
+        let mut waited = Duration::ZERO;
+        for _ in 0..MAX_THROTTLE_RETRIES {
+            let (answer, retry_after) = self.call_once(verb, path, headers, body)?;
+            let wait = retry_after.unwrap_or(Duration::from_millis(100));
+            if answer.status != 429 || waited + wait > MAX_THROTTLE_WAIT {
+                return Ok(answer);
+            }
+            std::thread::sleep(wait);
+            waited += wait;
+        }
+        Ok(self.call_once(verb, path, headers, body)?.0)
+    }
+
+    /// One attempt of [`Account::call`]: the answer, and the wait a 429 asks for.
+    fn call_once(
+        &self,
+        verb: &str,
+        path: &str,
+        headers: &[(&str, String)],
+        body: Option<&Value>,
+    ) -> Result<(Answer, Option<Duration>), RemoteError> {
         let date = httpdate::fmt_http_date(SystemTime::now());
         let decoded = percent_encoding::percent_decode_str(path).decode_utf8_lossy().into_owned();
         let auth = authorization_header(&self.key, verb, &decoded, &date);
@@ -126,6 +158,7 @@ impl Account {
         let status = response.status().as_u16();
         let substatus = header("x-ms-substatus").and_then(|s| s.parse().ok()).unwrap_or(0);
         let continuation = header("x-ms-continuation").filter(|c| !c.is_empty());
+        let retry_after = header("x-ms-retry-after-ms").and_then(|ms| ms.parse().ok()).map(Duration::from_millis);
         let bytes = response
             .body_mut()
             .with_config()
@@ -138,7 +171,7 @@ impl Account {
             let text = String::from_utf8(bytes).map_err(|_| RemoteError(format!("{verb} {url}: a body not UTF-8")))?;
             parse_json(&text).map_err(|e| RemoteError(format!("{verb} {url}: a body not JSON: {e}")))?
         };
-        Ok(Answer { status, substatus, continuation, body })
+        Ok((Answer { status, substatus, continuation, body }, retry_after))
     }
 
     /// `call`, requiring a 2xx.
@@ -303,10 +336,6 @@ impl Account {
                 page_headers.push(("x-ms-continuation", t.clone()));
             }
             let answer = self.call("POST", &format!("{}/docs", collection.path()), &page_headers, Some(body))?;
-            if answer.status == 429 {
-                std::thread::sleep(Duration::from_millis(100));
-                continue;
-            }
             if answer.status != 200 {
                 return Ok(Err(query_error(&answer, sql)));
             }
@@ -433,4 +462,71 @@ pub fn container_properties(
         m.insert("vectorEmbeddingPolicy".into(), policy);
     }
     Value::from(m)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::net::TcpListener;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    /// A server on a loopback socket answering each request with `answer(n)` (n counts from 0):
+    /// (status, x-ms-retry-after-ms). Returns its address and the count of requests.
+    fn server(answer: fn(usize) -> (u16, Option<u64>)) -> (String, Arc<AtomicUsize>) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = format!("http://{}", listener.local_addr().unwrap());
+        let count = Arc::new(AtomicUsize::new(0));
+        let seen = Arc::clone(&count);
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { return };
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut length = 0;
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                        break;
+                    }
+                    if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                        length = v.trim().parse().unwrap_or(0);
+                    }
+                }
+                let mut body = vec![0; length];
+                let _ = reader.read_exact(&mut body);
+                let (status, retry) = answer(seen.fetch_add(1, Ordering::SeqCst));
+                let retry = retry.map(|ms| format!("x-ms-retry-after-ms: {ms}\r\n")).unwrap_or_default();
+                let reply = format!(
+                    "HTTP/1.1 {status} S\r\n{retry}content-type: application/json\r\ncontent-length: 2\r\nconnection: close\r\n\r\n{{}}"
+                );
+                let _ = stream.write_all(reply.as_bytes());
+            }
+        });
+        (address, count)
+    }
+
+    fn account(address: &str) -> Account {
+        Account::connect(address, "AAAA", None).unwrap()
+    }
+
+    #[test]
+    fn a_throttled_request_is_sent_again_after_the_wait_the_429_asks_for() {
+        let (address, count) = server(|n| if n < 2 { (429, Some(30)) } else { (200, None) });
+        let started = std::time::Instant::now();
+        let answer = account(&address).call("GET", "/dbs", &[], None).unwrap();
+        assert_eq!((answer.status, count.load(Ordering::SeqCst)), (200, 3));
+        assert!(started.elapsed() >= Duration::from_millis(60), "{:?}", started.elapsed());
+    }
+
+    #[test]
+    fn throttling_that_lasts_ends_with_the_429_after_the_sdks_retry_budget() {
+        let (address, count) = server(|_| (429, Some(1)));
+        let answer = account(&address).call("GET", "/dbs", &[], None).unwrap();
+        assert_eq!((answer.status, count.load(Ordering::SeqCst)), (429, MAX_THROTTLE_RETRIES + 1));
+        // A wait past the budget is not waited for.
+        let (address, count) = server(|_| (429, Some(MAX_THROTTLE_WAIT.as_millis() as u64 + 1)));
+        let answer = account(&address).call("GET", "/dbs", &[], None).unwrap();
+        assert_eq!((answer.status, count.load(Ordering::SeqCst)), (429, 1));
+    }
 }
