@@ -366,7 +366,7 @@ fn key_header(definition: &PartitionKeyDefinition, item: &Value) -> String {
     let values: Vec<Value> = definition
         .paths()
         .iter()
-        .map(|path| path.segments().iter().fold(item.clone(), |v, segment| v.get(segment).clone()))
+        .map(|path| path.value_in(item).clone())
         .collect();
     key_values_header(&values)
 }
