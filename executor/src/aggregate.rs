@@ -1,6 +1,6 @@
 //! Aggregates: running accumulators per group, mergeable across partitions.
 //!
-//! Cosmos DB's rules: undefined arguments are skipped; SUM and AVG of anything but numbers are
+//! Cosmos DB's rules: undefined arguments are skipped (COUNTIF counts only `true`); SUM and AVG of anything but numbers are
 //! undefined; MIN and MAX order mixed scalars by type (null < booleans < numbers < strings) and
 //! are undefined over arrays or objects; over no rows COUNT and SUM are 0, MAKELIST and MAKESET
 //! `[]`, the others undefined. MAKELIST keeps every value (duplicates too) and MAKESET the
@@ -44,12 +44,12 @@ impl Accumulator {
 
     /// Adds a value; returns the bytes it now holds for it (MAKELIST, a new MAKESET value).
     pub fn add(&mut self, v: Value) -> u64 {
-        if v.is_undefined() {
+        if v.is_undefined() || (self.kind == AggregateKind::CountIf && v != Value::Bool(true)) {
             return 0;
         }
         self.count = self.count.saturating_add(1);
         match self.kind {
-            AggregateKind::Count => {}
+            AggregateKind::Count | AggregateKind::CountIf => {}
             AggregateKind::Sum | AggregateKind::Avg => match v {
                 Value::Number(n) => self.sum += n,
                 _ => self.poisoned = true,
@@ -120,7 +120,7 @@ impl Accumulator {
 
     pub fn result(&self) -> Value {
         match self.kind {
-            AggregateKind::Count => Value::from(self.count as f64),
+            AggregateKind::Count | AggregateKind::CountIf => Value::from(self.count as f64),
             AggregateKind::MakeList | AggregateKind::MakeSet => Value::from(self.values.clone()),
             _ if self.poisoned => Value::Undefined,
             AggregateKind::Sum => Value::from(self.sum),

@@ -193,6 +193,7 @@ fn non_streaming(e: &Expr) -> bool {
 fn aggregate_name(kind: AggregateKind) -> &'static str {
     match kind {
         AggregateKind::Count => "Count",
+        AggregateKind::CountIf => "CountIf",
         AggregateKind::Sum => "Sum",
         AggregateKind::Avg => "Average",
         AggregateKind::Min => "Min",
@@ -459,6 +460,11 @@ mod tests {
             json!(
                 r#"SELECT [{"item": c.k}] AS groupByItems, {"k": c.k, "n": {"item": COUNT(1)}, "$1": {"item": MAX(c.v), "item2": {"max": MAX(c.v), "count": COUNT(c.v)}}} AS payload FROM c GROUP BY c.k"#
             )
+        );
+        let plan = info("SELECT VALUE COUNTIF(c.n > 1) FROM c");
+        assert_eq!(
+            (&plan["aggregates"], &plan["rewrittenQuery"]),
+            (&json!(["CountIf"]), &json!(r#"SELECT VALUE [{"item": COUNTIF(c.n > 1)}] FROM c"#))
         );
         assert_eq!(
             rewritten("SELECT VALUE SUM(c.v) FROM c GROUP BY c.k"),

@@ -12,6 +12,8 @@ use std::sync::OnceLock;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum AggregateKind {
     Count,
+    /// `COUNTIF(condition)`: the rows where the condition is true.
+    CountIf,
     Sum,
     Avg,
     Min,
@@ -27,6 +29,7 @@ impl AggregateKind {
     pub fn name(self) -> &'static str {
         match self {
             AggregateKind::Count => "COUNT",
+            AggregateKind::CountIf => "COUNTIF",
             AggregateKind::Sum => "SUM",
             AggregateKind::Avg => "AVG",
             AggregateKind::Min => "MIN",
@@ -125,6 +128,7 @@ pub static SIGNATURES: &[Signature] = &[
     sig("COS", 1, Some(1)),
     sig("COT", 1, Some(1)),
     with("COUNT", 1, Some(1), FunctionKind::Aggregate(AggregateKind::Count)),
+    with("COUNTIF", 1, Some(1), FunctionKind::Aggregate(AggregateKind::CountIf)),
     sig("DateTimeAdd", 3, Some(3)),
     sig("DateTimeBin", 2, Some(4)),
     sig("DateTimeDiff", 3, Some(3)),

@@ -6,6 +6,16 @@ SELECT COUNT(1) AS n, COUNT(c.age) AS age, COUNT(c.nick) AS nick, COUNT(c.missin
 -- @expect
 [{"n": 6, "age": 5, "nick": 2, "missing": 0}]
 
+-- @name COUNTIF counts the rows whose condition is true
+SELECT COUNTIF(c.age > 30) AS older, COUNTIF(IS_DEFINED(c.nick)) AS nick, COUNTIF(c.age) AS notBoolean FROM c
+-- @expect
+[{"older": 2, "nick": 2, "notBoolean": 0}]
+
+-- @name COUNTIF as a VALUE
+SELECT VALUE COUNTIF(ARRAY_CONTAINS(c.tags, "a")) FROM c
+-- @expect
+[2]
+
 -- @name SUM over mixed types is undefined
 SELECT SUM(c.age) AS s FROM c
 -- @expect

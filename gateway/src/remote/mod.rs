@@ -363,11 +363,7 @@ fn encode(name: &str) -> String {
 /// The partition key header of `item` under `definition` (`[]` without a key, `{}` for a
 /// missing value, as the SDKs send them).
 fn key_header(definition: &PartitionKeyDefinition, item: &Value) -> String {
-    let values: Vec<Value> = definition
-        .paths()
-        .iter()
-        .map(|path| path.value_in(item).clone())
-        .collect();
+    let values: Vec<Value> = definition.paths().iter().map(|path| path.value_in(item).clone()).collect();
     key_values_header(&values)
 }
 
