@@ -135,7 +135,7 @@ fn query_suites_run_against_the_server() {
     assert!(!ok);
     let failed: Vec<&str> = out.lines().filter_map(|l| l.strip_prefix("FAIL ")).collect();
     let expected = [
-        "aggregates.sql:9: SUM over mixed types is undefined",
+        "aggregates.sql:19: SUM over mixed types is undefined",
         "ranking.sql:4: FullTextScore ranks by BM25, most relevant first, items without text last",
         "ranking.sql:9: TOP with ORDER BY RANK",
         "ranking.sql:14: terms as an array",
