@@ -627,3 +627,44 @@ fn a_log_with_the_largest_container_number_is_refused() {
     let _ = std::fs::remove_dir_all(&dir);
     assert!(err.message.contains("out of range"), "{}", err.message);
 }
+
+/// A log written before databases and containers kept their creation time (a database record
+/// ends before it; a container record before its kept properties and it) opens as it did then:
+/// the same items, and creation times taken at opening.
+#[test]
+fn a_log_from_before_creation_times_opens() {
+    let mut frames = log_seed().clone();
+    let mut trimmed = 0;
+    for f in frames.iter_mut() {
+        match f[0] {
+            // CREATE_DATABASE: its creation time is the last 8 bytes.
+            1 => f.truncate(f.len() - 8),
+            // CREATE_CONTAINER: an empty kept-properties string (its length, 0), then the time.
+            4 => {
+                assert_eq!(&f[f.len() - 12..f.len() - 8], &[0, 0, 0, 0]);
+                f.truncate(f.len() - 12);
+            }
+            _ => continue,
+        }
+        trimmed += 1;
+    }
+    assert!(trimmed >= 4, "{trimmed} records trimmed");
+    let items = |dir: &std::path::Path| {
+        let store = Store::open(dir, DurableOptions::default()).unwrap();
+        let db = store.database("d").unwrap();
+        let c = db.container("c").unwrap();
+        assert!(c.properties().get("_ts").as_f64().unwrap() > 1.7e9);
+        assert!(db.properties().get("_ts").as_f64().unwrap() > 1.7e9);
+        let mut ids: Vec<String> = c.scan().map(|(_, item)| to_json_string(&c.materialize(&item)).unwrap()).collect();
+        ids.sort();
+        ids
+    };
+    let dir = test_dir("fuzz-before-creation-times");
+    write_log(&dir, &frames);
+    let old = items(&dir);
+    write_log(&dir, log_seed());
+    let new = items(&dir);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(old, new);
+    assert!(old.len() > 20);
+}

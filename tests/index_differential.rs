@@ -87,6 +87,8 @@ const QUERIES: &[&str] = &[
     "SELECT c.id FROM c ORDER BY c.id OFFSET 5 LIMIT 3",
     "SELECT * FROM c ORDER BY c.id DESC OFFSET 2 LIMIT 20",
     "SELECT * FROM c ORDER BY c.a OFFSET 3 LIMIT 4",
+    // Ties under a descending key, merged on the partitions' index keys (latest first).
+    "SELECT * FROM c ORDER BY c.a DESC OFFSET 3 LIMIT 4",
     "SELECT c.pk, COUNT(1) AS n FROM c WHERE ARRAY_CONTAINS(c.tags, 'x') GROUP BY c.pk",
     "SELECT DISTINCT VALUE c.a FROM c WHERE c.a >= 0",
     "SELECT DISTINCT VALUE c.a FROM c",
@@ -222,6 +224,8 @@ fn policy() -> impl Strategy<Value = IndexingPolicy> {
     let composites = prop::sample::subsequence(
         vec![
             r#"[{"path":"/a","order":"ascending"},{"path":"/s","order":"descending"}]"#,
+            // The same orders walked the other way (ties follow the query's first key, not the walk).
+            r#"[{"path":"/a","order":"descending"},{"path":"/s"}]"#,
             r#"[{"path":"/s"},{"path":"/id"}]"#,
             r#"[{"path":"/s","order":"descending"},{"path":"/id","order":"descending"}]"#,
             r#"[{"path":"/pk"},{"path":"/id","order":"descending"}]"#,

@@ -2,7 +2,7 @@
 //!
 //! Cosmos DB's rules: undefined arguments are skipped (COUNTIF counts only `true`); SUM and AVG of anything but numbers are
 //! undefined; MIN and MAX order mixed scalars by type (null < booleans < numbers < strings) and
-//! are undefined over arrays or objects; over no rows COUNT and SUM are 0, MAKELIST and MAKESET
+//! are undefined over arrays or objects; over no rows COUNT, COUNTIF and SUM are 0, MAKELIST and MAKESET
 //! `[]`, the others undefined. MAKELIST keeps every value (duplicates too) and MAKESET the
 //! distinct ones, both in scan order (the service does not promise an order; this one is
 //! deterministic).

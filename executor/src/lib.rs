@@ -10,7 +10,7 @@
 //! | `emitter.rs` | where results go: the [`Emitter`](emitter::Emitter) (DISTINCT, OFFSET, LIMIT, a page's charge and resume point) |
 //! | `held.rs` | results held between pages for the shapes that cannot resume from a position (DISTINCT, GROUP BY, aggregates, ranking) |
 //! | `merge.rs` | ORDER BY: the bounded top-k sort buffer and the streaming k-way merge |
-//! | `aggregate.rs` | accumulators (COUNT, SUM, AVG, MIN, MAX, MAKELIST, MAKESET) and groups |
+//! | `aggregate.rs` | accumulators (COUNT, COUNTIF, SUM, AVG, MIN, MAX, MAKELIST, MAKESET) and groups |
 //! | `rank.rs` | ORDER BY RANK scores: BM25, vector similarity, RRF |
 //! | `eval.rs` | evaluating bound expressions on a row |
 //! | `functions/` | the bodies of the system functions |

@@ -412,7 +412,12 @@ impl fmt::Display for Plan {
                          the items of the rows returned"
                     ));
                 }
-                merge.push(format!("k-way merge on {order}, ties by creation order; project each row returned"));
+                let ties = if q.order_by.first().is_some_and(|k| k.descending) {
+                    "ties by creation order, latest first (the first key is descending)"
+                } else {
+                    "ties by creation order"
+                };
+                merge.push(format!("k-way merge on {order}, {ties}; project each row returned"));
             }
             Strategy::Concatenate => {
                 let keep = q.rows_needed().map_or(String::new(), |n| format!(" (stop after {n} results)"));

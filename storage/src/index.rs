@@ -17,8 +17,9 @@
 //! shares the item's encoded bytes.
 //!
 //! Sequence numbers (unique in the container, kept by replaces) name items; `locations` maps each
-//! to its logical partition. Within one key, items are in sequence order, which is also how the
-//! engine breaks ORDER BY ties, so an index walk and a sort give the same order.
+//! to its logical partition. Within one key, items are in sequence order; a walk reads them
+//! forward or backward as the first ORDER BY key is ascending or descending ([`tie_order`]), which
+//! is how the engine breaks ORDER BY ties, so an index walk and a sort give the same order.
 
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashMap};

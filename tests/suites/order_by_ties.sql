@@ -36,3 +36,21 @@ SELECT VALUE c.id FROM c WHERE c.pk = "a" ORDER BY c.v, c.w DESC
 -- @expect
 ["a4", "a2", "a1", "a3", "a5"]
 
+
+-- @name paged one by one, resuming inside the runs of equal keys
+-- @pagesize 1
+SELECT VALUE c.id FROM c WHERE c.pk = "a" ORDER BY c.v DESC
+-- @expect
+["a5", "a3", "a1", "a4", "a2"]
+
+-- @name two keys, the first descending, paged
+-- @pagesize 2
+SELECT VALUE c.id FROM c WHERE c.pk = "a" ORDER BY c.v DESC, c.w
+-- @expect
+["a5", "a3", "a1", "a2", "a4"]
+
+-- @name two keys, the first ascending, paged
+-- @pagesize 2
+SELECT VALUE c.id FROM c WHERE c.pk = "a" ORDER BY c.v, c.w DESC
+-- @expect
+["a4", "a2", "a1", "a3", "a5"]

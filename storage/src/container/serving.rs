@@ -363,7 +363,8 @@ impl IndexServing for Container {
 }
 
 /// The first `limit` entries of partitions' runs, each already in the walk's order: merged by
-/// their keys (`keys`, directions applied), then by creation sequence.
+/// their keys (`keys`, directions applied), then by creation sequence in the first key's
+/// direction ([`crate::index::tie_order`]).
 fn merge_runs<K>(
     runs: Vec<OrderedEntries<K>>,
     limit: usize,
