@@ -6,33 +6,30 @@ use cosmoql_planner::RankFn;
 
 use crate::error::QueryError;
 use crate::eval::{Eval, EvalContext};
+use crate::functions::{bm25, tokens};
 use crate::row::Row;
 
 /// Relevance of each row (higher first): BM25 for FullTextScore, reciprocal rank fusion for RRF.
 pub fn rank_scores(rank: &RankFn, ctx: &EvalContext<'_>, rows: &[Row]) -> Result<Vec<f64>, QueryError> {
     match rank {
         RankFn::FullText { text, terms } => {
-            let tokenize = |s: &str| -> Vec<String> {
-                s.split(|c: char| !c.is_alphanumeric()).filter(|t| !t.is_empty()).map(str::to_lowercase).collect()
-            };
-            let query: Vec<String> = terms.iter().flat_map(|t| tokenize(t)).collect();
+            let query: Vec<String> = terms.iter().flat_map(|t| tokens(t)).collect();
             let docs: Vec<Option<Vec<String>>> =
-                rows.iter().map(|r| text.eval(ctx, r).map(|v| v.as_str().map(tokenize))).collect::<Result<_, _>>()?;
+                rows.iter().map(|r| text.eval(ctx, r).map(|v| v.as_str().map(tokens))).collect::<Result<_, _>>()?;
             let n = docs.iter().filter(|d| d.is_some()).count().max(1) as f64;
             let avg = docs.iter().flatten().map(Vec::len).sum::<usize>() as f64 / n;
             let df = |t: &String| docs.iter().flatten().filter(|d| d.contains(t)).count() as f64;
-            let idf: Vec<f64> = query.iter().map(|t| ((n - df(t) + 0.5) / (df(t) + 0.5) + 1.0).ln()).collect();
-            let (k1, b) = (1.2, 0.75);
+            let dfs: Vec<f64> = query.iter().map(df).collect();
             Ok(docs
                 .iter()
                 .map(|d| match d {
                     None => f64::NEG_INFINITY,
                     Some(d) => query
                         .iter()
-                        .zip(&idf)
-                        .map(|(t, idf)| {
-                            let f = d.iter().filter(|w| *w == t).count() as f64;
-                            idf * f * (k1 + 1.0) / (f + k1 * (1.0 - b + b * d.len() as f64 / avg.max(1e-9)))
+                        .zip(&dfs)
+                        .map(|(t, df)| {
+                            let tf = d.iter().filter(|w| *w == t).count() as f64;
+                            bm25(tf, *df, n, d.len() as f64, avg)
                         })
                         .sum(),
                 })

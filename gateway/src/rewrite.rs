@@ -61,7 +61,9 @@ pub fn query_info(
         None => (None, None),
     };
     if !per_item(query) {
-        return Err(Unsupported("a FROM subquery with TOP, OFFSET, ORDER BY, DISTINCT, GROUP BY or aggregates"));
+        return Err(Unsupported(
+            "a FROM subquery without FROM, or with TOP, OFFSET, ORDER BY, DISTINCT, GROUP BY or aggregates",
+        ));
     }
     let mut info = Info { top, offset, limit, ..Info::default() };
     let grouped = !query.group_by.is_empty() || projection_has_aggregate(query);
@@ -78,7 +80,7 @@ pub fn query_info(
             // The service's non-streaming ORDER BY: each range's best, buffered and sorted by
             // the client, which needs a bound on what it holds.
             if info.top.is_none() && info.limit.is_none() {
-                return Err(Unsupported("ORDER BY VectorDistance without TOP or LIMIT"));
+                return Err(Unsupported("ORDER BY a vector or full-text score without TOP or LIMIT"));
             }
             info.non_streaming = true;
         }
@@ -159,7 +161,8 @@ fn root_alias(query: &Query) -> Result<&str, Unsupported> {
 /// Whether the query's rows come from each item on its own, so that the ranges' rows together
 /// are the query's: a FROM over the container, a path in it, `IN`, or a subquery that only
 /// filters and projects such rows (one with TOP, OFFSET, ORDER BY, DISTINCT, GROUP BY or an
-/// aggregate computes over a range's rows, not the container's).
+/// aggregate computes over a range's rows, not the container's; one without FROM gives its row
+/// once per range).
 fn per_item(query: &Query) -> bool {
     let Some(from) = &query.from else { return true };
     match &from.source {
@@ -171,6 +174,7 @@ fn per_item(query: &Query) -> bool {
                 && !inner.select.distinct
                 && inner.group_by.is_empty()
                 && !projection_has_aggregate(inner)
+                && inner.from.is_some()
                 && per_item(inner)
         }
         _ => true,
@@ -185,8 +189,11 @@ fn projection_has_aggregate(query: &Query) -> bool {
     }
 }
 
+/// A score the service orders by without an index (VectorDistance, and the internal scores of its
+/// hybrid search components): each range's best are buffered and sorted by the client.
 fn non_streaming(e: &Expr) -> bool {
-    matches!(&e.kind, ExprKind::Call { name, .. } if name.name.eq_ignore_ascii_case("VectorDistance"))
+    matches!(&e.kind, ExprKind::Call { name, .. }
+        if ["VectorDistance", "_VectorScore", "_FullTextScore"].iter().any(|f| name.name.eq_ignore_ascii_case(f)))
 }
 
 /// The service's name of an aggregate in a plan.
@@ -489,7 +496,7 @@ mod tests {
         let unbounded = cosmoql::parse("SELECT c.id FROM c ORDER BY VectorDistance(c.v, [1, 0])").unwrap();
         assert_eq!(
             query_info(&unbounded, &HashMap::new(), &[true]),
-            Err(Unsupported("ORDER BY VectorDistance without TOP or LIMIT"))
+            Err(Unsupported("ORDER BY a vector or full-text score without TOP or LIMIT"))
         );
     }
 
@@ -535,11 +542,15 @@ mod tests {
             ("SELECT VALUE t FROM t IN c.tags ORDER BY t", "ORDER BY over a FROM path, IN or subquery"),
             (
                 "SELECT VALUE COUNT(1) FROM (SELECT TOP 3 * FROM c) x",
-                "a FROM subquery with TOP, OFFSET, ORDER BY, DISTINCT, GROUP BY or aggregates",
+                "a FROM subquery without FROM, or with TOP, OFFSET, ORDER BY, DISTINCT, GROUP BY or aggregates",
+            ),
+            (
+                "SELECT VALUE COUNT(1) FROM (SELECT VALUE 1) x",
+                "a FROM subquery without FROM, or with TOP, OFFSET, ORDER BY, DISTINCT, GROUP BY or aggregates",
             ),
             (
                 "SELECT * FROM (SELECT VALUE COUNT(1) FROM c) n",
-                "a FROM subquery with TOP, OFFSET, ORDER BY, DISTINCT, GROUP BY or aggregates",
+                "a FROM subquery without FROM, or with TOP, OFFSET, ORDER BY, DISTINCT, GROUP BY or aggregates",
             ),
             ("SELECT TOP @missing * FROM c", "a TOP, OFFSET or LIMIT parameter that is not a count"),
         ] {

@@ -238,6 +238,11 @@ pub static SIGNATURES: &[Signature] = &[
     sig("UPPER", 1, Some(1)),
     sig("VectorDistance", 2, Some(4)),
     sig("YEAR", 1, Some(1)),
+    // The service's internal functions, which the SDKs' hybrid search pipelines send in the
+    // per-range queries of its plans (`docs/design/hybrid-search-plans.md`).
+    sig("_FullTextScore", 5, Some(5)),
+    sig("_FullTextWordCount", 1, Some(1)),
+    sig("_VectorScore", 2, Some(4)),
 ];
 
 fn table() -> &'static HashMap<String, FunctionId> {
@@ -252,9 +257,9 @@ pub fn lookup(name: &str) -> Option<FunctionId> {
     table().get(&name.to_ascii_uppercase()).copied()
 }
 
-/// Every function's documented name, sorted.
+/// Every function's documented name, sorted (the internal ones, `_...`, left out).
 pub fn names() -> Vec<&'static str> {
-    SIGNATURES.iter().map(|s| s.name).collect()
+    SIGNATURES.iter().map(|s| s.name).filter(|n| !n.starts_with('_')).collect()
 }
 
 #[cfg(test)]

@@ -14,9 +14,10 @@ use crate::error::PlanError;
 use crate::functions::Signature;
 
 /// The functions ORDER BY may sort by although they are not document paths, when they are the
-/// only ORDER BY item (the service's documented exceptions: vector and spatial distance).
+/// only ORDER BY item (the service's documented exceptions: vector and spatial distance; and the
+/// scores its hybrid search plans sort each component by, `_FullTextScore` and `_VectorScore`).
 pub fn may_order_by(function: &str) -> bool {
-    matches!(function, "VectorDistance" | "ST_DISTANCE")
+    matches!(function, "VectorDistance" | "ST_DISTANCE" | "_FullTextScore" | "_VectorScore")
 }
 
 /// `ORDER BY c.n + 1`, `ORDER BY UPPER(c.s)`, ordering by a value a FROM subquery computes, a

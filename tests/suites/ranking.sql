@@ -43,3 +43,23 @@ SELECT TOP 2 VALUE c.id FROM c ORDER BY VectorDistance(c.v, [1, 0])
 SELECT c.id, VectorDistance(c.v, [0, 1]) AS score FROM c ORDER BY VectorDistance(c.v, [0, 1]) OFFSET 1 LIMIT 2
 -- @expect
 [{"id": "3", "score": 0.7071067811865475}, {"id": "4", "score": 0.09950372048903948}]
+
+-- @name the internal word count the hybrid search statistics sum
+SELECT VALUE SUM(_FullTextWordCount(c.text)) FROM c
+-- @expect
+[11]
+
+-- @name the hit counts of the hybrid search statistics
+SELECT VALUE COUNTIF(FullTextContains(c.text, "red")) FROM c
+-- @expect
+[2]
+
+-- @name ORDER BY the internal full-text score, under the statistics given
+SELECT TOP 2 VALUE c.id FROM c ORDER BY _FullTextScore(c.text, ["red"], 5, 11, [2]) DESC
+-- @expect
+["1", "3"]
+
+-- @name ORDER BY the internal vector score: as VectorDistance, most similar first
+SELECT TOP 2 VALUE c.id FROM c ORDER BY _VectorScore(c.v, [1, 0])
+-- @expect
+["2", "4"]

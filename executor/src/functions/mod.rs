@@ -17,6 +17,8 @@ mod body;
 mod datetime;
 mod math;
 mod other;
+
+pub(crate) use other::{bm25, tokens};
 mod spatial;
 mod string;
 mod type_check;

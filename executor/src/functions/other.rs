@@ -1,5 +1,7 @@
 //! Conditional and full-text functions: IIF, FullTextContains, FullTextContainsAll,
-//! FullTextContainsAny.
+//! FullTextContainsAny, and the service's internal `_FullTextWordCount` and `_FullTextScore` (BM25
+//! under statistics given as arguments: its hybrid search plans sum each range's word counts and
+//! hit counts and pass the totals, `docs/design/hybrid-search-plans.md`).
 //!
 //! (`DocumentId`, the only item function, needs the item itself and is handled by the
 //! evaluator. `FullTextScore` and `RRF` rank items against statistics of the whole container and
@@ -23,9 +25,52 @@ pub(crate) const FUNCTIONS: &[Builtin] = &[
     Builtin { name: "FullTextContains", eval: |a, _| Ok(full_text(a, true)) },
     Builtin { name: "FullTextContainsAll", eval: |a, _| Ok(full_text(a, true)) },
     Builtin { name: "FullTextContainsAny", eval: |a, _| Ok(full_text(a, false)) },
+    Builtin {
+        name: "_FullTextWordCount",
+        eval: |a, _| Ok(a[0].as_str().map_or(Value::Undefined, |t| Value::from(tokens(t).len() as f64))),
+    },
+    Builtin { name: "_FullTextScore", eval: |a, _| Ok(full_text_score(a)) },
 ];
 
-fn tokens(text: &str) -> Vec<String> {
+/// BM25's weight of one query term in one text (k1 = 1.2, b = 0.75): the term occurs `tf` times
+/// in a text of `len` tokens; `df` of the `n` texts ranked hold it; they have `avg` tokens on
+/// average. FullTextScore (`crate::rank`) and `_FullTextScore` both score with it.
+pub(crate) fn bm25(tf: f64, df: f64, n: f64, len: f64, avg: f64) -> f64 {
+    let idf = ((n - df + 0.5) / (df + 0.5) + 1.0).ln();
+    let (k1, b) = (1.2, 0.75);
+    idf * tf * (k1 + 1.0) / (tf + k1 * (1.0 - b + b * len / avg.max(1e-9)))
+}
+
+/// `_FullTextScore(text, [terms], documentCount, totalWordCount, [hitCounts])`: the sum over the
+/// terms of their BM25 weight in `text`, each term counted where its tokens occur adjacent and in
+/// order (as FullTextContains matches it), `hitCounts[i]` the texts holding term `i`.
+/// Undefined when the text is not a string or the arguments are not of those shapes.
+fn full_text_score(args: &[Value]) -> Value {
+    let (Value::String(text), Value::Array(terms), Some(n), Some(words), Value::Array(hits)) =
+        (&args[0], &args[1], args[2].as_f64(), args[3].as_f64(), &args[4])
+    else {
+        return Value::Undefined;
+    };
+    if terms.len() != hits.len() || n <= 0.0 {
+        return Value::Undefined;
+    }
+    let text = tokens(text);
+    let mut score = 0.0;
+    for (term, hits) in terms.iter().zip(hits.iter()) {
+        let (Some(term), Some(df)) = (term.as_str(), hits.as_f64()) else { return Value::Undefined };
+        let needle = tokens(term);
+        if needle.is_empty() {
+            continue;
+        }
+        let tf = text.windows(needle.len()).filter(|w| *w == needle.as_slice()).count() as f64;
+        score += bm25(tf, df, n, text.len() as f64, words / n);
+    }
+    Value::from(score)
+}
+
+/// The full-text tokens of `text`: its runs of letters and digits, lowercased (what
+/// FullTextContains matches and FullTextScore counts).
+pub(crate) fn tokens(text: &str) -> Vec<String> {
     text.split(|c: char| !c.is_alphanumeric()).filter(|t| !t.is_empty()).map(str::to_lowercase).collect()
 }
 
@@ -62,6 +107,35 @@ mod tests {
     fn iif(cond: Value, a: Value, b: Value) -> Value {
         let def = lookup("iif").unwrap();
         (def.eval)(&[cond, a, b], &FunctionContext::default()).unwrap()
+    }
+
+    #[test]
+    fn the_internal_full_text_functions_score_with_the_statistics_they_are_given() {
+        let text = Value::from("red fox, red hen");
+        assert_eq!(call("_FullTextWordCount", std::slice::from_ref(&text)), Value::from(4));
+        assert_eq!(call("_FullTextWordCount", &[Value::from(4)]), Value::Undefined);
+        let score = |terms: &str, n: f64, words: f64, hits: &str| {
+            let args = [
+                text.clone(),
+                parse_json(terms).unwrap(),
+                Value::from(n),
+                Value::from(words),
+                parse_json(hits).unwrap(),
+            ];
+            call("_FullTextScore", &args)
+        };
+        // One term, twice in the text, in 2 of 10 texts of 4 tokens on average.
+        let idf = ((10.0 - 2.0 + 0.5) / (2.0 + 0.5) + 1.0f64).ln();
+        let expected = idf * 2.0 * 2.2 / (2.0 + 1.2 * (1.0 - 0.75 + 0.75 * 4.0 / 4.0));
+        let got = score(r#"["RED"]"#, 10.0, 40.0, "[2]").as_f64().unwrap();
+        assert!((got - expected).abs() < 1e-12, "{got} {expected}");
+        // A phrase counts where its tokens are adjacent; absent terms add nothing.
+        assert!(score(r#"["red fox", "cat"]"#, 10.0, 40.0, "[1, 0]").as_f64().unwrap() > 0.0);
+        assert_eq!(score(r#"["cat"]"#, 10.0, 40.0, "[0]"), Value::from(0));
+        // More documents holding the term: a lower score.
+        assert!(score(r#"["red"]"#, 10.0, 40.0, "[9]").as_f64() < score(r#"["red"]"#, 10.0, 40.0, "[1]").as_f64());
+        assert_eq!(score(r#"["red"]"#, 10.0, 40.0, "[1, 2]"), Value::Undefined);
+        assert_eq!(score(r#""red""#, 10.0, 40.0, "[1]"), Value::Undefined);
     }
 
     #[test]

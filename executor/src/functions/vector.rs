@@ -21,7 +21,11 @@ use cosmoql_value::Value;
 use super::body::{Builtin, FunctionContext};
 use crate::error::FunctionError;
 
-pub(crate) const FUNCTIONS: &[Builtin] = &[Builtin { name: "VectorDistance", eval: vector_distance }];
+pub(crate) const FUNCTIONS: &[Builtin] = &[
+    Builtin { name: "VectorDistance", eval: vector_distance },
+    // What the service's hybrid search plans call a component's VectorDistance.
+    Builtin { name: "_VectorScore", eval: vector_distance },
+];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Distance {
