@@ -181,6 +181,27 @@ fn no_source_file_is_over_a_thousand_lines() {
     assert!(long.is_empty(), "files too long:\n{}", long.join("\n"));
 }
 
+/// The scripts (the SDK suites, the tools) keep to the same bound.
+#[test]
+fn no_script_is_over_a_thousand_lines() {
+    fn walk(dir: &Path, long: &mut Vec<String>) {
+        for entry in std::fs::read_dir(dir).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                walk(&path, long);
+            } else if path.extension().is_some_and(|e| e == "py" || e == "mjs" || e == "sh") {
+                let lines = std::fs::read_to_string(&path).unwrap().lines().count();
+                if lines > 1000 {
+                    long.push(format!("{}: {lines} lines", path.strip_prefix(root()).unwrap().display()));
+                }
+            }
+        }
+    }
+    let mut long = Vec::new();
+    walk(&root().join("scripts"), &mut long);
+    assert!(long.is_empty(), "scripts too long:\n{}", long.join("\n"));
+}
+
 /// The layers of `docs/ARCHITECTURE.md`: each crate and the workspace crates it may depend on
 /// (`[dependencies]`, not dev-dependencies). The planner knows the catalog, never the storage
 /// engine; nothing below the facade knows the facade or the REPL; the REPL knows only the facade and the
