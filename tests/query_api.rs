@@ -121,3 +121,47 @@ fn cached_plans_follow_parameters_and_the_indexing_policy() {
     let other = container();
     assert_eq!(execute(&other, q, &QueryOptions::default().parameter("n", Value::from(3.0))).unwrap().items.len(), 1);
 }
+
+/// FullTextScore ranks with the statistics of the rows it ranks; `_FullTextScore` (what the
+/// service's hybrid search plans send each range) with the statistics it is given. Given what the
+/// plans' statistics query gathers, they order alike.
+#[test]
+fn full_text_ranking_and_the_internal_score_under_gathered_statistics_agree() {
+    let c = Container::new("t", PartitionKeyDefinition::hash("/pk").unwrap(), ContainerSettings::default());
+    let texts = [
+        "red bike red",
+        "blue bike",
+        "red car in the red barn",
+        "green tree",
+        "a bike for the red fox",
+        "bike bike bike",
+        "the quick red bike",
+        "nothing here at all",
+        "red",
+        "red bike blue bike bike",
+    ];
+    for (i, t) in texts.iter().enumerate() {
+        c.create(&parse_json(&format!(r#"{{"id":"{i}","pk":"a","text":"{t}"}}"#)).unwrap()).unwrap();
+    }
+    c.create(&parse_json(r#"{"id":"no-text","pk":"a","n":1}"#).unwrap()).unwrap();
+    // In one logical partition, as the plans' per-range requests are (their aggregates compose).
+    let options = QueryOptions { partition_key: Some(PartitionKey::from("a")), ..QueryOptions::default() };
+    let run = |sql: &str| execute(&c, sql, &options).unwrap().items;
+    let stats = run(
+        r#"SELECT COUNT(1) AS documentCount, [{"totalWordCount": SUM(_FullTextWordCount(c.text)), "hitCounts": [COUNTIF(FullTextContains(c.text, "red")), COUNTIF(FullTextContains(c.text, "red bike"))]}] AS fullTextStatistics FROM c"#,
+    );
+    let stats = &stats[0];
+    let n = stats.get("documentCount").as_f64().unwrap();
+    let statistics = stats.get("fullTextStatistics").index(0);
+    let words = statistics.get("totalWordCount").as_f64().unwrap();
+    let hits = cosmoql::value::to_json_string(statistics.get("hitCounts")).unwrap();
+    assert_eq!((n, words, hits.as_str()), (11.0, 36.0, "[6,3]"));
+    let ranked = run(r#"SELECT VALUE c.id FROM c ORDER BY RANK FullTextScore(c.text, "red", "red bike")"#);
+    let scored = run(&format!(
+        r#"SELECT VALUE c.id FROM c ORDER BY _FullTextScore(c.text, ["red", "red bike"], {n}, {words}, {hits}) DESC"#
+    ));
+    // The rows without the terms score 0 (and the one without text nothing): their order among
+    // themselves is each ordering's own tie order; the rows that hold a term agree.
+    assert_eq!(ranked[..6], scored[..6], "{ranked:?}\n{scored:?}");
+    assert_eq!(ranked.len(), 11);
+}

@@ -6,33 +6,26 @@ use cosmoql_planner::RankFn;
 
 use crate::error::QueryError;
 use crate::eval::{Eval, EvalContext};
-use crate::functions::{bm25, tokens};
+use crate::functions::{phrase_count, relevance, tokens};
 use crate::row::Row;
 
 /// Relevance of each row (higher first): BM25 for FullTextScore, reciprocal rank fusion for RRF.
 pub fn rank_scores(rank: &RankFn, ctx: &EvalContext<'_>, rows: &[Row]) -> Result<Vec<f64>, QueryError> {
     match rank {
         RankFn::FullText { text, terms } => {
-            let query: Vec<String> = terms.iter().flat_map(|t| tokens(t)).collect();
+            let terms: Vec<Vec<String>> = terms.iter().map(|t| tokens(t)).collect();
             let docs: Vec<Option<Vec<String>>> =
                 rows.iter().map(|r| text.eval(ctx, r).map(|v| v.as_str().map(tokens))).collect::<Result<_, _>>()?;
-            let n = docs.iter().filter(|d| d.is_some()).count().max(1) as f64;
-            let avg = docs.iter().flatten().map(Vec::len).sum::<usize>() as f64 / n;
-            let df = |t: &String| docs.iter().flatten().filter(|d| d.contains(t)).count() as f64;
-            let dfs: Vec<f64> = query.iter().map(df).collect();
+            // The statistics the service's hybrid search plans gather over the documents ranked
+            // (`docs/design/hybrid-search-plans.md`): how many there are, their words, and per
+            // term how many hold it.
+            let n = rows.len() as f64;
+            let words = docs.iter().flatten().map(Vec::len).sum::<usize>() as f64;
+            let hits: Vec<f64> =
+                terms.iter().map(|t| docs.iter().flatten().filter(|d| phrase_count(d, t) > 0).count() as f64).collect();
             Ok(docs
                 .iter()
-                .map(|d| match d {
-                    None => f64::NEG_INFINITY,
-                    Some(d) => query
-                        .iter()
-                        .zip(&dfs)
-                        .map(|(t, df)| {
-                            let tf = d.iter().filter(|w| *w == t).count() as f64;
-                            bm25(tf, *df, n, d.len() as f64, avg)
-                        })
-                        .sum(),
-                })
+                .map(|d| d.as_ref().map_or(f64::NEG_INFINITY, |d| relevance(d, &terms, n, words, &hits)))
                 .collect())
         }
         RankFn::Distance { call, similarity } => rows

@@ -18,7 +18,7 @@ mod datetime;
 mod math;
 mod other;
 
-pub(crate) use other::{bm25, tokens};
+pub(crate) use other::{phrase_count, relevance, tokens};
 mod spatial;
 mod string;
 mod type_check;

@@ -33,12 +33,35 @@ pub(crate) const FUNCTIONS: &[Builtin] = &[
 ];
 
 /// BM25's weight of one query term in one text (k1 = 1.2, b = 0.75): the term occurs `tf` times
-/// in a text of `len` tokens; `df` of the `n` texts ranked hold it; they have `avg` tokens on
-/// average. FullTextScore (`crate::rank`) and `_FullTextScore` both score with it.
-pub(crate) fn bm25(tf: f64, df: f64, n: f64, len: f64, avg: f64) -> f64 {
+/// in a text of `len` tokens; `df` of the `n` documents ranked hold it; they have `avg` tokens on
+/// average.
+fn bm25(tf: f64, df: f64, n: f64, len: f64, avg: f64) -> f64 {
     let idf = ((n - df + 0.5) / (df + 0.5) + 1.0).ln();
     let (k1, b) = (1.2, 0.75);
     idf * tf * (k1 + 1.0) / (tf + k1 * (1.0 - b + b * len / avg.max(1e-9)))
+}
+
+/// How many times `needle`'s tokens occur in `text`'s, adjacent and in order.
+pub(crate) fn phrase_count(text: &[String], needle: &[String]) -> usize {
+    if needle.is_empty() {
+        return 0;
+    }
+    text.windows(needle.len()).filter(|w| *w == needle).count()
+}
+
+/// The relevance of a text (its tokens) to the terms (each tokenized) under the statistics of
+/// the documents ranked, as the service's hybrid search statistics give them: `n` documents,
+/// `words` tokens in all, `hits[i]` documents holding term `i`. The sum of the terms' BM25
+/// weights; FullTextScore (`crate::rank`, the statistics of the rows it ranks) and
+/// `_FullTextScore` (the statistics as arguments) both score with it.
+pub(crate) fn relevance(text: &[String], terms: &[Vec<String>], n: f64, words: f64, hits: &[f64]) -> f64 {
+    let avg = words / n.max(1.0);
+    terms
+        .iter()
+        .zip(hits)
+        .filter(|(needle, _)| !needle.is_empty())
+        .map(|(needle, df)| bm25(phrase_count(text, needle) as f64, *df, n, text.len() as f64, avg))
+        .sum()
 }
 
 /// `_FullTextScore(text, [terms], documentCount, totalWordCount, [hitCounts])`: the sum over the
@@ -54,18 +77,13 @@ fn full_text_score(args: &[Value]) -> Value {
     if terms.len() != hits.len() || n <= 0.0 {
         return Value::Undefined;
     }
-    let text = tokens(text);
-    let mut score = 0.0;
-    for (term, hits) in terms.iter().zip(hits.iter()) {
-        let (Some(term), Some(df)) = (term.as_str(), hits.as_f64()) else { return Value::Undefined };
-        let needle = tokens(term);
-        if needle.is_empty() {
-            continue;
-        }
-        let tf = text.windows(needle.len()).filter(|w| *w == needle.as_slice()).count() as f64;
-        score += bm25(tf, df, n, text.len() as f64, words / n);
-    }
-    Value::from(score)
+    let (Some(terms), Some(hits)) = (
+        terms.iter().map(|t| t.as_str().map(tokens)).collect::<Option<Vec<_>>>(),
+        hits.iter().map(Value::as_f64).collect::<Option<Vec<_>>>(),
+    ) else {
+        return Value::Undefined;
+    };
+    Value::from(relevance(&tokens(text), &terms, n, words, &hits))
 }
 
 /// The full-text tokens of `text`: its runs of letters and digits, lowercased (what
@@ -76,8 +94,7 @@ pub(crate) fn tokens(text: &str) -> Vec<String> {
 
 /// Whether the keyword's tokens occur in the text's tokens, adjacent and in order.
 fn contains_phrase(text: &[String], keyword: &str) -> bool {
-    let needle = tokens(keyword);
-    !needle.is_empty() && text.windows(needle.len()).any(|w| w == needle.as_slice())
+    phrase_count(text, &tokens(keyword)) > 0
 }
 
 /// `all`: every keyword matches; otherwise any. Non-string text is undefined, as are non-string
