@@ -17,15 +17,16 @@
 //!   how the client combines each alias.
 //! - DISTINCT without ORDER BY: `Unordered`; each range runs the query as written.
 //!
-//! - ORDER BY VectorDistance (with TOP or LIMIT): the ORDER BY form, in the engine's direction
-//!   (a similarity is most similar first), marked `hasNonStreamingOrderBy`: the client buffers
-//!   each range's best and sorts them.
+//! - ORDER BY VectorDistance, or the internal `_VectorScore` and `_FullTextScore` of the
+//!   service's hybrid search components (with TOP or LIMIT): the ORDER BY form, in the engine's
+//!   direction (a similarity is most similar first), marked `hasNonStreamingOrderBy`: the client
+//!   buffers each range's best and sorts them.
 //!
 //! The engine runs the per-range queries as any query scoped to a feed range (there, aggregates
 //! may compose: `PlanContext::request_feed_range`). Shapes without a faithful per-range form
-//! (ORDER BY RANK, VectorDistance without TOP or LIMIT, GROUP BY with ORDER BY or DISTINCT,
-//! ORDER BY over a FROM path, `IN` or subquery, a FROM subquery that computes over its rows) are
-//! [`Unsupported`]. A FROM over a path, `IN` or a subquery that filters and projects has rows
+//! (ORDER BY RANK, a score without TOP or LIMIT, GROUP BY with ORDER BY or DISTINCT, ORDER BY
+//! over a FROM path, `IN` or subquery, a FROM subquery that computes over its rows or has no
+//! FROM) are [`Unsupported`]. A FROM over a path, `IN` or a subquery that filters and projects has rows
 //! from each item on its own: the ranges' rows concatenate and its aggregates compose.
 
 use std::collections::HashMap;
@@ -496,6 +497,24 @@ mod tests {
         let unbounded = cosmoql::parse("SELECT c.id FROM c ORDER BY VectorDistance(c.v, [1, 0])").unwrap();
         assert_eq!(
             query_info(&unbounded, &HashMap::new(), &[true]),
+            Err(Unsupported("ORDER BY a vector or full-text score without TOP or LIMIT"))
+        );
+    }
+
+    /// The scores of the service's hybrid search components are non-streaming too.
+    #[test]
+    fn order_by_the_internal_scores_is_non_streaming() {
+        let query =
+            cosmoql::parse(r#"SELECT TOP 3 VALUE c.id FROM c ORDER BY _FullTextScore(c.t, ["a"], 5, 11, [2]) DESC"#)
+                .unwrap();
+        let plan = query_info(&query, &HashMap::new(), &[true]).unwrap();
+        assert_eq!((&plan["hasNonStreamingOrderBy"], &plan["orderBy"]), (&json!(true), &json!(["Descending"])));
+        let query = cosmoql::parse("SELECT TOP 3 VALUE c.id FROM c ORDER BY _VectorScore(c.v, [1, 0])").unwrap();
+        assert_eq!(query_info(&query, &HashMap::new(), &[true]).unwrap()["hasNonStreamingOrderBy"], json!(true));
+        let unbounded =
+            cosmoql::parse(r#"SELECT c.id FROM c ORDER BY _FullTextScore(c.t, ["a"], 5, 11, [2])"#).unwrap();
+        assert_eq!(
+            query_info(&unbounded, &HashMap::new(), &[false]),
             Err(Unsupported("ORDER BY a vector or full-text score without TOP or LIMIT"))
         );
     }

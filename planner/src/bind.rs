@@ -548,7 +548,7 @@ impl Binder<'_> {
             });
         }
         let args = args.iter().map(|a| self.expr_inner(a, scope, aggs)).collect::<Result<Vec<_>, _>>()?;
-        let vector_policy = if matches!(signature.name, "VectorDistance" | "_VectorScore") {
+        let vector_policy = if rules::is_vector_distance(signature.name) {
             args.iter().take(2).find_map(|a| self.vector_policy_for(a))
         } else {
             None
@@ -663,7 +663,7 @@ impl Binder<'_> {
 /// closer), which the service sorts most-similar first.
 fn vector_similarity(e: &BoundExpr) -> bool {
     let BoundExpr::Call { function, args, vector_policy, .. } = e else { return false };
-    if !matches!(function.name(), "VectorDistance" | "_VectorScore") {
+    if !rules::is_vector_distance(function.name()) {
         return false;
     }
     let from_options = match args.get(3) {

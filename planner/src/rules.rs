@@ -17,7 +17,13 @@ use crate::functions::Signature;
 /// only ORDER BY item (the service's documented exceptions: vector and spatial distance; and the
 /// scores its hybrid search plans sort each component by, `_FullTextScore` and `_VectorScore`).
 pub fn may_order_by(function: &str) -> bool {
-    matches!(function, "VectorDistance" | "ST_DISTANCE" | "_FullTextScore" | "_VectorScore")
+    is_vector_distance(function) || matches!(function, "ST_DISTANCE" | "_FullTextScore")
+}
+
+/// VectorDistance under either of its names (`_VectorScore` in the service's hybrid search
+/// plans): bound with the container's vector policy, ordered most similar first.
+pub fn is_vector_distance(function: &str) -> bool {
+    matches!(function, "VectorDistance" | "_VectorScore")
 }
 
 /// `ORDER BY c.n + 1`, `ORDER BY UPPER(c.s)`, ordering by a value a FROM subquery computes, a

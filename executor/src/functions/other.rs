@@ -4,7 +4,7 @@
 //! hit counts and pass the totals, `docs/design/hybrid-search-plans.md`).
 //!
 //! (`DocumentId`, the only item function, needs the item itself and is handled by the
-//! evaluator. `FullTextScore` and `RRF` rank items against statistics of the whole container and
+//! evaluator. `FullTextScore` and `RRF` rank the rows a query reads against their statistics and
 //! only make sense in `ORDER BY RANK`: their bodies are in `crate::rank`.)
 //!
 //! Full-text matching here is a tokenized, case-insensitive match: text and keywords are split on
@@ -27,7 +27,7 @@ pub(crate) const FUNCTIONS: &[Builtin] = &[
     Builtin { name: "FullTextContainsAny", eval: |a, _| Ok(full_text(a, false)) },
     Builtin {
         name: "_FullTextWordCount",
-        eval: |a, _| Ok(a[0].as_str().map_or(Value::Undefined, |t| Value::from(tokens(t).len() as f64))),
+        eval: |a, _| Ok(a[0].as_str().map_or(Value::Undefined, |t| Value::from(token_count(t) as f64))),
     },
     Builtin { name: "_FullTextScore", eval: |a, _| Ok(full_text_score(a)) },
 ];
@@ -55,7 +55,7 @@ pub(crate) fn phrase_count(text: &[String], needle: &[String]) -> usize {
 /// weights; FullTextScore (`crate::rank`, the statistics of the rows it ranks) and
 /// `_FullTextScore` (the statistics as arguments) both score with it.
 pub(crate) fn relevance(text: &[String], terms: &[Vec<String>], n: f64, words: f64, hits: &[f64]) -> f64 {
-    let avg = words / n.max(1.0);
+    let avg = words / n;
     terms
         .iter()
         .zip(hits)
@@ -74,16 +74,22 @@ fn full_text_score(args: &[Value]) -> Value {
     else {
         return Value::Undefined;
     };
-    if terms.len() != hits.len() || n <= 0.0 {
+    // Statistics that documents could have: a positive count, words, and hit counts within it.
+    if terms.len() != hits.len() || !(n.is_finite() && n > 0.0) || !(words.is_finite() && words >= 0.0) {
         return Value::Undefined;
     }
     let (Some(terms), Some(hits)) = (
         terms.iter().map(|t| t.as_str().map(tokens)).collect::<Option<Vec<_>>>(),
-        hits.iter().map(Value::as_f64).collect::<Option<Vec<_>>>(),
+        hits.iter().map(|h| h.as_f64().filter(|h| (0.0..=n).contains(h))).collect::<Option<Vec<_>>>(),
     ) else {
         return Value::Undefined;
     };
-    Value::from(relevance(&tokens(text), &terms, n, words, &hits))
+    let score = relevance(&tokens(text), &terms, n, words, &hits);
+    if score.is_finite() {
+        Value::from(score)
+    } else {
+        Value::Undefined
+    }
 }
 
 /// The full-text tokens of `text`: its runs of letters and digits, lowercased (what
@@ -92,9 +98,15 @@ pub(crate) fn tokens(text: &str) -> Vec<String> {
     text.split(|c: char| !c.is_alphanumeric()).filter(|t| !t.is_empty()).map(str::to_lowercase).collect()
 }
 
+/// How many tokens `text` has (as [`tokens`] cuts it).
+fn token_count(text: &str) -> usize {
+    text.split(|c: char| !c.is_alphanumeric()).filter(|t| !t.is_empty()).count()
+}
+
 /// Whether the keyword's tokens occur in the text's tokens, adjacent and in order.
 fn contains_phrase(text: &[String], keyword: &str) -> bool {
-    phrase_count(text, &tokens(keyword)) > 0
+    let needle = tokens(keyword);
+    !needle.is_empty() && text.windows(needle.len()).any(|w| w == needle.as_slice())
 }
 
 /// `all`: every keyword matches; otherwise any. Non-string text is undefined, as are non-string
@@ -153,6 +165,19 @@ mod tests {
         assert!(score(r#"["red"]"#, 10.0, 40.0, "[9]").as_f64() < score(r#"["red"]"#, 10.0, 40.0, "[1]").as_f64());
         assert_eq!(score(r#"["red"]"#, 10.0, 40.0, "[1, 2]"), Value::Undefined);
         assert_eq!(score(r#""red""#, 10.0, 40.0, "[1]"), Value::Undefined);
+        // Statistics no set of documents has: undefined, never NaN or infinity.
+        for (n, words, hits) in [
+            (10.0, 40.0, "[-1]"),
+            (10.0, 40.0, "[-0.5]"),
+            (10.0, 40.0, "[11]"),
+            (0.0, 40.0, "[0]"),
+            (f64::NAN, 40.0, "[1]"),
+            (f64::INFINITY, 40.0, "[1]"),
+            (10.0, -1.0, "[1]"),
+            (10.0, f64::NAN, "[1]"),
+        ] {
+            assert_eq!(score(r#"["red"]"#, n, words, hits), Value::Undefined, "{n} {words} {hits}");
+        }
     }
 
     #[test]

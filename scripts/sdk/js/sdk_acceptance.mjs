@@ -37,13 +37,9 @@ import {
   COMPOSITE_POLICY,
   COMPOSITE_QUERIES,
   CONCATENATING_QUERIES,
-  DISTINCT_RESUME,
   HIERARCHICAL,
   KEYED,
   MERGING_QUERIES,
-  MIXED_KEYS,
-  MULTI_PATH_RESUME,
-  NON_LATIN1_TOKEN,
   VECTOR_INDEXING,
   VECTOR_POLICY,
   VECTOR_QUERIES,
@@ -52,7 +48,6 @@ import {
   vectorItems,
 } from "./suite_data.mjs";
 import {
-  NOT_IMPLEMENTED,
   CheckFailed,
   expect,
   expectResults,
@@ -82,7 +77,6 @@ const THROUGHPUT = 40000;
 const RANGES_AT_THROUGHPUT = 7;
 
 const ORDER_BY = /\border\s+by\b/i;
-
 
 // ---------------------------------------------------------------------------------------------
 // Account, databases, containers
@@ -626,7 +620,6 @@ async function queryChecks(
     }
   }
 }
-
 
 async function mixedQueryChecks(suite, oracle, target, mode) {
   for (const [label, spec] of CONCATENATING_QUERIES) {
