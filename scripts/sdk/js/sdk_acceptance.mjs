@@ -206,6 +206,15 @@ async function checkLoad(target) {
   }
 }
 
+/** The target of a container's checks: `rows` created in `container` through the SDK (a check),
+ * and the oracle given the same items under `name`, with the container's properties if any. */
+async function loadTarget(suite, oracle, container, name, rows, keys, properties) {
+  const written = properties && oracle.writeProperties(name, properties);
+  const target = new Target(container, rows, oracle.write(name, rows), keys, written);
+  await suite.check(`items: create x${rows.length} (${name})`, () => checkLoad(target));
+  return target;
+}
+
 async function checkPointReads(target, keyOf) {
   for (const item of target.items) {
     const { resource, statusCode } = await target.container.item(item.id, keyOf(item)).read();
@@ -803,8 +812,7 @@ async function run(suite, oracle, { sdk, pipeline }, args) {
 
     const mixed = mixedItems();
     if (items) {
-      const target = new Target(items, mixed, oracle.write("items", mixed), ["/pk"]);
-      await suite.check(`items: create x${mixed.length}`, () => checkLoad(target));
+      const target = await loadTarget(suite, oracle, items, "items", mixed, ["/pk"]);
       await suite.check("items: read each", () => checkPointReads(target, (item) => item.pk));
       await suite.check("items: readAll count", () => checkReadAll(target));
       await suite.check(`feed ranges: getFeedRanges gives ${ranges}`, () => checkFeedRanges(target, ranges));
@@ -822,14 +830,7 @@ async function run(suite, oracle, { sdk, pipeline }, args) {
 
     if (composite) {
       const properties = { id: "composite", partitionKey: KEYED, indexingPolicy: COMPOSITE_POLICY };
-      const target = new Target(
-        composite,
-        mixed,
-        oracle.write("composite", mixed),
-        ["/pk"],
-        oracle.writeProperties("composite", properties),
-      );
-      await suite.check(`items: create x${mixed.length} (composite)`, () => checkLoad(target));
+      const target = await loadTarget(suite, oracle, composite, "composite", mixed, ["/pk"], properties);
       await compositeQueryChecks(suite, oracle, target, mode);
     }
 
@@ -841,14 +842,7 @@ async function run(suite, oracle, { sdk, pipeline }, args) {
         indexingPolicy: VECTOR_INDEXING,
         vectorEmbeddingPolicy: VECTOR_POLICY,
       };
-      const target = new Target(
-        vectors,
-        rows,
-        oracle.write("vectors", rows),
-        ["/pk"],
-        oracle.writeProperties("vectors", properties),
-      );
-      await suite.check(`items: create x${rows.length} (vectors)`, () => checkLoad(target));
+      const target = await loadTarget(suite, oracle, vectors, "vectors", rows, ["/pk"], properties);
       for (const [label, sql] of VECTOR_QUERIES) {
         await queryChecks(suite, oracle, label, target, sql, { planned: true, clientMerges: mode === "physical" });
       }
@@ -856,8 +850,7 @@ async function run(suite, oracle, { sdk, pipeline }, args) {
 
     if (hierarchical) {
       const rows = hierarchicalItems();
-      const target = new Target(hierarchical, rows, oracle.write("hierarchical", rows), ["/t", "/u"]);
-      await suite.check(`items: create x${rows.length} (hierarchical)`, () => checkLoad(target));
+      const target = await loadTarget(suite, oracle, hierarchical, "hierarchical", rows, ["/t", "/u"]);
       await suite.check("items: hierarchical point reads", () => checkHierarchicalPointRead(target));
       await suite.check("items: hierarchical read each", () => checkPointReads(target, (item) => [item.t, item.u]));
       await suite.check("items: hierarchical readAll count", () => checkReadAll(target));

@@ -808,12 +808,20 @@ def main():
     return status
 
 
-def run_split_only(suite, args):
+def connect_and_create_database(suite, args, prefix, before_database=()):
+    """The client (a check), then the checks `before_database` with the endpoint and key, then a
+    database named for the run (a check); `(client, database)`, None where a check failed."""
     client = suite.check("connect: CosmosClient(url, credential=key)", check_connect_key, args.endpoint, args.key)
+    for label, check in before_database:
+        suite.check(label, check, args.endpoint, args.key)
     if client is None:
-        return
-    name = f"sdk-split-{uuid.uuid4().hex[:8]}"
-    database = suite.check("databases: create_database_if_not_exists twice", check_create_database, client, name)
+        return None, None
+    name = f"{prefix}-{uuid.uuid4().hex[:8]}"
+    return client, suite.check("databases: create_database_if_not_exists twice", check_create_database, client, name)
+
+
+def run_split_only(suite, args):
+    client, database = connect_and_create_database(suite, args, "sdk-split")
     if database is None:
         return
     suite.check("split: change feed and paged query tokens from before a split, retired range gone (410/1002)",
@@ -822,19 +830,15 @@ def run_split_only(suite, args):
 
 
 def run(suite, oracle, args):
-    client = suite.check("connect: CosmosClient(url, credential=key)", check_connect_key, args.endpoint, args.key)
-    suite.check("connect: CosmosClient.from_connection_string", check_connect_string, args.endpoint, args.key)
-    suite.check("connect: a wrong key gives 401", check_wrong_key, args.endpoint, args.key)
-    if client is None:
-        return
-
-    name = f"sdk-acceptance-{uuid.uuid4().hex[:8]}"
-    database = suite.check("databases: create_database_if_not_exists twice", check_create_database, client, name)
+    client, database = connect_and_create_database(suite, args, "sdk-acceptance", (
+        ("connect: CosmosClient.from_connection_string", check_connect_string),
+        ("connect: a wrong key gives 401", check_wrong_key),
+    ))
     if database is None:
         return
-    suite.check("databases: list_databases", check_list_databases, client, name)
+    suite.check("databases: list_databases", check_list_databases, client, database.id)
     suite.check("databases: read", check_read_database, database)
-    suite.check("databases: query_databases", check_query_databases, client, name)
+    suite.check("databases: query_databases", check_query_databases, client, database.id)
 
     keyed = PartitionKey(path="/pk")
     items = suite.check("containers: /pk", check_create_container, database, "items", keyed)
