@@ -26,8 +26,8 @@
 //! may compose: `PlanContext::request_feed_range`). Shapes without a faithful per-range form
 //! (ORDER BY RANK, a score without TOP or LIMIT, GROUP BY with ORDER BY or DISTINCT, ORDER BY
 //! over a FROM path, `IN` or subquery, a FROM subquery that computes over its rows or has no
-//! FROM) are [`Unsupported`]. A FROM over a path, `IN` or a subquery that filters and projects has rows
-//! from each item on its own: the ranges' rows concatenate and its aggregates compose.
+//! FROM) are [`Unsupported`]. A FROM over a path, `IN` or a subquery that filters and projects
+//! has rows from each item on its own: the ranges' rows concatenate and its aggregates compose.
 
 use std::collections::HashMap;
 

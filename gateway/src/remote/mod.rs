@@ -116,17 +116,16 @@ impl Account {
         headers: &[(&str, String)],
         body: Option<&Value>,
     ) -> Result<Answer, RemoteError> {
-        let mut waited = Duration::ZERO;
-        for _ in 0..MAX_THROTTLE_RETRIES {
+        let (mut retries, mut waited) = (0, Duration::ZERO);
+        loop {
             let (answer, retry_after) = self.call_once(verb, path, headers, body)?;
             let wait = retry_after.unwrap_or(Duration::from_millis(100));
-            if answer.status != 429 || waited + wait > MAX_THROTTLE_WAIT {
+            if answer.status != 429 || retries == MAX_THROTTLE_RETRIES || waited + wait > MAX_THROTTLE_WAIT {
                 return Ok(answer);
             }
             std::thread::sleep(wait);
-            waited += wait;
+            (retries, waited) = (retries + 1, waited + wait);
         }
-        Ok(self.call_once(verb, path, headers, body)?.0)
     }
 
     /// One attempt of [`Account::call`]: the answer, and the wait a 429 asks for.
