@@ -30,6 +30,7 @@ use crate::error::QueryError;
 use crate::memory::{set_entry_bytes, Charge};
 use crate::merge::{merge_rows, SortCursor, SortedRow};
 use crate::operators::{Flow, IndexWalk, RunStats, Runner, WalkKey};
+use crate::rank::{StatisticsGatherer, TextStatistics};
 use crate::row::RowPos;
 use crate::source::{Input, QuerySource};
 
@@ -43,6 +44,28 @@ pub struct Unit {
     pub ranges: Vec<(Epk, Epk)>,
     /// A point read: the query pins the key and the id.
     pub point: Option<PointRead>,
+}
+
+/// The full-text statistics `ORDER BY RANK` scores under (`crate::rank`): over every item of the
+/// container, whatever the query's targets, read (and charged) as the query's reads are; `None`
+/// when the query ranks no text.
+pub fn text_statistics(
+    source: &dyn QuerySource,
+    query: &BoundQuery,
+    runner: &Runner<'_>,
+    stats: &mut RunStats,
+    meter: &Cell<Work>,
+) -> Result<Option<TextStatistics>, QueryError> {
+    if query.rank.as_ref().is_none_or(|r| StatisticsGatherer::new(r).is_none()) {
+        return Ok(None);
+    }
+    let whole = [(Epk::min(), Epk::max())];
+    let mut inputs = Vec::new();
+    for p in source.partitions_overlapping(&whole) {
+        let unit = Unit { partition: p.id, start: None, ranges: vec![(p.min, p.max)], point: None };
+        inputs.push(unit_input(source, &unit, &Access::default(), stats, meter));
+    }
+    runner.text_statistics(query, &mut inputs.into_iter().flatten(), stats)
 }
 
 /// The items of a unit, in scan order: every item, or those the index filter finds when the plan

@@ -246,6 +246,9 @@ fn run(
         .with_budget(options.memory_budget.unwrap_or(DEFAULT_MEMORY_BUDGET));
     // The work read on this thread by the runs whose results the runner produces.
     let meter = std::cell::Cell::new(cost::Work::default());
+    let mut stats = RunStats::default();
+    let statistics = crate::coordinator::text_statistics(source, &plan.query, &runner, &mut stats, &meter)?;
+    let runner = runner.with_text_statistics(statistics);
     let mut out = Emitter::page(&plan.query, token.returned, take, options.max_item_count, resume.is_some())
         .with_budget(&runner.budget)
         .with_meter(&meter);
@@ -256,7 +259,6 @@ fn run(
     if let Some(sink) = sink {
         out = out.into_sink(sink);
     }
-    let mut stats = RunStats::default();
     let coordinator = Coordinator {
         source,
         query: &plan.query,

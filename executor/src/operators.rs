@@ -23,7 +23,7 @@ use crate::error::QueryError;
 use crate::eval::{read_path, Eval, EvalContext, Subqueries};
 use crate::memory::{block, hash_entry, heap_bytes, row_bytes, Charge, MemoryBudget, DEFAULT_MEMORY_BUDGET};
 use crate::merge::{SortBuffer, SortCursor, SortedRow};
-use crate::rank::rank_scores;
+use crate::rank::{rank_order, StatisticsGatherer, TextStatistics};
 use crate::row::{Binding, Row, RowPos};
 use crate::source::{Input, QuerySource};
 
@@ -246,6 +246,9 @@ pub struct Runner<'a> {
     pub query_ticks: i64,
     /// What the operators that hold rows may hold.
     pub budget: MemoryBudget,
+    /// The container's full-text statistics, for `ORDER BY RANK` with a FullTextScore (gathered
+    /// over every item by [`Runner::text_statistics`] before the query runs).
+    pub text_statistics: Option<TextStatistics>,
 }
 
 impl std::fmt::Debug for Runner<'_> {
@@ -269,7 +272,31 @@ impl<'a> Runner<'a> {
             cancel: None,
             query_ticks: crate::functions::clock_ticks(),
             budget: MemoryBudget::new(DEFAULT_MEMORY_BUDGET),
+            text_statistics: None,
         }
+    }
+
+    /// FullTextScore's statistics (what `ORDER BY RANK` scores under).
+    pub fn with_text_statistics(mut self, statistics: Option<TextStatistics>) -> Self {
+        self.text_statistics = statistics;
+        self
+    }
+
+    /// The full-text statistics of `q`'s ranking over the items of `input` (all of the
+    /// container's: `crate::rank`), `None` when it scores no text.
+    pub fn text_statistics(
+        &self,
+        q: &BoundQuery,
+        input: &mut Input<'_>,
+        stats: &mut RunStats,
+    ) -> Result<Option<TextStatistics>, QueryError> {
+        let Some(mut gatherer) = q.rank.as_ref().and_then(StatisticsGatherer::new) else { return Ok(None) };
+        let ctx = self.ctx(None);
+        self.for_each_row(q, input, &Vec::new(), stats, &mut |row, _pos| {
+            gatherer.add(&ctx, row)?;
+            Ok(Flow::Continue)
+        })?;
+        Ok(Some(gatherer.finish()))
     }
 
     /// Holds at most `bytes` for sorts, groups and DISTINCT.
@@ -516,18 +543,39 @@ impl<'a> Runner<'a> {
     ) -> Result<(), QueryError> {
         let ctx = self.ctx(None);
         let mut rows = Vec::new();
+        let mut seqs = Vec::new();
         let mut held = Charge::new(&self.budget);
-        self.for_each_row(q, input, outer, stats, &mut |row, _pos| {
+        self.for_each_row(q, input, outer, stats, &mut |row, pos| {
             if self.passes(q, row)? {
                 held.add(row_bytes(row), "ORDER BY RANK")?;
                 rows.push(row.clone());
+                seqs.push(pos.item.as_ref().map_or(0, |p| p.seq));
             }
             Ok(Flow::Continue)
         })?;
         stats.peak_buffered = stats.peak_buffered.max(rows.len() as u64);
-        let scores = rank_scores(rank, &ctx, &rows)?;
-        let mut order: Vec<usize> = (0..rows.len()).collect();
-        order.sort_by(|a, b| scores[*b].total_cmp(&scores[*a]).then(a.cmp(b)));
+        // Without the container's statistics (a ranking inside a subquery), those of its rows.
+        let gathered;
+        let statistics = match &self.text_statistics {
+            Some(s) => s,
+            None => {
+                gathered = match StatisticsGatherer::new(rank) {
+                    Some(mut gatherer) => {
+                        for row in &rows {
+                            gatherer.add(&ctx, row)?;
+                        }
+                        gatherer.finish()
+                    }
+                    None => TextStatistics::default(),
+                };
+                &gathered
+            }
+        };
+        let rid = |i: usize| match q.item_slot().and_then(|slot| rows[i].get(slot)) {
+            Some(Binding::Item(item)) => self.source.system_property(item, "_rid").as_str().unwrap_or("").to_string(),
+            _ => String::new(),
+        };
+        let order = rank_order(rank, statistics, q.rows_needed(), &ctx, &rows, &seqs, &rid)?;
         for i in order {
             self.check_cancelled()?;
             if out.push(self.project(q, &ctx, &rows[i])?)? {

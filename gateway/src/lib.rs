@@ -19,6 +19,7 @@ pub mod auth;
 pub mod binary_json;
 pub mod changefeed;
 pub mod errors;
+pub mod hybrid;
 pub mod items;
 pub mod offers;
 pub mod pkranges;

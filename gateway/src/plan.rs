@@ -17,6 +17,7 @@ use cosmoql::Epk;
 use serde_json::json;
 
 use crate::errors::{self, WireError};
+use crate::hybrid::{self, Component};
 use crate::query::{query_options, query_spec};
 use crate::resources::{Container, RangeMode};
 use crate::rewrite::{self, Unsupported};
@@ -41,22 +42,40 @@ pub fn query_plan(container: &Container, request: &Request) -> Result<Reply, Wir
         .explain(spec.text.as_str(), options.clone(), false)
         .map_err(|e| errors::from_error(&e, &request.activity_id))?;
     let plan = &explain.plan;
-    let query_info = if container.ranges == RangeMode::Physical && !plan.concatenates() {
-        let descending: Vec<bool> = plan.query.order_by.iter().map(|k| k.descending).collect();
-        rewrite::query_info(&plan.syntax, &options.parameters, &descending).map_err(|Unsupported(shape)| {
-            request.bad_request(&format!(
-                "cosmoql serve has no per-range form for {shape} across partition key ranges: send the query itself \
-                 (the Python SDK does, and the JavaScript SDK without forceQueryPlan), or start the server with \
-                 --ranges single."
-            ))
-        })?
-    } else {
-        pass_through()
-    };
     let ranges: Vec<serde_json::Value> = if plan.reads_items() {
         plan.targets.ranges.iter().map(query_range).collect()
     } else {
         vec![query_range(&(Epk::min(), Epk::max()))]
+    };
+    if let (RangeMode::Physical, Some(rank)) = (container.ranges, &plan.query.rank) {
+        let components: Vec<Component> = rank
+            .components()
+            .iter()
+            .map(|c| Component {
+                descending: c.descending,
+                weight: c.weight,
+                terms: c.text_terms().map(<[String]>::to_vec),
+            })
+            .collect();
+        let skip_rewrite = request
+            .header("x-ms-cosmos-supported-query-features")
+            .is_some_and(|f| f.split(',').any(|f| f.trim() == hybrid::SKIP_ORDER_BY_REWRITE));
+        let info = hybrid::hybrid_search_info(&plan.syntax, &options.parameters, &components, skip_rewrite)
+            .map_err(|u| unsupported(request, u))?;
+        return Ok(Reply::json(
+            200,
+            &json!({
+                "partitionedQueryExecutionInfoVersion": 2,
+                "queryRanges": ranges,
+                "hybridSearchQueryInfo": info,
+            }),
+        ));
+    }
+    let query_info = if container.ranges == RangeMode::Physical && !plan.concatenates() {
+        let descending: Vec<bool> = plan.query.order_by.iter().map(|k| k.descending).collect();
+        rewrite::query_info(&plan.syntax, &options.parameters, &descending).map_err(|u| unsupported(request, u))?
+    } else {
+        pass_through()
     };
     Ok(Reply::json(
         200,
@@ -65,6 +84,15 @@ pub fn query_plan(container: &Container, request: &Request) -> Result<Reply, Wir
             "queryInfo": query_info,
             "queryRanges": ranges,
         }),
+    ))
+}
+
+/// The 400 for a shape without a per-range form.
+fn unsupported(request: &Request, Unsupported(shape): Unsupported) -> WireError {
+    request.bad_request(&format!(
+        "cosmoql serve has no per-range form for {shape} across partition key ranges: send the query itself \
+         (the Python SDK does, and the JavaScript SDK without forceQueryPlan), or start the server with \
+         --ranges single."
     ))
 }
 

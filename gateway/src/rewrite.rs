@@ -23,8 +23,8 @@
 //!   buffers each range's best and sorts them.
 //!
 //! The engine runs the per-range queries as any query scoped to a feed range (there, aggregates
-//! may compose: `PlanContext::request_feed_range`). Shapes without a faithful per-range form
-//! (ORDER BY RANK, a score without TOP or LIMIT, GROUP BY with ORDER BY or DISTINCT, ORDER BY
+//! may compose: `PlanContext::request_feed_range`). ORDER BY RANK has a plan of its own
+//! (`crate::hybrid`). Shapes without a faithful per-range form (a score without TOP or LIMIT, GROUP BY with ORDER BY or DISTINCT, ORDER BY
 //! over a FROM path, `IN` or subquery, a FROM subquery that computes over its rows or has no
 //! FROM) are [`Unsupported`]. A FROM over a path, `IN` or a subquery that filters and projects
 //! has rows from each item on its own: the ranges' rows concatenate and its aggregates compose.
@@ -54,7 +54,7 @@ pub fn query_info(
     descending: &[bool],
 ) -> Result<Json, Unsupported> {
     if query.order_by_rank {
-        return Err(Unsupported("ORDER BY RANK"));
+        return Err(Unsupported("ORDER BY RANK outside a hybrid search plan"));
     }
     let top = query.select.top.as_ref().map(|c| count(c, parameters)).transpose()?;
     let (offset, limit) = match &query.offset_limit {
@@ -137,7 +137,7 @@ impl Info {
 }
 
 /// A TOP, OFFSET or LIMIT count, a parameter resolved.
-fn count(c: &Count, parameters: &HashMap<String, Value>) -> Result<u64, Unsupported> {
+pub(crate) fn count(c: &Count, parameters: &HashMap<String, Value>) -> Result<u64, Unsupported> {
     match c {
         Count::Literal { value, .. } => Ok(*value),
         Count::Parameter(p) => match parameters.get(&p.name) {
@@ -149,7 +149,7 @@ fn count(c: &Count, parameters: &HashMap<String, Value>) -> Result<u64, Unsuppor
 
 /// The alias the items are bound to (`c` in `FROM c`, `r` in `FROM root r`), which ORDER BY's
 /// per-range form reads `_rid` from: a FROM over a path, `IN` or a subquery binds no item.
-fn root_alias(query: &Query) -> Result<&str, Unsupported> {
+pub(crate) fn root_alias(query: &Query) -> Result<&str, Unsupported> {
     match query.from.as_ref().map(|f| &f.source) {
         Some(FromSource::Aliased { collection: Collection::Path { root, path, .. }, alias, .. }) if path.is_empty() => {
             Ok(alias.as_ref().map_or(root.name.as_str(), |a| a.name.as_str()))
@@ -238,7 +238,7 @@ fn select_head(query: &Query) -> String {
 }
 
 /// The WHERE condition as written, parenthesized, if any.
-fn where_text(query: &Query) -> Vec<String> {
+pub(crate) fn where_text(query: &Query) -> Vec<String> {
     query.where_clause.iter().map(|w| format!("({w})")).collect()
 }
 
@@ -308,7 +308,10 @@ fn quoted(name: &str) -> String {
 }
 
 /// The select list as one object `{"name": expr, ...}`, names as the engine gives them.
-fn projection_object(items: &[cosmoql::parser::SelectItem], value: impl Fn(&Expr) -> String) -> (String, Vec<String>) {
+pub(crate) fn projection_object(
+    items: &[cosmoql::parser::SelectItem],
+    value: impl Fn(&Expr) -> String,
+) -> (String, Vec<String>) {
     let mut unnamed = 0;
     let mut names = Vec::new();
     let mut fields = Vec::new();

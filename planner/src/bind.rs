@@ -208,8 +208,13 @@ impl Binder<'_> {
             }
             let mut descending = item.direction == Some(SortDirection::Desc);
             // ORDER BY VectorDistance sorts the most similar first: descending for the similarity
-            // functions (cosine, dot product), ascending for euclidean distance.
-            if vector_similarity(&expr) {
+            // functions (cosine, dot product), ascending for euclidean distance. The service's
+            // plans write `_VectorScore` that way, and with ASC where a component is ranked
+            // ascending (a negative RRF weight: "orderBy": ["Ascending"] beside `ORDER BY
+            // _VectorScore(c.image, [1, 2, 3]) ASC`, the .NET SDK's QueryPlanRetrieverTests):
+            // there a direction written is the direction of the score.
+            let internal = matches!(&expr, BoundExpr::Call { function, .. } if function.name() == "_VectorScore");
+            if vector_similarity(&expr) && !(internal && item.direction.is_some()) {
                 descending = !descending;
             }
             order_by.push(SortKey { expr, descending, path, span: item.expr.span });

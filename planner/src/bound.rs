@@ -139,6 +139,52 @@ pub enum RankFn {
     Fusion { parts: Vec<RankFn>, weights: Vec<f64> },
 }
 
+/// One score a ranking fuses (the whole ranking when it is not an RRF): what the service's hybrid
+/// search plans call a component (`docs/design/hybrid-search-plans.md`).
+#[derive(Debug, Clone, Copy)]
+pub struct RankComponent<'a> {
+    /// A `FullText` or a `Distance`.
+    pub score: &'a RankFn,
+    /// Best first is highest first: a text score, a similarity; a distance (Euclidean) is best
+    /// lowest. A negative RRF weight turns its component around.
+    pub descending: bool,
+    /// The RRF weight's magnitude (1 without weights).
+    pub weight: f64,
+}
+
+impl RankComponent<'_> {
+    /// A FullTextScore's terms (`None` for a VectorDistance).
+    pub fn text_terms(&self) -> Option<&[String]> {
+        match self.score {
+            RankFn::FullText { terms, .. } => Some(terms),
+            _ => None,
+        }
+    }
+}
+
+impl RankFn {
+    /// The scores ranked, in order, with their direction and weight, as the service's plans give
+    /// them (`componentWeights` hold the magnitudes; a negative weight orders its component
+    /// ascending: the .NET SDK's QueryPlanRetrieverTests, `RRF(..., [1, -0.3])`).
+    pub fn components(&self) -> Vec<RankComponent<'_>> {
+        let natural = |score: &RankFn| match score {
+            RankFn::Distance { similarity, .. } => *similarity,
+            _ => true,
+        };
+        match self {
+            RankFn::Fusion { parts, weights } => parts
+                .iter()
+                .enumerate()
+                .map(|(i, score)| {
+                    let w = weights.get(i).copied().unwrap_or(1.0);
+                    RankComponent { score, descending: natural(score) != (w < 0.0), weight: w.abs() }
+                })
+                .collect(),
+            score => vec![RankComponent { score, descending: natural(score), weight: 1.0 }],
+        }
+    }
+}
+
 /// Where a FROM/JOIN source's rows come from.
 #[derive(Debug, Clone)]
 pub enum SourceKind {

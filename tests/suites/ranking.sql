@@ -1,10 +1,10 @@
 -- ranking: cases over texts (tests/data/texts.json, no partition key, 2 physical partitions).
 -- @container texts
 
--- @name FullTextScore ranks by BM25, most relevant first, items without text last
+-- @name FullTextScore ranks by BM25, most relevant first, equal scores latest first, items without text last
 SELECT VALUE c.id FROM c ORDER BY RANK FullTextScore(c.text, "red")
 -- @expect
-["1", "3", "2", "4", "5"]
+["1", "3", "4", "2", "5"]
 
 -- @name TOP with ORDER BY RANK
 SELECT TOP 2 VALUE c.id FROM c ORDER BY RANK FullTextScore(c.text, "red")
@@ -17,9 +17,24 @@ SELECT TOP 1 VALUE c.id FROM c ORDER BY RANK FullTextScore(c.text, ["green", "tr
 ["4"]
 
 -- @name RRF fuses a text ranking and a vector ranking with weights
+-- Ranks are dense (3 and 4 both score 0 for "bike": both rank 3), so 4, second by vector, comes
+-- before 3; 5, with neither score, ranks last in both.
 SELECT VALUE c.id FROM c ORDER BY RANK RRF(FullTextScore(c.text, "bike"), VectorDistance(c.v, [1, 0]), [2, 1])
 -- @expect
-["2", "1", "3", "4", "5"]
+["2", "1", "4", "3", "5"]
+
+-- @name a negative RRF weight ranks its score the other way: least similar first
+SELECT VALUE c.id FROM c ORDER BY RANK RRF(VectorDistance(c.v, [1, 0]), FullTextScore(c.text, "red"), [-1, 1])
+-- @expect
+["1", "3", "4", "2", "5"]
+
+-- @name the statistics are the container's, whatever the WHERE
+-- "blue" is in one text of five, "red" in two, so "blue bike" outranks "red car"; under the
+-- statistics of the four rows filtered, both terms would be in one text and the tie would put
+-- 3 (the later) first.
+SELECT VALUE c.id FROM c WHERE c.id != "1" ORDER BY RANK FullTextScore(c.text, "red", "blue")
+-- @expect
+["2", "3", "4", "5"]
 
 -- @name FullTextScore outside ORDER BY RANK
 SELECT FullTextScore(c.text, "red") FROM c

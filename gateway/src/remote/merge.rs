@@ -59,6 +59,15 @@ pub fn merge(info: &Value, per_range: Vec<Vec<Value>>) -> Result<Vec<Value>, Str
 /// (range order breaking ties, as a k-way merge does) gives the order, and each row's payload is
 /// the result.
 fn order(info: &Value, per_range: Vec<Vec<Value>>) -> Vec<Value> {
+    sorted_rows(info, per_range)
+        .into_iter()
+        .map(|row| row.get("payload").clone())
+        .filter(|p| !matches!(p, Value::Undefined))
+        .collect()
+}
+
+/// The ranges' ORDER BY rows (`_rid`, `orderByItems`, `payload`) in the merged order.
+fn sorted_rows(info: &Value, per_range: Vec<Vec<Value>>) -> Vec<Value> {
     let descending: Vec<bool> = match info.get("orderBy") {
         Value::Array(a) => a.iter().map(|d| d.as_str() == Some("Descending")).collect(),
         _ => Vec::new(),
@@ -69,8 +78,7 @@ fn order(info: &Value, per_range: Vec<Vec<Value>>) -> Vec<Value> {
             _ => Vec::new(),
         }
     };
-    let mut rows: Vec<(Vec<Value>, Value)> =
-        per_range.into_iter().flatten().map(|row| (keys(&row), row.get("payload").clone())).collect();
+    let mut rows: Vec<(Vec<Value>, Value)> = per_range.into_iter().flatten().map(|row| (keys(&row), row)).collect();
     rows.sort_by(|(a, _), (b, _)| {
         for (i, (x, y)) in a.iter().zip(b).enumerate() {
             let o = x.cmp(y);
@@ -81,7 +89,136 @@ fn order(info: &Value, per_range: Vec<Vec<Value>>) -> Vec<Value> {
         }
         std::cmp::Ordering::Equal
     });
-    rows.into_iter().map(|(_, payload)| payload).filter(|p| !matches!(p, Value::Undefined)).collect()
+    rows.into_iter().map(|(_, row)| row).collect()
+}
+
+/// The placeholders of a hybrid search component's query replaced by the statistics its
+/// `globalStatisticsQuery` gathered (`stats`: the ranges' answers), as the SDKs replace them: the
+/// document count, and for the components that score text, in order, the next statistics entry
+/// (the .NET SDK's `FormatComponentQueryTextWorkaround`, @azure/cosmos's
+/// `replacePlaceholdersWorkaroud`); the ORDER BY filter `true`.
+pub fn hybrid_component_query(text: &str, stats: &[Value], components: usize) -> String {
+    let documents: f64 = stats.iter().map(|s| s.get("documentCount").as_f64().unwrap_or(0.0)).sum();
+    let mut sql = text
+        .replace("{documentdb-formattablehybridsearchquery-totaldocumentcount}", &format_count(documents))
+        .replace(crate::rewrite::ORDER_BY_FILTER, "true");
+    let mut entry = 0;
+    for i in 0..components {
+        let words_placeholder = format!("{{documentdb-formattablehybridsearchquery-totalwordcount-{i}}}");
+        if !sql.contains(&words_placeholder) {
+            continue;
+        }
+        let mut words = 0.0;
+        let mut hits: Vec<f64> = Vec::new();
+        for s in stats {
+            let entry = s.get("fullTextStatistics").index(entry);
+            words += entry.get("totalWordCount").as_f64().unwrap_or(0.0);
+            if let Value::Array(h) = entry.get("hitCounts") {
+                hits.resize(hits.len().max(h.len()), 0.0);
+                for (total, h) in hits.iter_mut().zip(h.iter()) {
+                    *total += h.as_f64().unwrap_or(0.0);
+                }
+            }
+        }
+        let hits: Vec<String> = hits.into_iter().map(format_count).collect();
+        sql = sql.replace(&words_placeholder, &format_count(words)).replace(
+            &format!("{{documentdb-formattablehybridsearchquery-hitcountsarray-{i}}}"),
+            &format!("[{}]", hits.join(",")),
+        );
+        entry += 1;
+    }
+    sql
+}
+
+fn format_count(n: f64) -> String {
+    format!("{}", n.max(0.0) as u64)
+}
+
+/// Fuses the results of a hybrid search plan's components (`per_component`: each one's rows per
+/// range), as the SDKs' hybrid pipelines do: a component with an ORDER BY merged across ranges
+/// and cut to its window, one without (the second form) concatenated; one component, its
+/// payloads in order; several, the rows deduplicated by `_rid`, per component dense ranks over
+/// them by the scores in `componentScores` (highest first unless its ORDER BY is ascending), the
+/// sum of weight / (60 + rank) highest first, equal sums by `_rid`; then skip and take.
+pub fn hybrid(info: &Value, per_component: Vec<Vec<Vec<Value>>>) -> Result<Vec<Value>, String> {
+    let infos: Vec<&Value> = match info.get("componentQueryInfos") {
+        Value::Array(a) => a.iter().collect(),
+        _ => return Err("the hybrid search plan has no componentQueryInfos".into()),
+    };
+    if infos.len() != per_component.len() {
+        return Err("a hybrid search component without results".into());
+    }
+    let count = |v: &Value, name: &str| v.get(name).as_f64().map(|n| n.max(0.0) as usize);
+    // Each row: (_rid, data, scores).
+    let mut components: Vec<Vec<(Value, Value, Vec<f64>)>> = Vec::new();
+    for (component, per_range) in infos.iter().zip(per_component) {
+        let ordered = matches!(component.get("orderBy"), Value::Array(a) if !a.is_empty());
+        let rows: Vec<Value> = if ordered {
+            let window = count(component, "top").or(count(component, "limit")).unwrap_or(usize::MAX);
+            sorted_rows(component, per_range).into_iter().take(window).collect()
+        } else {
+            per_range.into_iter().flatten().collect()
+        };
+        let parsed = rows
+            .into_iter()
+            .map(|row| {
+                // The first form nests the payload beside its scores (the .NET SDK's
+                // `HybridSearchQueryResult.Create` tells them apart so).
+                let outer = row.get("payload");
+                let (data, scores) = match outer.get("componentScores") {
+                    Value::Array(_) => (outer.get("payload").clone(), outer.get("componentScores").clone()),
+                    _ => (outer.clone(), row.get("componentScores").clone()),
+                };
+                let Value::Array(scores) = scores else { return Err("a hybrid search row without componentScores") };
+                Ok((row.get("_rid").clone(), data, scores.iter().map(|s| s.as_f64().unwrap_or(f64::NAN)).collect()))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        components.push(parsed);
+    }
+    let mut results: Vec<(Value, Value, Vec<f64>)> = if components.len() == 1 {
+        components.pop().unwrap_or_default()
+    } else {
+        let mut seen = std::collections::HashSet::new();
+        let mut rows: Vec<(Value, Value, Vec<f64>)> =
+            components.into_iter().flatten().filter(|(rid, _, _)| seen.insert(rid.clone())).collect();
+        let weights: Vec<f64> = match info.get("componentWeights") {
+            Value::Array(w) if !w.is_empty() => w.iter().map(|x| x.as_f64().unwrap_or(1.0)).collect(),
+            _ => vec![1.0; infos.len()],
+        };
+        let mut fused = vec![0.0; rows.len()];
+        for (i, component) in infos.iter().enumerate() {
+            let ascending = component.get("orderBy").index(0).as_str() == Some("Ascending");
+            let mut order: Vec<usize> = (0..rows.len()).collect();
+            let score = |r: usize| rows[r].2.get(i).copied().unwrap_or(f64::NAN);
+            order.sort_by(|a, b| {
+                let o = score(*a).total_cmp(&score(*b));
+                if ascending {
+                    o
+                } else {
+                    o.reverse()
+                }
+            });
+            let mut rank = 0.0;
+            let mut previous = None;
+            for r in order {
+                if previous != Some(score(r)) {
+                    rank += 1.0;
+                    previous = Some(score(r));
+                }
+                fused[r] += weights.get(i).copied().unwrap_or(1.0) / (60.0 + rank);
+            }
+        }
+        let mut order: Vec<usize> = (0..rows.len()).collect();
+        order.sort_by(|a, b| {
+            fused[*b].total_cmp(&fused[*a]).then_with(|| rows[*a].0.as_str().cmp(&rows[*b].0.as_str()))
+        });
+        let mut taken: Vec<Option<(Value, Value, Vec<f64>)>> = rows.drain(..).map(Some).collect();
+        order.into_iter().filter_map(|i| taken[i].take()).collect()
+    };
+    let skip = count(info, "skip").unwrap_or(0);
+    let take = count(info, "take").unwrap_or(usize::MAX);
+    results = results.into_iter().skip(skip).take(take).collect();
+    Ok(results.into_iter().map(|(_, data, _)| data).filter(|d| !matches!(d, Value::Undefined)).collect())
 }
 
 /// A partial aggregate of one range: `{"item": v}` or, for MIN/MAX, `{"item2": {"min"|"max": v,

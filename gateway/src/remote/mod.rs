@@ -295,6 +295,10 @@ impl Account {
             }
             answer.body
         };
+        let hybrid = plan.get("hybridSearchQueryInfo");
+        if matches!(hybrid, Value::Object(_)) {
+            return self.hybrid(collection, request, &headers, hybrid);
+        }
         let info = plan.get("queryInfo");
         if !merge::needs_merge(info) {
             return self.drain(collection, &headers, &request.body(&request.sql), &request.sql);
@@ -303,20 +307,68 @@ impl Account {
             Some(text) if !text.is_empty() => text.replace(crate::rewrite::ORDER_BY_FILTER, "true"),
             _ => request.sql.clone(),
         };
+        let per_range = match self.per_range(collection, request, &headers, &rewritten)? {
+            Ok(rows) => rows,
+            Err(e) => return Ok(Err(e)),
+        };
+        Ok(merge(info, per_range).map_err(|m| QueryError::new(QueryErrorKind::Internal, m, None)))
+    }
+
+    /// `sql` run on every partition key range (with the request's parameters): each range's rows.
+    fn per_range(
+        &self,
+        collection: &Collection,
+        request: &QueryRequest,
+        headers: &[(&str, String)],
+        sql: &str,
+    ) -> Result<Result<Vec<Vec<Value>>, QueryError>, RemoteError> {
         let ranges = self.ok("GET", &format!("{}/pkranges", collection.path()), &[], None)?;
         let mut per_range = Vec::new();
         if let Value::Array(list) = ranges.body.get("PartitionKeyRanges") {
             for range in list.iter() {
                 let Some(id) = range.get("id").as_str() else { continue };
-                let mut range_headers = headers.clone();
+                let mut range_headers = headers.to_vec();
                 range_headers.push(("x-ms-documentdb-partitionkeyrangeid", id.to_string()));
-                match self.drain(collection, &range_headers, &request.body(&rewritten), &rewritten)? {
+                match self.drain(collection, &range_headers, &request.body(sql), sql)? {
                     Ok(rows) => per_range.push(rows),
                     Err(e) => return Ok(Err(e)),
                 }
             }
         }
-        Ok(merge(info, per_range).map_err(|m| QueryError::new(QueryErrorKind::Internal, m, None)))
+        Ok(Ok(per_range))
+    }
+
+    /// A hybrid search plan run as the SDKs run it: the statistics query on every range, each
+    /// component's query with the statistics written in on every range, the fusion
+    /// ([`merge::hybrid`]).
+    fn hybrid(
+        &self,
+        collection: &Collection,
+        request: &QueryRequest,
+        headers: &[(&str, String)],
+        info: &Value,
+    ) -> Result<Result<Vec<Value>, QueryError>, RemoteError> {
+        let mut statistics = Vec::new();
+        if info.get("requiresGlobalStatistics") == &Value::Bool(true) {
+            let sql = info.get("globalStatisticsQuery").as_str().unwrap_or_default();
+            match self.per_range(collection, request, headers, sql)? {
+                Ok(rows) => statistics = rows.into_iter().flatten().collect::<Vec<_>>(),
+                Err(e) => return Ok(Err(e)),
+            }
+        }
+        let Value::Array(components) = info.get("componentQueryInfos") else {
+            return Ok(Err(QueryError::new(QueryErrorKind::Internal, "a hybrid search plan without components", None)));
+        };
+        let mut per_component = Vec::new();
+        for component in components.iter() {
+            let text = component.get("rewrittenQuery").as_str().unwrap_or_default();
+            let sql = merge::hybrid_component_query(text, &statistics, components.len());
+            match self.per_range(collection, request, headers, &sql)? {
+                Ok(rows) => per_component.push(rows),
+                Err(e) => return Ok(Err(e)),
+            }
+        }
+        Ok(merge::hybrid(info, per_component).map_err(|m| QueryError::new(QueryErrorKind::Internal, m, None)))
     }
 
     /// Every page of a query request (results as they come, system properties kept).
@@ -350,9 +402,11 @@ impl Account {
     }
 }
 
-/// The merge features a client declares it runs (the JavaScript SDK's list, less hybrid search).
+/// The merge features a client declares it runs (the JavaScript SDK's list, less
+/// `HybridSearchSkipOrderByRewrite`: hybrid search's components come merged across ranges, as
+/// the .NET and Python SDKs take them).
 const SUPPORTED_FEATURES: &str = "NonValueAggregate, Aggregate, Distinct, MultipleOrderBy, OffsetAndLimit, OrderBy, \
-                                  Top, CompositeAggregate, GroupBy, MultipleAggregates, CountIf";
+                                  Top, CompositeAggregate, GroupBy, MultipleAggregates, CountIf, HybridSearch";
 
 /// A path segment as a URL carries it.
 fn encode(name: &str) -> String {

@@ -37,14 +37,19 @@ import {
   COMPOSITE_POLICY,
   COMPOSITE_QUERIES,
   CONCATENATING_QUERIES,
+  FULL_TEXT_POLICY,
   HIERARCHICAL,
+  HYBRID_QUERIES,
   KEYED,
   MERGING_QUERIES,
+  TEXT_INDEXING,
+  TEXT_VECTOR_POLICY,
   VECTOR_INDEXING,
   VECTOR_POLICY,
   VECTOR_QUERIES,
   hierarchicalItems,
   mixedItems,
+  textItems,
   vectorItems,
 } from "./suite_data.mjs";
 import {
@@ -133,13 +138,14 @@ async function checkCreateContainer(
   id,
   partitionKey,
   ranges,
-  { indexingPolicy, vectorEmbeddingPolicy, throughput = THROUGHPUT } = {},
+  { indexingPolicy, vectorEmbeddingPolicy, fullTextPolicy, throughput = THROUGHPUT } = {},
 ) {
   const body = () => ({
     id,
     partitionKey: structuredClone(partitionKey),
     ...(indexingPolicy ? { indexingPolicy: structuredClone(indexingPolicy) } : {}),
     ...(vectorEmbeddingPolicy ? { vectorEmbeddingPolicy: structuredClone(vectorEmbeddingPolicy) } : {}),
+    ...(fullTextPolicy ? { fullTextPolicy: structuredClone(fullTextPolicy) } : {}),
   });
   const { container } = await database.containers.createIfNotExists(body(), { offerThroughput: throughput });
   const again = await database.containers.createIfNotExists(body(), { offerThroughput: throughput });
@@ -783,12 +789,19 @@ async function run(suite, oracle, { sdk, pipeline }, args) {
         vectorEmbeddingPolicy: VECTOR_POLICY,
       }),
     );
+    const texts = await suite.check(`containers: full-text and vector policies (${ranges} ranges)`, () =>
+      checkCreateContainer(database, "texts", KEYED, ranges, {
+        indexingPolicy: TEXT_INDEXING,
+        vectorEmbeddingPolicy: TEXT_VECTOR_POLICY,
+        fullTextPolicy: FULL_TEXT_POLICY,
+      }),
+    );
     const small = await suite.check("containers: 400 RU/s lists 1 range", () =>
       checkCreateContainer(database, "small", KEYED, 1, { throughput: 400 }),
     );
     if (small) await suite.check("throughput: readOffer 400, replace to 500", () => checkThroughput(small));
     await suite.check("containers: readAll", () =>
-      checkReadAllContainers(database, ["items", "crud", "composite", "hierarchical", "vectors", "small"]),
+      checkReadAllContainers(database, ["items", "crud", "composite", "hierarchical", "vectors", "texts", "small"]),
     );
 
     if (crud) {
@@ -844,6 +857,23 @@ async function run(suite, oracle, { sdk, pipeline }, args) {
       };
       const target = await loadTarget(suite, oracle, vectors, "vectors", rows, ["/pk"], properties);
       for (const [label, sql] of VECTOR_QUERIES) {
+        await queryChecks(suite, oracle, label, target, sql, { planned: true, clientMerges: mode === "physical" });
+      }
+    }
+
+    if (texts) {
+      const properties = {
+        id: "texts",
+        partitionKey: KEYED,
+        indexingPolicy: TEXT_INDEXING,
+        vectorEmbeddingPolicy: TEXT_VECTOR_POLICY,
+        fullTextPolicy: FULL_TEXT_POLICY,
+      };
+      const target = await loadTarget(suite, oracle, texts, "texts", textItems(), ["/pk"], properties);
+      // Sent whole, the engine ranks; with forceQueryPlan, the SDK's hybrid search pipeline runs
+      // the plan (statistics, components, fusion) over the ranges. It gives no continuation
+      // tokens for these queries, so they are not resumed.
+      for (const [label, sql] of HYBRID_QUERIES) {
         await queryChecks(suite, oracle, label, target, sql, { planned: true, clientMerges: mode === "physical" });
       }
     }

@@ -88,6 +88,49 @@ export const VECTOR_QUERIES = [
   ],
 ];
 
+// Hybrid search: texts with a full-text policy and index, and vectors (cosine: most similar
+// first). The ranking queries' plans are the service's hybridSearchQueryInfo.
+export const FULL_TEXT_POLICY = { defaultLanguage: "en-US", fullTextPaths: [{ path: "/text", language: "en-US" }] };
+export const TEXT_VECTOR_POLICY = {
+  vectorEmbeddings: [{ path: "/v", dataType: "float32", dimensions: 2, distanceFunction: "cosine" }],
+};
+export const TEXT_INDEXING = {
+  indexingMode: "consistent",
+  automatic: true,
+  includedPaths: [{ path: "/*" }],
+  excludedPaths: [{ path: '/"_etag"/?' }, { path: "/v/*" }],
+  fullTextIndexes: [{ path: "/text" }],
+  vectorIndexes: [{ path: "/v", type: "flat" }],
+};
+
+/** 16 texts over 4 keys, each of its own length (so that equal counts of a term score apart: the
+ * order of equal scores is the SDK's merge's, which the service leaves open), with 2-dimensional
+ * vectors. */
+export function textItems() {
+  const words = ["red", "blue", "green", "bike", "car", "tree", "road", "sky"];
+  return Array.from({ length: 16 }, (_, i) => {
+    const text = Array.from({ length: 2 + i }, (_, j) => words[(i * 3 + j * (1 + (i % 3))) % words.length]);
+    const item = { id: `x${String(i).padStart(2, "0")}`, pk: `p${i % 4}`, v: [Math.cos(i / 5), Math.sin(i / 5)] };
+    return i === 7 ? { ...item, title: "no text" } : { ...item, text: text.join(" ") };
+  });
+}
+
+export const HYBRID_QUERIES = [
+  ["ORDER BY RANK FullTextScore, TOP", 'SELECT TOP 5 c.id FROM c ORDER BY RANK FullTextScore(c.text, "red", "bike")'],
+  [
+    "ORDER BY RANK FullTextScore, OFFSET LIMIT",
+    'SELECT c.id, c.text FROM c ORDER BY RANK FullTextScore(c.text, "blue") OFFSET 2 LIMIT 4',
+  ],
+  [
+    "ORDER BY RANK RRF(FullTextScore, VectorDistance), TOP, filtered",
+    'SELECT TOP 8 c.id FROM c WHERE c.pk != "p1" ORDER BY RANK RRF(FullTextScore(c.text, "green", "road"), VectorDistance(c.v, [1, 0]))',
+  ],
+  [
+    "ORDER BY RANK RRF with weights, one negative, OFFSET LIMIT",
+    'SELECT * FROM c ORDER BY RANK RRF(VectorDistance(c.v, [0, 1]), FullTextScore(c.text, "sky"), [-1, 2]) OFFSET 1 LIMIT 6',
+  ],
+];
+
 export const COMPOSITE_POLICY = {
   indexingMode: "consistent",
   automatic: true,

@@ -1,0 +1,314 @@
+//! The service's plan of an `ORDER BY RANK` query (hybrid search): `hybridSearchQueryInfo`, which
+//! has every client gather the container's full-text statistics, run one non-streaming ORDER BY
+//! per score (a component) with those statistics written in, and fuse the components' ranks
+//! (`docs/design/hybrid-search-plans.md`; the forms are the service's, recorded by the .NET SDK's
+//! `QueryPlanRetrieverTests` and `QueryPlanBaselineTests.OffsetLimit.xml`). The engine orders such
+//! a query sent whole as this pipeline does (`executor/src/rank.rs`).
+//!
+//! Two forms, as the request's `x-ms-cosmos-supported-query-features` allows:
+//! - each component an ORDER BY the client merges across ranges (`orderBy`, `orderByItems`,
+//!   `{"payload": ..., "componentScores": [...]}`, the ORDER BY filter placeholder);
+//! - with `HybridSearchSkipOrderByRewrite` (`@azure/cosmos` 4.10 sends it) and several
+//!   components, each range's best rows as they are (`c AS payload, [...] AS componentScores`, no
+//!   `orderBy`): the client sorts every component highest first, so a score ranked ascending is
+//!   negated.
+
+use std::collections::HashMap;
+
+use cosmoql::parser::{Expr, ExprKind, Projection, Query};
+use cosmoql::Value;
+use serde_json::{json, Value as Json};
+
+use crate::rewrite::{self, Unsupported, ORDER_BY_FILTER};
+
+/// The feature a client declares when it takes the second form.
+pub const SKIP_ORDER_BY_REWRITE: &str = "HybridSearchSkipOrderByRewrite";
+
+const DOCUMENT_COUNT: &str = "{documentdb-formattablehybridsearchquery-totaldocumentcount}";
+
+/// One score of the ranking, as the engine bound it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Component {
+    /// Best first is highest first (a text score, a similarity; not a Euclidean distance, nor a
+    /// score whose RRF weight is negative).
+    pub descending: bool,
+    /// The RRF weight's magnitude.
+    pub weight: f64,
+    /// A FullTextScore's terms; `None` for a VectorDistance.
+    pub terms: Option<Vec<String>>,
+}
+
+/// The `hybridSearchQueryInfo` of `query` (an `ORDER BY RANK` query), its scores `components`
+/// as the engine bound them, in the form `skip_order_by_rewrite` chooses.
+pub fn hybrid_search_info(
+    query: &Query,
+    parameters: &HashMap<String, Value>,
+    components: &[Component],
+    skip_order_by_rewrite: bool,
+) -> Result<Json, Unsupported> {
+    let root = rewrite::root_alias(query)?;
+    let Some(rank) = query.order_by.first().filter(|_| query.order_by_rank) else {
+        return Err(Unsupported("ORDER BY RANK without a score"));
+    };
+    let (calls, weighted) = scores(&rank.expr);
+    if calls.len() != components.len() {
+        return Err(Unsupported("ORDER BY RANK over scores the engine binds otherwise"));
+    }
+    let top = query.select.top.as_ref().map(|c| rewrite::count(c, parameters)).transpose()?;
+    let (skip, limit) = match &query.offset_limit {
+        Some(ol) => (Some(rewrite::count(&ol.offset, parameters)?), Some(rewrite::count(&ol.limit, parameters)?)),
+        None => (None, None),
+    };
+    // Without TOP or LIMIT the service takes 2^31 rows, and its window would be 2^32 (a plan the
+    // .NET SDK's QueryPlanRetrieverTests record), a count TOP refuses: here the largest it takes.
+    let take = top.or(limit).unwrap_or(1 << 31);
+    let window = skip.unwrap_or(0).saturating_add(take).max(60).saturating_mul(2).min(u64::from(u32::MAX));
+    let texts: Vec<String> = calls.iter().zip(components).enumerate().map(|(i, (e, c))| score_text(i, e, c)).collect();
+    let from = query.from.as_ref().map(|f| format!(" FROM {}", f.source)).unwrap_or_default();
+    let payload = match &query.select.projection {
+        Projection::Star(_) => root.to_string(),
+        Projection::Value(e) => e.to_string(),
+        Projection::List(list) => rewrite::projection_object(list, |e| e.to_string()).0,
+    };
+    let conditions = rewrite::where_text(query);
+    let optimized = skip_order_by_rewrite && components.len() > 1;
+    let scores_of = |negate_ascending: bool| -> String {
+        let items: Vec<String> = texts
+            .iter()
+            .zip(components)
+            .map(|(t, c)| match (c.descending, negate_ascending) {
+                (false, true) => format!("(-1 * ({t} ?? {}))", fallback(c)),
+                _ => format!("({t} ?? {})", fallback(c)),
+            })
+            .collect();
+        format!("[{}]", items.join(", "))
+    };
+    let window_clause = |sql: &mut String, order: &str| {
+        sql.push_str(&format!(" ORDER BY {order}"));
+        if skip.is_some() {
+            sql.push_str(&format!(" OFFSET 0 LIMIT {window}"));
+        }
+    };
+    let head = |sql: &mut String| {
+        sql.push_str("SELECT ");
+        if skip.is_none() {
+            sql.push_str(&format!("TOP {window} "));
+        }
+    };
+    let component_infos: Vec<Json> = texts
+        .iter()
+        .zip(components)
+        .map(|(text, c)| {
+            let order = format!("{text}{}", direction_keyword(c));
+            let mut sql = String::new();
+            head(&mut sql);
+            if optimized {
+                sql.push_str(&format!("{root}._rid, {payload} AS payload, {} AS componentScores{from}", scores_of(true)));
+                if !conditions.is_empty() {
+                    sql.push_str(&format!(" WHERE {}", conditions.join(" AND ")));
+                }
+                window_clause(&mut sql, &order);
+                return component_info(sql, None, (None, None));
+            }
+            // A single component's payload carries no scores when the client skips the rewrite.
+            let component_scores = if skip_order_by_rewrite { "[]".to_string() } else { scores_of(false) };
+            sql.push_str(&format!(
+                r#"{root}._rid, [{{"item": {text}}}] AS orderByItems, {{"payload": {payload}, "componentScores": {component_scores}}} AS payload{from}"#
+            ));
+            let mut all = conditions.clone();
+            all.push(format!("({ORDER_BY_FILTER})"));
+            sql.push_str(&format!(" WHERE {}", all.join(" AND ")));
+            window_clause(&mut sql, &order);
+            let sort = if c.descending { "Descending" } else { "Ascending" };
+            let (top, limit) = if skip.is_some() { (None, Some(window)) } else { (Some(window), None) };
+            component_info(sql, Some((sort, text)), (top, limit))
+        })
+        .collect();
+    let statistics: Vec<String> = calls
+        .iter()
+        .zip(components)
+        .filter_map(|(call, c)| {
+            let terms = c.terms.as_ref()?;
+            let text = first_argument(call)?;
+            let hits: Vec<String> = terms
+                .iter()
+                .map(|t| format!("COUNTIF(FullTextContains({text}, {}))", Json::String(t.clone())))
+                .collect();
+            Some(format!(
+                r#"{{"totalWordCount": SUM(_FullTextWordCount({text})), "hitCounts": [{}]}}"#,
+                hits.join(", ")
+            ))
+        })
+        .collect();
+    Ok(json!({
+        "globalStatisticsQuery": format!(
+            "SELECT COUNT(1) AS documentCount, [{}] AS fullTextStatistics{from}",
+            statistics.join(", ")
+        ),
+        "componentQueryInfos": component_infos,
+        "componentWithoutPayloadQueryInfos": [],
+        "projectionQueryInfo": null,
+        "componentWeights": if weighted { components.iter().map(|c| c.weight).collect() } else { Vec::new() },
+        "skip": skip,
+        "take": take,
+        "requiresGlobalStatistics": components.iter().any(|c| c.terms.is_some()),
+    }))
+}
+
+/// The scores of a ranking (the RRF's arguments, or the one score) and whether weights follow.
+fn scores(e: &Expr) -> (Vec<&Expr>, bool) {
+    match &e.kind {
+        ExprKind::Call { name, args, .. } if name.name.eq_ignore_ascii_case("RRF") => {
+            let calls: Vec<&Expr> = args.iter().filter(|a| matches!(a.kind, ExprKind::Call { .. })).collect();
+            let weighted = calls.len() < args.len();
+            (calls, weighted)
+        }
+        _ => (vec![e], false),
+    }
+}
+
+fn first_argument(call: &Expr) -> Option<String> {
+    match &call.kind {
+        ExprKind::Call { args, .. } => args.first().map(|a| a.to_string()),
+        _ => None,
+    }
+}
+
+/// Component `i`'s score as the ranges compute it: `_FullTextScore` with the statistics'
+/// placeholders (numbered by component, as the service numbers them and the SDKs replace them),
+/// or `_VectorScore` with VectorDistance's arguments.
+fn score_text(i: usize, call: &Expr, c: &Component) -> String {
+    let ExprKind::Call { args, .. } = &call.kind else { return call.to_string() };
+    match &c.terms {
+        Some(terms) => {
+            let text = args.first().map(|a| a.to_string()).unwrap_or_default();
+            let terms: Vec<String> = terms.iter().map(|t| Json::String(t.clone()).to_string()).collect();
+            format!(
+                "_FullTextScore({text}, [{}], {DOCUMENT_COUNT}, {{documentdb-formattablehybridsearchquery-totalwordcount-{i}}}, {{documentdb-formattablehybridsearchquery-hitcountsarray-{i}}})",
+                terms.join(", ")
+            )
+        }
+        None => {
+            let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+            format!("_VectorScore({})", args.join(", "))
+        }
+    }
+}
+
+/// What a component's ORDER BY says after its score: a text score `DESC`; a vector score nothing
+/// in its natural direction (most similar first, as VectorDistance), else the direction.
+fn direction_keyword(c: &Component) -> &'static str {
+    match (&c.terms, c.descending) {
+        (Some(_), true) => " DESC",
+        (Some(_), false) => " ASC",
+        (None, true) => "",
+        (None, false) => " ASC",
+    }
+}
+
+/// The score the plan gives a row the component cannot score, so it ranks last.
+fn fallback(c: &Component) -> &'static str {
+    match (c.descending, c.terms.is_some()) {
+        (true, true) => "-1",
+        (true, false) => "-1.79769e+308",
+        (false, _) => "1.79769e+308",
+    }
+}
+
+/// A component's `queryInfo`: an ORDER BY (`order`: direction and expression) or, in the second
+/// form, none; its window as TOP or as OFFSET 0 LIMIT.
+fn component_info(rewritten: String, order: Option<(&str, &String)>, (top, limit): (Option<u64>, Option<u64>)) -> Json {
+    json!({
+        "distinctType": "None",
+        "top": top,
+        "offset": limit.map(|_| 0),
+        "limit": limit,
+        "orderBy": order.iter().map(|(d, _)| *d).collect::<Vec<_>>(),
+        "orderByExpressions": order.iter().map(|(_, e)| e.as_str()).collect::<Vec<_>>(),
+        "groupByExpressions": [],
+        "groupByAliases": [],
+        "aggregates": [],
+        "groupByAliasToAggregateType": {},
+        "rewrittenQuery": rewritten,
+        "hasSelectValue": false,
+        "dCountInfo": null,
+        "hasNonStreamingOrderBy": order.is_some(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The scores of a ranking as the engine binds them with no vector policy (a VectorDistance is
+    /// a cosine similarity, most similar first): by the call's name, a negative weight turning it.
+    fn components(query: &Query) -> Vec<Component> {
+        let (calls, _) = scores(&query.order_by[0].expr);
+        let weights: Vec<f64> = match &query.order_by[0].expr.kind {
+            ExprKind::Call { args, .. } => match args.last().map(|a| &a.kind) {
+                Some(ExprKind::Array(w)) => w.iter().map(|x| x.to_string().parse().unwrap()).collect(),
+                _ => Vec::new(),
+            },
+            _ => Vec::new(),
+        };
+        calls
+            .iter()
+            .enumerate()
+            .map(|(i, call)| {
+                let ExprKind::Call { name, args, .. } = &call.kind else { unreachable!() };
+                let w = weights.get(i).copied().unwrap_or(1.0);
+                let terms = (name.name == "FullTextScore").then(|| {
+                    args[1..]
+                        .iter()
+                        .map(|t| serde_json::from_str::<String>(&t.to_string().replace('\'', "\"")).unwrap())
+                        .collect()
+                });
+                Component { descending: w >= 0.0, weight: w.abs(), terms }
+            })
+            .collect()
+    }
+
+    /// Every plan of `tests/data/hybrid_plans.json` (the service's, recorded by the .NET SDK),
+    /// field by field.
+    #[test]
+    fn plans_are_the_services() {
+        let data: Json = serde_json::from_str(include_str!("../tests/data/hybrid_plans.json")).unwrap();
+        let cases = data["cases"].as_array().unwrap();
+        assert_eq!(cases.len(), 8);
+        let one_line = |v: &Json| -> Json {
+            let text = v.to_string().replace("\\n", " ");
+            serde_json::from_str(&text).unwrap()
+        };
+        for case in cases {
+            let sql = case["query"].as_str().unwrap();
+            let query = cosmoql::parse(sql).unwrap();
+            let skip = case["skipOrderByRewrite"].as_bool().unwrap();
+            let got = hybrid_search_info(&query, &HashMap::new(), &components(&query), skip).unwrap();
+            let want = one_line(&case["plan"]);
+            for (field, value) in want.as_object().unwrap() {
+                assert_eq!(&got[field], value, "{sql} (skip {skip}): {field}");
+            }
+            assert_eq!(got.as_object().unwrap().len(), want.as_object().unwrap().len(), "{sql}");
+        }
+    }
+
+    /// Without TOP or LIMIT the service's take (2^31) and window (2^32); a parameter counts.
+    #[test]
+    fn takes_and_windows() {
+        let query = cosmoql::parse("SELECT * FROM c ORDER BY RANK FullTextScore(c.t, 'a')").unwrap();
+        let plan = hybrid_search_info(&query, &HashMap::new(), &components(&query), false).unwrap();
+        assert_eq!(plan["take"], json!(2147483648u64));
+        assert_eq!(plan["componentQueryInfos"][0]["top"], json!(4294967295u64));
+        let query =
+            cosmoql::parse("SELECT * FROM c WHERE c.k = 1 ORDER BY RANK FullTextScore(c.t, 'a') OFFSET @n LIMIT 70")
+                .unwrap();
+        let params = HashMap::from([("n".to_string(), Value::from(5.0))]);
+        let plan = hybrid_search_info(&query, &params, &components(&query), false).unwrap();
+        assert_eq!((&plan["skip"], &plan["take"]), (&json!(5), &json!(70)));
+        let component = &plan["componentQueryInfos"][0];
+        assert_eq!((&component["offset"], &component["limit"]), (&json!(0), &json!(150)));
+        let sql = component["rewrittenQuery"].as_str().unwrap();
+        assert!(sql.contains(" WHERE (c.k = 1) AND ({documentdb-formattableorderbyquery-filter}) ORDER BY "), "{sql}");
+        assert!(sql.ends_with(" DESC OFFSET 0 LIMIT 150"), "{sql}");
+    }
+}
