@@ -165,3 +165,70 @@ fn query_suites_run_against_the_server() {
     server.kill().unwrap();
     let _ = server.wait();
 }
+
+/// ORDER BY RANK over more rows than a component's window (2 × max(OFFSET + LIMIT, 60)): the
+/// engine's answers (the query sent whole, blessed from the server) are what the SDKs' hybrid
+/// search pipeline makes of the plan (`--client-merge`: statistics, components and fusion over
+/// the server's ranges), and the windows change them (the first 10 of an RRF without a limit,
+/// whose windows hold every row, are not those of the same RRF under TOP 10). (One score has no
+/// window to speak of, and its equal scores come from different ranges in range order here, in
+/// creation order from the engine: the service leaves that order to the SDKs' merges.)
+#[test]
+fn hybrid_search_over_more_rows_than_a_window_agrees_with_the_client_pipeline() {
+    let dir = std::env::temp_dir().join(format!("cosmoql-hybrid-windows-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let words = ["red", "blue", "green", "bike", "car", "tree", "road", "sky", "sea", "sun", "rain"];
+    let items: Vec<serde_json::Value> = (0..400u64)
+        .map(|i| {
+            let length = 3 + (i * 7) % 23;
+            let text: Vec<&str> = (0..length).map(|j| words[((i * 5 + j * (1 + i % 4)) % 11) as usize]).collect();
+            let angle = (i as f64 * 0.618).rem_euclid(std::f64::consts::TAU);
+            serde_json::json!({"id": format!("t{i:03}"), "pk": format!("p{}", i % 7), "text": text.join(" "), "v": [angle.cos(), angle.sin()]})
+        })
+        .collect();
+    std::fs::write(dir.join("texts.json"), serde_json::to_string(&items).unwrap()).unwrap();
+    std::fs::write(
+        dir.join("fixtures.json"),
+        r#"[{"id": "texts", "partitionKey": {"paths": ["/pk"], "kind": "Hash", "version": 2}, "partitions": 3, "data": "texts.json"}]"#,
+    )
+    .unwrap();
+    let queries = [
+        r#"SELECT VALUE c.id FROM c ORDER BY RANK RRF(FullTextScore(c.text, "red", "sea"), VectorDistance(c.v, [1, 0]))"#,
+        r#"SELECT TOP 10 VALUE c.id FROM c ORDER BY RANK RRF(FullTextScore(c.text, "red", "sea"), VectorDistance(c.v, [1, 0]))"#,
+        r#"SELECT VALUE c.id FROM c WHERE c.pk != "p3" ORDER BY RANK RRF(VectorDistance(c.v, [0, 1]), FullTextScore(c.text, "rain"), FullTextScore(c.text, "blue sky"), [1, -0.5, 2]) OFFSET 20 LIMIT 30"#,
+    ];
+    let mut suite = String::from("-- @container texts\n");
+    for (i, sql) in queries.iter().enumerate() {
+        suite.push_str(&format!("\n-- @name query {i}\n{sql}\n-- @expect\n[]\n"));
+    }
+    std::fs::write(dir.join("hybrid.sql"), &suite).unwrap();
+    let (mut server, port) = serve_with(&[]);
+    let endpoint = format!("http://127.0.0.1:{port}/");
+    let test = |extra: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_cosmoql"))
+            .arg("test")
+            .arg(&dir)
+            .args(["--endpoint", &endpoint, "--key", EMULATOR_KEY])
+            .args(extra)
+            .output()
+            .unwrap();
+        (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    let (ok, out) = test(&["--bless"]);
+    assert!(ok, "{out}");
+    let (ok, out) = test(&["--client-merge"]);
+    assert!(ok && out.ends_with(" 0 failed\n"), "{out}");
+    // The expectations blessed, in order.
+    let blessed = std::fs::read_to_string(dir.join("hybrid.sql")).unwrap();
+    let answers: Vec<Vec<serde_json::Value>> = blessed
+        .split("-- @expect\n")
+        .skip(1)
+        .map(|rest| serde_json::Deserializer::from_str(rest).into_iter().next().unwrap().unwrap())
+        .collect();
+    assert_eq!(answers.iter().map(Vec::len).collect::<Vec<_>>(), [400, 10, 30]);
+    assert_ne!(answers[0][..10], answers[1][..], "the windows change the fusion");
+    server.kill().unwrap();
+    let _ = server.wait();
+    let _ = std::fs::remove_dir_all(&dir);
+}
