@@ -554,23 +554,10 @@ impl<'a> Runner<'a> {
             Ok(Flow::Continue)
         })?;
         stats.peak_buffered = stats.peak_buffered.max(rows.len() as u64);
-        // Without the container's statistics (a ranking inside a subquery), those of its rows.
-        let gathered;
-        let statistics = match &self.text_statistics {
-            Some(s) => s,
-            None => {
-                gathered = match StatisticsGatherer::new(rank) {
-                    Some(mut gatherer) => {
-                        for row in &rows {
-                            gatherer.add(&ctx, row)?;
-                        }
-                        gatherer.finish()
-                    }
-                    None => TextStatistics::default(),
-                };
-                &gathered
-            }
-        };
+        // The container's statistics, gathered before the query ran (ORDER BY RANK is refused in
+        // subqueries, SC2228, so this is the query's own ranking); none when it scores no text.
+        let none = TextStatistics::default();
+        let statistics = self.text_statistics.as_ref().unwrap_or(&none);
         let rid = |i: usize| match q.item_slot().and_then(|slot| rows[i].get(slot)) {
             Some(Binding::Item(item)) => self.source.system_property(item, "_rid").as_str().unwrap_or("").to_string(),
             _ => String::new(),

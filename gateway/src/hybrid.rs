@@ -83,45 +83,39 @@ pub fn hybrid_search_info(
             .collect();
         format!("[{}]", items.join(", "))
     };
-    let window_clause = |sql: &mut String, order: &str| {
-        sql.push_str(&format!(" ORDER BY {order}"));
-        if skip.is_some() {
-            sql.push_str(&format!(" OFFSET 0 LIMIT {window}"));
-        }
+    // The window: TOP, or OFFSET 0 LIMIT when the query skips (the client skips after fusing).
+    let (top_clause, limit_clause) = match skip {
+        None => (format!("TOP {window} "), String::new()),
+        Some(_) => (String::new(), format!(" OFFSET 0 LIMIT {window}")),
     };
-    let head = |sql: &mut String| {
-        sql.push_str("SELECT ");
-        if skip.is_none() {
-            sql.push_str(&format!("TOP {window} "));
-        }
+    let where_clause = |conditions: &[String]| match conditions {
+        [] => String::new(),
+        c => format!(" WHERE {}", c.join(" AND ")),
     };
     let component_infos: Vec<Json> = texts
         .iter()
         .zip(components)
         .map(|(text, c)| {
-            let order = format!("{text}{}", direction_keyword(c));
-            let mut sql = String::new();
-            head(&mut sql);
+            let order = format!(" ORDER BY {text}{}{limit_clause}", direction_keyword(c));
             if optimized {
-                sql.push_str(&format!("{root}._rid, {payload} AS payload, {} AS componentScores{from}", scores_of(true)));
-                if !conditions.is_empty() {
-                    sql.push_str(&format!(" WHERE {}", conditions.join(" AND ")));
-                }
-                window_clause(&mut sql, &order);
+                let sql = format!(
+                    "SELECT {top_clause}{root}._rid, {payload} AS payload, {} AS componentScores{from}{}{order}",
+                    scores_of(true),
+                    where_clause(&conditions)
+                );
                 return component_info(sql, None, (None, None));
             }
             // A single component's payload carries no scores when the client skips the rewrite.
             let component_scores = if skip_order_by_rewrite { "[]".to_string() } else { scores_of(false) };
-            sql.push_str(&format!(
-                r#"{root}._rid, [{{"item": {text}}}] AS orderByItems, {{"payload": {payload}, "componentScores": {component_scores}}} AS payload{from}"#
-            ));
-            let mut all = conditions.clone();
-            all.push(format!("({ORDER_BY_FILTER})"));
-            sql.push_str(&format!(" WHERE {}", all.join(" AND ")));
-            window_clause(&mut sql, &order);
+            let mut filtered = conditions.clone();
+            filtered.push(format!("({ORDER_BY_FILTER})"));
+            let sql = format!(
+                r#"SELECT {top_clause}{root}._rid, [{{"item": {text}}}] AS orderByItems, {{"payload": {payload}, "componentScores": {component_scores}}} AS payload{from}{}{order}"#,
+                where_clause(&filtered)
+            );
             let sort = if c.descending { "Descending" } else { "Ascending" };
-            let (top, limit) = if skip.is_some() { (None, Some(window)) } else { (Some(window), None) };
-            component_info(sql, Some((sort, text)), (top, limit))
+            let window = if skip.is_some() { (None, Some(window)) } else { (Some(window), None) };
+            component_info(sql, Some((sort, text)), window)
         })
         .collect();
     let statistics: Vec<String> = calls
