@@ -64,6 +64,10 @@ enum Step<'a> {
     Element,
 }
 
+/// The most entries an ordered walk reserves room for at once (a walk asks for its next chunk,
+/// at most 4,096, or for a limit that may be huge: it grows past this only when it finds them).
+const MAX_RESERVED_ENTRIES: usize = 1024;
+
 /// The order of rows whose ORDER BY keys are equal: by their items' creation sequence numbers
 /// (the document part of their `_rid`), ascending when the first ORDER BY key is ascending and
 /// descending when it is descending. The service's index walks give ties in that order, and the
@@ -649,14 +653,14 @@ impl PartitionIndex {
         limit: usize,
         keep: &dyn Fn(&Epk) -> bool,
         work: &mut IndexWork,
-    ) -> Option<Vec<(IndexKey, u64)>> {
+    ) -> Option<Vec<(IndexKey, u64, &Epk)>> {
         let Some(node) = self.indexed_node(path)? else { return Some(Vec::new()) };
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(limit.min(MAX_RESERVED_ENTRIES));
         let mut take = |key: &IndexKey, postings: &Postings, after_seq: Option<u64>| -> bool {
             for seq in ties(postings, descending, after_seq) {
                 work.entries += 1;
-                if self.locations.get(&seq).is_some_and(|epk| keep(epk)) {
-                    out.push((key.clone(), seq));
+                if let Some(epk) = self.locations.get(&seq).filter(|epk| keep(epk)) {
+                    out.push((key.clone(), seq, &**epk));
                     if out.len() >= limit {
                         return false;
                     }
@@ -702,7 +706,7 @@ impl PartitionIndex {
         limit: usize,
         keep: &dyn Fn(&Epk) -> bool,
         work: &mut IndexWork,
-    ) -> Option<Vec<(Vec<IndexKey>, u64)>> {
+    ) -> Option<Vec<(Vec<IndexKey>, u64, &Epk)>> {
         if !self.live {
             return None;
         }
@@ -728,14 +732,14 @@ impl PartitionIndex {
             Some(t) => lower = Bound::Included(t.clone()),
         }
         let range = (lower, upper);
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(limit.min(MAX_RESERVED_ENTRIES));
         let ties_descending = keys.first().is_some_and(|(_, d)| *d);
         let mut go = |tuple: &[CompositeKey], postings: &Postings| -> bool {
             let after_seq = after.zip(after_tuple.as_deref()).filter(|(_, t)| *t == tuple).map(|((_, s), _)| *s);
             for seq in ties(postings, ties_descending, after_seq) {
                 work.entries += 1;
-                if self.locations.get(&seq).is_some_and(|epk| keep(epk)) {
-                    out.push((tuple.iter().map(|c| c.key.clone()).collect(), seq));
+                if let Some(epk) = self.locations.get(&seq).filter(|epk| keep(epk)) {
+                    out.push((tuple.iter().map(|c| c.key.clone()).collect(), seq, &**epk));
                     if out.len() >= limit {
                         return false;
                     }

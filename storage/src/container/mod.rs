@@ -880,9 +880,8 @@ const SCAN_CHUNK: usize = 1024;
 /// Whether `epk` is in one of the sorted, disjoint `[min, max)` ranges.
 /// Index entries `(key, sequence number)` of a partition as `(key, position, item if asked
 /// for)`, appended to `out`; entries of items gone meanwhile are skipped.
-fn located<K>(data: &PartitionData, entries: Vec<(K, u64)>, items: bool, out: &mut OrderedEntries<K>) {
-    for (key, seq) in entries {
-        let Some(epk) = data.index.location(seq) else { continue };
+fn located<K>(data: &PartitionData, entries: Vec<(K, u64, &Epk)>, items: bool, out: &mut OrderedEntries<K>) {
+    for (key, seq, epk) in entries {
         let item = if items {
             let Some(item) = data.logical.get(epk).and_then(|lp| lp.get_seq(seq)) else { continue };
             Some(item.clone())

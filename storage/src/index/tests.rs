@@ -85,12 +85,12 @@ fn an_excluded_path_is_not_served_and_ordered_walks_resume_after_a_cursor() {
     assert!(index.probe(&IndexProbe::equals(key("/secret"), IndexKey::Null), &mut work).is_none());
     let all = |_: &Epk| true;
     let walk = index.ordered(&key("/v"), true, None, 10, &all, &mut work).unwrap();
-    let seqs: Vec<u64> = walk.iter().map(|(_, s)| *s).collect();
+    let seqs: Vec<u64> = walk.iter().map(|(_, s, _)| *s).collect();
     // Descending: equal keys in descending sequence order too (`tie_order`).
     assert_eq!(seqs, [3, 1, 4, 2]);
-    let after = walk[0].clone();
+    let after = (walk[0].0.clone(), walk[0].1);
     let rest = index.ordered(&key("/v"), true, Some(&after), 2, &all, &mut work).unwrap();
-    assert_eq!(rest.iter().map(|(_, s)| *s).collect::<Vec<_>>(), [1, 4]);
+    assert_eq!(rest.iter().map(|(_, s, _)| *s).collect::<Vec<_>>(), [1, 4]);
     let asc = index.ordered(&key("/v"), false, Some(&(IndexKey::number(1.0).unwrap(), 2)), 9, &all, &mut work);
-    assert_eq!(asc.unwrap().iter().map(|(_, s)| *s).collect::<Vec<_>>(), [4, 1, 3]);
+    assert_eq!(asc.unwrap().iter().map(|(_, s, _)| *s).collect::<Vec<_>>(), [4, 1, 3]);
 }
