@@ -731,8 +731,12 @@ impl Coordinator<'_> {
                 _ => return Ok(None),
             },
         };
+        // Each walk first reads its even share and one more: the merge takes the head of every
+        // partition, and only the partitions that win read on (their chunks doubling). Reading
+        // more up front costs a lookup per entry in every partition (Q5 read 17 entries in each
+        // of 89 partitions for 10 rows).
         let n = skip.saturating_add(take);
-        let share = usize::try_from(n / self.units.len() as u64).unwrap_or(usize::MAX).saturating_add(16);
+        let share = usize::try_from(n / self.units.len() as u64).unwrap_or(usize::MAX).saturating_add(1);
         let mut walks: Vec<IndexWalk<'_>> = self
             .units
             .iter()

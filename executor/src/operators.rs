@@ -95,7 +95,7 @@ impl<'s> IndexWalk<'s> {
         (after, keep): (Option<(WalkKey, u64)>, Option<usize>),
         items: bool,
     ) -> Self {
-        let chunk = keep.map_or(1024, |k| k.saturating_add(1).clamp(16, 1024));
+        let chunk = keep.map_or(1024, |k| k.saturating_add(1).clamp(2, 1024));
         IndexWalk {
             source,
             ranges,
