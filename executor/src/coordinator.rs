@@ -740,7 +740,10 @@ impl Coordinator<'_> {
         let mut walks: Vec<IndexWalk<'_>> = self
             .units
             .iter()
-            .map(|u| IndexWalk::new(self.source, &u.ranges, order, (start.clone(), Some(share)), false))
+            .map(|u| {
+                IndexWalk::new(self.source, &u.ranges, order, (start.clone(), Some(share)), false)
+                    .with_first_chunk(share.saturating_add(1))
+            })
             .collect();
         // The partitions' keys in ORDER BY order (keys per direction, then creation sequence in
         // the first key's direction).

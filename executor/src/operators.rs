@@ -95,7 +95,7 @@ impl<'s> IndexWalk<'s> {
         (after, keep): (Option<(WalkKey, u64)>, Option<usize>),
         items: bool,
     ) -> Self {
-        let chunk = keep.map_or(1024, |k| k.saturating_add(1).clamp(2, 1024));
+        let chunk = keep.map_or(1024, |k| k.saturating_add(1).clamp(16, 1024));
         IndexWalk {
             source,
             ranges,
@@ -114,6 +114,12 @@ impl<'s> IndexWalk<'s> {
     /// Counts what the walk hands out on `meter`.
     pub fn with_meter(self, meter: &'s WalkMeter) -> Self {
         IndexWalk { meter: Some(meter), ..self }
+    }
+
+    /// Reads `first` entries first (for a walk that is one of many merged, each of which need
+    /// give little; a lone walk that filters keeps its first chunk of at least 16).
+    pub fn with_first_chunk(self, first: usize) -> Self {
+        IndexWalk { chunk: first.clamp(1, 1024), ..self }
     }
 
     /// Reads the next chunk; false if the index cannot serve.
