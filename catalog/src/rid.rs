@@ -51,28 +51,57 @@ impl Rid {
     /// The bytes, as the service lays them out; `None` for a collection id without its marker
     /// bit or a child counter past [`MAX_CHILD`].
     pub fn to_bytes(self) -> Option<Vec<u8>> {
-        // A collection's 8 bytes, the prefix of its children's.
-        let collection = |database: u32, collection: u32| {
-            (collection & 0x80 != 0).then(|| [database.to_le_bytes(), collection.to_le_bytes()].concat())
-        };
-        let child = |database, c, counter: u64, kind: u8| {
-            let mut out = collection(database, c).filter(|_| counter <= MAX_CHILD)?;
-            out.extend_from_slice(&(counter | u64::from(kind) << 60).to_le_bytes());
-            Some(out)
-        };
-        match self {
-            Rid::Database { database } => Some(database.to_le_bytes().to_vec()),
-            Rid::Collection { database, collection: c } => collection(database, c),
-            Rid::Document { database, collection, document } => child(database, collection, document, DOCUMENT),
-            Rid::PartitionKeyRange { database, collection, range } => {
-                child(database, collection, range, PARTITION_KEY_RANGE)
+        self.laid_out().map(|(bytes, n)| bytes[..n].to_vec())
+    }
+
+    /// [`Rid::to_bytes`] on the stack: at most 16 bytes, and how many.
+    fn laid_out(self) -> Option<([u8; 16], usize)> {
+        let mut out = [0u8; 16];
+        let mut put = |at: usize, bytes: &[u8]| out[at..at + bytes.len()].copy_from_slice(bytes);
+        let n = match self {
+            Rid::Database { database } => {
+                put(0, &database.to_le_bytes());
+                4
             }
-        }
+            Rid::Collection { database, collection }
+            | Rid::Document { database, collection, .. }
+            | Rid::PartitionKeyRange { database, collection, .. } => {
+                // A collection's 8 bytes, the prefix of its children's.
+                if collection & 0x80 == 0 {
+                    return None;
+                }
+                put(0, &database.to_le_bytes());
+                put(4, &collection.to_le_bytes());
+                let child = match self {
+                    Rid::Document { document, .. } => Some((document, DOCUMENT)),
+                    Rid::PartitionKeyRange { range, .. } => Some((range, PARTITION_KEY_RANGE)),
+                    _ => None,
+                };
+                match child {
+                    Some((counter, _)) if counter > MAX_CHILD => return None,
+                    Some((counter, kind)) => {
+                        put(8, &(counter | u64::from(kind) << 60).to_le_bytes());
+                        16
+                    }
+                    None => 8,
+                }
+            }
+        };
+        Some((out, n))
     }
 
     /// The text form (padded base64, `/` written `-`); `None` as for [`Rid::to_bytes`].
     pub fn encode(self) -> Option<String> {
-        self.to_bytes().map(|bytes| STANDARD.encode(bytes).replace('/', "-"))
+        let (bytes, n) = self.laid_out()?;
+        // At most 16 bytes: 24 characters of padded base64, written on the stack.
+        let mut text = [0u8; 24];
+        let n = STANDARD.encode_slice(&bytes[..n], &mut text).ok()?;
+        for b in &mut text[..n] {
+            if *b == b'/' {
+                *b = b'-';
+            }
+        }
+        std::str::from_utf8(&text[..n]).ok().map(str::to_owned)
     }
 
     /// Reads a rid of a database, collection, document or partition key range; `None` for text

@@ -768,7 +768,13 @@ impl<'a> DocRef<'a> {
 
     /// Decodes this value completely.
     pub fn to_value(&self) -> Value {
-        decode(self.bytes, 0)
+        decode(self.bytes, 0, 0)
+    }
+
+    /// [`DocRef::to_value`], an object with room for `room` more properties (an item's system
+    /// properties) without growing.
+    pub fn to_value_with_room(&self, room: usize) -> Value {
+        decode(self.bytes, 0, room)
     }
 
     /// Compact JSON text, identical to `cosmoql_value::to_json_string(&self.to_value())`; `None`

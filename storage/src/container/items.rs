@@ -94,13 +94,15 @@ impl Container {
 
     /// The item with its system properties, as Cosmos DB returns it.
     pub fn materialize(&self, item: &StoredItem) -> Value {
-        let mut value = item.doc.root().to_value();
+        let mut value = item.doc.root().to_value_with_room(SYSTEM_PROPERTIES.len());
         if let Some(map) = value.as_object_mut() {
             for name in SYSTEM_PROPERTIES {
                 map.shift_remove(name);
             }
+            // `_rid` and `_self` share the one encoding of the item's rid.
+            let mut rid = None;
             for name in SYSTEM_PROPERTIES {
-                map.insert(name.into(), self.system_property(item, name));
+                map.insert(name.into(), self.system_value(item, name, &mut rid));
             }
         }
         value
@@ -127,9 +129,22 @@ impl Container {
     /// One system property of an item (`_rid`, `_self`, `_etag`, `_attachments`, `_ts`);
     /// `Undefined` for any other name.
     pub fn system_property(&self, item: &StoredItem, name: &str) -> Value {
+        self.system_value(item, name, &mut None)
+    }
+
+    /// [`Container::system_property`], the item's rid text encoded once into `rid`.
+    fn system_value(&self, item: &StoredItem, name: &str, rid: &mut Option<String>) -> Value {
+        let mut rid = || rid.get_or_insert_with(|| self.item_rid(item.meta.seq)).clone();
         match name {
-            "_rid" => Value::from(self.item_rid(item.meta.seq)),
-            "_self" => Value::from(format!("{}{}/", self.self_prefix, self.item_rid(item.meta.seq))),
+            "_rid" => Value::from(rid()),
+            "_self" => {
+                let rid = rid();
+                let mut text = String::with_capacity(self.self_prefix.len() + rid.len() + 1);
+                text.push_str(&self.self_prefix);
+                text.push_str(&rid);
+                text.push('/');
+                Value::from(text)
+            }
             "_etag" => Value::from(item.meta.etag()),
             "_attachments" => Value::from("attachments/"),
             "_ts" => Value::from(item.meta.ts as f64),

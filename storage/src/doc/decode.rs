@@ -7,8 +7,8 @@ use super::*;
 // ---------------------------------------------------------------------------------------------
 
 /// Decodes the value at the start of `b`; `undefined` for malformed parts. `depth` = enclosing
-/// containers.
-pub(super) fn decode(b: &[u8], depth: usize) -> Value {
+/// containers; an object at the top has room for `room` more properties.
+pub(super) fn decode(b: &[u8], depth: usize, room: usize) -> Value {
     let Some((h, _)) = head(b) else { return Value::Undefined };
     match h {
         Head::Null => Value::Null,
@@ -24,7 +24,7 @@ pub(super) fn decode(b: &[u8], depth: usize) -> Value {
             }
             let mut items = Vec::with_capacity(n.min(payload.len()));
             for e in (Elements { rest: payload }) {
-                let v = decode(e.bytes, depth + 1);
+                let v = decode(e.bytes, depth + 1, 0);
                 if v.is_defined() {
                     items.push(v);
                 }
@@ -35,9 +35,9 @@ pub(super) fn decode(b: &[u8], depth: usize) -> Value {
             if depth >= MAX_DEPTH {
                 return Value::Undefined;
             }
-            let mut map = Map::with_capacity(n.min(payload.len() / 2));
+            let mut map = Map::with_capacity(n.min(payload.len() / 2) + room);
             for (k, e) in (Entries { rest: payload }) {
-                let v = decode(e.bytes, depth + 1);
+                let v = decode(e.bytes, depth + 1, 0);
                 if v.is_defined() {
                     map.insert(k.to_owned(), v);
                 }
