@@ -57,37 +57,31 @@ impl Rid {
     /// [`Rid::to_bytes`] on the stack: at most 16 bytes, and how many.
     fn laid_out(self) -> Option<([u8; 16], usize)> {
         let mut out = [0u8; 16];
-        let mut put = |at: usize, bytes: &[u8]| out[at..at + bytes.len()].copy_from_slice(bytes);
-        let n = match self {
+        let (database, collection, child) = match self {
             Rid::Database { database } => {
-                put(0, &database.to_le_bytes());
-                4
+                out[..4].copy_from_slice(&database.to_le_bytes());
+                return Some((out, 4));
             }
-            Rid::Collection { database, collection }
-            | Rid::Document { database, collection, .. }
-            | Rid::PartitionKeyRange { database, collection, .. } => {
-                // A collection's 8 bytes, the prefix of its children's.
-                if collection & 0x80 == 0 {
-                    return None;
-                }
-                put(0, &database.to_le_bytes());
-                put(4, &collection.to_le_bytes());
-                let child = match self {
-                    Rid::Document { document, .. } => Some((document, DOCUMENT)),
-                    Rid::PartitionKeyRange { range, .. } => Some((range, PARTITION_KEY_RANGE)),
-                    _ => None,
-                };
-                match child {
-                    Some((counter, _)) if counter > MAX_CHILD => return None,
-                    Some((counter, kind)) => {
-                        put(8, &(counter | u64::from(kind) << 60).to_le_bytes());
-                        16
-                    }
-                    None => 8,
-                }
+            Rid::Collection { database, collection } => (database, collection, None),
+            Rid::Document { database, collection, document } => (database, collection, Some((document, DOCUMENT))),
+            Rid::PartitionKeyRange { database, collection, range } => {
+                (database, collection, Some((range, PARTITION_KEY_RANGE)))
             }
         };
-        Some((out, n))
+        // A collection's 8 bytes, the prefix of its children's.
+        if collection & 0x80 == 0 {
+            return None;
+        }
+        out[..4].copy_from_slice(&database.to_le_bytes());
+        out[4..8].copy_from_slice(&collection.to_le_bytes());
+        match child {
+            None => Some((out, 8)),
+            Some((counter, _)) if counter > MAX_CHILD => None,
+            Some((counter, kind)) => {
+                out[8..].copy_from_slice(&(counter | u64::from(kind) << 60).to_le_bytes());
+                Some((out, 16))
+            }
+        }
     }
 
     /// The text form (padded base64, `/` written `-`); `None` as for [`Rid::to_bytes`].

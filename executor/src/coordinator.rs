@@ -56,16 +56,14 @@ pub fn text_statistics(
     stats: &mut RunStats,
     meter: &Cell<Work>,
 ) -> Result<Option<TextStatistics>, QueryError> {
-    if query.rank.as_ref().is_none_or(|r| StatisticsGatherer::new(r).is_none()) {
-        return Ok(None);
-    }
+    let Some(gatherer) = query.rank.as_ref().and_then(StatisticsGatherer::new) else { return Ok(None) };
     let whole = [(Epk::min(), Epk::max())];
     let mut inputs = Vec::new();
     for p in source.partitions_overlapping(&whole) {
         let unit = Unit { partition: p.id, start: None, ranges: vec![(p.min, p.max)], point: None };
         inputs.push(unit_input(source, &unit, &Access::default(), stats, meter));
     }
-    runner.text_statistics(query, &mut inputs.into_iter().flatten(), stats)
+    runner.gather(query, gatherer, &mut inputs.into_iter().flatten(), stats).map(Some)
 }
 
 /// The items of a unit, in scan order: every item, or those the index filter finds when the plan
@@ -740,10 +738,7 @@ impl Coordinator<'_> {
         let mut walks: Vec<IndexWalk<'_>> = self
             .units
             .iter()
-            .map(|u| {
-                IndexWalk::new(self.source, &u.ranges, order, (start.clone(), Some(share)), false)
-                    .with_first_chunk(share.saturating_add(1))
-            })
+            .map(|u| IndexWalk::new(self.source, &u.ranges, order, (start.clone(), share.saturating_add(1)), false))
             .collect();
         // The partitions' keys in ORDER BY order (keys per direction, then creation sequence in
         // the first key's direction).

@@ -87,15 +87,16 @@ impl std::fmt::Debug for IndexWalk<'_> {
 }
 
 impl<'s> IndexWalk<'s> {
-    /// A walk after `after`, reading chunks sized for `keep` rows first.
+    /// A walk after `after` whose first chunk is `first` entries (at most 1,024; each next one
+    /// twice the last, up to 4,096).
     pub fn new(
         source: &'s dyn QuerySource,
         ranges: &'s [(Epk, Epk)],
         order: &'s IndexOrder,
-        (after, keep): (Option<(WalkKey, u64)>, Option<usize>),
+        (after, first): (Option<(WalkKey, u64)>, usize),
         items: bool,
     ) -> Self {
-        let chunk = keep.map_or(1024, |k| k.saturating_add(1).clamp(16, 1024));
+        let chunk = first.clamp(1, 1024);
         IndexWalk {
             source,
             ranges,
@@ -114,12 +115,6 @@ impl<'s> IndexWalk<'s> {
     /// Counts what the walk hands out on `meter`.
     pub fn with_meter(self, meter: &'s WalkMeter) -> Self {
         IndexWalk { meter: Some(meter), ..self }
-    }
-
-    /// Reads `first` entries first (for a walk that is one of many merged, each of which need
-    /// give little; a lone walk that filters keeps its first chunk of at least 16).
-    pub fn with_first_chunk(self, first: usize) -> Self {
-        IndexWalk { chunk: first.clamp(1, 1024), ..self }
     }
 
     /// Reads the next chunk; false if the index cannot serve.
@@ -253,7 +248,7 @@ pub struct Runner<'a> {
     /// What the operators that hold rows may hold.
     pub budget: MemoryBudget,
     /// The container's full-text statistics, for `ORDER BY RANK` with a FullTextScore (gathered
-    /// over every item by [`Runner::text_statistics`] before the query runs).
+    /// over every item by [`Runner::gather`] before the query runs).
     pub text_statistics: Option<TextStatistics>,
 }
 
@@ -288,21 +283,21 @@ impl<'a> Runner<'a> {
         self
     }
 
-    /// The full-text statistics of `q`'s ranking over the items of `input` (all of the
-    /// container's: `crate::rank`), `None` when it scores no text.
-    pub fn text_statistics(
+    /// The full-text statistics of `q`'s ranking (what `gatherer` counts) over the rows of
+    /// `input` (every item of the container: `crate::rank`).
+    pub fn gather(
         &self,
         q: &BoundQuery,
+        mut gatherer: StatisticsGatherer<'_>,
         input: &mut Input<'_>,
         stats: &mut RunStats,
-    ) -> Result<Option<TextStatistics>, QueryError> {
-        let Some(mut gatherer) = q.rank.as_ref().and_then(StatisticsGatherer::new) else { return Ok(None) };
+    ) -> Result<TextStatistics, QueryError> {
         let ctx = self.ctx(None);
         self.for_each_row(q, input, &Vec::new(), stats, &mut |row, _pos| {
             gatherer.add(&ctx, row)?;
             Ok(Flow::Continue)
         })?;
-        Ok(Some(gatherer.finish()))
+        Ok(gatherer.finish())
     }
 
     /// Holds at most `bytes` for sorts, groups and DISTINCT.
@@ -480,7 +475,10 @@ impl<'a> Runner<'a> {
         };
         let meter = WalkMeter::default();
         let bound = keep.map(|k| k.saturating_add(1));
-        let mut walk = IndexWalk::new(self.source, ranges, order, (start, bound), true).with_meter(&meter);
+        // A lone walk that filters reads at least 16 entries first: the rows it keeps may be
+        // sparse among them.
+        let first = bound.map_or(1024, |b| b.saturating_add(1).max(16));
+        let mut walk = IndexWalk::new(self.source, ranges, order, (start, first), true).with_meter(&meter);
         if !walk.fill() {
             return Ok(None);
         }

@@ -199,8 +199,7 @@ pub fn rank_order(
             fused[i] += component.weight / (RRF_K + rank as f64);
         }
     }
-    let rids: Vec<(usize, String)> = union.iter().map(|i| (*i, rid(*i))).collect();
-    let mut ranked: Vec<(usize, String)> = rids;
+    let mut ranked: Vec<(usize, String)> = union.iter().map(|i| (*i, rid(*i))).collect();
     ranked.sort_by(|(a, ra), (b, rb)| fused[*b].total_cmp(&fused[*a]).then_with(|| ra.cmp(rb)));
     Ok(ranked.into_iter().map(|(i, _)| i).collect())
 }

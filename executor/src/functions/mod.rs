@@ -17,8 +17,6 @@ mod body;
 mod datetime;
 mod math;
 mod other;
-
-pub(crate) use other::{phrase_count, relevance, tokens};
 mod spatial;
 mod string;
 mod type_check;
@@ -27,6 +25,7 @@ mod vector;
 pub(crate) use array::contains_in_set;
 pub use body::{Body, Builtin, FunctionContext};
 pub use cosmoql_planner::VectorPolicy;
+pub(crate) use other::{phrase_count, relevance, tokens};
 
 /// The most a function builds: bytes of a string ([`MAX_BUILT`]), elements of an array
 /// ([`MAX_BUILT_ELEMENTS`]). Functions that make a value larger than their arguments (CONCAT,

@@ -4,7 +4,7 @@
 //! hit counts and pass the totals, `docs/design/hybrid-search-plans.md`).
 //!
 //! (`DocumentId`, the only item function, needs the item itself and is handled by the
-//! evaluator. `FullTextScore` and `RRF` rank the rows a query reads against their statistics and
+//! evaluator. `FullTextScore` and `RRF` rank rows against the whole container's statistics and
 //! only make sense in `ORDER BY RANK`: their bodies are in `crate::rank`.)
 //!
 //! Full-text matching here is a tokenized, case-insensitive match: text and keywords are split on
@@ -52,8 +52,8 @@ pub(crate) fn phrase_count(text: &[String], needle: &[String]) -> usize {
 /// The relevance of a text (its tokens) to the terms (each tokenized) under the statistics of
 /// the documents ranked, as the service's hybrid search statistics give them: `n` documents,
 /// `words` tokens in all, `hits[i]` documents holding term `i`. The sum of the terms' BM25
-/// weights; FullTextScore (`crate::rank`, the statistics of the rows it ranks) and
-/// `_FullTextScore` (the statistics as arguments) both score with it.
+/// weights; FullTextScore (`crate::rank`, the container's statistics) and `_FullTextScore` (the
+/// statistics as arguments) both score with it.
 pub(crate) fn relevance(text: &[String], terms: &[Vec<String>], n: f64, words: f64, hits: &[f64]) -> f64 {
     let avg = words / n;
     terms
@@ -95,18 +95,22 @@ fn full_text_score(args: &[Value]) -> Value {
 /// The full-text tokens of `text`: its runs of letters and digits, lowercased (what
 /// FullTextContains matches and FullTextScore counts).
 pub(crate) fn tokens(text: &str) -> Vec<String> {
-    text.split(|c: char| !c.is_alphanumeric()).filter(|t| !t.is_empty()).map(str::to_lowercase).collect()
+    words(text).map(str::to_lowercase).collect()
 }
 
-/// How many tokens `text` has (as [`tokens`] cuts it).
+/// How many tokens `text` has.
 fn token_count(text: &str) -> usize {
-    text.split(|c: char| !c.is_alphanumeric()).filter(|t| !t.is_empty()).count()
+    words(text).count()
+}
+
+/// The runs of letters and digits of `text`, as they are written: where [`tokens`] cuts.
+fn words(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !c.is_alphanumeric()).filter(|t| !t.is_empty())
 }
 
 /// Whether the keyword's tokens occur in the text's tokens, adjacent and in order.
 fn contains_phrase(text: &[String], keyword: &str) -> bool {
-    let needle = tokens(keyword);
-    !needle.is_empty() && text.windows(needle.len()).any(|w| w == needle.as_slice())
+    phrase_count(text, &tokens(keyword)) > 0
 }
 
 /// `all`: every keyword matches; otherwise any. Non-string text is undefined, as are non-string

@@ -877,9 +877,8 @@ impl Container {
 
 const SCAN_CHUNK: usize = 1024;
 
-/// Whether `epk` is in one of the sorted, disjoint `[min, max)` ranges.
-/// Index entries `(key, sequence number)` of a partition as `(key, position, item if asked
-/// for)`, appended to `out`; entries of items gone meanwhile are skipped.
+/// Index entries `(key, sequence number, location)` of a partition as `(key, position, item if
+/// asked for)`, appended to `out`; entries of items gone meanwhile are skipped.
 fn located<K>(data: &PartitionData, entries: Vec<(K, u64, &Epk)>, items: bool, out: &mut OrderedEntries<K>) {
     for (key, seq, epk) in entries {
         let item = if items {
@@ -892,6 +891,7 @@ fn located<K>(data: &PartitionData, entries: Vec<(K, u64, &Epk)>, items: bool, o
     }
 }
 
+/// Whether `epk` is in one of the sorted, disjoint `[min, max)` ranges.
 fn in_ranges(ranges: &[(Epk, Epk)], epk: &Epk) -> bool {
     let i = ranges.partition_point(|(min, _)| min <= epk);
     i > 0 && *epk < ranges[i - 1].1
