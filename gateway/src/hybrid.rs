@@ -15,7 +15,7 @@
 
 use std::collections::HashMap;
 
-use cosmoql::parser::{Expr, ExprKind, Projection, Query};
+use cosmoql::parser::{Expr, ExprKind, Query};
 use cosmoql::Value;
 use serde_json::{json, Value as Json};
 
@@ -24,7 +24,17 @@ use crate::rewrite::{self, Unsupported, ORDER_BY_FILTER};
 /// The feature a client declares when it takes the second form.
 pub const SKIP_ORDER_BY_REWRITE: &str = "HybridSearchSkipOrderByRewrite";
 
-const DOCUMENT_COUNT: &str = "{documentdb-formattablehybridsearchquery-totaldocumentcount}";
+/// The placeholders of a component's query that the client replaces with the statistics: the
+/// container's document count, and per component `i` that scores text its words and hit counts.
+pub const DOCUMENT_COUNT: &str = "{documentdb-formattablehybridsearchquery-totaldocumentcount}";
+
+pub fn word_count_placeholder(i: usize) -> String {
+    format!("{{documentdb-formattablehybridsearchquery-totalwordcount-{i}}}")
+}
+
+pub fn hit_counts_placeholder(i: usize) -> String {
+    format!("{{documentdb-formattablehybridsearchquery-hitcountsarray-{i}}}")
+}
 
 /// One score of the ranking, as the engine bound it.
 #[derive(Debug, Clone, PartialEq)]
@@ -54,22 +64,14 @@ pub fn hybrid_search_info(
     if calls.len() != components.len() {
         return Err(Unsupported("ORDER BY RANK over scores the engine binds otherwise"));
     }
-    let top = query.select.top.as_ref().map(|c| rewrite::count(c, parameters)).transpose()?;
-    let (skip, limit) = match &query.offset_limit {
-        Some(ol) => (Some(rewrite::count(&ol.offset, parameters)?), Some(rewrite::count(&ol.limit, parameters)?)),
-        None => (None, None),
-    };
+    let rewrite::Counts { top, offset: skip, limit } = rewrite::counts(query, parameters)?;
     // Without TOP or LIMIT the service takes 2^31 rows, and its window would be 2^32 (a plan the
     // .NET SDK's QueryPlanRetrieverTests record), a count TOP refuses: here the largest it takes.
     let take = top.or(limit).unwrap_or(1 << 31);
     let window = skip.unwrap_or(0).saturating_add(take).max(60).saturating_mul(2).min(u64::from(u32::MAX));
     let texts: Vec<String> = calls.iter().zip(components).enumerate().map(|(i, (e, c))| score_text(i, e, c)).collect();
     let from = query.from.as_ref().map(|f| format!(" FROM {}", f.source)).unwrap_or_default();
-    let payload = match &query.select.projection {
-        Projection::Star(_) => root.to_string(),
-        Projection::Value(e) => e.to_string(),
-        Projection::List(list) => rewrite::projection_object(list, |e| e.to_string()).0,
-    };
+    let payload = rewrite::payload(query, root);
     let conditions = rewrite::where_text(query);
     let optimized = skip_order_by_rewrite && components.len() > 1;
     let scores_of = |negate_ascending: bool| -> String {
@@ -178,8 +180,10 @@ fn score_text(i: usize, call: &Expr, c: &Component) -> String {
             let text = args.first().map(|a| a.to_string()).unwrap_or_default();
             let terms: Vec<String> = terms.iter().map(|t| Json::String(t.clone()).to_string()).collect();
             format!(
-                "_FullTextScore({text}, [{}], {DOCUMENT_COUNT}, {{documentdb-formattablehybridsearchquery-totalwordcount-{i}}}, {{documentdb-formattablehybridsearchquery-hitcountsarray-{i}}})",
-                terms.join(", ")
+                "_FullTextScore({text}, [{}], {DOCUMENT_COUNT}, {}, {})",
+                terms.join(", "),
+                word_count_placeholder(i),
+                hit_counts_placeholder(i)
             )
         }
         None => {

@@ -24,9 +24,9 @@
 //!
 //! The engine runs the per-range queries as any query scoped to a feed range (there, aggregates
 //! may compose: `PlanContext::request_feed_range`). ORDER BY RANK has a plan of its own
-//! (`crate::hybrid`). Shapes without a faithful per-range form (a score without TOP or LIMIT, GROUP BY with ORDER BY or DISTINCT, ORDER BY
-//! over a FROM path, `IN` or subquery, a FROM subquery that computes over its rows or has no
-//! FROM) are [`Unsupported`]. A FROM over a path, `IN` or a subquery that filters and projects
+//! (`crate::hybrid`). Shapes without a faithful per-range form (a score without TOP or LIMIT,
+//! GROUP BY with ORDER BY or DISTINCT, ORDER BY over a FROM path, `IN` or subquery, a FROM
+//! subquery that computes over its rows or has no FROM) are [`Unsupported`]. A FROM over a path, `IN` or a subquery that filters and projects
 //! has rows from each item on its own: the ranges' rows concatenate and its aggregates compose.
 
 use std::collections::HashMap;
@@ -56,11 +56,7 @@ pub fn query_info(
     if query.order_by_rank {
         return Err(Unsupported("ORDER BY RANK outside a hybrid search plan"));
     }
-    let top = query.select.top.as_ref().map(|c| count(c, parameters)).transpose()?;
-    let (offset, limit) = match &query.offset_limit {
-        Some(ol) => (Some(count(&ol.offset, parameters)?), Some(count(&ol.limit, parameters)?)),
-        None => (None, None),
-    };
+    let Counts { top, offset, limit } = counts(query, parameters)?;
     if !per_item(query) {
         return Err(Unsupported(
             "a FROM subquery without FROM, or with TOP, OFFSET, ORDER BY, DISTINCT, GROUP BY or aggregates",
@@ -136,8 +132,25 @@ impl Info {
     }
 }
 
+/// A query's TOP, OFFSET and LIMIT counts.
+pub(crate) struct Counts {
+    pub top: Option<u64>,
+    pub offset: Option<u64>,
+    pub limit: Option<u64>,
+}
+
+/// The query's TOP, OFFSET and LIMIT counts, parameters resolved.
+pub(crate) fn counts(query: &Query, parameters: &HashMap<String, Value>) -> Result<Counts, Unsupported> {
+    let top = query.select.top.as_ref().map(|c| count(c, parameters)).transpose()?;
+    let (offset, limit) = match &query.offset_limit {
+        Some(ol) => (Some(count(&ol.offset, parameters)?), Some(count(&ol.limit, parameters)?)),
+        None => (None, None),
+    };
+    Ok(Counts { top, offset, limit })
+}
+
 /// A TOP, OFFSET or LIMIT count, a parameter resolved.
-pub(crate) fn count(c: &Count, parameters: &HashMap<String, Value>) -> Result<u64, Unsupported> {
+fn count(c: &Count, parameters: &HashMap<String, Value>) -> Result<u64, Unsupported> {
     match c {
         Count::Literal { value, .. } => Ok(*value),
         Count::Parameter(p) => match parameters.get(&p.name) {
@@ -307,11 +320,18 @@ fn quoted(name: &str) -> String {
     Json::String(name.to_string()).to_string()
 }
 
+/// What an ORDER BY row carries as its result: the item (`root`), the VALUE, or the select list
+/// as one object.
+pub(crate) fn payload(query: &Query, root: &str) -> String {
+    match &query.select.projection {
+        Projection::Star(_) => root.to_string(),
+        Projection::Value(e) => e.to_string(),
+        Projection::List(list) => projection_object(list, |e| e.to_string()).0,
+    }
+}
+
 /// The select list as one object `{"name": expr, ...}`, names as the engine gives them.
-pub(crate) fn projection_object(
-    items: &[cosmoql::parser::SelectItem],
-    value: impl Fn(&Expr) -> String,
-) -> (String, Vec<String>) {
+fn projection_object(items: &[cosmoql::parser::SelectItem], value: impl Fn(&Expr) -> String) -> (String, Vec<String>) {
     let mut unnamed = 0;
     let mut names = Vec::new();
     let mut fields = Vec::new();
@@ -338,14 +358,10 @@ fn order_by(query: &Query, root: &str, descending: &[bool], info: &mut Info) {
     }
     let items: Vec<String> = query.order_by.iter().map(|o| format!(r#"{{"item": {}}}"#, o.expr)).collect();
     let mut conditions = where_text(query);
-    let payload = match &query.select.projection {
-        Projection::Star(_) => root.to_string(),
-        Projection::Value(e) => {
-            conditions.push(format!("IS_DEFINED({e})"));
-            e.to_string()
-        }
-        Projection::List(list) => projection_object(list, |e| e.to_string()).0,
-    };
+    if let Projection::Value(e) = &query.select.projection {
+        conditions.push(format!("IS_DEFINED({e})"));
+    }
+    let payload = payload(query, root);
     conditions.push(format!("({ORDER_BY_FILTER})"));
     let head = format!("{root}._rid, [{}] AS orderByItems, {payload} AS payload", items.join(", "));
     let (top, limit) = info.per_range(!query.select.distinct);

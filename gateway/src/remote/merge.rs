@@ -9,6 +9,8 @@ use std::collections::HashMap;
 
 use cosmoql::Value;
 
+use crate::hybrid;
+
 /// Whether a plan has anything for the client to merge (otherwise the query is sent whole).
 pub fn needs_merge(info: &Value) -> bool {
     let non_empty = |name: &str| matches!(info.get(name), Value::Array(a) if !a.is_empty());
@@ -99,12 +101,11 @@ fn sorted_rows(info: &Value, per_range: Vec<Vec<Value>>) -> Vec<Value> {
 /// `replacePlaceholdersWorkaroud`); the ORDER BY filter `true`.
 pub fn hybrid_component_query(text: &str, stats: &[Value], components: usize) -> String {
     let documents: f64 = stats.iter().map(|s| s.get("documentCount").as_f64().unwrap_or(0.0)).sum();
-    let mut sql = text
-        .replace("{documentdb-formattablehybridsearchquery-totaldocumentcount}", &format_count(documents))
-        .replace(crate::rewrite::ORDER_BY_FILTER, "true");
+    let mut sql =
+        text.replace(hybrid::DOCUMENT_COUNT, &format_count(documents)).replace(crate::rewrite::ORDER_BY_FILTER, "true");
     let mut entry = 0;
     for i in 0..components {
-        let words_placeholder = format!("{{documentdb-formattablehybridsearchquery-totalwordcount-{i}}}");
+        let words_placeholder = hybrid::word_count_placeholder(i);
         if !sql.contains(&words_placeholder) {
             continue;
         }
@@ -121,10 +122,9 @@ pub fn hybrid_component_query(text: &str, stats: &[Value], components: usize) ->
             }
         }
         let hits: Vec<String> = hits.into_iter().map(format_count).collect();
-        sql = sql.replace(&words_placeholder, &format_count(words)).replace(
-            &format!("{{documentdb-formattablehybridsearchquery-hitcountsarray-{i}}}"),
-            &format!("[{}]", hits.join(",")),
-        );
+        sql = sql
+            .replace(&words_placeholder, &format_count(words))
+            .replace(&hybrid::hit_counts_placeholder(i), &format!("[{}]", hits.join(",")));
         entry += 1;
     }
     sql

@@ -307,32 +307,40 @@ impl Account {
             Some(text) if !text.is_empty() => text.replace(crate::rewrite::ORDER_BY_FILTER, "true"),
             _ => request.sql.clone(),
         };
-        let per_range = match self.per_range(collection, request, &headers, &rewritten)? {
+        let ranges = self.range_ids(collection)?;
+        let per_range = match self.per_range(collection, request, &headers, &ranges, &rewritten)? {
             Ok(rows) => rows,
             Err(e) => return Ok(Err(e)),
         };
         Ok(merge(info, per_range).map_err(|m| QueryError::new(QueryErrorKind::Internal, m, None)))
     }
 
-    /// `sql` run on every partition key range (with the request's parameters): each range's rows.
+    /// The ids of the collection's partition key ranges.
+    fn range_ids(&self, collection: &Collection) -> Result<Vec<String>, RemoteError> {
+        let ranges = self.ok("GET", &format!("{}/pkranges", collection.path()), &[], None)?;
+        Ok(match ranges.body.get("PartitionKeyRanges") {
+            Value::Array(list) => list.iter().filter_map(|r| r.get("id").as_str().map(str::to_string)).collect(),
+            _ => Vec::new(),
+        })
+    }
+
+    /// `sql` run on each of the partition key ranges `ranges` (with the request's parameters):
+    /// each range's rows.
     fn per_range(
         &self,
         collection: &Collection,
         request: &QueryRequest,
         headers: &[(&str, String)],
+        ranges: &[String],
         sql: &str,
     ) -> Result<Result<Vec<Vec<Value>>, QueryError>, RemoteError> {
-        let ranges = self.ok("GET", &format!("{}/pkranges", collection.path()), &[], None)?;
         let mut per_range = Vec::new();
-        if let Value::Array(list) = ranges.body.get("PartitionKeyRanges") {
-            for range in list.iter() {
-                let Some(id) = range.get("id").as_str() else { continue };
-                let mut range_headers = headers.to_vec();
-                range_headers.push(("x-ms-documentdb-partitionkeyrangeid", id.to_string()));
-                match self.drain(collection, &range_headers, &request.body(sql), sql)? {
-                    Ok(rows) => per_range.push(rows),
-                    Err(e) => return Ok(Err(e)),
-                }
+        for id in ranges {
+            let mut range_headers = headers.to_vec();
+            range_headers.push(("x-ms-documentdb-partitionkeyrangeid", id.clone()));
+            match self.drain(collection, &range_headers, &request.body(sql), sql)? {
+                Ok(rows) => per_range.push(rows),
+                Err(e) => return Ok(Err(e)),
             }
         }
         Ok(Ok(per_range))
@@ -348,10 +356,12 @@ impl Account {
         headers: &[(&str, String)],
         info: &Value,
     ) -> Result<Result<Vec<Value>, QueryError>, RemoteError> {
+        // One list of ranges for the statistics and every component, as the SDKs take it.
+        let ranges = self.range_ids(collection)?;
         let mut statistics = Vec::new();
         if info.get("requiresGlobalStatistics") == &Value::Bool(true) {
             let sql = info.get("globalStatisticsQuery").as_str().unwrap_or_default();
-            match self.per_range(collection, request, headers, sql)? {
+            match self.per_range(collection, request, headers, &ranges, sql)? {
                 Ok(rows) => statistics = rows.into_iter().flatten().collect::<Vec<_>>(),
                 Err(e) => return Ok(Err(e)),
             }
@@ -363,7 +373,7 @@ impl Account {
         for component in components.iter() {
             let text = component.get("rewrittenQuery").as_str().unwrap_or_default();
             let sql = merge::hybrid_component_query(text, &statistics, components.len());
-            match self.per_range(collection, request, headers, &sql)? {
+            match self.per_range(collection, request, headers, &ranges, &sql)? {
                 Ok(rows) => per_component.push(rows),
                 Err(e) => return Ok(Err(e)),
             }
