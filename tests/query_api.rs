@@ -122,9 +122,9 @@ fn cached_plans_follow_parameters_and_the_indexing_policy() {
     assert_eq!(execute(&other, q, &QueryOptions::default().parameter("n", Value::from(3.0))).unwrap().items.len(), 1);
 }
 
-/// FullTextScore ranks with the statistics of the rows it ranks; `_FullTextScore` (what the
-/// service's hybrid search plans send each range) with the statistics it is given. Given what the
-/// plans' statistics query gathers, they order alike.
+/// FullTextScore ranks with the container's statistics; `_FullTextScore` (what the service's
+/// hybrid search plans send each range) with the statistics it is given. Given what the plans'
+/// statistics query gathers, they order alike.
 #[test]
 fn full_text_ranking_and_the_internal_score_under_gathered_statistics_agree() {
     let c = Container::new("t", PartitionKeyDefinition::hash("/pk").unwrap(), ContainerSettings::default());
