@@ -6,6 +6,10 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 
+/// mimalloc: see docs/performance.md ("The binary's allocator") for what it changed.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[macro_use]
 mod output;
 mod advise_cmd;
