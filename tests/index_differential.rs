@@ -418,3 +418,47 @@ fn spatial_predicates_read_the_points_near_the_shape() {
     assert_eq!(within.items, vec![Value::from(9.0)]);
     assert!(within.metrics.retrieved_document_count <= 25, "{:?}", within.metrics);
 }
+
+/// A request's ranges keep a physical partition's index entries by their logical partitions:
+/// a few logical partitions are told apart by the address of the index's one copy of their EPK,
+/// more than 32 by comparing EPKs with the ranges. Both answer as a scan does, in every index
+/// service (ordered walks, probes, counts, keys, bounds), with the partition whole or in part.
+#[test]
+fn few_and_many_logical_partitions_keep_the_same_entries() {
+    let items: Vec<String> = (0..600)
+        .map(|i| {
+            format!("\"pk\":\"k{}\",\"a\":{},\"s\":\"s{}\",\"tags\":[\"t{}\"]", i % 90, (i * 37) % 101, i % 13, i % 3)
+        })
+        .collect();
+    let few = (0..3).map(|k| format!("'k{k}'")).collect::<Vec<_>>().join(",");
+    let many = (0..45).map(|k| format!("'k{}'", 2 * k)).collect::<Vec<_>>().join(",");
+    let policy = r#"{"includedPaths":[{"path":"/*"}],"compositeIndexes":[[{"path":"/a"},{"path":"/s"}]]}"#;
+    let policy = IndexingPolicy::from_json(&parse_json(policy).unwrap()).unwrap();
+    for partitions in [1, 3] {
+        // No splits: a physical partition holds 30 or 90 logical partitions.
+        let settings = ContainerSettings { initial_partitions: partitions, ..ContainerSettings::default() };
+        let c = Container::new("c", PartitionKeyDefinition::hash("/pk").unwrap(), settings);
+        c.replace_indexing_policy(policy.clone());
+        for (i, fields) in items.iter().enumerate() {
+            c.create(&parse_json(&format!("{{\"id\":\"i{i:03}\",{fields}}}")).unwrap()).unwrap();
+        }
+        assert_eq!(c.partition_count(), partitions);
+        for keys in [&few, &many] {
+            for sql in [
+                format!("SELECT TOP 7 c.id, c.a FROM c WHERE c.pk IN ({keys}) ORDER BY c.a DESC"),
+                format!("SELECT c.id FROM c WHERE c.pk IN ({keys}) ORDER BY c.a, c.s"),
+                format!("SELECT VALUE c.id FROM c WHERE c.pk IN ({keys}) AND c.a > 90"),
+                format!("SELECT VALUE COUNT(1) FROM c WHERE c.pk IN ({keys}) AND ARRAY_CONTAINS(c.tags, 't1')"),
+                format!("SELECT DISTINCT VALUE c.s FROM c WHERE c.pk IN ({keys})"),
+                format!("SELECT MIN(c.a) AS lo, MAX(c.a) AS hi FROM c WHERE c.pk IN ({keys}) AND c.s = 's4'"),
+                "SELECT TOP 5 c.id FROM c WHERE c.pk = 'k17' ORDER BY c.a DESC".to_string(),
+            ] {
+                for page in [3, 1000] {
+                    let indexed = run(&c, &sql, page).unwrap();
+                    assert!(!indexed.is_empty(), "{sql}");
+                    assert_eq!(indexed, run(&Scanned(&c), &sql, page).unwrap(), "{sql} ({partitions} partitions)");
+                }
+            }
+        }
+    }
+}

@@ -543,6 +543,13 @@ impl PartitionIndex {
         self.locations.get(&seq).map(|e| &**e)
     }
 
+    /// The index's one copy of `epk`, the EPK [`PartitionIndex::location`] gives for each item of
+    /// that logical partition (so a reference to it names the logical partition); `None` when the
+    /// index has no item there.
+    pub fn interned(&self, epk: &Epk) -> Option<&Epk> {
+        self.epks.get(epk).map(|e| &**e)
+    }
+
     /// Whether the range index at `path` is served: the policy indexes it (and the index was
     /// built for it).
     pub fn serves(&self, path: &[IndexStep]) -> bool {

@@ -120,6 +120,55 @@ pub trait IndexServing: Sync {
     ) -> Option<IndexBounds>;
 }
 
+/// The most logical partitions [`Keep`] tells apart by address.
+const FEW_LOGICAL: usize = 32;
+
+/// Which of one physical partition's index entries a request's EPK ranges keep, decided by the
+/// entry's item's EPK as the partition's index holds it ([`PartitionIndex::location`]). The index
+/// holds one EPK per logical partition, so when the ranges take a few logical partitions of the
+/// physical partition (a query pinned to a key), an entry is kept by comparing its EPK's address
+/// with theirs: a one-partition ORDER BY walks hundreds of entries to find its rows, and
+/// comparing EPK bytes was half the cost of each.
+enum Keep<'a> {
+    /// The ranges hold the whole physical partition.
+    All,
+    /// The index's EPKs of the logical partitions in the ranges.
+    Located(Vec<&'a Epk>),
+    /// Many logical partitions: compare with the ranges.
+    Ranges(&'a [(Epk, Epk)]),
+}
+
+impl<'a> Keep<'a> {
+    fn new(p: &PhysicalPartition, data: &'a PartitionData, ranges: &'a [(Epk, Epk)]) -> Self {
+        if p.within(ranges) {
+            return Keep::All;
+        }
+        let mut located = Vec::new();
+        for (min, max) in ranges {
+            if *max <= p.min || *min >= p.max {
+                continue;
+            }
+            for (epk, _) in data.logical.range::<Epk, _>((Bound::Included(min), Bound::Excluded(max))) {
+                if located.len() == FEW_LOGICAL {
+                    return Keep::Ranges(ranges);
+                }
+                // A logical partition with no indexed item has no entry to keep.
+                located.extend(data.index.interned(epk));
+            }
+        }
+        Keep::Located(located)
+    }
+
+    /// Whether an entry whose item is at `epk`, as [`PartitionIndex::location`] gives it, is kept.
+    fn keeps(&self, epk: &Epk) -> bool {
+        match self {
+            Keep::All => true,
+            Keep::Located(located) => located.iter().any(|l| std::ptr::eq(*l, epk)),
+            Keep::Ranges(ranges) => in_ranges(ranges, epk),
+        }
+    }
+}
+
 impl Container {
     /// Whether the current policy lets queries use the range index at `path` (a partition whose
     /// index is still being transformed may not have it yet).
@@ -162,9 +211,10 @@ impl IndexServing for Container {
         let map = self.partitions.read();
         for p in Self::covering(&map, ranges) {
             let data = p.data.read();
+            let keep = Keep::new(p, &data, ranges);
             for seq in data.index.probe(probe, &mut work)? {
                 let Some(epk) = data.index.location(seq) else { continue };
-                if in_ranges(ranges, epk) {
+                if keep.keeps(epk) {
                     let pos = ItemPosition { epk: epk.clone(), seq };
                     if from.is_none_or(|f| pos >= *f) {
                         out.push(pos);
@@ -231,7 +281,6 @@ impl IndexServing for Container {
         if path.contains(&IndexStep::Element) || !self.policy_serves(path) {
             return None;
         }
-        let keep = |epk: &Epk| in_ranges(ranges, epk);
         let map = self.partitions.read();
         let mut runs = Vec::new();
         for p in Self::covering(&map, ranges) {
@@ -239,10 +288,9 @@ impl IndexServing for Container {
             if data.index.items_with_scalar(path) != data.index.items() {
                 return None;
             }
-            // A unit covering the whole partition keeps every entry (no EPK comparisons).
-            let whole = p.within(ranges);
-            let keep: &dyn Fn(&Epk) -> bool = if whole { &|_| true } else { &keep };
-            let entries = data.index.ordered(path, walk.descending, walk.after, walk.limit, keep, work)?;
+            let keep = Keep::new(p, &data, ranges);
+            let entries =
+                data.index.ordered(path, walk.descending, walk.after, walk.limit, &|e| keep.keeps(e), work)?;
             let mut run = Vec::with_capacity(entries.len());
             located(&data, entries, walk.items, &mut run);
             runs.push(run);
@@ -263,11 +311,12 @@ impl IndexServing for Container {
         if !self.indexing_policy().has_composite(walk.keys) {
             return None;
         }
-        let keep = |epk: &Epk| in_ranges(ranges, epk);
         let map = self.partitions.read();
         let mut runs = Vec::new();
         for p in Self::covering(&map, ranges) {
             let data = p.data.read();
+            let keep = Keep::new(p, &data, ranges);
+            let keep = |e: &Epk| keep.keeps(e);
             let entries = data.index.composite_ordered(walk.keys, walk.prefix, walk.after, walk.limit, &keep, work)?;
             let mut run = Vec::with_capacity(entries.len());
             located(&data, entries, walk.items, &mut run);
@@ -294,14 +343,14 @@ impl IndexServing for Container {
         if !self.policy_serves(path) {
             return None;
         }
-        let keep = |epk: &Epk| in_ranges(ranges, epk);
         let map = self.partitions.read();
         let mut keys = Vec::new();
         let mut complete = true;
         for p in Self::covering(&map, ranges) {
             let data = p.data.read();
             complete &= data.index.items_with_scalar(path) == data.index.items();
-            keys.extend(data.index.keys(path, &keep, work)?);
+            let keep = Keep::new(p, &data, ranges);
+            keys.extend(data.index.keys(path, &|e| keep.keeps(e), work)?);
         }
         keys.sort();
         keys.dedup();
@@ -320,11 +369,9 @@ impl IndexServing for Container {
         for p in Self::covering(&map, ranges) {
             let data = p.data.read();
             let seqs = data.index.probe(probe, &mut work)?;
-            let whole = p.within(ranges);
-            count += if whole {
-                seqs.len() as u64
-            } else {
-                seqs.iter().filter(|s| data.index.location(**s).is_some_and(|e| in_ranges(ranges, e))).count() as u64
+            count += match Keep::new(p, &data, ranges) {
+                Keep::All => seqs.len() as u64,
+                keep => seqs.iter().filter(|s| data.index.location(**s).is_some_and(|e| keep.keeps(e))).count() as u64,
             };
         }
         Some((count, work))
@@ -352,7 +399,8 @@ impl IndexServing for Container {
                 Some(f) => Some(data.index.probe(f, work)?.into_iter().collect()),
                 None => None,
             };
-            let keep = |seq: u64, epk: &Epk| in_ranges(ranges, epk) && found.as_ref().is_none_or(|f| f.contains(&seq));
+            let kept = Keep::new(p, &data, ranges);
+            let keep = |seq: u64, epk: &Epk| kept.keeps(epk) && found.as_ref().is_none_or(|f| f.contains(&seq));
             bounds.complete &= data.index.items_with_scalar(path) == data.index.items();
             let least = data.index.first_key(path, false, &keep, work)?;
             let greatest = data.index.first_key(path, true, &keep, work)?;
