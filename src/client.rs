@@ -216,7 +216,7 @@ impl ContainerProperties {
     pub fn kept_properties(mut self, body: &Value) -> Result<Self, Error> {
         cosmoql_planner::VectorPolicy::from_container_properties(body)
             .map_err(cosmoql_storage::StorageError::bad_request)?;
-        let mut kept = cosmoql_value::Map::new();
+        let mut kept = cosmoql_value::Map::default();
         for name in cosmoql_storage::KEPT_PROPERTIES {
             let v = body.get(name);
             if !v.is_undefined() && !v.is_null() {

@@ -356,7 +356,7 @@ fn random_policy(rng: &mut Rng, paths: &[String], base: &IndexingPolicy) -> Valu
         for _ in 0..1 + rng.below(3) {
             let Some(p) = rng.pick(paths).cloned() else { break };
             let suffix = if rng.below(2) == 0 { "/?" } else { "/*" };
-            let mut entry = cosmoql::value::Map::new();
+            let mut entry = cosmoql::value::Map::default();
             entry.insert("path".into(), Value::from(p + suffix));
             out.push(Value::Object(entry.into()));
         }
@@ -384,7 +384,7 @@ fn random_policy(rng: &mut Rng, paths: &[String], base: &IndexingPolicy) -> Valu
         );
         composites.push(parse_json(&text).unwrap());
     }
-    let mut policy = cosmoql::value::Map::new();
+    let mut policy = cosmoql::value::Map::default();
     policy.insert("indexingMode".into(), Value::from("consistent"));
     policy.insert("includedPaths".into(), included);
     policy.insert("excludedPaths".into(), excluded);

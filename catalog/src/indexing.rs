@@ -131,7 +131,7 @@ impl Default for IndexingPolicy {
             excluded: vec![etag_path()],
             composite: Vec::new(),
             spatial: Vec::new(),
-            other: Map::new(),
+            other: Map::default(),
         }
     }
 }
@@ -277,7 +277,7 @@ impl IndexingPolicy {
 
     /// The policy in the service's JSON form, as it reads it back.
     pub fn to_json(&self) -> Value {
-        let mut m = Map::new();
+        let mut m = Map::default();
         let mode = match self.mode {
             IndexingMode::Consistent => "consistent",
             IndexingMode::None => "none",

@@ -490,7 +490,7 @@ impl PartitionKeyDefinition {
     /// The definition in Cosmos DB's container-properties form
     /// (`{"paths": [...], "kind": "Hash", "version": 2}`, plus `syntheticKey` for synthetic keys).
     pub fn to_json(&self) -> Value {
-        let mut m = Map::new();
+        let mut m = Map::default();
         m.insert("paths".into(), Value::array(self.paths.iter().map(|p| Value::from(p.to_string()))));
         m.insert(
             "kind".into(),
@@ -498,7 +498,7 @@ impl PartitionKeyDefinition {
         );
         m.insert("version".into(), Value::from(if self.version == HashVersion::V1 { 1 } else { 2 }));
         if let Some(s) = &self.synthetic {
-            let mut k = Map::new();
+            let mut k = Map::default();
             k.insert("property".into(), Value::from(s.property.as_str()));
             let path = |p: &PartitionKeyPath| Value::from(p.to_string());
             match &s.kind {

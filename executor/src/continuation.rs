@@ -195,7 +195,7 @@ pub fn fingerprint(sql: &str, parameters: &HashMap<String, Value>, partition_key
 
 /// The token for `token` of the query with fingerprint `fp`.
 pub fn encode(fp: u64, token: &Token) -> String {
-    let mut object = Map::new();
+    let mut object = Map::default();
     object.insert("fp".into(), Value::from(format!("{fp:016x}")));
     object.insert("n".into(), Value::from(token.returned as f64));
     let (pos, keys) = match &token.resume {

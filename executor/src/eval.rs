@@ -155,7 +155,7 @@ impl Eval for BoundExpr {
                 built(Value::from(out), "an array")?
             }
             BoundExpr::Object(props) => {
-                let mut map = Map::with_capacity(props.len());
+                let mut map = Map::with_capacity_and_hasher(props.len(), Default::default());
                 for (name, e) in props {
                     let v = e.eval(ctx, row)?;
                     if !v.is_undefined() {

@@ -393,7 +393,7 @@ impl<'a> Runner<'a> {
             },
             BoundProjection::Value(e) => e.eval(ctx, row)?,
             BoundProjection::List(items) => {
-                let mut map = Map::with_capacity(items.len());
+                let mut map = Map::with_capacity_and_hasher(items.len(), Default::default());
                 for (name, e) in items {
                     let v = e.eval(ctx, row)?;
                     if !v.is_undefined() {

@@ -68,7 +68,7 @@ pub fn read(container: &Container, ranges: &RangeHistory, request: &Request) -> 
     let reply = if items.is_empty() {
         Reply::empty(304)
     } else {
-        let mut body = cosmoql::value::Map::new();
+        let mut body = cosmoql::value::Map::default();
         body.insert("_rid".into(), Value::from(container.rid.as_str()));
         let count = items.len();
         body.insert("Documents".into(), Value::array(items));

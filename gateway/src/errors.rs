@@ -67,7 +67,7 @@ pub fn from_error(error: &Error, activity_id: &str) -> WireError {
     let message = match error {
         Error::Query { sql, error: e } if e.code.is_some() => {
             // In the service's order: severity, location, code, message.
-            let mut entry = serde_json::Map::new();
+            let mut entry = serde_json::Map::default();
             entry.insert("severity".into(), json!("Error"));
             if let Some(span) = e.span {
                 let location = json!({ "start": utf16_offset(sql, span.start), "end": utf16_offset(sql, span.end) });

@@ -149,7 +149,7 @@ fn page(
 
 /// The reply for a page: `{"_rid", <feed>: [...], "_count"}` and the feed headers.
 fn page_reply(rid: &str, feed: &str, page: &FeedPage<Value>, request: &Request) -> Reply {
-    let mut body = cosmoql::value::Map::new();
+    let mut body = cosmoql::value::Map::default();
     body.insert("_rid".into(), Value::from(rid));
     body.insert(feed.into(), Value::array(page.items.iter().cloned()));
     body.insert("_count".into(), Value::from(page.items.len() as f64));

@@ -425,7 +425,7 @@ impl Binder<'_> {
                     out.push((p.name.name.clone(), sub(&p.value, aggs)?));
                 }
                 if out.iter().all(|(_, v)| matches!(v, BoundExpr::Const(_))) {
-                    let mut map = Map::new();
+                    let mut map = Map::default();
                     for (k, v) in out {
                         if let BoundExpr::Const(v) = v {
                             if !v.is_undefined() {

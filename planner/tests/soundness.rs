@@ -52,7 +52,7 @@ fn constant() -> impl Strategy<Value = Value> {
         8 => scalar(),
         1 => Just(Value::from(Vec::<Value>::new())),
         1 => Just(Value::from(vec![Value::Number(1.0)])),
-        1 => Just(Value::from(Map::new())),
+        1 => Just(Value::from(Map::default())),
     ]
 }
 
@@ -158,7 +158,7 @@ fn definitions() -> Vec<PartitionKeyDefinition> {
 
 /// The item as stored (with its synthetic key) and its key; `None` if the store would reject it.
 fn stored(definition: &PartitionKeyDefinition, t: &Value, u: &Value, x: &Value) -> Option<(Value, PartitionKey)> {
-    let mut m = Map::new();
+    let mut m = Map::default();
     for (name, v) in [("t", t), ("u", u), ("x", x)] {
         if !v.is_undefined() {
             m.insert(name.into(), v.clone());

@@ -101,7 +101,7 @@ impl Cursor {
     }
 
     fn encode(&self) -> String {
-        let mut object = Map::new();
+        let mut object = Map::default();
         object.insert(
             "range".into(),
             Value::from(vec![Value::from(self.range.0.to_hex()), Value::from(self.range.1.to_hex())]),

@@ -73,7 +73,7 @@ fn value(with_undefined: bool) -> impl Strategy<Value = Value> {
         prop_oneof![
             prop::collection::vec(inner.clone(), 0..8).prop_map(|v| Value::Array(Arc::new(v))),
             prop::collection::vec((text(), inner), 0..8).prop_map(|entries| {
-                let mut m = Map::new();
+                let mut m = Map::default();
                 for (k, v) in entries {
                     m.insert(k, v);
                 }
@@ -85,7 +85,7 @@ fn value(with_undefined: bool) -> impl Strategy<Value = Value> {
 
 fn object(with_undefined: bool) -> impl Strategy<Value = Value> {
     prop::collection::vec((text(), value(with_undefined)), 0..10).prop_map(|entries| {
-        let mut m = Map::new();
+        let mut m = Map::default();
         for (k, v) in entries {
             m.insert(k, v);
         }

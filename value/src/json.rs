@@ -386,7 +386,7 @@ impl<'de> Visitor<'de> for ValueVisitor {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Value, A::Error> {
-        let mut map = Map::with_capacity(access.size_hint().unwrap_or(0).min(4096));
+        let mut map = Map::with_capacity_and_hasher(access.size_hint().unwrap_or(0).min(4096), Default::default());
         while let Some((k, v)) = access.next_entry::<String, Value>()? {
             map.insert(k, v);
         }
@@ -573,7 +573,7 @@ mod tests {
 
     #[test]
     fn undefined_and_non_finite_are_omitted() {
-        let mut m = Map::new();
+        let mut m = Map::default();
         m.insert("a".into(), Value::from(1));
         m.insert("u".into(), Value::Undefined);
         m.insert("n".into(), Value::from(f64::NAN));

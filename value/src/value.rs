@@ -7,7 +7,11 @@ use std::sync::Arc;
 /// which they are written back out as JSON).
 ///
 /// Key order never matters for equality, hashing or ordering of [`Value`]s.
-pub type Map = indexmap::IndexMap<String, Value>;
+///
+/// Keys hash with foldhash (seeded per map, as the store's other maps of user-given names are):
+/// every item a query returns whole is decoded into maps, and SipHash was a tenth of that. Make
+/// one with `Map::default()`, or `Map::with_capacity_and_hasher(n, Default::default())`.
+pub type Map = indexmap::IndexMap<String, Value, foldhash::fast::RandomState>;
 
 /// A document value as seen by the query engine: any JSON value, plus
 /// `undefined` (the value of a missing property, of `<` between different
@@ -154,7 +158,7 @@ impl Value {
 
     /// An empty object.
     pub fn empty_object() -> Value {
-        Value::Object(Arc::new(Map::new()))
+        Value::Object(Arc::new(Map::default()))
     }
 
     /// The kind (JSON type, or undefined) of this value.
@@ -486,7 +490,7 @@ mod tests {
         assert_eq!(Value::from("x").as_str(), Some("x"));
         assert_eq!(Value::from(String::from("y")).as_str(), Some("y"));
         assert_eq!(Value::from(vec![Value::Null]).as_array().map(<[_]>::len), Some(1));
-        assert!(Value::from(Map::new()).as_object().is_some());
+        assert!(Value::from(Map::default()).as_object().is_some());
         assert_eq!(Value::from(None::<i64>), Value::Undefined);
         assert_eq!(Value::from(Some(1)), Value::from(1.0));
         assert!(Value::from(1).as_str().is_none());

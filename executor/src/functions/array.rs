@@ -252,7 +252,7 @@ fn object_to_array(args: &[Value], _: &FunctionContext<'_>) -> Res {
     Ok(object
         .iter()
         .map(|(key, value)| {
-            let mut entry = Map::with_capacity(2);
+            let mut entry = Map::with_capacity_and_hasher(2, Default::default());
             entry.insert(k.to_owned(), Value::from(key.as_str()));
             entry.insert(v.to_owned(), value.clone());
             Value::from(entry)

@@ -509,7 +509,7 @@ pub fn container_properties(
     indexing: Option<Value>,
     vectors: Option<Value>,
 ) -> Value {
-    let mut m = Map::new();
+    let mut m = Map::default();
     m.insert("id".into(), Value::from(id));
     if !definition.is_none() {
         m.insert("partitionKey".into(), definition.to_json());

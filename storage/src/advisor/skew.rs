@@ -237,7 +237,7 @@ impl SkewReport {
             .partitions
             .iter()
             .map(|p| {
-                let mut m = Map::new();
+                let mut m = Map::default();
                 m.insert("id".into(), Value::from(p.id as f64));
                 m.insert("minEpk".into(), Value::from(p.min.as_str()));
                 m.insert("maxEpk".into(), Value::from(p.max.as_str()));

@@ -96,9 +96,8 @@ impl Container {
     pub fn materialize(&self, item: &StoredItem) -> Value {
         let mut value = item.doc.root().to_value_with_room(SYSTEM_PROPERTIES.len());
         if let Some(map) = value.as_object_mut() {
-            for name in SYSTEM_PROPERTIES {
-                map.shift_remove(name);
-            }
+            // A stored item holds no system property (`Container::prepare` drops them), so these
+            // go at the end, in the service's order.
             // `_rid` and `_self` share the one encoding of the item's rid.
             let mut rid = None;
             for name in SYSTEM_PROPERTIES {

@@ -549,7 +549,7 @@ impl Container {
 
     /// The container's properties in Cosmos DB's JSON form.
     pub fn properties(&self) -> Value {
-        let mut m = Map::new();
+        let mut m = Map::default();
         m.insert("id".into(), Value::from(self.id.as_str()));
         m.insert("indexingPolicy".into(), self.indexing_policy().to_json());
         m.insert("partitionKey".into(), self.definition.to_json());

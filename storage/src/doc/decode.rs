@@ -35,7 +35,7 @@ pub(super) fn decode(b: &[u8], depth: usize, room: usize) -> Value {
             if depth >= MAX_DEPTH {
                 return Value::Undefined;
             }
-            let mut map = Map::with_capacity(n.min(payload.len() / 2) + room);
+            let mut map = Map::with_capacity_and_hasher(n.min(payload.len() / 2) + room, Default::default());
             for (k, e) in (Entries { rest: payload }) {
                 let v = decode(e.bytes, depth + 1, 0);
                 if v.is_defined() {
