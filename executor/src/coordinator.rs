@@ -80,8 +80,13 @@ pub fn unit_input<'c>(
         w.add(Work { bytes, entries });
         meter.set(w);
     };
-    let filter = access.filter.as_ref().filter(|_| access.probes(unit_share(source, unit)));
-    if let (None, Some(probe), Some(indexes)) = (&unit.point, filter, source.indexes()) {
+    // A point read reads its item; otherwise the filter's probe, when the unit's share of its
+    // partitions makes the index worth it (asked only then: it counts items).
+    let probe = match (&unit.point, &access.filter, source.indexes()) {
+        (None, Some(probe), Some(indexes)) if access.probes(unit_share(source, unit)) => Some((probe, indexes)),
+        _ => None,
+    };
+    if let Some((probe, indexes)) = probe {
         if let Some((positions, work)) = indexes.index_probe(&unit.ranges, probe, unit.start.as_ref()) {
             stats.index_entries += work.entries;
             // The probe's entries are charged one per item as the items are read; what it read

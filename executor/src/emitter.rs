@@ -11,22 +11,8 @@ use cosmoql_value::Value;
 use crate::continuation::ResumePoint;
 use crate::cost::Work;
 use crate::error::QueryError;
-use crate::memory::{heap_bytes, set_entry_bytes, value_bytes, Charge, MemoryBudget};
+use crate::memory::{heap_bytes, json_value_bytes, set_entry_bytes, Charge, MemoryBudget};
 use crate::row::RowPos;
-
-/// Whether a value can be written as JSON: no NaN or infinity at any depth.
-fn is_json(v: &Value) -> bool {
-    let mut stack = vec![v];
-    while let Some(v) = stack.pop() {
-        match v {
-            Value::Number(n) if !n.is_finite() => return false,
-            Value::Array(a) => stack.extend(a.iter()),
-            Value::Object(m) => stack.extend(m.values()),
-            _ => {}
-        }
-    }
-    true
-}
 
 /// Applies DISTINCT, OFFSET and LIMIT/TOP to results as they come; undefined results are
 /// dropped. Results are collected, or handed to a sink as they come (streaming: nothing is held).
@@ -229,7 +215,8 @@ impl<'s> Emitter<'s> {
         if v.is_undefined() {
             return Ok(false);
         }
-        if self.top_level && !is_json(&v) {
+        let size = json_value_bytes(&v);
+        if self.top_level && size.is_err() {
             // The service cannot write NaN or an infinity in its JSON response: 400, substatus 4001.
             return Err(QueryError {
                 substatus: 4001,
@@ -270,7 +257,7 @@ impl<'s> Emitter<'s> {
         } else {
             self.attribute(self.mark_at.is_none_or(|page| self.emitted <= page));
         }
-        self.emitted_bytes = self.emitted_bytes.saturating_add(value_bytes(&v));
+        self.emitted_bytes = self.emitted_bytes.saturating_add(size.unwrap_or_else(|bytes| bytes));
         if self.mark_at == Some(self.emitted) {
             self.mark = Some(resume());
         }

@@ -112,10 +112,22 @@ pub fn human(bytes: u64) -> String {
 /// About how many bytes a value is, for request charges and the bounds on results (a measure
 /// of its size as JSON, stable across versions; [`heap_bytes`] is what it holds in memory).
 pub fn value_bytes(v: &Value) -> u64 {
+    json_value_bytes(v).unwrap_or_else(|bytes| bytes)
+}
+
+/// [`value_bytes`] of a value that can be written as JSON; `Err` (with the bytes) when it holds
+/// NaN or an infinity at some depth, which JSON cannot write. One walk for both: every result a
+/// query returns is measured and checked.
+pub fn json_value_bytes(v: &Value) -> Result<u64, u64> {
     let mut total = 0u64;
+    let mut json = true;
     let mut stack = vec![v];
     while let Some(v) = stack.pop() {
         total = total.saturating_add(match v {
+            Value::Number(n) => {
+                json &= n.is_finite();
+                16
+            }
             Value::String(s) => 24 + s.len() as u64,
             Value::Array(a) => {
                 stack.extend(a.iter());
@@ -131,7 +143,11 @@ pub fn value_bytes(v: &Value) -> u64 {
             _ => 16,
         });
     }
-    total
+    if json {
+        Ok(total)
+    } else {
+        Err(total)
+    }
 }
 
 /// What the allocator takes for a block of `n` bytes: glibc's malloc on 64 bits keeps 8 bytes

@@ -37,13 +37,15 @@ pub fn plan_query(source: &dyn QuerySource, sql: &str, options: &QueryOptions) -
 pub const CAPACITY: usize = 512;
 
 struct Cache {
-    plans: HashMap<String, (Arc<Plan>, u64)>,
+    /// foldhash, seeded per map: a key is mostly the query's text, and SipHash over it was a
+    /// tenth of a point read's cost.
+    plans: HashMap<String, (Arc<Plan>, u64), foldhash::fast::RandomState>,
     tick: u64,
 }
 
 fn cache() -> &'static Mutex<Cache> {
     static CACHE: OnceLock<Mutex<Cache>> = OnceLock::new();
-    CACHE.get_or_init(|| Mutex::new(Cache { plans: HashMap::new(), tick: 0 }))
+    CACHE.get_or_init(|| Mutex::new(Cache { plans: HashMap::default(), tick: 0 }))
 }
 
 /// The plan of `sql` for `source` with these options: from the cache, or planned and kept.
@@ -95,13 +97,33 @@ pub fn cached_plans() -> usize {
     cache().lock().map_or(0, |c| c.plans.len())
 }
 
+/// Appends `n` in hexadecimal (the key is built on every request: no formatting machinery).
+fn push_hex(out: &mut String, n: u64) {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let digits = (64 - n.leading_zeros()).div_ceil(4).max(1);
+    for shift in (0..digits).rev() {
+        out.push(char::from(DIGITS[((n >> (4 * shift)) & 0xF) as usize]));
+    }
+}
+
+/// Appends `text` after its length, so that no two sequences of texts give the same key.
+fn push_text(out: &mut String, text: &str) {
+    push_hex(out, text.len() as u64);
+    out.push(':');
+    out.push_str(text);
+}
+
 fn cache_key(epoch: u64, sql: &str, options: &QueryOptions) -> String {
     let mut key = String::with_capacity(sql.len() + 64);
-    let _ = write!(key, "{epoch}\u{0}{}\u{0}{sql}\u{0}", sql.len());
+    push_hex(&mut key, epoch);
+    key.push('\u{0}');
+    push_text(&mut key, sql);
+    key.push('\u{0}');
     let mut names: Vec<&String> = options.parameters.keys().collect();
-    names.sort();
+    names.sort_unstable();
     for name in names {
-        let _ = write!(key, "{}:{name}=", name.len());
+        push_text(&mut key, name);
+        key.push('=');
         exact(&mut key, &options.parameters[name]);
     }
     if let Some(pk) = &options.partition_key {
@@ -124,10 +146,12 @@ fn exact(out: &mut String, v: &Value) {
         Value::Null => out.push('n'),
         Value::Bool(b) => out.push(if *b { 't' } else { 'f' }),
         Value::Number(n) => {
-            let _ = write!(out, "#{:016x}", n.to_bits());
+            out.push('#');
+            push_hex(out, n.to_bits());
         }
         Value::String(s) => {
-            let _ = write!(out, "s{}:{s}", s.len());
+            out.push('s');
+            push_text(out, s);
         }
         Value::Array(items) => {
             out.push('[');
@@ -140,7 +164,8 @@ fn exact(out: &mut String, v: &Value) {
         Value::Object(map) => {
             out.push('{');
             for (k, item) in map.iter() {
-                let _ = write!(out, "{}:{k}=", k.len());
+                push_text(out, k);
+                out.push('=');
                 exact(out, item);
                 out.push(',');
             }
@@ -162,7 +187,14 @@ mod tests {
         assert_ne!(key(Value::from(0.0)), key(Value::from(-0.0)));
         assert_ne!(key(Value::from("1")), key(Value::from(1.0)));
         assert_ne!(key(Value::from("a,b")), key(Value::Array(Arc::new(vec![Value::from("a"), Value::from("b")]))));
+        assert_ne!(key(Value::from("ab")), key(Value::from("a")));
         assert_eq!(key(Value::from(2.0)), key(Value::from(2.0)));
+        let mut hex = String::new();
+        for n in [0, 9, 0x10, 0xabc, u64::MAX] {
+            push_hex(&mut hex, n);
+            hex.push(' ');
+        }
+        assert_eq!(hex, "0 9 10 abc ffffffffffffffff ");
         let other_epoch = cache_key(2, "SELECT VALUE @x", &QueryOptions::default().parameter("x", Value::from(2.0)));
         assert_ne!(key(Value::from(2.0)), other_epoch);
     }
