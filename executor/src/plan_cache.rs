@@ -37,8 +37,8 @@ pub fn plan_query(source: &dyn QuerySource, sql: &str, options: &QueryOptions) -
 pub const CAPACITY: usize = 512;
 
 struct Cache {
-    /// foldhash, seeded per map: a key is mostly the query's text, and SipHash over it was a
-    /// tenth of a point read's cost.
+    /// foldhash, seeded per map: a key is mostly the query's text, and formatting the key and
+    /// hashing it with SipHash were a tenth of a point read's instructions.
     plans: HashMap<String, (Arc<Plan>, u64), foldhash::fast::RandomState>,
     tick: u64,
 }
