@@ -213,6 +213,9 @@ pub use cosmoql_planner::{
     rules::{aggregate_call, contains_aggregate},
     AggregateKind,
 };
+/// The scores an `ORDER BY RANK` fuses, as the planner binds them (`RankFn::components`), and
+/// the rows each contributes: what the REST gateway writes into hybrid search plans.
+pub use cosmoql_planner::{fusion_window, RankComponent, RankFn};
 pub use cosmoql_planner::{Limits, Plan, VectorPolicy, LIMITS};
 /// The ranking of candidate partition keys as text (a line per candidate, best first, with the
 /// reasons), as `cosmoql advise` prints it; [`ranking_json`] is its JSON form.

@@ -9,14 +9,14 @@
 //!    "across all documents in the container, including all physical and logical partitions").
 //! 2. One score: the rows by it, best first, ties as any ORDER BY's (creation order, latest
 //!    first under a descending score).
-//! 3. Several: each component's best [`window`] rows (a non-streaming ORDER BY), their union;
+//! 3. Several: each component's best [`fusion_window`] rows (a non-streaming ORDER BY), their union;
 //!    per component, dense ranks over the union (equal scores share a rank), a row without a
 //!    score ranked with its plan's fallback score; each row's sum of weight / (60 + rank),
 //!    highest first; equal sums by `_rid` (as the Rust client engine's `fusion.rs` leaves them).
 
 use std::cmp::Ordering;
 
-use cosmoql_planner::{BoundExpr, RankComponent, RankFn};
+use cosmoql_planner::{fusion_window, BoundExpr, RankComponent, RankFn};
 use cosmoql_storage::tie_order;
 
 use crate::error::QueryError;
@@ -26,24 +26,6 @@ use crate::row::Row;
 
 /// The constant k of reciprocal rank fusion, 1 / (k + rank).
 const RRF_K: f64 = 60.0;
-
-/// The score the service's plans give a row a component cannot score (`?? -1` after a text
-/// score, `?? -1.79769e+308` after a vector score, `?? 1.79769e+308` under an ascending order),
-/// so that it ranks after every scored row.
-pub fn fallback_score(component: &RankComponent<'_>) -> f64 {
-    match (component.descending, component.score) {
-        (true, RankFn::FullText { .. }) => -1.0,
-        (true, _) => -1.79769e308,
-        (false, _) => 1.79769e308,
-    }
-}
-
-/// The rows each component contributes to a fusion: 2 × max(OFFSET + LIMIT, 60), as the
-/// service's plans size their component queries (`TOP 120` for `TOP 10`); all of them without
-/// a limit.
-pub fn window(rows_needed: Option<u64>) -> Option<u64> {
-    rows_needed.map(|n| n.max(60).saturating_mul(2))
-}
 
 /// What FullTextScore scores under: how many items the container holds and, per text scored
 /// (in component order), their words and per term the items holding it (as FullTextContains
@@ -166,7 +148,8 @@ pub fn rank_order(
         return Ok(order);
     }
     // Each component's window, their union.
-    let window = window(rows_needed).map_or(usize::MAX, |w| usize::try_from(w).unwrap_or(usize::MAX));
+    // All of them without a limit.
+    let window = rows_needed.map_or(usize::MAX, |n| usize::try_from(fusion_window(n)).unwrap_or(usize::MAX));
     let mut chosen = vec![false; rows.len()];
     for (component, scores) in components.iter().zip(&all_scores) {
         order.sort_by(by_score(component.descending, scores, seqs));
@@ -178,7 +161,7 @@ pub fn rank_order(
     // Dense ranks per component over the union, the fallback score standing in for none.
     let mut fused = vec![0.0; rows.len()];
     for (component, scores) in components.iter().zip(&all_scores) {
-        let fallback = fallback_score(component);
+        let fallback = component.fallback_score();
         let score = |i: usize| scores[i].unwrap_or(fallback);
         let mut sorted = union.clone();
         sorted.sort_by(|a, b| {

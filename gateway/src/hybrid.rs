@@ -16,7 +16,8 @@
 use std::collections::HashMap;
 
 use cosmoql::parser::{Expr, ExprKind, Query};
-use cosmoql::Value;
+use cosmoql::value::format_number;
+use cosmoql::{fusion_window, RankComponent, Value};
 use serde_json::{json, Value as Json};
 
 use crate::rewrite::{self, Unsupported, ORDER_BY_FILTER};
@@ -36,24 +37,12 @@ pub fn hit_counts_placeholder(i: usize) -> String {
     format!("{{documentdb-formattablehybridsearchquery-hitcountsarray-{i}}}")
 }
 
-/// One score of the ranking, as the engine bound it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Component {
-    /// Best first is highest first (a text score, a similarity; not a Euclidean distance, nor a
-    /// score whose RRF weight is negative).
-    pub descending: bool,
-    /// The RRF weight's magnitude.
-    pub weight: f64,
-    /// A FullTextScore's terms; `None` for a VectorDistance.
-    pub terms: Option<Vec<String>>,
-}
-
 /// The `hybridSearchQueryInfo` of `query` (an `ORDER BY RANK` query), its scores `components`
-/// as the engine bound them, in the form `skip_order_by_rewrite` chooses.
+/// as the engine bound them (`RankFn::components`), in the form `skip_order_by_rewrite` chooses.
 pub fn hybrid_search_info(
     query: &Query,
     parameters: &HashMap<String, Value>,
-    components: &[Component],
+    components: &[RankComponent<'_>],
     skip_order_by_rewrite: bool,
 ) -> Result<Json, Unsupported> {
     let root = rewrite::root_alias(query)?;
@@ -68,7 +57,7 @@ pub fn hybrid_search_info(
     // Without TOP or LIMIT the service takes 2^31 rows, and its window would be 2^32 (a plan the
     // .NET SDK's QueryPlanRetrieverTests record), a count TOP refuses: here the largest it takes.
     let take = top.or(limit).unwrap_or(1 << 31);
-    let window = skip.unwrap_or(0).saturating_add(take).max(60).saturating_mul(2).min(u64::from(u32::MAX));
+    let window = fusion_window(skip.unwrap_or(0).saturating_add(take)).min(u64::from(u32::MAX));
     let texts: Vec<String> = calls.iter().zip(components).enumerate().map(|(i, (e, c))| score_text(i, e, c)).collect();
     let from = query.from.as_ref().map(|f| format!(" FROM {}", f.source)).unwrap_or_default();
     let payload = rewrite::payload(query, root);
@@ -79,8 +68,8 @@ pub fn hybrid_search_info(
             .iter()
             .zip(components)
             .map(|(t, c)| match (c.descending, negate_ascending) {
-                (false, true) => format!("(-1 * ({t} ?? {}))", fallback(c)),
-                _ => format!("({t} ?? {})", fallback(c)),
+                (false, true) => format!("(-1 * ({t} ?? {}))", format_number(c.fallback_score())),
+                _ => format!("({t} ?? {})", format_number(c.fallback_score())),
             })
             .collect();
         format!("[{}]", items.join(", "))
@@ -124,7 +113,7 @@ pub fn hybrid_search_info(
         .iter()
         .zip(components)
         .filter_map(|(call, c)| {
-            let terms = c.terms.as_ref()?;
+            let terms = c.text_terms()?;
             let text = first_argument(call)?;
             let hits: Vec<String> = terms
                 .iter()
@@ -147,7 +136,7 @@ pub fn hybrid_search_info(
         "componentWeights": if weighted { components.iter().map(|c| c.weight).collect() } else { Vec::new() },
         "skip": skip,
         "take": take,
-        "requiresGlobalStatistics": components.iter().any(|c| c.terms.is_some()),
+        "requiresGlobalStatistics": components.iter().any(|c| c.text_terms().is_some()),
     }))
 }
 
@@ -173,9 +162,9 @@ fn first_argument(call: &Expr) -> Option<String> {
 /// Component `i`'s score as the ranges compute it: `_FullTextScore` with the statistics'
 /// placeholders (numbered by component, as the service numbers them and the SDKs replace them),
 /// or `_VectorScore` with VectorDistance's arguments.
-fn score_text(i: usize, call: &Expr, c: &Component) -> String {
+fn score_text(i: usize, call: &Expr, c: &RankComponent<'_>) -> String {
     let ExprKind::Call { args, .. } = &call.kind else { return call.to_string() };
-    match &c.terms {
+    match c.text_terms() {
         Some(terms) => {
             let text = args.first().map(|a| a.to_string()).unwrap_or_default();
             let terms: Vec<String> = terms.iter().map(|t| Json::String(t.clone()).to_string()).collect();
@@ -195,21 +184,12 @@ fn score_text(i: usize, call: &Expr, c: &Component) -> String {
 
 /// What a component's ORDER BY says after its score: a text score `DESC`; a vector score nothing
 /// in its natural direction (most similar first, as VectorDistance), else the direction.
-fn direction_keyword(c: &Component) -> &'static str {
-    match (&c.terms, c.descending) {
+fn direction_keyword(c: &RankComponent<'_>) -> &'static str {
+    match (c.text_terms(), c.descending) {
         (Some(_), true) => " DESC",
         (Some(_), false) => " ASC",
         (None, true) => "",
         (None, false) => " ASC",
-    }
-}
-
-/// The score the plan gives a row the component cannot score, so it ranks last.
-fn fallback(c: &Component) -> &'static str {
-    match (c.descending, c.terms.is_some()) {
-        (true, true) => "-1",
-        (true, false) => "-1.79769e+308",
-        (false, _) => "1.79769e+308",
     }
 }
 
@@ -238,32 +218,17 @@ fn component_info(rewritten: String, order: Option<(&str, &String)>, (top, limit
 mod tests {
     use super::*;
 
-    /// The scores of a ranking as the engine binds them with no vector policy (a VectorDistance is
-    /// a cosine similarity, most similar first): by the call's name, a negative weight turning it.
-    fn components(query: &Query) -> Vec<Component> {
-        let (calls, _) = scores(&query.order_by[0].expr);
-        let weights: Vec<f64> = match &query.order_by[0].expr.kind {
-            ExprKind::Call { args, .. } => match args.last().map(|a| &a.kind) {
-                Some(ExprKind::Array(w)) => w.iter().map(|x| x.to_string().parse().unwrap()).collect(),
-                _ => Vec::new(),
-            },
-            _ => Vec::new(),
-        };
-        calls
-            .iter()
-            .enumerate()
-            .map(|(i, call)| {
-                let ExprKind::Call { name, args, .. } = &call.kind else { unreachable!() };
-                let w = weights.get(i).copied().unwrap_or(1.0);
-                let terms = (name.name == "FullTextScore").then(|| {
-                    args[1..]
-                        .iter()
-                        .map(|t| serde_json::from_str::<String>(&t.to_string().replace('\'', "\"")).unwrap())
-                        .collect()
-                });
-                Component { descending: w >= 0.0, weight: w.abs(), terms }
-            })
-            .collect()
+    /// The plan of `sql` as `plan::query_plan` answers it: planned by the engine, here over a
+    /// container without a vector policy (a VectorDistance is a cosine similarity, most similar
+    /// first), its scores as the planner binds them.
+    fn info(sql: &str, parameters: &HashMap<String, Value>, skip_order_by_rewrite: bool) -> Json {
+        let client = cosmoql::CosmosClient::new();
+        let properties = cosmoql::ContainerProperties::new("c", "/pk").unwrap();
+        let container = client.create_database("d").unwrap().create_container(properties).unwrap();
+        let options = cosmoql::QueryOptions { parameters: parameters.clone(), ..Default::default() };
+        let explain = container.explain(sql, options, false).unwrap();
+        let components = explain.plan.query.rank.as_ref().unwrap().components();
+        hybrid_search_info(&explain.plan.syntax, parameters, &components, skip_order_by_rewrite).unwrap()
     }
 
     /// Every plan of `tests/data/hybrid_plans.json` (the service's, recorded by the .NET SDK),
@@ -279,9 +244,8 @@ mod tests {
         };
         for case in cases {
             let sql = case["query"].as_str().unwrap();
-            let query = cosmoql::parse(sql).unwrap();
             let skip = case["skipOrderByRewrite"].as_bool().unwrap();
-            let got = hybrid_search_info(&query, &HashMap::new(), &components(&query), skip).unwrap();
+            let got = info(sql, &HashMap::new(), skip);
             let want = one_line(&case["plan"]);
             for (field, value) in want.as_object().unwrap() {
                 assert_eq!(&got[field], value, "{sql} (skip {skip}): {field}");
@@ -293,15 +257,12 @@ mod tests {
     /// Without TOP or LIMIT the service's take (2^31) and window (2^32); a parameter counts.
     #[test]
     fn takes_and_windows() {
-        let query = cosmoql::parse("SELECT * FROM c ORDER BY RANK FullTextScore(c.t, 'a')").unwrap();
-        let plan = hybrid_search_info(&query, &HashMap::new(), &components(&query), false).unwrap();
+        let plan = info("SELECT * FROM c ORDER BY RANK FullTextScore(c.t, 'a')", &HashMap::new(), false);
         assert_eq!(plan["take"], json!(2147483648u64));
         assert_eq!(plan["componentQueryInfos"][0]["top"], json!(4294967295u64));
-        let query =
-            cosmoql::parse("SELECT * FROM c WHERE c.k = 1 ORDER BY RANK FullTextScore(c.t, 'a') OFFSET @n LIMIT 70")
-                .unwrap();
         let params = HashMap::from([("n".to_string(), Value::from(5.0))]);
-        let plan = hybrid_search_info(&query, &params, &components(&query), false).unwrap();
+        let sql = "SELECT * FROM c WHERE c.k = 1 ORDER BY RANK FullTextScore(c.t, 'a') OFFSET @n LIMIT 70";
+        let plan = info(sql, &params, false);
         assert_eq!((&plan["skip"], &plan["take"]), (&json!(5), &json!(70)));
         let component = &plan["componentQueryInfos"][0];
         assert_eq!((&component["offset"], &component["limit"]), (&json!(0), &json!(150)));

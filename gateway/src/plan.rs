@@ -17,7 +17,7 @@ use cosmoql::Epk;
 use serde_json::json;
 
 use crate::errors::{self, WireError};
-use crate::hybrid::{self, Component};
+use crate::hybrid;
 use crate::query::{query_options, query_spec};
 use crate::resources::{Container, RangeMode};
 use crate::rewrite::{self, Unsupported};
@@ -48,15 +48,7 @@ pub fn query_plan(container: &Container, request: &Request) -> Result<Reply, Wir
         vec![query_range(&(Epk::min(), Epk::max()))]
     };
     if let (RangeMode::Physical, Some(rank)) = (container.ranges, &plan.query.rank) {
-        let components: Vec<Component> = rank
-            .components()
-            .iter()
-            .map(|c| Component {
-                descending: c.descending,
-                weight: c.weight,
-                terms: c.text_terms().map(<[String]>::to_vec),
-            })
-            .collect();
+        let components = rank.components();
         let skip_rewrite = request
             .header("x-ms-cosmos-supported-query-features")
             .is_some_and(|f| f.split(',').any(|f| f.trim() == hybrid::SKIP_ORDER_BY_REWRITE));

@@ -160,6 +160,24 @@ impl RankComponent<'_> {
             _ => None,
         }
     }
+
+    /// The score the service's plans give a row this component cannot score (`?? -1` after a
+    /// text score, `?? -1.79769e+308` after a vector score, `?? 1.79769e+308` under an ascending
+    /// order), so that it ranks after every scored row.
+    pub fn fallback_score(&self) -> f64 {
+        match (self.descending, self.score) {
+            (true, RankFn::FullText { .. }) => -1.0,
+            (true, _) => -1.79769e308,
+            (false, _) => 1.79769e308,
+        }
+    }
+}
+
+/// The rows each component contributes to a fusion when `rows` are wanted (OFFSET + LIMIT, or
+/// TOP): 2 × max(rows, 60), as the service's plans size their component queries (`TOP 120` for
+/// `TOP 10`).
+pub fn fusion_window(rows: u64) -> u64 {
+    rows.max(60).saturating_mul(2)
 }
 
 impl RankFn {

@@ -31,8 +31,8 @@ pub mod spatial;
 pub use access::{Access, IndexOrder, PredicateAccess, PredicateStrategy};
 pub use bind::{bind, BindContext};
 pub use bound::{
-    compare_sort_keys, AggregateSpec, BoundExpr, BoundProjection, BoundQuery, RankComponent, RankFn, SortKey, Source,
-    SourceKind, Step, SubqueryKind,
+    compare_sort_keys, fusion_window, AggregateSpec, BoundExpr, BoundProjection, BoundQuery, RankComponent, RankFn,
+    SortKey, Source, SourceKind, Step, SubqueryKind,
 };
 pub use choices::{OrderedRead, UnitShare, SCAN_SHARE, SEEK_THEN_SORT, WALK_ENTRIES_PER_ITEM};
 pub use error::{PlanError, PlanErrorKind};
