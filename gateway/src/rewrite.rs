@@ -26,8 +26,9 @@
 //! may compose: `PlanContext::request_feed_range`). ORDER BY RANK has a plan of its own
 //! (`crate::hybrid`). Shapes without a faithful per-range form (a score without TOP or LIMIT,
 //! GROUP BY with ORDER BY or DISTINCT, ORDER BY over a FROM path, `IN` or subquery, a FROM
-//! subquery that computes over its rows or has no FROM) are [`Unsupported`]. A FROM over a path, `IN` or a subquery that filters and projects
-//! has rows from each item on its own: the ranges' rows concatenate and its aggregates compose.
+//! subquery that computes over its rows or has no FROM) are [`Unsupported`]. A FROM over a path,
+//! `IN` or a subquery that filters and projects has rows from each item on its own: the ranges'
+//! rows concatenate and its aggregates compose.
 
 use std::collections::HashMap;
 

@@ -111,7 +111,8 @@ fn sigterm_finishes_in_flight_writes_and_every_acknowledged_one_is_there_after_a
 /// (`--client-merge`, the JavaScript and Rust SDKs' way; ORDER BY RANK through the hybrid search
 /// pipeline) every case passes but the named ones a client pipeline cannot give here (a SUM whose
 /// ranges disagree on types: a range's undefined partial cannot tell "no numbers" from "not all
-/// numbers"; a FROM subquery with DISTINCT, which the server has no per-range form for). `--bless --endpoint` writes the endpoint's answers as the expectations.
+/// numbers"; a FROM subquery with DISTINCT, which the server has no per-range form for).
+/// `--bless --endpoint` writes the endpoint's answers as the expectations.
 #[test]
 fn query_suites_run_against_the_server() {
     let (mut server, port) = serve_with(&[]);
