@@ -7,7 +7,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use cosmoql_executor::{PartitionMetrics, QueryError, QueryMetrics, QueryOptions};
+use cosmoql_executor::{Output, PartitionMetrics, QueryError, QueryMetrics, QueryOptions};
 use cosmoql_planner::Plan;
 use cosmoql_storage::throughput::admission::consume_page;
 use cosmoql_storage::RetryOptions;
@@ -15,7 +15,7 @@ use cosmoql_storage::{Container, RequestKind};
 use cosmoql_value::Value;
 use serde::de::DeserializeOwned;
 
-use crate::typed::from_value;
+use crate::typed::from_output;
 use crate::Error;
 
 /// One page of query results.
@@ -119,7 +119,7 @@ impl<T: DeserializeOwned + 'static> QueryPager<T> {
     }
 
     /// Consumes the page's charge from the partitions `ids` it read (and from its key's account).
-    fn consume(&self, ids: &[u32], out: &cosmoql_executor::QueryOutput) {
+    fn consume<R>(&self, ids: &[u32], out: &cosmoql_executor::QueryOutput<R>) {
         let key = self.options.partition_key.as_ref().map(ToString::to_string);
         consume_page(out.metrics.request_charge, &out.partition_work(ids), |id, ru| {
             self.container.consume(id, ru, key.as_deref().map(|k| (k, RequestKind::Query)))
@@ -153,7 +153,7 @@ impl<T: DeserializeOwned + 'static> QueryPager<T> {
             },
             None => (Vec::new(), 0),
         };
-        let result = cosmoql_executor::execute_plan(&*self.container, &plan, &self.options).map(|mut out| {
+        let result = cosmoql_executor::execute_plan_output(&*self.container, &plan, &self.options).map(|mut out| {
             out.metrics.compile_time_ns = compile_time_ns;
             if throttle.is_some() {
                 self.consume(&ids, &out);
@@ -168,7 +168,7 @@ impl<T: DeserializeOwned + 'static> QueryPager<T> {
             Ok(out) => {
                 self.done = out.continuation.is_none();
                 self.options.continuation = out.continuation.clone();
-                out.items.into_iter().map(from_value).collect::<Result<Vec<T>, _>>().map(|items| FeedPage {
+                out.items.into_iter().map(from_output).collect::<Result<Vec<T>, _>>().map(|items| FeedPage {
                     items,
                     continuation: out.continuation,
                     request_charge: out.metrics.request_charge,
@@ -200,7 +200,7 @@ impl<T: DeserializeOwned + 'static> QueryPager<T> {
                 None => Vec::new(),
             };
             let mut failure = None;
-            let mut sink = |v: Value| match from_value::<T>(v) {
+            let mut sink = |v: Output| match from_output::<T>(v) {
                 Ok(item) => f(item),
                 Err(e) => {
                     failure = Some(e);

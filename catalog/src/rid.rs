@@ -47,6 +47,24 @@ pub fn collection_id(n: u32) -> u32 {
     (n << 8) | 0x80
 }
 
+/// A rid's text form, held on the stack ([`Rid::text`]).
+#[derive(Debug, Clone, Copy)]
+pub struct RidText {
+    text: [u8; 24],
+    len: usize,
+}
+
+impl RidText {
+    /// No text (what a rid out of range is written as).
+    pub const EMPTY: RidText = RidText { text: [0; 24], len: 0 };
+
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        // Base64 by construction.
+        std::str::from_utf8(&self.text[..self.len]).unwrap_or_default()
+    }
+}
+
 impl Rid {
     /// The bytes, as the service lays them out; `None` for a collection id without its marker
     /// bit or a child counter past [`MAX_CHILD`].
@@ -86,8 +104,14 @@ impl Rid {
 
     /// The text form (padded base64, `/` written `-`); `None` as for [`Rid::to_bytes`].
     pub fn encode(self) -> Option<String> {
+        self.text().map(|t| t.as_str().to_owned())
+    }
+
+    /// [`Rid::encode`] on the stack: base64 letters, digits, `+`, `-` and `=` (nothing JSON
+    /// escapes).
+    pub fn text(self) -> Option<RidText> {
         let (bytes, n) = self.laid_out()?;
-        // At most 16 bytes: 24 characters of padded base64, written on the stack.
+        // At most 16 bytes: 24 characters of padded base64.
         let mut text = [0u8; 24];
         let n = STANDARD.encode_slice(&bytes[..n], &mut text).ok()?;
         for b in &mut text[..n] {
@@ -95,7 +119,7 @@ impl Rid {
                 *b = b'-';
             }
         }
-        std::str::from_utf8(&text[..n]).ok().map(str::to_owned)
+        Some(RidText { text, len: n })
     }
 
     /// Reads a rid of a database, collection, document or partition key range; `None` for text

@@ -30,6 +30,7 @@ use crate::error::QueryError;
 use crate::memory::{set_entry_bytes, Charge};
 use crate::merge::{merge_rows, SortCursor, SortedRow};
 use crate::operators::{Flow, IndexWalk, RunStats, Runner, WalkKey};
+use crate::output::Output;
 use crate::rank::{StatisticsGatherer, TextStatistics};
 use crate::row::RowPos;
 use crate::source::{Input, QuerySource};
@@ -201,7 +202,7 @@ pub fn producer_threads(max_degree_of_parallelism: i32, units: usize) -> usize {
 /// A page of results from a producer, or its end.
 enum Message {
     /// Results, each with the work read since the previous one of its unit.
-    Page(Vec<(RowPos, Value, Work)>),
+    Page(Vec<(RowPos, Output, Work)>),
     /// The unit's counters, and the work read after its last result.
     Done(RunStats, Work),
     Failed(QueryError),
@@ -359,7 +360,7 @@ impl Coordinator<'_> {
                 self.concatenated_rows(stats, &mut all, meter)?;
                 // All of it is read before the first value goes out.
                 out.note_work(all.charged_work(true));
-                let mut values = all.finish();
+                let mut values: Vec<Value> = all.finish().into_iter().map(Output::into_value).collect();
                 values.sort_unstable();
                 values
             }
@@ -400,7 +401,7 @@ impl Coordinator<'_> {
         // drained, when none of its pages is waiting (so the merge always moves).
         let send = |i: usize,
                     tx: &SyncSender<Message>,
-                    batch: Vec<(RowPos, Value, Work)>,
+                    batch: Vec<(RowPos, Output, Work)>,
                     cancel: &AtomicBool|
          -> bool {
             let n = batch.len() as i64;
@@ -448,18 +449,20 @@ impl Coordinator<'_> {
                 if !self.runner.passes(q, row)? {
                     return Ok(Flow::Continue);
                 }
-                let v = self.runner.project(q, &ctx, row)?;
+                let mut v = self.runner.project(q, &ctx, row)?;
                 if v.is_undefined() {
                     return Ok(Flow::Continue);
                 }
                 // DISTINCT per partition first: a duplicate never reaches the buffers (the
                 // coordinator's DISTINCT keeps the first in EPK order, as this one does).
                 if let Some(seen) = &mut seen {
-                    if seen.contains(&v) {
+                    let value = v.into_value();
+                    if seen.contains(&value) {
                         return Ok(Flow::Continue);
                     }
-                    held.add(set_entry_bytes(&v), "DISTINCT")?;
-                    seen.insert(v.clone());
+                    held.add(set_entry_bytes(&value), "DISTINCT")?;
+                    seen.insert(value.clone());
+                    v = Output::Value(value);
                 }
                 let work = meter.get().since(last);
                 last = meter.get();

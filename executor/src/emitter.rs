@@ -11,7 +11,8 @@ use cosmoql_value::Value;
 use crate::continuation::ResumePoint;
 use crate::cost::Work;
 use crate::error::QueryError;
-use crate::memory::{heap_bytes, json_value_bytes, set_entry_bytes, Charge, MemoryBudget};
+use crate::memory::{set_entry_bytes, Charge, MemoryBudget};
+use crate::output::Output;
 use crate::row::RowPos;
 
 /// Applies DISTINCT, OFFSET and LIMIT/TOP to results as they come; undefined results are
@@ -24,9 +25,9 @@ pub struct Emitter<'s> {
     /// Results given out (collected or sunk), and about how many bytes they hold.
     emitted: u64,
     emitted_bytes: u64,
-    out: Vec<Value>,
+    out: Vec<Output>,
     /// Where results go instead of `out`; returns false to stop.
-    sink: Option<&'s mut dyn FnMut(Value) -> bool>,
+    sink: Option<&'s mut dyn FnMut(Output) -> bool>,
     /// What the DISTINCT set holds, on the query's budget.
     charge: Option<Charge<'s>>,
     /// Note the resume point of the result with this (1-based) number.
@@ -192,7 +193,7 @@ impl<'s> Emitter<'s> {
     }
 
     /// Hands results to `sink` as they come instead of collecting them.
-    pub fn into_sink(self, sink: &'s mut dyn FnMut(Value) -> bool) -> Self {
+    pub fn into_sink(self, sink: &'s mut dyn FnMut(Output) -> bool) -> Self {
         Emitter { sink: Some(sink), ..self }
     }
 
@@ -202,12 +203,12 @@ impl<'s> Emitter<'s> {
     }
 
     /// Adds a result; returns true once no more results are wanted.
-    pub fn push(&mut self, v: Value) -> Result<bool, QueryError> {
-        self.push_row(v, || ResumePoint::Position(RowPos { item: None, sub: 0 }))
+    pub fn push(&mut self, v: impl Into<Output>) -> Result<bool, QueryError> {
+        self.push_row(v.into(), || ResumePoint::Position(RowPos { item: None, sub: 0 }))
     }
 
     /// Adds a result with where it came from (asked for only when the result is the page's last).
-    pub fn push_row(&mut self, v: Value, resume: impl FnOnce() -> ResumePoint) -> Result<bool, QueryError> {
+    pub fn push_row(&mut self, v: Output, resume: impl FnOnce() -> ResumePoint) -> Result<bool, QueryError> {
         if self.limit.is_some_and(|l| self.emitted >= l) {
             return Ok(true);
         }
@@ -215,7 +216,7 @@ impl<'s> Emitter<'s> {
         if v.is_undefined() {
             return Ok(false);
         }
-        let size = json_value_bytes(&v);
+        let size = v.json_bytes();
         if self.top_level && size.is_err() {
             // The service cannot write NaN or an infinity in its JSON response: 400, substatus 4001.
             return Err(QueryError {
@@ -227,15 +228,20 @@ impl<'s> Emitter<'s> {
                 )
             });
         }
-        if let Some(seen) = &mut self.distinct {
-            if seen.contains(&v) {
-                return Ok(false);
+        let v = match (&mut self.distinct, v) {
+            (Some(seen), v) => {
+                let v = v.into_value();
+                if seen.contains(&v) {
+                    return Ok(false);
+                }
+                if let Some(charge) = &mut self.charge {
+                    charge.add(set_entry_bytes(&v), "DISTINCT")?;
+                }
+                seen.insert(v.clone());
+                Output::Value(v)
             }
-            if let Some(charge) = &mut self.charge {
-                charge.add(set_entry_bytes(&v), "DISTINCT")?;
-            }
-            seen.insert(v.clone());
-        }
+            (None, v) => v,
+        };
         if self.skip > 0 {
             self.skip -= 1;
             self.attribute(!self.replayed);
@@ -248,7 +254,7 @@ impl<'s> Emitter<'s> {
             // Collected to be held: on the budget while the query runs (past it, the results
             // are not held: the next pages run the query again), and their work charged with
             // the page when they are held.
-            let bytes = heap_bytes(&v).saturating_add(size_of::<Value>() as u64);
+            let bytes = v.heap_bytes().saturating_add(size_of::<Output>() as u64);
             if self.charge.as_mut().is_some_and(|charge| charge.add(bytes, "held results").is_err()) {
                 self.held_too_many = true;
                 return Ok(true);
@@ -314,7 +320,7 @@ impl<'s> Emitter<'s> {
     }
 
     /// The collected results (empty when they went to a sink).
-    pub fn finish(self) -> Vec<Value> {
+    pub fn finish(self) -> Vec<Output> {
         self.out
     }
 }

@@ -17,13 +17,15 @@ use crate::error::{QueryError, QueryErrorKind};
 use crate::memory::DEFAULT_MEMORY_BUDGET;
 use crate::operators::{RunStats, Runner};
 pub use crate::options::QueryOptions;
+use crate::output::Output;
 use crate::row::RowPos;
 use crate::source::QuerySource;
 
-/// What one page of a query returned and what it cost.
+/// What one page of a query returned and what it cost: its results as values, or as
+/// [`Output`]s ([`execute_plan_output`]: whole items not decoded).
 #[derive(Debug, Clone, PartialEq)]
-pub struct QueryOutput {
-    pub items: Vec<Value>,
+pub struct QueryOutput<T = Value> {
+    pub items: Vec<T>,
     pub metrics: QueryMetrics,
     /// Set when more results remain (paged requests only).
     pub continuation: Option<String>,
@@ -36,7 +38,18 @@ pub struct QueryOutput {
     pub index_metrics: Option<Value>,
 }
 
-impl QueryOutput {
+impl<T> QueryOutput<T> {
+    /// The same page with each result turned by `f`.
+    pub fn map_items<U>(self, f: impl FnMut(T) -> U) -> QueryOutput<U> {
+        QueryOutput {
+            items: self.items.into_iter().map(f).collect(),
+            metrics: self.metrics,
+            continuation: self.continuation,
+            partitions: self.partitions,
+            index_metrics: self.index_metrics,
+        }
+    }
+
     /// The work each of the physical partitions `ids` did for this page (bytes loaded, index
     /// entries read; none for a partition the page did not reach): how its charge divides among
     /// their throughput budgets (`cosmoql_storage::throughput::admission::consume_page`).
@@ -163,6 +176,16 @@ fn units(source: &dyn QuerySource, plan: &Plan, options: &QueryOptions) -> Vec<U
 
 /// Runs one page of `plan` over `source` (all of it without `options.max_item_count`).
 pub fn execute_plan(source: &dyn QuerySource, plan: &Plan, options: &QueryOptions) -> Result<QueryOutput, QueryError> {
+    Ok(run(source, plan, options, None)?.map_items(Output::into_value))
+}
+
+/// [`execute_plan`], its results as [`Output`]s: a stored item returned whole is not decoded, so
+/// a consumer that writes JSON writes it from the stored bytes.
+pub fn execute_plan_output(
+    source: &dyn QuerySource,
+    plan: &Plan,
+    options: &QueryOptions,
+) -> Result<QueryOutput<Output>, QueryError> {
     run(source, plan, options, None)
 }
 
@@ -173,8 +196,8 @@ pub fn execute_plan_streaming(
     source: &dyn QuerySource,
     plan: &Plan,
     options: &QueryOptions,
-    sink: &mut dyn FnMut(Value) -> bool,
-) -> Result<QueryOutput, QueryError> {
+    sink: &mut dyn FnMut(Output) -> bool,
+) -> Result<QueryOutput<Output>, QueryError> {
     run(source, plan, options, Some(sink))
 }
 
@@ -182,8 +205,8 @@ fn run(
     source: &dyn QuerySource,
     plan: &Plan,
     options: &QueryOptions,
-    sink: Option<&mut dyn FnMut(Value) -> bool>,
-) -> Result<QueryOutput, QueryError> {
+    sink: Option<&mut dyn FnMut(Output) -> bool>,
+) -> Result<QueryOutput<Output>, QueryError> {
     let started = std::time::Instant::now();
     // A streamed run ignores the paging options (not copying the options: they hold the
     // parameters, and a copy was 3% of a point read).
@@ -299,7 +322,7 @@ fn run(
             if held_all {
                 let rest = items.split_off(page);
                 // What they hold in memory (the bound on all held results is on real bytes).
-                let bytes = rest.iter().map(|v| crate::memory::heap_bytes(v) + size_of::<Value>() as u64).sum();
+                let bytes = rest.iter().map(|v| v.heap_bytes() + size_of::<Output>() as u64).sum();
                 held = crate::held::hold(returned, rest, bytes).ok();
             }
             items.truncate(page);
@@ -316,8 +339,7 @@ fn run(
     };
     // Results returned: those of the page, or every one handed to the sink.
     let output = if streaming { emitted } else { items.len() as u64 };
-    let output_bytes =
-        if streaming { emitted_bytes } else { items.iter().map(crate::memory::value_bytes).sum::<u64>() };
+    let output_bytes = if streaming { emitted_bytes } else { items.iter().map(Output::bytes).sum::<u64>() };
     // What the pages so far and this one were charged for: the partitions once, on the first.
     let before = token.charged;
     let mut charged = before;
@@ -352,10 +374,10 @@ fn held_page(
     options: &QueryOptions,
     fp: u64,
     token: &Token,
-    (id, items, more): (u64, Vec<Value>, bool),
+    (id, items, more): (u64, Vec<Output>, bool),
     started: std::time::Instant,
-) -> QueryOutput {
-    let output_bytes = items.iter().map(crate::memory::value_bytes).sum::<u64>();
+) -> QueryOutput<Output> {
+    let output_bytes = items.iter().map(Output::bytes).sum::<u64>();
     let mut charged = token.charged;
     charged.output_bytes = charged.output_bytes.saturating_add(output_bytes);
     let returned = token.returned.saturating_add(items.len() as u64);

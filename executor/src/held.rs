@@ -19,7 +19,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use cosmoql_value::Value;
+use crate::output::Output;
 
 /// Results one query may hold between its pages.
 pub const MAX_QUERY_HELD_RESULTS: u64 = 1 << 20;
@@ -33,7 +33,7 @@ pub const IDLE: Duration = Duration::from_secs(300);
 struct Held {
     /// Results the pages had returned when these were held: `results[0]` is result `base`.
     base: u64,
-    results: Arc<[Value]>,
+    results: Arc<[Output]>,
     bytes: u64,
     used: Instant,
 }
@@ -74,7 +74,7 @@ fn new_id() -> u64 {
 
 /// Holds `results` (of `bytes` bytes; the first is result number `base` of the query) for the
 /// next pages; their id, or the results back when they do not fit.
-pub fn hold(base: u64, results: Vec<Value>, bytes: u64) -> Result<u64, Vec<Value>> {
+pub fn hold(base: u64, results: Vec<Output>, bytes: u64) -> Result<u64, Vec<Output>> {
     if bytes > MAX_QUERY_HELD_BYTES || results.len() as u64 > MAX_QUERY_HELD_RESULTS {
         return Err(results);
     }
@@ -96,7 +96,7 @@ pub fn hold(base: u64, results: Vec<Value>, bytes: u64) -> Result<u64, Vec<Value
 
 /// Results `from` to `from + n` of the query holding `id`, and whether more follow; `None` when
 /// they were let go. After the last page they are let go.
-pub fn page(id: u64, from: u64, n: usize) -> Option<(Vec<Value>, bool)> {
+pub fn page(id: u64, from: u64, n: usize) -> Option<(Vec<Output>, bool)> {
     let now = Instant::now();
     let mut table = table();
     table.expire(now);
@@ -130,34 +130,44 @@ pub fn let_go_all() {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cosmoql_value::Value;
 
     fn values(n: usize) -> Vec<Value> {
         (0..n).map(|i| Value::from(i as f64)).collect()
     }
 
+    fn outputs(n: usize) -> Vec<Output> {
+        values(n).into_iter().map(Output::Value).collect()
+    }
+
+    /// [`page`], its results as values.
+    fn page_of(id: u64, from: u64, n: usize) -> Option<(Vec<Value>, bool)> {
+        page(id, from, n).map(|(results, more)| (results.into_iter().map(Output::into_value).collect(), more))
+    }
+
     #[test]
     fn pages_are_slices_and_the_last_one_lets_go() {
-        let id = hold(10, values(5), 40).unwrap();
-        assert_eq!(page(id, 10, 2), Some((values(2), true)));
+        let id = hold(10, outputs(5), 40).unwrap();
+        assert_eq!(page_of(id, 10, 2), Some((values(2), true)));
         // A page asked for again (a retry) is the same page.
-        assert_eq!(page(id, 10, 2), Some((values(2), true)));
-        assert_eq!(page(id, 12, 2).unwrap().0, vec![Value::from(2.0), Value::from(3.0)]);
+        assert_eq!(page_of(id, 10, 2), Some((values(2), true)));
+        assert_eq!(page_of(id, 12, 2).unwrap().0, vec![Value::from(2.0), Value::from(3.0)]);
         // Before what was held, or past it: not from here.
-        assert_eq!(page(id, 9, 1), None);
-        assert_eq!(page(id, 16, 1), None);
-        assert_eq!(page(id, 14, 10), Some((vec![Value::from(4.0)], false)));
-        assert_eq!(page(id, 10, 1), None, "let go after the last page");
-        assert_eq!(page(new_id(), 0, 1), None);
+        assert_eq!(page_of(id, 9, 1), None);
+        assert_eq!(page_of(id, 16, 1), None);
+        assert_eq!(page_of(id, 14, 10), Some((vec![Value::from(4.0)], false)));
+        assert_eq!(page_of(id, 10, 1), None, "let go after the last page");
+        assert_eq!(page_of(new_id(), 0, 1), None);
     }
 
     #[test]
     fn one_query_and_all_of_them_are_bounded() {
-        assert!(hold(0, values(1), MAX_QUERY_HELD_BYTES + 1).is_err());
+        assert!(hold(0, outputs(1), MAX_QUERY_HELD_BYTES + 1).is_err());
         // Over the bound for all queries, the least recently used are let go first.
         let quarter = MAX_HELD_BYTES / 4;
-        let ids: Vec<u64> = (0..4).map(|_| hold(0, values(2), quarter).unwrap()).collect();
+        let ids: Vec<u64> = (0..4).map(|_| hold(0, outputs(2), quarter).unwrap()).collect();
         assert!(page(ids[0], 0, 1).is_some(), "used last now");
-        let newest = hold(0, values(2), quarter).unwrap();
+        let newest = hold(0, outputs(2), quarter).unwrap();
         assert!(held_bytes() <= MAX_HELD_BYTES);
         assert!(page(ids[1], 0, 1).is_none(), "the least recently used was let go");
         assert!(page(ids[0], 0, 1).is_some() && page(newest, 0, 1).is_some());

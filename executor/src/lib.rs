@@ -8,6 +8,7 @@
 //! | `coordinator.rs` | producers per physical partition on MaxDegreeOfParallelism threads, bounded buffers, the merges |
 //! | `operators.rs` | the operators of one input: FROM/JOIN expansion, WHERE, projection, sort, groups |
 //! | `emitter.rs` | where results go: the [`Emitter`](emitter::Emitter) (DISTINCT, OFFSET, LIMIT, a page's charge and resume point) |
+//! | `output.rs` | [`Output`], one result: a value, or a stored item returned whole (written as JSON from its bytes) |
 //! | `held.rs` | results held between pages for the shapes that cannot resume from a position (DISTINCT, GROUP BY, aggregates, ranking) |
 //! | `merge.rs` | ORDER BY: the bounded top-k sort buffer and the streaming k-way merge |
 //! | `aggregate.rs` | accumulators (COUNT, COUNTIF, SUM, AVG, MIN, MAX, MAKELIST, MAKESET) and groups |
@@ -34,6 +35,7 @@ pub mod memory;
 pub mod merge;
 pub mod operators;
 pub mod options;
+pub mod output;
 pub mod plan_cache;
 pub mod rank;
 pub mod row;
@@ -43,9 +45,11 @@ pub use coordinator::PartitionMetrics;
 pub use cosmoql_planner::VectorPolicy;
 pub use error::{FunctionError, QueryError, QueryErrorKind};
 pub use execute::{
-    execute, execute_plan, execute_plan_streaming, explain, explain_plan, Analysis, Explain, QueryMetrics, QueryOutput,
+    execute, execute_plan, execute_plan_output, execute_plan_streaming, explain, explain_plan, Analysis, Explain,
+    QueryMetrics, QueryOutput,
 };
 pub use memory::DEFAULT_MEMORY_BUDGET;
 pub use options::QueryOptions;
+pub use output::Output;
 pub use plan_cache::{cached_plan, plan_query, timed_plan};
 pub use source::{PartitionRange, QuerySource};

@@ -13,7 +13,8 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use cosmoql_value::Value;
+use cosmoql_storage::{WholeItem, SYSTEM_PROPERTIES};
+use cosmoql_value::{Value, ValueKind};
 
 use crate::error::{QueryError, QueryErrorKind};
 use crate::row::{Binding, Row};
@@ -123,7 +124,7 @@ pub fn json_value_bytes(v: &Value) -> Result<u64, u64> {
     let mut json = true;
     let mut stack = vec![v];
     while let Some(v) = stack.pop() {
-        total = total.saturating_add(match v {
+        let bytes = match v {
             Value::Number(n) => {
                 json &= n.is_finite();
                 16
@@ -134,15 +135,59 @@ pub fn json_value_bytes(v: &Value) -> Result<u64, u64> {
                 32
             }
             Value::Object(m) => {
+                let mut bytes = 48u64;
                 for (k, e) in m.iter() {
-                    total = total.saturating_add(32 + k.len() as u64);
+                    bytes = bytes.saturating_add(32 + k.len() as u64);
                     stack.push(e);
                 }
-                48
+                bytes
             }
             _ => 16,
-        });
+        };
+        total = total.saturating_add(bytes);
     }
+    if json {
+        Ok(total)
+    } else {
+        Err(total)
+    }
+}
+
+/// [`json_value_bytes`] of a whole item's value (its properties and its five system
+/// properties), measured on its stored bytes without decoding them.
+pub fn whole_item_bytes(item: &WholeItem) -> Result<u64, u64> {
+    let mut total = 0u64;
+    let mut json = true;
+    let mut stack = vec![item.item.doc.root()];
+    while let Some(v) = stack.pop() {
+        let bytes = match v.kind() {
+            ValueKind::Number => {
+                json &= v.as_f64().is_some_and(f64::is_finite);
+                16
+            }
+            ValueKind::String => 24 + v.as_str().map_or(0, str::len) as u64,
+            ValueKind::Array => {
+                stack.extend(v.elements());
+                32
+            }
+            ValueKind::Object => {
+                let mut bytes = 48u64;
+                for (k, e) in v.entries() {
+                    bytes = bytes.saturating_add(32 + k.len() as u64);
+                    stack.push(e);
+                }
+                bytes
+            }
+            _ => 16,
+        };
+        total = total.saturating_add(bytes);
+    }
+    // `_rid`, `_self`, `_etag` and `_attachments` are strings, `_ts` a number.
+    let strings = item.names.system_string_lengths(&item.item);
+    for (name, len) in SYSTEM_PROPERTIES.iter().zip(strings) {
+        total = total.saturating_add(32 + name.len() as u64 + 24 + len as u64);
+    }
+    total = total.saturating_add(32 + "_ts".len() as u64 + 16);
     if json {
         Ok(total)
     } else {
@@ -243,7 +288,9 @@ mod tests {
         // A dropped charge gives everything back.
         b.charge(100, "GROUP BY").unwrap();
         assert_eq!(human(DEFAULT_MEMORY_BUDGET), "1 GiB");
-        assert!(value_bytes(&cosmoql_value::parse_json(r#"{"a": [1, "xyz"]}"#).unwrap()) > 100);
+        // The object (48) and its key (32 + 1), the array (32), the number (16) and the string
+        // (24 + 3): keys count.
+        assert_eq!(value_bytes(&cosmoql_value::parse_json(r#"{"a": [1, "xyz"]}"#).unwrap()), 156);
         // The heap as laid out: an object of one entry holding an array of two values, one a
         // string: the map (shared block, entries, index table, key) and the array (shared block,
         // buffer) and the string.

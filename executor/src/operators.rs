@@ -10,7 +10,7 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 use std::sync::Arc;
 
-use cosmoql_planner::{compare_sort_keys, BoundProjection, BoundQuery, IndexOrder, RankFn, SourceKind};
+use cosmoql_planner::{compare_sort_keys, BoundExpr, BoundProjection, BoundQuery, IndexOrder, RankFn, SourceKind};
 use cosmoql_storage::{CompositeWalk, Epk, IndexKey, IndexWork, ItemPosition, OrderedWalk, StoredItem};
 use cosmoql_value::indexmap::IndexMap;
 use cosmoql_value::{Map, Value};
@@ -23,6 +23,7 @@ use crate::error::QueryError;
 use crate::eval::{read_path, Eval, EvalContext, Subqueries};
 use crate::memory::{block, hash_entry, heap_bytes, row_bytes, Charge, MemoryBudget, DEFAULT_MEMORY_BUDGET};
 use crate::merge::{SortBuffer, SortCursor, SortedRow};
+use crate::output::Output;
 use crate::rank::{rank_order, StatisticsGatherer, TextStatistics};
 use crate::row::{Binding, Row, RowPos};
 use crate::source::{Input, QuerySource};
@@ -262,7 +263,7 @@ impl Subqueries for Runner<'_> {
     fn run_subquery(&self, query: &BoundQuery, outer: &Row) -> Result<Vec<Value>, QueryError> {
         let mut out = Emitter::new(query);
         self.run_with(query, &mut std::iter::empty(), outer, &mut RunStats::default(), &mut out)?;
-        Ok(out.finish())
+        Ok(out.finish().into_iter().map(Output::into_value).collect())
     }
 }
 
@@ -383,9 +384,17 @@ impl<'a> Runner<'a> {
         }
     }
 
-    /// The SELECT clause on one row.
-    pub fn project(&self, q: &BoundQuery, ctx: &EvalContext<'_>, row: &Row) -> Result<Value, QueryError> {
-        Ok(match &q.projection {
+    /// The SELECT clause on one row. A stored item returned whole (`SELECT *`, `SELECT VALUE c`)
+    /// stays its stored bytes ([`Output::Whole`]) unless DISTINCT compares it.
+    pub fn project(&self, q: &BoundQuery, ctx: &EvalContext<'_>, row: &Row) -> Result<Output, QueryError> {
+        if let (BoundProjection::Star(slot) | BoundProjection::Value(BoundExpr::Slot(slot)), false) =
+            (&q.projection, q.distinct)
+        {
+            if let Some(Binding::Item(item)) = row.get(*slot) {
+                return Ok(self.source.whole(item));
+            }
+        }
+        Ok(Output::Value(match &q.projection {
             BoundProjection::Star(slot) => match row.get(*slot) {
                 Some(Binding::Item(item)) => self.source.materialize(item),
                 Some(Binding::Value(v)) => v.clone(),
@@ -402,7 +411,7 @@ impl<'a> Runner<'a> {
                 }
                 crate::eval::built(Value::from(map), "the SELECT list's object")?
             }
-        })
+        }))
     }
 
     /// The rows passing WHERE, sorted by ORDER BY then scan position: the first `keep` of them
@@ -707,8 +716,8 @@ impl<'a> Runner<'a> {
                 // a subquery it may read the enclosing query's aliases: it sees this row.
                 let enclosing = row.clone();
                 let mut failure = None;
-                let mut each = |v: Value| -> bool {
-                    row[first.slot] = Binding::Value(v);
+                let mut each = |v: Output| -> bool {
+                    row[first.slot] = Binding::Value(v.into_value());
                     match self.joins(q, 1, &mut row, &mut pos, sink) {
                         Ok(Flow::Continue) => true,
                         Ok(Flow::Stop) => false,

@@ -9,6 +9,8 @@ use cosmoql_storage::{
 };
 use cosmoql_value::Value;
 
+use crate::output::Output;
+
 /// Items with their positions, in scan order.
 pub type Input<'a> = dyn Iterator<Item = (ItemPosition, StoredItem)> + 'a;
 
@@ -59,6 +61,12 @@ pub trait QuerySource: Sync {
 
     /// The whole item with its system properties.
     fn materialize(&self, item: &StoredItem) -> Value;
+
+    /// The whole item as a query returns it (`SELECT *`): by default its value; a store returns
+    /// the stored item, whose JSON is written from its bytes ([`Output::Whole`]).
+    fn whole(&self, item: &StoredItem) -> Output {
+        Output::Value(self.materialize(item))
+    }
 
     /// The source's indexes (probes, ordered walks, keys, counts, bounds, item statistics):
     /// `None` for a source without any, whose queries scan.
@@ -112,6 +120,10 @@ impl QuerySource for Container {
 
     fn materialize(&self, item: &StoredItem) -> Value {
         Container::materialize(self, item)
+    }
+
+    fn whole(&self, item: &StoredItem) -> Output {
+        Output::Whole(self.whole_item(item))
     }
 
     fn system_property(&self, item: &StoredItem, name: &str) -> Value {

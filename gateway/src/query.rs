@@ -11,7 +11,7 @@
 
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine;
-use cosmoql::{ContainerClient, Epk, FeedPage, QueryOptions, Value};
+use cosmoql::{ContainerClient, Epk, FeedPage, JsonText, QueryOptions, Value};
 
 use crate::errors::{self, WireError};
 use crate::items::{check_session, header_key, session_headers};
@@ -130,8 +130,8 @@ fn page(
     spec: &QuerySpec,
     options: QueryOptions,
     request: &Request,
-) -> Result<FeedPage<Value>, WireError> {
-    let mut pager = client.query_pages::<Value>(spec.text.as_str(), options);
+) -> Result<FeedPage<JsonText>, WireError> {
+    let mut pager = client.query_pages::<JsonText>(spec.text.as_str(), options);
     match pager.next_page() {
         Some(Ok(page)) => Ok(page),
         Some(Err(e)) => Err(errors::from_error(&e, &request.activity_id)),
@@ -147,13 +147,27 @@ fn page(
     }
 }
 
-/// The reply for a page: `{"_rid", <feed>: [...], "_count"}` and the feed headers.
-fn page_reply(rid: &str, feed: &str, page: &FeedPage<Value>, request: &Request) -> Reply {
-    let mut body = cosmoql::value::Map::default();
-    body.insert("_rid".into(), Value::from(rid));
-    body.insert(feed.into(), Value::array(page.items.iter().cloned()));
-    body.insert("_count".into(), Value::from(page.items.len() as f64));
-    let mut reply = Reply::document(200, &Value::from(body))
+/// The reply for a page: `{"_rid", <feed>: [...], "_count"}` and the feed headers. The results
+/// are the engine's JSON text (whole items written from their stored bytes).
+fn page_reply(rid: &str, feed: &str, page: &FeedPage<JsonText>, request: &Request) -> Reply {
+    let text = |s: &str| cosmoql::value::to_json_string(&Value::from(s)).unwrap_or_default();
+    let size = page.items.iter().map(|item| item.as_str().len() + 1).sum::<usize>();
+    let mut body = String::with_capacity(size + rid.len() + feed.len() + 40);
+    body.push_str("{\"_rid\":");
+    body.push_str(&text(rid));
+    body.push(',');
+    body.push_str(&text(feed));
+    body.push_str(":[");
+    for (i, item) in page.items.iter().enumerate() {
+        if i > 0 {
+            body.push(',');
+        }
+        body.push_str(item.as_str());
+    }
+    body.push_str("],\"_count\":");
+    body.push_str(&page.items.len().to_string());
+    body.push('}');
+    let mut reply = Reply::json_text(200, body)
         .with("x-ms-item-count", page.items.len().to_string())
         .with("x-ms-request-charge", charge_text(page.request_charge));
     if let Some(token) = &page.continuation {

@@ -91,6 +91,11 @@ impl Reply {
         Reply { status, headers: Vec::new(), body: Bytes::from(text) }
     }
 
+    /// A reply whose body is JSON text already written.
+    pub fn json_text(status: u16, body: String) -> Reply {
+        Reply { status, headers: Vec::new(), body: Bytes::from(body) }
+    }
+
     /// A reply without a body.
     pub fn empty(status: u16) -> Reply {
         Reply { status, headers: Vec::new(), body: Bytes::new() }

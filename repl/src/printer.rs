@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use cosmoql::value::{format_number, to_json_string, Value};
+use cosmoql::JsonText;
 
 use crate::formats::{Columns, Display, Mode};
 use crate::render;
@@ -102,39 +103,24 @@ impl Printer {
                     self.delimited_row(&item);
                 }
             }
-            Mode::Ndjson => {
-                if let Some(text) = to_json_string(&item) {
-                    self.buf.extend_from_slice(text.as_bytes());
-                    self.buf.push(b'\n');
-                }
-            }
+            _ if self.takes_text() => match to_json_string(&item) {
+                Some(text) => self.write_text(&text),
+                // No JSON form (the engine refuses such results): never an empty element.
+                None => self.total -= 1,
+            },
             _ => {
-                let text = if self.pretty {
-                    render::json_pretty(&item, self.colored)
-                } else {
-                    to_json_string(&item).unwrap_or_default()
-                };
+                let text = render::json_pretty(&item, self.colored);
                 if text.is_empty() {
-                    // No JSON form (the engine refuses such results): never an empty element.
                     self.total -= 1;
                     return true;
                 }
-                self.buf.extend_from_slice(match (self.total, self.pretty) {
-                    (1, true) => b"[\n",
-                    (1, false) => b"[",
-                    (_, true) => b",\n",
-                    (_, false) => b",",
-                });
-                if self.pretty {
-                    for (i, line) in text.lines().enumerate() {
-                        if i > 0 {
-                            self.buf.push(b'\n');
-                        }
-                        self.buf.extend_from_slice(b"  ");
-                        self.buf.extend_from_slice(line.as_bytes());
+                self.buf.extend_from_slice(if self.total == 1 { b"[\n" } else { b",\n" });
+                for (i, line) in text.lines().enumerate() {
+                    if i > 0 {
+                        self.buf.push(b'\n');
                     }
-                } else {
-                    self.buf.extend_from_slice(text.as_bytes());
+                    self.buf.extend_from_slice(b"  ");
+                    self.buf.extend_from_slice(line.as_bytes());
                 }
             }
         }
@@ -142,6 +128,38 @@ impl Printer {
             return self.flush();
         }
         true
+    }
+
+    /// Whether the mode writes each result's compact JSON text as it is (NDJSON, and JSON when
+    /// not pretty): then results may come as text ([`Printer::push_text`]), an item returned
+    /// whole written straight from its stored bytes.
+    pub fn takes_text(&self) -> bool {
+        self.mode == Mode::Ndjson || (self.mode == Mode::Json && !self.pretty)
+    }
+
+    /// [`Printer::push`] of a result's compact JSON text, in the modes that [take
+    /// text](Printer::takes_text).
+    pub fn push_text(&mut self, text: JsonText) -> bool {
+        if self.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed)) {
+            return false;
+        }
+        self.total += 1;
+        self.write_text(text.as_str());
+        if self.buf.len() >= 1 << 16 {
+            return self.flush();
+        }
+        true
+    }
+
+    /// One result's compact JSON text: a line of NDJSON, or the next element of the JSON array.
+    fn write_text(&mut self, text: &str) {
+        if self.mode == Mode::Ndjson {
+            self.buf.extend_from_slice(text.as_bytes());
+            self.buf.push(b'\n');
+        } else {
+            self.buf.extend_from_slice(if self.total == 1 { b"[" } else { b"," });
+            self.buf.extend_from_slice(text.as_bytes());
+        }
     }
 
     /// CSV/TSV: fixes the columns from the results kept so far, writes the header and them.

@@ -10,7 +10,7 @@ use std::time::Instant;
 use cosmoql::value::{parse_json, Value};
 use cosmoql::{
     ChangeFeedStart, ContainerClient, ContainerProperties, ContainerSettings, CosmosClient, FeedRange, ImportOptions,
-    IndexingPolicy, PartitionKey, PartitionKeyDefinition, QueryOptions, QueryResults, VectorPolicy,
+    IndexingPolicy, JsonText, PartitionKey, PartitionKeyDefinition, QueryOptions, QueryResults, VectorPolicy,
 };
 
 /// Where the items come from: files loaded into a container in memory, or a database
@@ -371,8 +371,10 @@ fn parameters(params: &[String]) -> Result<HashMap<String, Value>, String> {
 }
 
 /// Runs the query to the end, page by page when a page size is set; metrics add up over pages.
-fn run_all(loaded: &Loaded, options: &QueryOptions, sql: &str) -> Result<QueryResults<Value>, String> {
-    loaded.client.query_pages::<Value>(sql, options.clone()).drain().map_err(|e| e.to_string())
+/// Every result as the JSON text `cosmoql query` writes (items returned whole are written from
+/// their stored bytes, as a client's driver hands back a row store's text).
+fn run_all(loaded: &Loaded, options: &QueryOptions, sql: &str) -> Result<QueryResults<JsonText>, String> {
+    loaded.client.query_pages::<JsonText>(sql, options.clone()).drain().map_err(|e| e.to_string())
 }
 
 /// `cosmoql query`: results as one JSON array on stdout, written as they are produced (a page at
@@ -382,17 +384,18 @@ pub fn run_query(args: &QueryArgs) -> Result<(), String> {
     let options = query_options(&args.flags, &loaded)?;
     let mut out = BufWriter::new(crate::output::stdout());
     let mut opened = false;
-    let mut write = |item: &Value| -> io::Result<()> {
-        // Results are JSON (the engine refuses NaN and infinities); a value without a JSON form
-        // would be skipped whole, never written as an empty element.
-        let Some(json) = cosmoql::value::to_json_string(item) else { return Ok(()) };
+    let mut write = |item: &JsonText| -> io::Result<()> {
+        // Results are JSON (the engine refuses NaN and infinities; a value without a JSON form
+        // fails the query, never written as an empty element); whole items are written from
+        // their stored bytes.
         out.write_all(if opened { b"," } else { b"[" })?;
         opened = true;
-        out.write_all(json.as_bytes())
+        out.write_all(item.as_str().as_bytes())
     };
     // A write that fails stops the query (the failure is reported by `main`).
     let options = QueryOptions { populate_index_metrics: args.metrics, ..options };
-    let result = loaded.client.query_pages::<Value>(args.sql.as_str(), options).for_each(|item| write(&item).is_ok());
+    let result =
+        loaded.client.query_pages::<JsonText>(args.sql.as_str(), options).for_each(|item| write(&item).is_ok());
     // The array is closed even when the query fails midway, so standard output stays JSON; the
     // error goes to standard error and the exit status is 1.
     if result.is_ok() || opened {

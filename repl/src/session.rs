@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use cosmoql::value::Value;
 use cosmoql::{
-    ContainerClient, ContainerProperties, CosmosClient, DatabaseClient, PartitionKeyDefinition, QueryOptions,
+    ContainerClient, ContainerProperties, CosmosClient, DatabaseClient, JsonText, PartitionKeyDefinition, QueryOptions,
 };
 
 use crate::printer::{query_stats, PrintOptions, Printer};
@@ -277,7 +277,13 @@ impl Session {
             options.max_item_count = page_size;
             // After Ctrl-C nothing more is printed, even what the engine had already produced.
             printer.cancel = options.cancel.clone();
-            match client.query_pages::<Value>(sql.as_str(), options).for_each(|item| printer.push(item)) {
+            // The modes that write compact JSON take it as text: whole items from their bytes.
+            let done = if printer.takes_text() {
+                client.query_pages::<JsonText>(sql.as_str(), options).for_each(|text| printer.push_text(text))
+            } else {
+                client.query_pages::<Value>(sql.as_str(), options).for_each(|item| printer.push(item))
+            };
+            match done {
                 Ok(summary) => {
                     let results = printer.total;
                     let long = printer.finish();

@@ -72,6 +72,7 @@ use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visit
 mod decode;
 mod encode;
 use self::decode::*;
+pub(crate) use self::decode::{write_escaped, write_number};
 pub use self::encode::*;
 
 /// The system properties Cosmos DB adds to every item, in the order it writes them. A stored

@@ -1,6 +1,13 @@
-//! An item as the store keeps it: its encoded document and its system metadata.
+//! An item as the store keeps it (its encoded document and its system metadata) and as it is
+//! returned whole: with the system properties its container gives it ([`ItemNames`],
+//! [`WholeItem`]), decoded into a [`Value`] or written as JSON straight from the stored bytes.
 
-use crate::doc::Doc;
+use std::sync::Arc;
+
+use cosmoql_catalog::rid::{collection_id, Rid, RidText};
+use cosmoql_value::Value;
+
+use crate::doc::{write_escaped, write_number, Doc, SYSTEM_PROPERTIES};
 
 /// An item as stored: its encoded properties and its system metadata. Cloning is cheap (the
 /// document bytes are shared).
@@ -26,11 +33,18 @@ pub struct ItemMeta {
 }
 
 impl ItemMeta {
+    /// The length of every `_etag` (quotes included).
+    pub const ETAG_LEN: usize = 38;
+
     /// The `_etag` value.
     pub fn etag(&self) -> String {
-        // `"hhhhhhhh-0000-0000-0000-llllllllllll"`: the sequence number's top 16 bits in 8 hex
-        // digits and its low 48 bits in 12, written in place (a format! was most of an item's
-        // system properties).
+        // ASCII by construction.
+        std::str::from_utf8(&self.etag_text()).map(str::to_owned).unwrap_or_default()
+    }
+
+    /// The `_etag` value's text, on the stack: `"hhhhhhhh-0000-0000-0000-llllllllllll"` (quotes
+    /// included), the sequence number's top 16 bits in 8 hex digits and its low 48 bits in 12.
+    pub fn etag_text(&self) -> [u8; Self::ETAG_LEN] {
         const HEX: &[u8; 16] = b"0123456789abcdef";
         let mut text = *b"\"00000000-0000-0000-0000-000000000000\"";
         let (high, low) = (self.lsn >> 48, self.lsn & 0xFFFF_FFFF_FFFF);
@@ -40,8 +54,156 @@ impl ItemMeta {
         for i in 0..12 {
             text[36 - i] = HEX[((low >> (4 * i)) & 0xF) as usize];
         }
-        // ASCII by construction.
-        std::str::from_utf8(&text).map(str::to_owned).unwrap_or_default()
+        text
+    }
+}
+
+/// What an item's system properties take from its container: the rids that make up `_rid` and
+/// `_self`. One per container, shared by the [`WholeItem`]s it returns.
+#[derive(Debug)]
+pub struct ItemNames {
+    database_rid: u32,
+    collection: u32,
+    /// `dbs/<db rid>/colls/<container rid>/docs/`, the prefix of every item's `_self`.
+    self_prefix: String,
+}
+
+impl ItemNames {
+    /// The names of the container numbered `rid` in the database numbered `database_rid`.
+    pub fn new(database_rid: u32, rid: u32) -> ItemNames {
+        let collection = collection_id(rid);
+        let text = |rid: Rid| rid.encode().unwrap_or_default();
+        let self_prefix = format!(
+            "dbs/{}/colls/{}/docs/",
+            text(Rid::Database { database: database_rid }),
+            text(Rid::Collection { database: database_rid, collection })
+        );
+        ItemNames { database_rid, collection, self_prefix }
+    }
+
+    /// The `_rid` of the item created `seq`-th (in range by construction: items are numbered
+    /// below [`cosmoql_catalog::rid::MAX_CHILD`]).
+    pub fn item_rid(&self, seq: u64) -> String {
+        self.rid_text(seq).as_str().to_owned()
+    }
+
+    fn rid_text(&self, seq: u64) -> RidText {
+        let rid = Rid::Document { database: self.database_rid, collection: self.collection, document: seq };
+        rid.text().unwrap_or(RidText::EMPTY)
+    }
+
+    /// One system property of an item (`_rid`, `_self`, `_etag`, `_attachments`, `_ts`);
+    /// `Undefined` for any other name.
+    pub fn system_property(&self, item: &StoredItem, name: &str) -> Value {
+        self.system_value(item, name, &mut None)
+    }
+
+    /// [`ItemNames::system_property`], the item's rid text encoded once into `rid`.
+    fn system_value(&self, item: &StoredItem, name: &str, rid: &mut Option<String>) -> Value {
+        let mut rid = || rid.get_or_insert_with(|| self.item_rid(item.meta.seq)).clone();
+        match name {
+            "_rid" => Value::from(rid()),
+            "_self" => Value::from(self.self_link(&rid())),
+            "_etag" => Value::from(item.meta.etag()),
+            "_attachments" => Value::from(ATTACHMENTS),
+            "_ts" => Value::from(item.meta.ts as f64),
+            _ => Value::Undefined,
+        }
+    }
+
+    fn self_link(&self, rid: &str) -> String {
+        let mut text = String::with_capacity(self.self_prefix.len() + rid.len() + 1);
+        text.push_str(&self.self_prefix);
+        text.push_str(rid);
+        text.push('/');
+        text
+    }
+
+    /// The item with its system properties, as Cosmos DB returns it.
+    pub fn materialize(&self, item: &StoredItem) -> Value {
+        let mut value = item.doc.root().to_value_with_room(SYSTEM_PROPERTIES.len());
+        if let Some(map) = value.as_object_mut() {
+            // A stored item holds no system property (`Container::prepare` drops them), so these
+            // go at the end, in the service's order.
+            // `_rid` and `_self` share the one encoding of the item's rid.
+            let mut rid = None;
+            for name in SYSTEM_PROPERTIES {
+                map.insert(name.into(), self.system_value(item, name, &mut rid));
+            }
+        }
+        value
+    }
+
+    /// Appends the compact JSON text of [`ItemNames::materialize`] to `out`, written from the
+    /// stored bytes (the same text `cosmoql_value::to_json_string` gives for the value). `false`,
+    /// with nothing appended, when the item has no JSON form (malformed bytes).
+    pub fn write_json(&self, item: &StoredItem, out: &mut Vec<u8>) -> bool {
+        let mark = out.len();
+        if !item.doc.root().is_object() || !item.doc.write_json(out) || out.pop() != Some(b'}') {
+            out.truncate(mark);
+            return false;
+        }
+        // After the user's properties (`{` alone when there are none), in the service's order.
+        let mut first = out.len() == mark + 1;
+        let mut name = |out: &mut Vec<u8>, name: &str| {
+            if !std::mem::take(&mut first) {
+                out.push(b',');
+            }
+            write_escaped(out, name.as_bytes());
+            out.push(b':');
+        };
+        // The rid's text and the `_self` prefix hold nothing JSON escapes (base64 and `/`).
+        let rid = self.rid_text(item.meta.seq);
+        let rid = rid.as_str().as_bytes();
+        name(out, "_rid");
+        out.push(b'"');
+        out.extend_from_slice(rid);
+        out.push(b'"');
+        name(out, "_self");
+        out.push(b'"');
+        out.extend_from_slice(self.self_prefix.as_bytes());
+        out.extend_from_slice(rid);
+        out.extend_from_slice(b"/\"");
+        name(out, "_etag");
+        write_escaped(out, &item.meta.etag_text());
+        name(out, "_attachments");
+        write_escaped(out, ATTACHMENTS.as_bytes());
+        name(out, "_ts");
+        write_number(out, item.meta.ts as f64);
+        out.push(b'}');
+        true
+    }
+
+    /// The five system properties' lengths in bytes, as strings (`_rid`, `_self`, `_etag`,
+    /// `_attachments`) without quotes; `_ts` is a number.
+    pub fn system_string_lengths(&self, item: &StoredItem) -> [usize; 4] {
+        let rid = self.rid_text(item.meta.seq).as_str().len();
+        [rid, self.self_prefix.len() + rid + 1, ItemMeta::ETAG_LEN, ATTACHMENTS.len()]
+    }
+}
+
+/// The value of every item's `_attachments`.
+const ATTACHMENTS: &str = "attachments/";
+
+/// A stored item returned whole (`SELECT *`, `SELECT VALUE c`): its properties and the system
+/// properties its container gives it, decoded into a [`Value`] only when asked for, or written as
+/// JSON from the stored bytes. Cloning is cheap (the bytes and the names are shared).
+#[derive(Debug, Clone)]
+pub struct WholeItem {
+    pub item: StoredItem,
+    pub names: Arc<ItemNames>,
+}
+
+impl WholeItem {
+    /// The item with its system properties, as Cosmos DB returns it.
+    pub fn to_value(&self) -> Value {
+        self.names.materialize(&self.item)
+    }
+
+    /// Appends the compact JSON text of [`WholeItem::to_value`] to `out`; see
+    /// [`ItemNames::write_json`].
+    pub fn write_json(&self, out: &mut Vec<u8>) -> bool {
+        self.names.write_json(&self.item, out)
     }
 }
 
@@ -55,6 +217,7 @@ mod tests {
             let meta = ItemMeta { seq: 1, lsn, ts: 0, ttl: None };
             let expected = format!("\"{:08x}-0000-0000-0000-{:012x}\"", lsn >> 48, lsn & 0xFFFF_FFFF_FFFF);
             assert_eq!(meta.etag(), expected);
+            assert_eq!(meta.etag().len(), ItemMeta::ETAG_LEN);
         }
     }
 }

@@ -29,8 +29,8 @@ pub use advisor::{advise, advise_container, Advisor, AdvisorOptions, Candidate, 
 pub use changefeed::{ChangeFeedStart, ChangePage, FeedRange, HistoryPage};
 pub use container::{
     BatchError, BatchOperation, Change, ChangeOperation, CompositeWalk, Container, ContainerSettings, IndexBounds,
-    IndexServing, ItemMeta, ItemPosition, ItemResponse, OperationKind, OrderedEntries, OrderedWalk, PartitionInfo,
-    Scan, StoredItem, UniqueKey, WriteOptions, KEPT_PROPERTIES, MAX_INITIAL_PARTITIONS,
+    IndexServing, ItemMeta, ItemNames, ItemPosition, ItemResponse, OperationKind, OrderedEntries, OrderedWalk,
+    PartitionInfo, Scan, StoredItem, UniqueKey, WholeItem, WriteOptions, KEPT_PROPERTIES, MAX_INITIAL_PARTITIONS,
 };
 pub use doc::{Doc, DocRef, SYSTEM_PROPERTIES};
 pub use durable::{DurableOptions, Recovery};

@@ -1,6 +1,7 @@
 //! Property tests of the binary document encoding against `cosmoql_value`.
 
 use cosmoql_storage::doc::{encode_json_str, encode_value, Doc, DocRef};
+use cosmoql_storage::{ItemMeta, ItemNames, StoredItem, WholeItem};
 use cosmoql_value::{parse_json, to_json_string, Map, Value};
 use proptest::prelude::*;
 use std::sync::Arc;
@@ -163,6 +164,26 @@ proptest! {
             let again = Doc::from_json_str(&json).map_err(|e| TestCaseError::fail(e.to_string()))?;
             prop_assert_eq!(again.to_json_string(), Some(json));
         }
+    }
+
+    /// A whole item's JSON written from its bytes is the JSON of its decoded value, system
+    /// properties included (numbers without a JSON form: both refuse).
+    #[test]
+    fn whole_items_write_the_json_of_their_value(
+        v in object(true),
+        database in any::<u32>(),
+        container in 0u32..(1 << 24),
+        seq in 1u64..(1 << 60),
+        lsn in any::<u64>(),
+        ts in any::<u32>(),
+    ) {
+        let doc = Doc::from_value(&v).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let item = StoredItem { doc, meta: ItemMeta { seq, lsn, ts: u64::from(ts), ttl: None } };
+        let whole = WholeItem { item, names: Arc::new(ItemNames::new(database, container)) };
+        let mut out = b"[".to_vec();
+        let written = whole.write_json(&mut out);
+        prop_assert_eq!(written.then(|| String::from_utf8(out[1..].to_vec()).unwrap()), to_json_string(&whole.to_value()));
+        prop_assert_eq!(written, out.len() > 1, "nothing is appended when nothing is written");
     }
 
     #[test]

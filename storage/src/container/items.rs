@@ -94,17 +94,12 @@ impl Container {
 
     /// The item with its system properties, as Cosmos DB returns it.
     pub fn materialize(&self, item: &StoredItem) -> Value {
-        let mut value = item.doc.root().to_value_with_room(SYSTEM_PROPERTIES.len());
-        if let Some(map) = value.as_object_mut() {
-            // A stored item holds no system property (`Container::prepare` drops them), so these
-            // go at the end, in the service's order.
-            // `_rid` and `_self` share the one encoding of the item's rid.
-            let mut rid = None;
-            for name in SYSTEM_PROPERTIES {
-                map.insert(name.into(), self.system_value(item, name, &mut rid));
-            }
-        }
-        value
+        self.names.materialize(item)
+    }
+
+    /// The item returned whole: its JSON written from the stored bytes, or decoded on demand.
+    pub fn whole_item(&self, item: &StoredItem) -> WholeItem {
+        WholeItem { item: item.clone(), names: Arc::clone(&self.names) }
     }
 
     /// The response to deleting `old`.
@@ -128,31 +123,7 @@ impl Container {
     /// One system property of an item (`_rid`, `_self`, `_etag`, `_attachments`, `_ts`);
     /// `Undefined` for any other name.
     pub fn system_property(&self, item: &StoredItem, name: &str) -> Value {
-        self.system_value(item, name, &mut None)
-    }
-
-    /// [`Container::system_property`], the item's rid text encoded once into `rid`.
-    fn system_value(&self, item: &StoredItem, name: &str, rid: &mut Option<String>) -> Value {
-        let mut rid = || rid.get_or_insert_with(|| self.item_rid(item.meta.seq)).clone();
-        match name {
-            "_rid" => Value::from(rid()),
-            "_self" => {
-                let rid = rid();
-                let mut text = String::with_capacity(self.self_prefix.len() + rid.len() + 1);
-                text.push_str(&self.self_prefix);
-                text.push_str(&rid);
-                text.push('/');
-                Value::from(text)
-            }
-            "_etag" => Value::from(item.meta.etag()),
-            "_attachments" => Value::from("attachments/"),
-            "_ts" => Value::from(item.meta.ts as f64),
-            _ => Value::Undefined,
-        }
-    }
-
-    pub(super) fn item_rid(&self, seq: u64) -> String {
-        rid_text(Rid::Document { database: self.database_rid, collection: collection_id(self.rid), document: seq })
+        self.names.system_property(item, name)
     }
 
     pub(super) fn response(&self, status: u16, item: &StoredItem, kind: OperationKind) -> ItemResponse {

@@ -24,7 +24,7 @@ use parking_lot::{Mutex, RwLock};
 use crate::doc::{Doc, SYSTEM_PROPERTIES};
 use crate::error::{ErrorKind, Result, StorageError};
 use crate::index::{IndexStats, IndexWork, PartitionIndex};
-pub use crate::item::{ItemMeta, StoredItem};
+pub use crate::item::{ItemMeta, ItemNames, StoredItem, WholeItem};
 use crate::patch::{apply_patch, PatchOperation};
 pub use crate::throughput::cost::OperationKind;
 use crate::throughput::cost::{item_charge, Consistency, ItemWork};
@@ -283,8 +283,8 @@ pub struct Container {
     next_seq: AtomicU64,
     next_lsn: AtomicU64,
     splits: AtomicU64,
-    /// `dbs/<db rid>/colls/<container rid>/docs/`, the prefix of every item's `_self`.
-    self_prefix: String,
+    /// What its items' system properties take from it (`_rid`, `_self`).
+    names: Arc<ItemNames>,
     /// Which paths are indexed (replaceable while the container is in use).
     indexing_policy: RwLock<Arc<IndexingPolicy>>,
     /// Changes with the indexing policy; unique among containers (see [`Container::plan_epoch`]).
@@ -381,11 +381,7 @@ impl Container {
             next_seq: AtomicU64::new(1),
             next_lsn: AtomicU64::new(1),
             splits: AtomicU64::new(0),
-            self_prefix: format!(
-                "dbs/{}/colls/{}/docs/",
-                rid_text(Rid::Database { database: database_rid }),
-                rid_text(collection_rid(database_rid, rid))
-            ),
+            names: Arc::new(ItemNames::new(database_rid, rid)),
             indexing_policy: RwLock::new(policy),
             plan_epoch: AtomicU64::new(NEXT_PLAN_EPOCH.fetch_add(1, Ordering::Relaxed)),
             throughput: RwLock::new(None),

@@ -108,7 +108,7 @@ pub(super) fn write_json(out: &mut Vec<u8>, b: &[u8], depth: usize) -> bool {
 /// Writes a number as `cosmoql_value::to_json_string` does: integral values below 2^63 in
 /// magnitude as integers (serde's `serialize_i64`), others with [`format_number`]; `false` for
 /// NaN/±∞.
-pub(super) fn write_number(out: &mut Vec<u8>, n: f64) -> bool {
+pub(crate) fn write_number(out: &mut Vec<u8>, n: f64) -> bool {
     // Safe integers (|n| <= 2^53) print digit for digit, as JavaScript does; larger ones use the
     // shortest round-trip form JavaScript uses (2^60 -> 1152921504606847000).
     const LIMIT: f64 = 9_007_199_254_740_993.0;
@@ -161,7 +161,7 @@ static ESCAPE: [u8; 256] = {
 };
 
 /// Writes a JSON string literal, escaped exactly as serde_json does.
-pub(super) fn write_escaped(out: &mut Vec<u8>, s: &[u8]) {
+pub(crate) fn write_escaped(out: &mut Vec<u8>, s: &[u8]) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     out.push(b'"');
     let mut start = 0;

@@ -1,0 +1,96 @@
+//! What a query returns, one result at a time: a [`Value`], or a stored item returned whole
+//! (`SELECT *`, `SELECT VALUE c`), which stays its stored bytes until a consumer asks for a value
+//! ([`Output::into_value`]) or writes its JSON straight from them ([`Output::write_json`]).
+
+use cosmoql_storage::WholeItem;
+use cosmoql_value::Value;
+
+use crate::memory::{heap_bytes, json_value_bytes, whole_item_bytes};
+
+/// One result of a query.
+#[derive(Debug, Clone)]
+pub enum Output {
+    Value(Value),
+    /// A stored item with its system properties, not decoded.
+    Whole(WholeItem),
+}
+
+impl Output {
+    /// The result as a value (a whole item decoded, with its system properties).
+    pub fn into_value(self) -> Value {
+        match self {
+            Output::Value(v) => v,
+            Output::Whole(item) => item.to_value(),
+        }
+    }
+
+    /// [`Output::into_value`] without consuming the result.
+    pub fn to_value(&self) -> Value {
+        match self {
+            Output::Value(v) => v.clone(),
+            Output::Whole(item) => item.to_value(),
+        }
+    }
+
+    /// Whether the result is undefined (dropped: a query never returns undefined).
+    pub fn is_undefined(&self) -> bool {
+        matches!(self, Output::Value(Value::Undefined))
+    }
+
+    /// Appends the result's compact JSON text to `out` (a whole item's straight from its stored
+    /// bytes), the same text as `cosmoql_value::to_json_string(&self.to_value())`. `false`, with
+    /// nothing appended, when the result has no JSON form.
+    pub fn write_json(&self, out: &mut Vec<u8>) -> bool {
+        match self {
+            Output::Value(v) => match cosmoql_value::to_json_string(v) {
+                Some(text) => {
+                    out.extend_from_slice(text.as_bytes());
+                    true
+                }
+                None => false,
+            },
+            Output::Whole(item) => item.write_json(out),
+        }
+    }
+
+    /// The result's compact JSON text; `None` when it has no JSON form.
+    pub fn to_json_string(&self) -> Option<String> {
+        match self {
+            Output::Value(v) => cosmoql_value::to_json_string(v),
+            Output::Whole(item) => {
+                let mut out = Vec::with_capacity(item.item.doc.len() * 5 / 4 + 160);
+                // Written by the JSON writers: UTF-8 for every document the store accepted.
+                item.write_json(&mut out).then(|| String::from_utf8(out).ok()).flatten()
+            }
+        }
+    }
+
+    /// [`crate::memory::value_bytes`] of the result's value (what its request charge counts),
+    /// `Err` with the same measure when it holds a number JSON cannot write.
+    pub fn json_bytes(&self) -> Result<u64, u64> {
+        match self {
+            Output::Value(v) => json_value_bytes(v),
+            Output::Whole(item) => whole_item_bytes(item),
+        }
+    }
+
+    /// [`Output::json_bytes`], whether or not JSON can write the result.
+    pub fn bytes(&self) -> u64 {
+        self.json_bytes().unwrap_or_else(|bytes| bytes)
+    }
+
+    /// The memory the result holds besides its own `size_of::<Output>()`: a value's heap, a
+    /// whole item's stored bytes (which it keeps alive).
+    pub fn heap_bytes(&self) -> u64 {
+        match self {
+            Output::Value(v) => heap_bytes(v),
+            Output::Whole(item) => item.item.doc.len() as u64,
+        }
+    }
+}
+
+impl From<Value> for Output {
+    fn from(v: Value) -> Output {
+        Output::Value(v)
+    }
+}

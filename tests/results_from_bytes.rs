@@ -1,0 +1,248 @@
+//! Items returned whole (`SELECT *`, `SELECT VALUE c`) stay their stored bytes until written
+//! ([`Output::Whole`]): the JSON written from the bytes, the sizes the charges count, the pages
+//! and their continuation tokens are exactly those of the same query run over a source that
+//! decodes every item into a value first (the way results were produced before).
+
+use std::sync::Arc;
+
+use cosmoql::executor::source::{Input, PartitionRange, QuerySource};
+use cosmoql::executor::{execute_plan_output, plan_query, Output, QueryOutput};
+use cosmoql::storage::{
+    Container, ContainerSettings, Epk, IndexServing, IndexingPolicy, ItemPosition, PartitionKey,
+    PartitionKeyDefinition, StoredItem,
+};
+use cosmoql::value::{parse_json, to_json_string, Value};
+use cosmoql::{ContainerProperties, CosmosClient, JsonText, QueryOptions};
+use proptest::prelude::*;
+
+/// A container whose whole items are decoded into values (the trait's default `whole`).
+struct Decoded<'a>(&'a Container);
+
+impl QuerySource for Decoded<'_> {
+    fn partition_key(&self) -> &PartitionKeyDefinition {
+        self.0.partition_key()
+    }
+    fn indexing_policy(&self) -> Arc<IndexingPolicy> {
+        self.0.indexing_policy()
+    }
+    fn partition_count(&self) -> usize {
+        self.0.partition_count()
+    }
+    fn partitions_overlapping(&self, ranges: &[(Epk, Epk)]) -> Vec<PartitionRange> {
+        QuerySource::partitions_overlapping(self.0, ranges)
+    }
+    fn read_item(&self, key: &PartitionKey, id: &str) -> Option<StoredItem> {
+        QuerySource::read_item(self.0, key, id)
+    }
+    fn scan(&self, from: ItemPosition, end: Epk) -> Box<Input<'_>> {
+        QuerySource::scan(self.0, from, end)
+    }
+    fn materialize(&self, item: &StoredItem) -> Value {
+        self.0.materialize(item)
+    }
+    fn indexes(&self) -> Option<&dyn IndexServing> {
+        QuerySource::indexes(self.0)
+    }
+    fn system_property(&self, item: &StoredItem, name: &str) -> Value {
+        self.0.system_property(item, name)
+    }
+}
+
+const QUERIES: &[&str] = &[
+    "SELECT * FROM c",
+    "SELECT VALUE c FROM c",
+    "SELECT * FROM c WHERE c.pk = 'k1'",
+    "SELECT * FROM c WHERE c.n > 2",
+    "SELECT TOP 3 * FROM c ORDER BY c.n DESC",
+    "SELECT * FROM c ORDER BY c.s OFFSET 2 LIMIT 4",
+    "SELECT VALUE c FROM c WHERE c.pk = 'k0' ORDER BY c.n",
+    "SELECT DISTINCT * FROM c",
+    "SELECT DISTINCT VALUE c FROM c WHERE c.n > 0",
+    "SELECT * FROM c WHERE c.o.deep.x = 1",
+    "SELECT VALUE c FROM c JOIN t IN c.tags WHERE t = 'y'",
+    "SELECT * FROM (SELECT * FROM c) d",
+    "SELECT c.id, c FROM c",
+    "SELECT VALUE c.o FROM c",
+];
+
+/// A random item: numbers of every shape, strings that need escaping, nesting, empty containers.
+fn item() -> impl Strategy<Value = String> {
+    let leaf = prop_oneof![
+        3 => (-1000..1000i64).prop_map(|n| n.to_string()),
+        1 => prop::sample::select(vec![
+            "-0", "0.1", "1e21", "1e-7", "123456789012345678901", "9007199254740993", "-2.5e-300", "1.7976931348623157e308",
+        ])
+        .prop_map(str::to_string),
+        3 => "[a-c\"\\\\/é\u{1F600}\u{7f}\t\n]{0,6}".prop_map(|s| to_json_string(&Value::from(s)).unwrap()),
+        1 => Just("null".to_string()),
+        1 => prop::bool::ANY.prop_map(|b| b.to_string()),
+    ];
+    let nested = leaf.prop_recursive(3, 16, 4, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(|v| format!("[{}]", v.join(","))),
+            prop::collection::vec(("[a-z_]{1,3}", inner), 0..4).prop_map(|fields| {
+                let mut seen = std::collections::HashSet::new();
+                let body: Vec<String> = fields
+                    .into_iter()
+                    .filter(|(k, _)| seen.insert(k.clone()))
+                    .map(|(k, v)| format!("\"{k}\":{v}"))
+                    .collect();
+                format!("{{{}}}", body.join(","))
+            }),
+        ]
+    });
+    let pk = (0..3u8).prop_map(|k| format!("k{k}"));
+    let tags = prop::collection::vec(prop::sample::select(vec!["\"x\"", "\"y\"", "2"]), 0..3);
+    (pk, -3..6i32, "[a-d]{0,2}", tags, prop::option::of(nested), prop::option::of(0..3i32)).prop_map(
+        |(pk, n, s, tags, extra, deep)| {
+            let mut fields = vec![format!("\"pk\":\"{pk}\""), format!("\"n\":{n}"), format!("\"s\":\"{s}\"")];
+            fields.push(format!("\"tags\":[{}]", tags.join(",")));
+            if let Some(extra) = extra {
+                fields.push(format!("\"extra\":{extra}"));
+            }
+            if let Some(x) = deep {
+                fields.push(format!("\"o\":{{\"deep\":{{\"x\":{x}}}}}"));
+            }
+            fields.join(",")
+        },
+    )
+}
+
+fn load(items: &[String], partitions: usize) -> Container {
+    let settings =
+        ContainerSettings { initial_partitions: partitions, split_max_items: 8, ..ContainerSettings::default() };
+    let c = Container::new("c", PartitionKeyDefinition::hash("/pk").unwrap(), settings);
+    for (i, fields) in items.iter().enumerate() {
+        c.create(&parse_json(&format!("{{\"id\":\"i{i:03}\",{fields}}}")).unwrap()).unwrap();
+    }
+    c
+}
+
+/// One page, each result as its JSON text and as the value it stands for; whether the page
+/// returned an item whole.
+struct Page {
+    texts: Vec<Option<String>>,
+    values: Vec<Value>,
+    whole: bool,
+    continuation: Option<String>,
+    charge: f64,
+    output_bytes: u64,
+    output_count: u64,
+}
+
+fn page(source: &dyn QuerySource, sql: &str, options: &QueryOptions) -> Result<Page, String> {
+    let plan = plan_query(source, sql, options).map_err(|e| e.message)?;
+    let out: QueryOutput<Output> = execute_plan_output(source, &plan, options).map_err(|e| e.message)?;
+    for o in &out.items {
+        // What a result is measured at (its charge) is what its value is measured at.
+        assert_eq!(o.json_bytes(), cosmoql::executor::memory::json_value_bytes(&o.to_value()), "{sql}");
+    }
+    Ok(Page {
+        texts: out.items.iter().map(Output::to_json_string).collect(),
+        values: out.items.iter().map(Output::to_value).collect(),
+        whole: out.items.iter().any(|o| matches!(o, Output::Whole(_))),
+        continuation: out.continuation,
+        charge: out.metrics.request_charge,
+        output_bytes: out.metrics.output_document_size,
+        output_count: out.metrics.output_document_count,
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 40, ..ProptestConfig::default() })]
+
+    #[test]
+    fn whole_items_from_bytes_are_the_decoded_items(
+        items in prop::collection::vec(item(), 0..30),
+        partitions in prop_oneof![Just(1usize), 2usize..5],
+        page_size in prop::sample::select(vec![1usize, 3, 1000]),
+    ) {
+        let c = load(&items, partitions);
+        for sql in QUERIES {
+            // Each source resumes from its own tokens (a held page's token names its own results).
+            let (mut token, mut decoded_token) = (None, None);
+            loop {
+                let options = |continuation: &Option<String>| QueryOptions {
+                    max_item_count: Some(page_size),
+                    continuation: continuation.clone(),
+                    ..QueryOptions::default()
+                };
+                let bytes = page(&c, sql, &options(&token));
+                let decoded = page(&Decoded(&c), sql, &options(&decoded_token));
+                let (bytes, decoded) = match (bytes, decoded) {
+                    (Ok(b), Ok(d)) => (b, d),
+                    (b, d) => {
+                        prop_assert_eq!(b.err(), d.err(), "{}", sql);
+                        break;
+                    }
+                };
+                prop_assert!(!decoded.whole);
+                // Written from the bytes: the text of the value; the value and its text are the
+                // decoding source's.
+                let expected: Vec<Option<String>> = decoded.values.iter().map(to_json_string).collect();
+                prop_assert_eq!(&bytes.texts, &expected, "{}", sql);
+                prop_assert_eq!(&decoded.texts, &expected, "{}", sql);
+                prop_assert_eq!(&bytes.values, &decoded.values, "{}", sql);
+                prop_assert_eq!(bytes.charge, decoded.charge, "{}", sql);
+                prop_assert_eq!(bytes.output_bytes, decoded.output_bytes, "{}", sql);
+                prop_assert_eq!(bytes.output_count, decoded.output_count, "{}", sql);
+                prop_assert_eq!(bytes.continuation.is_some(), decoded.continuation.is_some(), "{}", sql);
+                match (bytes.continuation, decoded.continuation) {
+                    (Some(t), Some(d)) => (token, decoded_token) = (Some(t), Some(d)),
+                    _ => break,
+                }
+            }
+        }
+    }
+}
+
+/// The queries that return stored items whole return them undecoded; the others do not.
+#[test]
+fn only_whole_items_stay_bytes() {
+    let c = load(&["\"pk\":\"k0\",\"n\":1,\"s\":\"a\",\"tags\":[]".to_string()], 1);
+    let whole = |sql: &str| page(&c, sql, &QueryOptions::default()).unwrap().whole;
+    for sql in ["SELECT * FROM c", "SELECT VALUE c FROM c", "SELECT TOP 1 * FROM c ORDER BY c.n"] {
+        assert!(whole(sql), "{sql}");
+    }
+    for sql in [
+        "SELECT DISTINCT * FROM c",
+        "SELECT c.id FROM c",
+        "SELECT VALUE c.n FROM c",
+        "SELECT * FROM (SELECT * FROM c) d",
+    ] {
+        assert!(!whole(sql), "{sql}");
+    }
+}
+
+/// `JsonText` results through the client are the JSON of the `Value` results, page by page and
+/// streamed.
+#[test]
+fn json_text_results_are_the_values_json() {
+    let client = CosmosClient::new();
+    let db = client.create_database("db").unwrap();
+    let container = db.create_container(ContainerProperties::new("c", "/pk").unwrap()).unwrap();
+    for i in 0..40 {
+        let item = parse_json(&format!(
+            r#"{{"id":"i{i}","pk":"k{}","n":{},"s":"tab\there \"q\" é","o":{{"a":[1,2.5,null,{{}}]}}}}"#,
+            i % 4,
+            i as f64 / 8.0
+        ))
+        .unwrap();
+        container.create_item::<Value>(&item).unwrap();
+    }
+    for sql in [
+        "SELECT * FROM c",
+        "SELECT TOP 7 * FROM c ORDER BY c.n DESC",
+        "SELECT c.n, c.o FROM c",
+        "SELECT VALUE c.s FROM c",
+    ] {
+        for page_size in [None, Some(3)] {
+            let options = || QueryOptions { max_item_count: page_size, ..QueryOptions::default() };
+            let values = container.query_pages::<Value>(sql, options()).collect_all().unwrap();
+            let texts = container.query_pages::<JsonText>(sql, options()).collect_all().unwrap();
+            let expected: Vec<String> = values.iter().map(|v| to_json_string(v).unwrap()).collect();
+            let got: Vec<String> = texts.into_iter().map(JsonText::into_string).collect();
+            assert_eq!(got, expected, "{sql} {page_size:?}");
+        }
+    }
+}
