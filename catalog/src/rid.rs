@@ -107,6 +107,11 @@ impl Rid {
         self.text().map(|t| t.as_str().to_owned())
     }
 
+    /// The length of [`Rid::encode`]'s text, without encoding it (0 when it has none).
+    pub fn text_len(self) -> usize {
+        self.laid_out().map_or(0, |(_, n)| n.div_ceil(3) * 4)
+    }
+
     /// [`Rid::encode`] on the stack: base64 letters, digits, `+`, `-` and `=` (nothing JSON
     /// escapes).
     pub fn text(self) -> Option<RidText> {
@@ -183,6 +188,7 @@ mod tests {
         ] {
             assert_eq!(Rid::parse(text), Some(rid), "{text}");
             assert_eq!(rid.encode().as_deref(), Some(text));
+            assert_eq!(rid.text_len(), text.len());
         }
     }
 

@@ -14,7 +14,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use cosmoql_storage::{WholeItem, SYSTEM_PROPERTIES};
-use cosmoql_value::{Value, ValueKind};
+use cosmoql_value::Value;
 
 use crate::error::{QueryError, QueryErrorKind};
 use crate::row::{Binding, Row};
@@ -156,39 +156,20 @@ pub fn json_value_bytes(v: &Value) -> Result<u64, u64> {
 /// [`json_value_bytes`] of a whole item's value (its properties and its five system
 /// properties), measured on its stored bytes without decoding them.
 pub fn whole_item_bytes(item: &WholeItem) -> Result<u64, u64> {
-    let mut total = 0u64;
-    let mut json = true;
-    let mut stack = vec![item.item.doc.root()];
-    while let Some(v) = stack.pop() {
-        let bytes = match v.kind() {
-            ValueKind::Number => {
-                json &= v.as_f64().is_some_and(f64::is_finite);
-                16
-            }
-            ValueKind::String => 24 + v.as_str().map_or(0, str::len) as u64,
-            ValueKind::Array => {
-                stack.extend(v.elements());
-                32
-            }
-            ValueKind::Object => {
-                let mut bytes = 48u64;
-                for (k, e) in v.entries() {
-                    bytes = bytes.saturating_add(32 + k.len() as u64);
-                    stack.push(e);
-                }
-                bytes
-            }
-            _ => 16,
-        };
-        total = total.saturating_add(bytes);
-    }
+    // One pass over the bytes counts what the walk over the value weighs.
+    let Some(shape) = item.item.doc.root().shape() else { return Err(0) };
+    let mut total = (48 * shape.objects)
+        .saturating_add(shape.entries.saturating_mul(32).saturating_add(shape.key_bytes))
+        .saturating_add(32 * shape.arrays)
+        .saturating_add(shape.strings.saturating_mul(24).saturating_add(shape.string_bytes))
+        .saturating_add(16 * shape.scalars);
     // `_rid`, `_self`, `_etag` and `_attachments` are strings, `_ts` a number.
     let strings = item.names.system_string_lengths(&item.item);
     for (name, len) in SYSTEM_PROPERTIES.iter().zip(strings) {
         total = total.saturating_add(32 + name.len() as u64 + 24 + len as u64);
     }
     total = total.saturating_add(32 + "_ts".len() as u64 + 16);
-    if json {
+    if shape.finite {
         Ok(total)
     } else {
         Err(total)

@@ -772,6 +772,13 @@ impl<'a> DocRef<'a> {
         decode(self.bytes, 0, 0)
     }
 
+    /// What this value holds, counted in one pass without decoding it: the measure of its
+    /// decoded value's size (`None` for malformed bytes).
+    pub fn shape(&self) -> Option<Shape> {
+        let mut shape = Shape { finite: true, ..Shape::default() };
+        decode::shape(self.bytes, 0, &mut shape).then_some(shape)
+    }
+
     /// [`DocRef::to_value`], an object with room for `room` more properties (an item's system
     /// properties) without growing.
     pub fn to_value_with_room(&self, room: usize) -> Value {
@@ -809,6 +816,21 @@ impl fmt::Debug for DocRef<'_> {
             None => write!(f, "DocRef({:?})", self.to_value()),
         }
     }
+}
+
+/// What a value holds ([`DocRef::shape`]): its objects, their entries and the bytes of their
+/// keys, its arrays, its strings and their bytes, its other values (numbers, booleans, nulls),
+/// and whether every number is finite (JSON can write it).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Shape {
+    pub objects: u64,
+    pub entries: u64,
+    pub key_bytes: u64,
+    pub arrays: u64,
+    pub strings: u64,
+    pub string_bytes: u64,
+    pub scalars: u64,
+    pub finite: bool,
 }
 
 /// Iterator over an object's entries: `(key, value)`. See [`DocRef::entries`].

@@ -177,7 +177,8 @@ impl ItemNames {
     /// The five system properties' lengths in bytes, as strings (`_rid`, `_self`, `_etag`,
     /// `_attachments`) without quotes; `_ts` is a number.
     pub fn system_string_lengths(&self, item: &StoredItem) -> [usize; 4] {
-        let rid = self.rid_text(item.meta.seq).as_str().len();
+        let rid = Rid::Document { database: self.database_rid, collection: self.collection, document: item.meta.seq };
+        let rid = rid.text_len();
         [rid, self.self_prefix.len() + rid + 1, ItemMeta::ETAG_LEN, ATTACHMENTS.len()]
     }
 }

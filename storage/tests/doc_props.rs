@@ -186,6 +186,20 @@ proptest! {
         prop_assert_eq!(written, out.len() > 1, "nothing is appended when nothing is written");
     }
 
+    /// Strings are escaped as serde_json escapes them, whatever the position of the bytes that
+    /// need it (the writer skips eight plain bytes at a time).
+    #[test]
+    fn strings_are_escaped_as_serde_json_escapes_them(
+        parts in prop::collection::vec(prop::sample::select(vec![
+            "a", "abcdefgh", "\"", "\\", "\u{0}", "\u{1f}", " ", "\u{7f}", "é", "\u{1F600}", "/", "\n", "!", "~",
+        ]), 0..40),
+    ) {
+        let text: String = parts.concat();
+        let doc = Doc::from_value(&Value::from(Map::from_iter([(text.clone(), Value::from(text.clone()))]))).unwrap();
+        let expected = serde_json::to_string(&serde_json::json!({ text.clone(): text })).unwrap();
+        prop_assert_eq!(doc.to_json_string(), Some(expected));
+    }
+
     #[test]
     fn json_text_matches_parse_json(text in json_text()) {
         let expected = parse_json(&text);
