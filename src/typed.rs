@@ -64,10 +64,12 @@ impl<'de> Deserialize<'de> for JsonText {
     }
 }
 
-/// A query's result as `T`: [`JsonText`] written from the stored bytes, anything else from the
-/// result's value ([`from_value`]).
+/// A query's result as `T`: a [`Value`] decoded, [`JsonText`] written from the stored bytes, any
+/// other type read from them (an item returned whole) or from the result's value
+/// ([`from_value`]), the same either way.
 pub(crate) fn from_output<T: DeserializeOwned + 'static>(output: Output) -> Result<T, Error> {
-    if std::any::TypeId::of::<T>() == std::any::TypeId::of::<JsonText>() {
+    use std::any::TypeId;
+    if TypeId::of::<T>() == TypeId::of::<JsonText>() {
         let text =
             output.to_json_string().ok_or_else(|| Error::Serialization("a result has no JSON form".to_string()))?;
         let mut slot = Some(JsonText(text));
@@ -75,7 +77,12 @@ pub(crate) fn from_output<T: DeserializeOwned + 'static>(output: Output) -> Resu
             return Ok(same);
         }
     }
-    from_value(output.into_value())
+    match output {
+        Output::Whole(item) if TypeId::of::<T>() != TypeId::of::<Value>() => {
+            item.read::<T>().map_err(|e| Error::Serialization(e.to_string()))
+        }
+        output => from_value(output.into_value()),
+    }
 }
 
 /// A value as `T`; a [`Value`] is moved as it is (the REPL, the CLI and the suites read values).

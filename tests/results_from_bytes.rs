@@ -246,3 +246,104 @@ fn json_text_results_are_the_values_json() {
         }
     }
 }
+
+/// A caller's types, read from the bytes and from the value.
+mod typed {
+    use std::collections::HashMap;
+
+    use serde::Deserialize;
+
+    #[derive(Debug, PartialEq, Deserialize)]
+    pub struct Item {
+        pub id: String,
+        pub pk: String,
+        pub n: i64,
+        pub s: String,
+        pub tags: Vec<serde_json::Value>,
+        pub extra: Option<serde_json::Value>,
+        pub o: Option<Deep>,
+        pub missing: Option<String>,
+        pub _rid: String,
+        pub _self: String,
+        pub _etag: String,
+        pub _attachments: String,
+        pub _ts: u64,
+    }
+
+    #[derive(Debug, PartialEq, Deserialize)]
+    pub struct Deep {
+        pub deep: HashMap<String, f64>,
+    }
+
+    /// Narrower than the data: fails on some items, the same way both ways.
+    #[derive(Debug, PartialEq, Deserialize)]
+    pub struct Narrow {
+        pub n: u8,
+        pub extra: Option<Shape>,
+    }
+
+    #[derive(Debug, PartialEq, Deserialize)]
+    #[serde(untagged)]
+    pub enum Shape {
+        Number(f64),
+        Text(String),
+        List(Vec<Shape>),
+        Map(HashMap<String, Shape>),
+        Flag(bool),
+        Nothing(()),
+    }
+}
+
+/// `T` read from the bytes, and through the value as `from_value` reads it.
+fn both<T: serde::de::DeserializeOwned>(item: &cosmoql::storage::WholeItem) -> (Result<T, String>, Result<T, String>) {
+    let bytes = item.read::<T>().map_err(|e| e.to_string());
+    let json = item.to_value().to_serde_json().unwrap_or(serde_json::Value::Null);
+    let value = serde_json::from_value::<T>(json).map_err(|e| e.to_string());
+    (bytes, value)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    #[test]
+    fn typed_results_read_from_bytes_are_those_read_from_values(items in prop::collection::vec(item(), 1..12)) {
+        let c = load(&items, 2);
+        let plan = plan_query(&c, "SELECT * FROM c", &QueryOptions::default()).unwrap();
+        for output in execute_plan_output(&c, &plan, &QueryOptions::default()).unwrap().items {
+            let Output::Whole(item) = output else { panic!("SELECT * returns items whole") };
+            let (bytes, value) = both::<serde_json::Value>(&item);
+            prop_assert_eq!(bytes, value);
+            let (bytes, value) = both::<typed::Item>(&item);
+            prop_assert_eq!(bytes, value);
+            let (bytes, value) = both::<typed::Narrow>(&item);
+            prop_assert_eq!(bytes, value);
+            let (bytes, value) = both::<std::collections::BTreeMap<String, serde_json::Value>>(&item);
+            prop_assert_eq!(bytes, value);
+        }
+    }
+}
+
+/// Typed results through the client are read from the bytes, and are what the values give.
+#[test]
+fn typed_query_results_are_the_values_read_through_serde_json() {
+    let client = CosmosClient::new();
+    let db = client.create_database("db").unwrap();
+    let container = db.create_container(ContainerProperties::new("c", "/pk").unwrap()).unwrap();
+    for i in 0..20 {
+        let item = parse_json(&format!(
+            r#"{{"id":"i{i}","pk":"k{}","n":{i},"s":"x","tags":[],"o":{{"deep":{{"x":1.5}}}}}}"#,
+            i % 3
+        ))
+        .unwrap();
+        container.create_item::<Value>(&item).unwrap();
+    }
+    for sql in ["SELECT * FROM c", "SELECT VALUE c FROM c ORDER BY c.n DESC"] {
+        let values = container.query_pages::<Value>(sql, QueryOptions::default()).collect_all().unwrap();
+        let expected: Vec<serde_json::Value> = values.iter().map(|v| v.to_serde_json().unwrap()).collect();
+        let json = container.query_pages::<serde_json::Value>(sql, QueryOptions::default()).collect_all().unwrap();
+        assert_eq!(json, expected, "{sql}");
+        let typed = container.query_pages::<typed::Item>(sql, QueryOptions::default()).collect_all().unwrap();
+        let from_values: Vec<typed::Item> = expected.into_iter().map(|v| serde_json::from_value(v).unwrap()).collect();
+        assert_eq!(typed, from_values, "{sql}");
+    }
+}

@@ -71,9 +71,12 @@ use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visit
 
 mod decode;
 mod encode;
+mod read;
 use self::decode::*;
 pub(crate) use self::decode::{write_escaped, write_number};
 pub use self::encode::*;
+pub(crate) use self::read::read_object_with;
+pub use self::read::{ReadError, Scalar};
 
 /// The system properties Cosmos DB adds to every item, in the order it writes them. A stored
 /// document holds none of them: they are computed from the item's metadata when it is read.

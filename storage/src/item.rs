@@ -7,7 +7,9 @@ use std::sync::Arc;
 use cosmoql_catalog::rid::{collection_id, Rid, RidText};
 use cosmoql_value::Value;
 
-use crate::doc::{write_escaped, write_number, Doc, SYSTEM_PROPERTIES};
+use serde::de::DeserializeOwned;
+
+use crate::doc::{read_object_with, write_escaped, write_number, Doc, ReadError, Scalar, SYSTEM_PROPERTIES};
 
 /// An item as stored: its encoded properties and its system metadata. Cloning is cheap (the
 /// document bytes are shared).
@@ -174,6 +176,22 @@ impl ItemNames {
         true
     }
 
+    /// Reads the item with its system properties as `T`, straight from its stored bytes: what
+    /// `serde_json::from_value(materialize(item).to_serde_json())` gives, without building either
+    /// value.
+    pub fn read<T: DeserializeOwned>(&self, item: &StoredItem) -> Result<T, ReadError> {
+        let rid = self.item_rid(item.meta.seq);
+        let self_link = self.self_link(&rid);
+        let tail = vec![
+            ("_rid", Scalar::Text(rid)),
+            ("_self", Scalar::Text(self_link)),
+            ("_etag", Scalar::Text(item.meta.etag())),
+            ("_attachments", Scalar::Text(ATTACHMENTS.to_string())),
+            ("_ts", Scalar::Number(item.meta.ts as f64)),
+        ];
+        read_object_with(&item.doc, tail)
+    }
+
     /// The five system properties' lengths in bytes, as strings (`_rid`, `_self`, `_etag`,
     /// `_attachments`) without quotes; `_ts` is a number.
     pub fn system_string_lengths(&self, item: &StoredItem) -> [usize; 4] {
@@ -199,6 +217,11 @@ impl WholeItem {
     /// The item with its system properties, as Cosmos DB returns it.
     pub fn to_value(&self) -> Value {
         self.names.materialize(&self.item)
+    }
+
+    /// The item as `T`, read from its stored bytes; see [`ItemNames::read`].
+    pub fn read<T: DeserializeOwned>(&self) -> Result<T, ReadError> {
+        self.names.read(&self.item)
     }
 
     /// Appends the compact JSON text of [`WholeItem::to_value`] to `out`; see
