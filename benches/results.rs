@@ -1,6 +1,7 @@
 //! Whole items as a query returns them (`SELECT * ... WHERE c.metricValue > 99`, about 1% of the
 //! shared telemetry items): collected as `Value`s (decoded), as `JsonText` (written from the
-//! stored bytes), as `serde_json::Value` and as a typed struct (read from the stored bytes).
+//! stored bytes), as `serde_json::Value` and as a typed struct (read from the stored bytes), and
+//! as the typed struct through a `Value` and a `serde_json::Value` (how it was read before).
 //!
 //! The baselines, measured in the same run: `serde_json` parsing the same items' NDJSON lines
 //! into a `serde_json::Value` and into the typed struct (what reading them from JSON text costs),
@@ -86,6 +87,17 @@ fn main() {
     for kind in ["value", "text", "json", "typed"] {
         group.bench_function(format!("query as {kind}"), |b| b.iter(|| black_box(star(kind))));
     }
+    // How typed results were read before they were read from the bytes: through the value.
+    group.bench_function("query as typed, through Value and serde_json::Value", |b| {
+        b.iter(|| {
+            let values = container.query_pages::<Value>(QUERY, QueryOptions::default()).collect_all().expect("query");
+            let typed: Vec<Reading> = values
+                .into_iter()
+                .map(|v| serde_json::from_value(v.to_serde_json().expect("json")).expect("typed"))
+                .collect();
+            black_box(typed.len())
+        })
+    });
     let ids = run("SELECT VALUE c.id FROM c WHERE c.metricValue > 99");
     group.bench_function("baseline: the query returning c.id", |b| b.iter(|| black_box(ids("value"))));
     group.bench_function("baseline: serde_json parses the lines into serde_json::Value", |b| {

@@ -264,10 +264,33 @@ mod typed {
         pub o: Option<Deep>,
         pub missing: Option<String>,
         pub _rid: String,
-        pub _self: String,
+        pub _self: Option<String>,
         pub _etag: String,
         pub _attachments: String,
         pub _ts: u64,
+    }
+
+    /// The system properties as options, and one as an enum's variant name.
+    #[derive(Debug, PartialEq, Deserialize)]
+    pub struct Options {
+        pub _rid: Option<String>,
+        pub _ts: Option<u64>,
+        pub _attachments: Option<Attachments>,
+        pub pk: Option<Key>,
+    }
+
+    #[derive(Debug, PartialEq, Deserialize)]
+    pub enum Attachments {
+        #[serde(rename = "attachments/")]
+        Default,
+    }
+
+    #[derive(Debug, PartialEq, Deserialize)]
+    #[allow(non_camel_case_types)]
+    pub enum Key {
+        k0,
+        k1,
+        k2,
     }
 
     #[derive(Debug, PartialEq, Deserialize)]
@@ -314,6 +337,8 @@ proptest! {
             let (bytes, value) = both::<serde_json::Value>(&item);
             prop_assert_eq!(bytes, value);
             let (bytes, value) = both::<typed::Item>(&item);
+            prop_assert_eq!(bytes, value);
+            let (bytes, value) = both::<typed::Options>(&item);
             prop_assert_eq!(bytes, value);
             let (bytes, value) = both::<typed::Narrow>(&item);
             prop_assert_eq!(bytes, value);

@@ -152,26 +152,44 @@ impl<'de> MapAccess<'de> for ObjectReader<'de> {
         if self.tail.is_empty() {
             return Err(de::Error::custom("a value was read before its key"));
         }
-        match self.tail.remove(0).1 {
-            Scalar::Text(text) => seed.deserialize(text.into_deserializer()),
-            Scalar::Number(n) => seed.deserialize(NumberReader(n)),
-        }
+        seed.deserialize(self.tail.remove(0).1)
     }
 }
 
-/// A number added to a document, read as a stored one is.
-struct NumberReader(f64);
-
-impl<'de> Deserializer<'de> for NumberReader {
+/// A scalar added to a document, read as a stored one is.
+impl<'de> Deserializer<'de> for Scalar {
     type Error = ReadError;
 
     fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, ReadError> {
-        visit_number(self.0, visitor)
+        match self {
+            Scalar::Text(text) => visitor.visit_string(text),
+            Scalar::Number(n) => visit_number(n, visitor),
+        }
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, ReadError> {
+        visitor.visit_some(self)
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(self, _: &'static str, visitor: V) -> Result<V::Value, ReadError> {
+        visitor.visit_newtype_struct(self)
+    }
+
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        _: &'static str,
+        _: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, ReadError> {
+        match self {
+            Scalar::Text(text) => visitor.visit_enum(text.into_deserializer()),
+            Scalar::Number(n) => Err(de::Error::invalid_type(de::Unexpected::Float(n), &"an enum")),
+        }
     }
 
     forward_to_deserialize_any! {
-        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf option unit
-        unit_struct newtype_struct seq tuple tuple_struct map struct enum identifier ignored_any
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf unit
+        unit_struct seq tuple tuple_struct map struct identifier ignored_any
     }
 }
 
