@@ -3,78 +3,95 @@
 //! project is this one, with the order its caller gives.
 
 use std::cmp::Ordering;
-use std::collections::BinaryHeap;
 
 /// Merges inputs each sorted by `cmp` into one sorted stream, reading an input's next element
 /// only once its previous one is returned (so a merge that stops early reads little). Elements
-/// that compare equal come in the order of their inputs. `cmp` is copied into each pending
-/// element (a closure over references or plain values is `Copy`), so the standard binary heap
-/// orders them.
+/// that compare equal come in the order of their inputs.
+///
+/// A tournament of losers: each element taken costs one match per level of a balanced tree over
+/// the inputs (7 for 89 partitions) and moves only input numbers, where a binary heap took about
+/// ten comparisons and moved the elements.
 pub struct KWayMerge<I: Iterator, F> {
     inputs: Vec<I>,
-    heap: BinaryHeap<Head<I::Item, F>>,
-}
-
-/// An input's next element, ordered for a max-heap so that the least comes first.
-struct Head<T, F> {
-    item: T,
-    input: usize,
+    /// Each input's next element; `None` once it is exhausted.
+    heads: Vec<Option<I::Item>>,
+    /// `tree[0]`: the input whose head comes first. `tree[n]` for `n` in `1..k`: the input that
+    /// lost the match at node `n` of a complete binary tree whose leaves `k..2k` are the inputs.
+    tree: Vec<usize>,
     cmp: F,
 }
 
-impl<T, F: Fn(&T, &T) -> Ordering> Ord for Head<T, F> {
-    fn cmp(&self, other: &Self) -> Ordering {
-        (self.cmp)(&other.item, &self.item).then(other.input.cmp(&self.input))
+/// Whether input `a`'s head comes before input `b`'s: by `cmp`, then by input; an exhausted
+/// input comes last.
+#[inline]
+fn beats<T, F: Fn(&T, &T) -> Ordering>(heads: &[Option<T>], cmp: &F, a: usize, b: usize) -> bool {
+    match (heads.get(a).and_then(Option::as_ref), heads.get(b).and_then(Option::as_ref)) {
+        (Some(x), Some(y)) => match cmp(x, y) {
+            Ordering::Less => true,
+            Ordering::Greater => false,
+            Ordering::Equal => a < b,
+        },
+        (Some(_), None) => true,
+        (None, Some(_)) => false,
+        (None, None) => a < b,
     }
 }
-
-impl<T, F: Fn(&T, &T) -> Ordering> PartialOrd for Head<T, F> {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl<T, F: Fn(&T, &T) -> Ordering> PartialEq for Head<T, F> {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
-    }
-}
-
-impl<T, F: Fn(&T, &T) -> Ordering> Eq for Head<T, F> {}
 
 impl<I: Iterator, F> std::fmt::Debug for KWayMerge<I, F> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "KWayMerge({} inputs, {} pending)", self.inputs.len(), self.heap.len())
+        let pending = self.heads.iter().filter(|h| h.is_some()).count();
+        write!(f, "KWayMerge({} inputs, {} pending)", self.inputs.len(), pending)
     }
 }
 
-impl<I: Iterator, F: Fn(&I::Item, &I::Item) -> Ordering + Copy> KWayMerge<I, F> {
+impl<I: Iterator, F: Fn(&I::Item, &I::Item) -> Ordering> KWayMerge<I, F> {
     pub fn new(inputs: Vec<I>, cmp: F) -> Self {
         let mut inputs = inputs;
-        let mut heap = BinaryHeap::with_capacity(inputs.len());
-        for (input, it) in inputs.iter_mut().enumerate() {
-            if let Some(item) = it.next() {
-                heap.push(Head { item, input, cmp });
-            }
+        let heads: Vec<Option<I::Item>> = inputs.iter_mut().map(Iterator::next).collect();
+        let k = inputs.len();
+        let mut tree = vec![0; k];
+        // Play every match bottom-up: a node's winner goes up, its loser stays.
+        let mut winners = vec![0; k];
+        for n in (1..k).rev() {
+            let side = |m: usize| if m >= k { m - k } else { winners.get(m).copied().unwrap_or(0) };
+            let (a, b) = (side(2 * n), side(2 * n + 1));
+            let (won, lost) = if beats(&heads, &cmp, a, b) { (a, b) } else { (b, a) };
+            winners[n] = won;
+            tree[n] = lost;
         }
-        KWayMerge { inputs, heap }
+        if k > 1 {
+            tree[0] = winners[1];
+        }
+        KWayMerge { inputs, heads, tree, cmp }
     }
 }
 
-impl<I: Iterator, F: Fn(&I::Item, &I::Item) -> Ordering + Copy> Iterator for KWayMerge<I, F> {
+impl<I: Iterator, F: Fn(&I::Item, &I::Item) -> Ordering> Iterator for KWayMerge<I, F> {
     type Item = I::Item;
 
     fn next(&mut self) -> Option<I::Item> {
-        let head = self.heap.pop()?;
-        if let Some(item) = self.inputs[head.input].next() {
-            self.heap.push(Head { item, input: head.input, cmp: head.cmp });
+        let first = *self.tree.first()?;
+        // The first input is exhausted only when all are.
+        let item = self.heads.get_mut(first)?.take()?;
+        self.heads[first] = self.inputs[first].next();
+        // Replay its matches from its leaf up.
+        let mut winner = first;
+        let mut node = (self.inputs.len() + first) / 2;
+        while node >= 1 {
+            let other = self.tree[node];
+            if beats(&self.heads, &self.cmp, other, winner) {
+                self.tree[node] = winner;
+                winner = other;
+            }
+            node /= 2;
         }
-        Some(head.item)
+        self.tree[0] = winner;
+        Some(item)
     }
 
     /// The pending heads and what the inputs say they hold (so `collect` allocates once).
     fn size_hint(&self) -> (usize, Option<usize>) {
-        let pending = self.heap.len();
+        let pending = self.heads.iter().filter(|h| h.is_some()).count();
         self.inputs.iter().map(Iterator::size_hint).fold((pending, Some(pending)), |(lo, hi), (l, h)| {
             (lo.saturating_add(l), hi.zip(h).and_then(|(a, b)| a.checked_add(b)))
         })
@@ -116,15 +133,30 @@ mod tests {
             seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             (seed >> 33) as u32
         };
-        for k in 0..20 {
+        for k in 0..40 {
             let mut runs: Vec<Vec<u32>> = (0..k).map(|_| (0..next() % 30).map(|_| next() % 50).collect()).collect();
             for r in &mut runs {
                 r.sort_unstable();
             }
             let mut all: Vec<u32> = runs.iter().flatten().copied().collect();
             all.sort_unstable();
-            let merged: Vec<u32> = KWayMerge::new(runs.into_iter().map(Vec::into_iter).collect(), u32::cmp).collect();
+            let merged: Vec<u32> =
+                KWayMerge::new(runs.iter().cloned().map(Vec::into_iter).collect(), u32::cmp).collect();
             assert_eq!(merged, all);
+            // Equal elements in the order of their inputs, then of their places in them.
+            let tagged: Vec<Vec<(u32, usize, usize)>> = runs
+                .iter()
+                .enumerate()
+                .map(|(i, r)| r.iter().enumerate().map(|(j, &v)| (v / 4, i, j)).collect())
+                .collect();
+            let mut expected: Vec<(u32, usize, usize)> = tagged.iter().flatten().copied().collect();
+            expected.sort_unstable();
+            let merged: Vec<(u32, usize, usize)> =
+                KWayMerge::new(tagged.into_iter().map(Vec::into_iter).collect(), |a: &(u32, usize, usize), b| {
+                    a.0.cmp(&b.0)
+                })
+                .collect();
+            assert_eq!(merged, expected, "{k} inputs");
         }
     }
 }
