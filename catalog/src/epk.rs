@@ -366,9 +366,23 @@ impl Eq for Epk {}
 
 impl Ord for Epk {
     /// Lexicographic over the significant bytes: after trimming, a proper prefix is smaller
-    /// because the longer key's tail ends with a non-zero byte.
+    /// because the longer key's tail ends with a non-zero byte. That is the order of the bytes
+    /// padded with zeros to the same length, compared here eight at a time (sorting a probe's
+    /// positions by EPK was a fifth of a query's instructions).
     fn cmp(&self, other: &Self) -> Ordering {
-        self.significant_bytes().cmp(other.significant_bytes())
+        let (a, b) = (self.as_bytes(), other.as_bytes());
+        let word = |bytes: &[u8], at: usize| match bytes.get(at..at + 8) {
+            Some(chunk) => u64::from_be_bytes(<[u8; 8]>::try_from(chunk).unwrap_or([0; 8])),
+            None => (0..8).fold(0u64, |w, i| (w << 8) | u64::from(bytes.get(at + i).copied().unwrap_or(0))),
+        };
+        let mut at = 0;
+        while at < a.len().max(b.len()) {
+            match word(a, at).cmp(&word(b, at)) {
+                Ordering::Equal => at += 8,
+                order => return order,
+            }
+        }
+        Ordering::Equal
     }
 }
 
@@ -774,6 +788,25 @@ mod tests {
         v.sort();
         let sorted: Vec<String> = v.iter().map(Epk::to_hex).collect();
         assert_eq!(sorted, ["", "7FFF", "8000", "80FF", "81"]);
+        // Compared eight bytes at a time: the order of the trimmed bytes, at every length and
+        // position (zeros and FFs where the words meet).
+        let mut seed = 11u64;
+        let mut next = || {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (seed >> 33) as usize
+        };
+        let mut epks = Vec::new();
+        for _ in 0..400 {
+            let len = next() % 40;
+            let bytes: Vec<u8> = (0..len).map(|_| [0x00, 0x01, 0x7F, 0x80, 0xFF][next() % 5]).collect();
+            epks.push(Epk::from_bytes(&bytes));
+        }
+        for a in &epks {
+            for b in epks.iter().take(60) {
+                assert_eq!(a.cmp(b), a.significant_bytes().cmp(b.significant_bytes()), "{a} {b}");
+                assert_eq!(a.cmp(b) == Ordering::Equal, a == b, "{a} {b}");
+            }
+        }
     }
 
     #[test]

@@ -76,6 +76,18 @@ pub fn unit_input<'c>(
     stats: &mut RunStats,
     meter: &'c Cell<Work>,
 ) -> Box<Input<'c>> {
+    unit_input_answered(source, unit, access, stats, meter).0
+}
+
+/// [`unit_input`], and whether every item it reads satisfies the WHERE clause
+/// ([`Access::filter_answered`]): its rows need not be filtered again.
+pub fn unit_input_answered<'c>(
+    source: &'c dyn QuerySource,
+    unit: &Unit,
+    access: &Access,
+    stats: &mut RunStats,
+    meter: &'c Cell<Work>,
+) -> (Box<Input<'c>>, bool) {
     let tick = move |entries: u64, bytes: u64| {
         let mut w = meter.get();
         w.add(Work { bytes, entries });
@@ -97,20 +109,24 @@ pub fn unit_input<'c>(
                 tick(work.entries.saturating_sub(positions.len() as u64), 0);
             }
             let fetch = Fetch { indexes, positions, next: 0, buffer: Vec::new().into_iter() };
-            return Box::new(fetch.inspect(move |(_, item)| tick(1, item.doc.len() as u64)));
+            return (
+                Box::new(fetch.inspect(move |(_, item)| tick(1, item.doc.len() as u64))),
+                access.filter_answered(true),
+            );
         }
     }
     if let Some(point) = &unit.point {
         let found = source.read_item(&point.key, &point.id);
         let epk = unit.ranges.first().map(|r| r.0.clone()).unwrap_or_else(Epk::min);
-        return Box::new(found.into_iter().map(move |item| {
+        let read = found.into_iter().map(move |item| {
             tick(0, item.doc.len() as u64);
             (ItemPosition { epk: epk.clone(), seq: item.meta.seq }, item)
-        }));
+        });
+        return (Box::new(read), false);
     }
     let ranges = unit.ranges.clone();
     let start = unit.start.clone();
-    Box::new(
+    let scan: Box<Input<'c>> = Box::new(
         ranges
             .into_iter()
             .flat_map(move |(min, max)| {
@@ -121,7 +137,8 @@ pub fn unit_input<'c>(
                 source.scan(from, max)
             })
             .inspect(move |(_, item)| tick(0, item.doc.len() as u64)),
-    )
+    );
+    (scan, access.filter_answered(false))
 }
 
 /// The bytes of the item a row comes from.
@@ -436,7 +453,8 @@ impl Coordinator<'_> {
             // The unit's work, and its reading at the last result sent.
             let meter = Cell::new(Work::default());
             let mut last = Work::default();
-            let mut input = unit_input(self.source, &self.units[i], self.access, &mut unit_stats, &meter);
+            let (mut input, answered) =
+                unit_input_answered(self.source, &self.units[i], self.access, &mut unit_stats, &meter);
             let result = self.runner.for_each_row(q, &mut input, &Vec::new(), &mut unit_stats, &mut |row, pos| {
                 if cancel.load(AtomicOrdering::Relaxed) {
                     return Ok(Flow::Stop);
@@ -446,7 +464,8 @@ impl Coordinator<'_> {
                     last = meter.get();
                     return Ok(Flow::Continue);
                 }
-                if !self.runner.passes(q, row)? {
+                // Rows of items the indexes found exactly are not filtered again.
+                if !answered && !self.runner.passes(q, row)? {
                     return Ok(Flow::Continue);
                 }
                 let mut v = self.runner.project(q, &ctx, row)?;
@@ -557,7 +576,7 @@ impl Coordinator<'_> {
         for (i, unit) in self.units.iter().enumerate() {
             let started = std::time::Instant::now();
             let mut unit_stats = RunStats::default();
-            let mut input = unit_input(self.source, unit, self.access, &mut unit_stats, meter);
+            let (mut input, answered) = unit_input_answered(self.source, unit, self.access, &mut unit_stats, meter);
             let mut done = false;
             self.runner.for_each_row(q, &mut input, &Vec::new(), &mut unit_stats, &mut |row, pos| {
                 if self.resume_after().is_some_and(|after| pos <= after) {
@@ -565,7 +584,8 @@ impl Coordinator<'_> {
                     out.drop_pending();
                     return Ok(Flow::Continue);
                 }
-                if !self.runner.passes(q, row)? {
+                // Rows of items the indexes found exactly are not filtered again.
+                if !answered && !self.runner.passes(q, row)? {
                     return Ok(Flow::Continue);
                 }
                 done = out.push_row(self.runner.project(q, &ctx, row)?, || ResumePoint::Position(pos.clone()))?;

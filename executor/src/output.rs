@@ -2,6 +2,7 @@
 //! (`SELECT *`, `SELECT VALUE c`), which stays its stored bytes until a consumer asks for a value
 //! ([`Output::into_value`]) or writes its JSON straight from them ([`Output::write_json`]).
 
+use cosmoql_storage::doc::{write_json_number, write_json_string};
 use cosmoql_storage::WholeItem;
 use cosmoql_value::Value;
 
@@ -42,6 +43,12 @@ impl Output {
     /// nothing appended, when the result has no JSON form.
     pub fn write_json(&self, out: &mut Vec<u8>) -> bool {
         match self {
+            // Scalars by the stored documents' writers (the same text, without serde).
+            Output::Value(Value::String(s)) => {
+                write_json_string(out, s);
+                true
+            }
+            Output::Value(Value::Number(n)) => write_json_number(out, *n),
             Output::Value(v) => match cosmoql_value::to_json_string(v) {
                 Some(text) => {
                     out.extend_from_slice(text.as_bytes());
@@ -55,14 +62,15 @@ impl Output {
 
     /// The result's compact JSON text; `None` when it has no JSON form.
     pub fn to_json_string(&self) -> Option<String> {
-        match self {
-            Output::Value(v) => cosmoql_value::to_json_string(v),
-            Output::Whole(item) => {
-                let mut out = Vec::with_capacity(item.item.doc.len() * 5 / 4 + 160);
-                // Written by the JSON writers: UTF-8 for every document the store accepted.
-                item.write_json(&mut out).then(|| String::from_utf8(out).ok()).flatten()
-            }
-        }
+        let capacity = match self {
+            Output::Value(Value::String(s)) => s.len() + 2,
+            Output::Value(Value::Number(_)) => 24,
+            Output::Value(v) => return cosmoql_value::to_json_string(v),
+            Output::Whole(item) => item.item.doc.len() * 5 / 4 + 160,
+        };
+        let mut out = Vec::with_capacity(capacity);
+        // Written by the JSON writers: UTF-8 for every document the store accepted.
+        self.write_json(&mut out).then(|| String::from_utf8(out).ok()).flatten()
     }
 
     /// [`crate::memory::value_bytes`] of the result's value (what its request charge counts),

@@ -148,6 +148,9 @@ pub struct Access {
     /// exactly the items its WHERE clause keeps (or there is none): the counts come from index
     /// entries, without reading items.
     pub count_only: bool,
+    /// The query reads each item once and every conjunct of its WHERE clause is answered exactly,
+    /// by the indexes or by the targets (see [`Access::filter_answered`]).
+    pub exact_filter: bool,
     /// `SELECT DISTINCT VALUE` of a path of the item, with no filter but the partition key: the
     /// results come in ascending order, from the index's keys at the path when it is indexed and
     /// every item has a scalar there, else from the items.
@@ -252,6 +255,7 @@ pub fn choose(query: &BoundQuery, policy: &IndexingPolicy, pinned_key_paths: &[V
             .iter()
             .all(|a| a.kind == AggregateKind::Count && matches!(&a.arg, BoundExpr::Const(v) if !v.is_undefined()))
         && access.predicates.iter().all(|p| p.exact);
+    access.exact_filter = plain && access.predicates.iter().all(|p| p.exact);
     // Only the partition key filters: the targets hold exactly the rows.
     let unfiltered = access.filter.is_none() && access.predicates.iter().all(|p| p.exact);
     let simple = unfiltered && plain && query.rank.is_none() && query.group_by.is_none();

@@ -63,6 +63,14 @@ impl Access {
         self.filter.is_some() && !share.is_some_and(UnitShare::scan_is_smaller)
     }
 
+    /// Whether every item a unit reads satisfies the WHERE clause, so that its rows are not
+    /// filtered again: the unit reads what the filter's probe finds (`probed`), and every
+    /// conjunct is answered exactly, by the probe or by the unit's ranges (the partition key's).
+    /// A unit that scans filters its rows.
+    pub fn filter_answered(&self, probed: bool) -> bool {
+        probed && self.filter.is_some() && self.exact_filter
+    }
+
     /// How a unit of an ORDER BY query reads: `point` when it reads one item by key and id,
     /// `bound` the rows the query wants (TOP, OFFSET + LIMIT), never the page size, so that every
     /// page reads the unit the same way.

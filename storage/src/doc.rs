@@ -78,6 +78,17 @@ pub use self::encode::*;
 pub(crate) use self::read::read_object_with;
 pub use self::read::{ReadError, Scalar};
 
+/// Appends `s` as a JSON string literal, escaped as `cosmoql_value::to_json_string` escapes it.
+pub fn write_json_string(out: &mut Vec<u8>, s: &str) {
+    write_escaped(out, s.as_bytes());
+}
+
+/// Appends `n` as `cosmoql_value::to_json_string` writes it; `false`, with nothing appended, for
+/// NaN and the infinities (JSON has no form for them).
+pub fn write_json_number(out: &mut Vec<u8>, n: f64) -> bool {
+    write_number(out, n)
+}
+
 /// The system properties Cosmos DB adds to every item, in the order it writes them. A stored
 /// document holds none of them: they are computed from the item's metadata when it is read.
 pub const SYSTEM_PROPERTIES: [&str; 5] = ["_rid", "_self", "_etag", "_attachments", "_ts"];

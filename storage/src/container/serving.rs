@@ -255,8 +255,18 @@ impl IndexServing for Container {
             let p = &map[Self::index_for(&map, &first.epk)];
             let n = rest.iter().take_while(|pos| pos.epk < p.max).count().max(1);
             let data = p.data.read();
+            // Positions are sorted: a logical partition's come together, and it is looked up once.
+            let mut last = None;
             for pos in &rest[..n] {
-                if let Some(item) = data.logical.get(&pos.epk).and_then(|lp| lp.get_seq(pos.seq)) {
+                let lp = match last {
+                    Some((epk, lp)) if epk == &pos.epk => lp,
+                    _ => {
+                        let lp = data.logical.get(&pos.epk);
+                        last = Some((&pos.epk, lp));
+                        lp
+                    }
+                };
+                if let Some(item) = lp.and_then(|lp| lp.get_seq(pos.seq)) {
                     out.push((pos.clone(), item.clone()));
                 }
             }
