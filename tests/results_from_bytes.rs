@@ -218,9 +218,17 @@ fn only_whole_items_stay_bytes() {
 /// streamed.
 #[test]
 fn json_text_results_are_the_values_json() {
+    // One partition (results written by the caller) and four (by the parallel producers).
+    for partitions in [1, 4] {
+        json_text_results_with(partitions);
+    }
+}
+
+fn json_text_results_with(partitions: usize) {
     let client = CosmosClient::new();
     let db = client.create_database("db").unwrap();
-    let container = db.create_container(ContainerProperties::new("c", "/pk").unwrap()).unwrap();
+    let settings = ContainerSettings { initial_partitions: partitions, ..ContainerSettings::default() };
+    let container = db.create_container(ContainerProperties::new("c", "/pk").unwrap().settings(settings)).unwrap();
     for i in 0..40 {
         let item = parse_json(&format!(
             r#"{{"id":"i{i}","pk":"k{}","n":{},"s":"tab\there \"q\" é","o":{{"a":[1,2.5,null,{{}}]}}}}"#,
@@ -238,11 +246,14 @@ fn json_text_results_are_the_values_json() {
     ] {
         for page_size in [None, Some(3)] {
             let options = || QueryOptions { max_item_count: page_size, ..QueryOptions::default() };
-            let values = container.query_pages::<Value>(sql, options()).collect_all().unwrap();
-            let texts = container.query_pages::<JsonText>(sql, options()).collect_all().unwrap();
-            let expected: Vec<String> = values.iter().map(|v| to_json_string(v).unwrap()).collect();
-            let got: Vec<String> = texts.into_iter().map(JsonText::into_string).collect();
-            assert_eq!(got, expected, "{sql} {page_size:?}");
+            let values = container.query_pages::<Value>(sql, options()).drain().unwrap();
+            let texts = container.query_pages::<JsonText>(sql, options()).drain().unwrap();
+            let expected: Vec<String> = values.items.iter().map(|v| to_json_string(v).unwrap()).collect();
+            let got: Vec<String> = texts.items.into_iter().map(JsonText::into_string).collect();
+            assert_eq!(got, expected, "{sql} {page_size:?} {partitions} partitions");
+            // The same charge, whoever writes the text.
+            assert_eq!(texts.metrics.request_charge, values.metrics.request_charge, "{sql}");
+            assert_eq!(texts.metrics.output_document_size, values.metrics.output_document_size, "{sql}");
         }
     }
 }
