@@ -151,8 +151,9 @@ enum Command {
     /// physical partitions, with the reasons (few keys, a logical partition over its cap, hot
     /// writes on a key derived from time).
     Advise(advise_cmd::AdviseArgs),
-    /// Load the data once, run the query once to warm up and then `--repeat` times, and print one
-    /// JSON line: loadSeconds, items, results, minSeconds, medianSeconds, maxSeconds, peakRssBytes.
+    /// Load the data once, run the query once to warm up and then `--repeat` times (each run
+    /// fetches every result as the JSON text `query` writes), and print one JSON line:
+    /// loadSeconds, items, results, minSeconds, medianSeconds, maxSeconds, peakRssBytes.
     Bench(query_cmd::BenchArgs),
     /// Print a query's plan: the target partitions and why, what each partition runs, and the
     /// merge stages on the client; `--analyze` also runs it and prints its metrics.
