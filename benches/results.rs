@@ -7,6 +7,8 @@
 //! into a `serde_json::Value` and into the typed struct (what reading them from JSON text costs),
 //! and the same query returning only `c.id` (the filter's own cost).
 //!
+//! Then 1,000 point reads (`read_item`) handed over the same ways.
+//!
 //! `cargo bench --bench results`; `COSMOQL_BENCH_ITEMS` sets the item count (default 200,000).
 
 use std::hint::black_box;
@@ -109,5 +111,52 @@ fn main() {
         b.iter(|| lines.iter().map(|l| serde_json::from_slice::<Reading>(l).expect("json")).collect::<Vec<_>>())
     });
     group.finish();
+
+    // Point reads of 1,000 items, each handed over as each type.
+    let keys: Vec<(cosmoql::PartitionKey, String)> = bytes
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .step_by((n / 1000).max(1))
+        .take(1000)
+        .map(|l| {
+            let r: serde_json::Value = serde_json::from_slice(l).expect("json");
+            let device = r["deviceId"].as_str().expect("key").to_string();
+            (cosmoql::PartitionKey::from(device.as_str()), r["id"].as_str().expect("id").to_string())
+        })
+        .collect();
+    let mut reads = criterion.benchmark_group(format!("{} point reads of {n}", keys.len()));
+    reads.throughput(Throughput::Elements(keys.len() as u64));
+    reads.bench_function("as value", |b| {
+        b.iter(|| {
+            keys.iter()
+                .map(|(k, id)| container.read_item::<Value>(k.clone(), id).expect("read").item)
+                .collect::<Vec<_>>()
+        })
+    });
+    reads.bench_function("as text", |b| {
+        b.iter(|| {
+            keys.iter()
+                .map(|(k, id)| container.read_item::<JsonText>(k.clone(), id).expect("read").item)
+                .collect::<Vec<_>>()
+        })
+    });
+    reads.bench_function("as typed", |b| {
+        b.iter(|| {
+            keys.iter()
+                .map(|(k, id)| container.read_item::<Reading>(k.clone(), id).expect("read").item)
+                .collect::<Vec<_>>()
+        })
+    });
+    reads.bench_function("as typed, through Value and serde_json::Value", |b| {
+        b.iter(|| {
+            keys.iter()
+                .map(|(k, id)| {
+                    let v = container.read_item::<Value>(k.clone(), id).expect("read").item;
+                    serde_json::from_value::<Reading>(v.to_serde_json().expect("json")).expect("typed")
+                })
+                .collect::<Vec<_>>()
+        })
+    });
+    reads.finish();
     criterion.final_summary();
 }

@@ -5,17 +5,17 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 
 use cosmoql_executor::cost::{item_charge, Consistency, ItemWork};
-use cosmoql_executor::{Analysis, Explain, QueryError, QueryOptions};
+use cosmoql_executor::{Analysis, Explain, Output, QueryError, QueryOptions};
 use cosmoql_storage::{
-    BatchOperation, Clock, Container, ContainerSettings, DurableOptions, IndexingPolicy, PartitionKey,
-    PartitionKeyDefinition, PatchOperation, Provisioned, RequestKind, Store, SystemClock, WriteOptions,
+    BatchOperation, Clock, Container, ContainerSettings, DurableOptions, IndexingPolicy, OperationKind, PartitionKey,
+    PartitionKeyDefinition, PatchOperation, Provisioned, RequestKind, Store, StoredItem, SystemClock, WriteOptions,
 };
 use cosmoql_value::Value;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::pager::QueryPager;
-use crate::typed::{from_value, to_value};
+use crate::typed::{from_output, from_value, to_value};
 use crate::Error;
 use cosmoql_storage::RetryOptions;
 
@@ -503,6 +503,17 @@ impl ContainerClient {
         partition: impl Fn() -> Result<(u32, PartitionKey), cosmoql_storage::StorageError>,
         op: impl FnOnce() -> Result<cosmoql_storage::ItemResponse, cosmoql_storage::StorageError>,
     ) -> Result<(cosmoql_storage::ItemResponse, u32), Error> {
+        self.throttled_by(kind, partition, op, |r| self.charge(r))
+    }
+
+    /// [`Self::throttled`] for an operation whose result `price` charges.
+    fn throttled_by<R>(
+        &self,
+        kind: RequestKind,
+        partition: impl Fn() -> Result<(u32, PartitionKey), cosmoql_storage::StorageError>,
+        op: impl FnOnce() -> Result<R, cosmoql_storage::StorageError>,
+        price: impl Fn(&R) -> f64,
+    ) -> Result<(R, u32), Error> {
         let priced = |mut e: cosmoql_storage::StorageError| {
             e.request_charge = cosmoql_executor::cost::error_charge(e.kind);
             e
@@ -512,7 +523,7 @@ impl ContainerClient {
         let key = partition().ok().map(|(_, key)| key.to_string());
         match op() {
             Ok(r) => {
-                self.container.consume(ids[0], self.charge(&r), key.as_deref().map(|k| (k, kind)));
+                self.container.consume(ids[0], price(&r), key.as_deref().map(|k| (k, kind)));
                 Ok((r, retries))
             }
             Err(e) => {
@@ -593,11 +604,19 @@ impl ContainerClient {
         partition_key: PartitionKey,
         id: &str,
     ) -> Result<ItemResponse<T>, Error> {
-        self.response(self.throttled(
+        // The stored item, handed to `T` from its bytes (a `Value` decoded, `JsonText` written,
+        // any other type read); priced as the read it is.
+        let work = |item: &StoredItem| ItemWork { kind: OperationKind::Read, bytes: item.doc.len(), indexed_terms: 0 };
+        let price = |item: &StoredItem| item_charge(&work(item), self.consistency);
+        let (stored, retries) = self.throttled_by(
             RequestKind::Read,
             || self.key_partition(&partition_key),
-            || self.container.read(&partition_key, id),
-        )?)
+            || self.container.read_stored(&partition_key, id),
+            price,
+        )?;
+        let (request_charge, etag) = (price(&stored), stored.meta.etag());
+        let item = from_output(Output::Whole(self.container.whole_item(&stored)))?;
+        Ok(ItemResponse { item, etag, request_charge, status: 200, retries })
     }
 
     /// Creates or replaces an item.

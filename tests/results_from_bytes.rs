@@ -353,3 +353,43 @@ fn typed_query_results_are_the_values_read_through_serde_json() {
         assert_eq!(typed, from_values, "{sql}");
     }
 }
+
+/// A point read hands the stored item to any type from its bytes: the value a query returns for
+/// it, its JSON text, and what `serde_json` reads from that value, at the same charge.
+#[test]
+fn point_reads_hand_over_the_stored_item() {
+    use cosmoql::PartitionKey;
+    let client = CosmosClient::new();
+    let db = client.create_database("db").unwrap();
+    let container = db.create_container(ContainerProperties::new("c", "/pk").unwrap()).unwrap();
+    for i in 0..10 {
+        let item = format!(
+            r#"{{"id":"i{i}","pk":"k{}","n":{},"s":"a\"b","o":{{"deep":{{"x":2.5}}}},"tags":[]}}"#,
+            i % 3,
+            i - 4
+        );
+        container.create_item::<Value>(&parse_json(&item).unwrap()).unwrap();
+    }
+    for i in 0..10 {
+        let (key, id) = (PartitionKey::from(format!("k{}", i % 3).as_str()), format!("i{i}"));
+        let value = container.read_item::<Value>(key.clone(), &id).unwrap();
+        let sql = format!("SELECT * FROM c WHERE c.id = '{id}'");
+        let queried = container.query_pages::<Value>(sql.as_str(), QueryOptions::default()).collect_all().unwrap();
+        assert_eq!(queried, vec![value.item.clone()]);
+        let text = container.read_item::<JsonText>(key.clone(), &id).unwrap();
+        assert_eq!(text.item.as_str(), to_json_string(&value.item).unwrap());
+        let json = container.read_item::<serde_json::Value>(key.clone(), &id).unwrap();
+        assert_eq!(json.item, value.item.to_serde_json().unwrap());
+        let typed = container.read_item::<typed::Item>(key.clone(), &id).unwrap();
+        assert_eq!(typed.item, serde_json::from_value::<typed::Item>(value.item.to_serde_json().unwrap()).unwrap());
+        for charge in [text.request_charge, json.request_charge, typed.request_charge] {
+            assert_eq!(charge, value.request_charge);
+        }
+        assert_eq!((text.etag, text.status), (value.etag.clone(), 200));
+    }
+    let missing = container.read_item::<JsonText>(PartitionKey::from("k0"), "nope").unwrap_err();
+    assert!(
+        missing.to_string().contains("404") || missing.to_string().to_lowercase().contains("not found"),
+        "{missing}"
+    );
+}

@@ -10,7 +10,9 @@
 //! others with 424.
 
 use cosmoql::store::BatchOperation;
-use cosmoql::{ItemOptions, ItemResponse, PartitionKey, PatchOperation, QueryOptions, TransactionalBatch, Value};
+use cosmoql::{
+    ItemOptions, ItemResponse, JsonText, PartitionKey, PatchOperation, QueryOptions, TransactionalBatch, Value,
+};
 use serde_json::json;
 
 use crate::errors::{self, WireError};
@@ -74,11 +76,29 @@ fn options_of(request: &Request, condition: Option<String>) -> ItemOptions {
 
 /// The reply to an item operation: the item (unless the client asked for none), its etag and
 /// the data-plane headers.
-fn item_reply(container: &Container, request: &Request, key: &PartitionKey, r: ItemResponse<Value>) -> Reply {
+fn item_reply<B: Body>(container: &Container, request: &Request, key: &PartitionKey, r: ItemResponse<B>) -> Reply {
     let minimal = request.header("prefer").is_some_and(|p| p.eq_ignore_ascii_case("return=minimal"));
-    let reply = if minimal || r.status == 204 { Reply::empty(r.status) } else { Reply::document(r.status, &r.item) };
+    let reply = if minimal || r.status == 204 { Reply::empty(r.status) } else { r.item.reply(r.status) };
     let reply = if r.etag.is_empty() { reply } else { reply.with("etag", r.etag.clone()) };
     data_plane(container, key, reply.with("x-ms-request-charge", charge_text(r.request_charge)))
+}
+
+/// An item as a reply's body: a value, or its JSON text (a point read, written from the stored
+/// bytes).
+trait Body {
+    fn reply(self, status: u16) -> Reply;
+}
+
+impl Body for Value {
+    fn reply(self, status: u16) -> Reply {
+        Reply::document(status, &self)
+    }
+}
+
+impl Body for JsonText {
+    fn reply(self, status: u16) -> Reply {
+        Reply::json_text(status, self.into_string())
+    }
 }
 
 /// The headers of every data-plane reply: the serving range, the session token and the content
@@ -161,7 +181,7 @@ pub fn read(container: &Container, id: &str, request: &Request) -> Result<Reply,
     check_session(container, request)?;
     let r = container
         .client
-        .read_item::<Value>(key.clone(), id)
+        .read_item::<JsonText>(key.clone(), id)
         .map_err(|e| errors::from_error(&e, &request.activity_id))?;
     if request.header("if-none-match").is_some_and(|etag| etag == r.etag) {
         let reply =
