@@ -81,6 +81,9 @@ pub(crate) fn from_output<T: DeserializeOwned + 'static>(output: Output) -> Resu
         Output::Whole(item) if TypeId::of::<T>() != TypeId::of::<Value>() => {
             item.read::<T>().map_err(|e| Error::Serialization(e.to_string()))
         }
+        Output::Part(part) if TypeId::of::<T>() != TypeId::of::<Value>() => {
+            T::deserialize(part.root()).map_err(|e| Error::Serialization(e.to_string()))
+        }
         output => from_value(output.into_value()),
     }
 }

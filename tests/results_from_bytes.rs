@@ -33,6 +33,13 @@ const QUERIES: &[&str] = &[
     "SELECT * FROM (SELECT * FROM c) d",
     "SELECT c.id, c FROM c",
     "SELECT VALUE c.o FROM c",
+    "SELECT VALUE c.o.deep FROM c WHERE c.n > 0",
+    "SELECT VALUE c.extra FROM c",
+    "SELECT VALUE c.tags[0] FROM c",
+    "SELECT VALUE c.s FROM c ORDER BY c.n",
+    "SELECT VALUE c._rid FROM c",
+    "SELECT VALUE c.missing FROM c",
+    "SELECT DISTINCT VALUE c.o FROM c",
 ];
 
 /// A random item: numbers of every shape, strings that need escaping, nesting, empty containers.
@@ -110,7 +117,7 @@ fn page(source: &dyn QuerySource, sql: &str, options: &QueryOptions) -> Result<P
     Ok(Page {
         texts: out.items.iter().map(Output::to_json_string).collect(),
         values: out.items.iter().map(Output::to_value).collect(),
-        whole: out.items.iter().any(|o| matches!(o, Output::Whole(_))),
+        whole: out.items.iter().any(|o| matches!(o, Output::Whole(_) | Output::Part(_))),
         continuation: out.continuation,
         charge: out.metrics.request_charge,
         output_bytes: out.metrics.output_document_size,
@@ -166,21 +173,30 @@ proptest! {
     }
 }
 
-/// The queries that return stored items whole return them undecoded; the others do not.
+/// The queries that return stored items whole, or parts of them, return them undecoded; the
+/// others do not.
 #[test]
-fn only_whole_items_stay_bytes() {
+fn only_whole_items_and_their_parts_stay_bytes() {
     let c = load(&["\"pk\":\"k0\",\"n\":1,\"s\":\"a\",\"tags\":[]".to_string()], 1);
-    let whole = |sql: &str| page(&c, sql, &QueryOptions::default()).unwrap().whole;
-    for sql in ["SELECT * FROM c", "SELECT VALUE c FROM c", "SELECT TOP 1 * FROM c ORDER BY c.n"] {
-        assert!(whole(sql), "{sql}");
+    let bytes = |sql: &str| page(&c, sql, &QueryOptions::default()).unwrap().whole;
+    for sql in [
+        "SELECT * FROM c",
+        "SELECT VALUE c FROM c",
+        "SELECT TOP 1 * FROM c ORDER BY c.n",
+        "SELECT VALUE c.n FROM c",
+        "SELECT VALUE c.tags FROM c",
+    ] {
+        assert!(bytes(sql), "{sql}");
     }
     for sql in [
         "SELECT DISTINCT * FROM c",
+        "SELECT DISTINCT VALUE c.n FROM c",
         "SELECT c.id FROM c",
-        "SELECT VALUE c.n FROM c",
+        "SELECT VALUE c._rid FROM c",
+        "SELECT VALUE c.n + 1 FROM c",
         "SELECT * FROM (SELECT * FROM c) d",
     ] {
-        assert!(!whole(sql), "{sql}");
+        assert!(!bytes(sql), "{sql}");
     }
 }
 
@@ -352,6 +368,24 @@ fn typed_query_results_are_the_values_read_through_serde_json() {
         let from_values: Vec<typed::Item> = expected.into_iter().map(|v| serde_json::from_value(v).unwrap()).collect();
         assert_eq!(typed, from_values, "{sql}");
     }
+    // Parts of items, read from the bytes.
+    let through_values = |sql: &str| -> Vec<serde_json::Value> {
+        let values = container.query_pages::<Value>(sql, QueryOptions::default()).collect_all().unwrap();
+        values.iter().map(|v| v.to_serde_json().unwrap()).collect()
+    };
+    let sql = "SELECT VALUE c.o FROM c";
+    let deep = container.query_pages::<typed::Deep>(sql, QueryOptions::default()).collect_all().unwrap();
+    let expected: Vec<typed::Deep> =
+        through_values(sql).into_iter().map(|v| serde_json::from_value(v).unwrap()).collect();
+    assert_eq!(deep, expected);
+    let sql = "SELECT VALUE c.n FROM c";
+    let numbers = container.query_pages::<i64>(sql, QueryOptions::default()).collect_all().unwrap();
+    let expected: Vec<i64> = through_values(sql).into_iter().map(|v| serde_json::from_value(v).unwrap()).collect();
+    assert_eq!(numbers, expected);
+    let narrow = container.query_pages::<u8>("SELECT VALUE c.n - 30 FROM c", QueryOptions::default()).collect_all();
+    assert!(narrow.is_err(), "a negative number is no u8, from the bytes or not");
+    let narrow = container.query_pages::<u8>("SELECT VALUE c.n FROM c WHERE c.n > 300", QueryOptions::default());
+    assert_eq!(narrow.collect_all().unwrap(), Vec::<u8>::new());
 }
 
 /// A point read hands the stored item to any type from its bytes: the value a query returns for

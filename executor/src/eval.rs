@@ -13,6 +13,7 @@ use crate::error::{QueryError, QueryErrorKind};
 use crate::functions::{self, FunctionContext, MAX_BUILT};
 use crate::row::{Binding, Row};
 use crate::source::QuerySource;
+use cosmoql_storage::{DocRef, StoredItem};
 
 /// Runs subqueries for the evaluator (the operators implement it; the evaluator does not know
 /// them).
@@ -89,34 +90,49 @@ fn in_list(ctx: &EvalContext<'_>, row: &Row, v: &Value, list: &[BoundExpr]) -> R
     Ok(result)
 }
 
+/// What a path of a stored item reaches: a part of its document, a system property's value
+/// (followed by the rest of the path), or nothing.
+#[derive(Debug)]
+pub enum Reached<'i> {
+    Doc(DocRef<'i>),
+    System(Value),
+    Nothing,
+}
+
+/// Follows `steps` in a stored item without decoding anything (a first step naming a system
+/// property reads that property).
+pub fn reach<'i>(source: &dyn QuerySource, item: &'i StoredItem, steps: &[Step]) -> Reached<'i> {
+    let mut cur = item.doc.root();
+    for (i, step) in steps.iter().enumerate() {
+        let next = match step {
+            Step::Key(k) => {
+                if i == 0 && k.starts_with('_') {
+                    let sys = source.system_property(item, k);
+                    if !sys.is_undefined() {
+                        return Reached::System(follow(sys, &steps[1..]));
+                    }
+                }
+                cur.get(k)
+            }
+            Step::Index(n) => cur.index(*n),
+        };
+        match next {
+            Some(n) => cur = n,
+            None => return Reached::Nothing,
+        }
+    }
+    Reached::Doc(cur)
+}
+
 /// Reads `steps` from a binding without decoding more than the value found.
 pub fn read_path(ctx: &EvalContext<'_>, binding: Option<&Binding>, steps: &[Step]) -> Value {
     match binding {
-        Some(Binding::Item(item)) => {
-            let mut cur = item.doc.root();
-            for (i, step) in steps.iter().enumerate() {
-                let next = match step {
-                    Step::Key(k) => {
-                        if i == 0 && k.starts_with('_') {
-                            let sys = ctx.source.system_property(item, k);
-                            if !sys.is_undefined() {
-                                return follow(sys, &steps[1..]);
-                            }
-                        }
-                        cur.get(k)
-                    }
-                    Step::Index(n) => cur.index(*n),
-                };
-                match next {
-                    Some(n) => cur = n,
-                    None => return Value::Undefined,
-                }
-            }
-            if steps.is_empty() {
-                return ctx.source.materialize(item);
-            }
-            cur.to_value()
-        }
+        Some(Binding::Item(item)) if steps.is_empty() => ctx.source.materialize(item),
+        Some(Binding::Item(item)) => match reach(ctx.source, item, steps) {
+            Reached::Doc(part) => part.to_value(),
+            Reached::System(v) => v,
+            Reached::Nothing => Value::Undefined,
+        },
         Some(Binding::Value(v)) => follow(v.clone(), steps),
         _ => Value::Undefined,
     }

@@ -13,7 +13,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use cosmoql_storage::{WholeItem, SYSTEM_PROPERTIES};
+use cosmoql_storage::{DocPart, Shape, WholeItem, SYSTEM_PROPERTIES};
 use cosmoql_value::Value;
 
 use crate::error::{QueryError, QueryErrorKind};
@@ -156,13 +156,8 @@ pub fn json_value_bytes(v: &Value) -> Result<u64, u64> {
 /// [`json_value_bytes`] of a whole item's value (its properties and its five system
 /// properties), measured on its stored bytes without decoding them.
 pub fn whole_item_bytes(item: &WholeItem) -> Result<u64, u64> {
-    // One pass over the bytes counts what the walk over the value weighs.
     let Some(shape) = item.item.doc.root().shape() else { return Err(0) };
-    let mut total = (48 * shape.objects)
-        .saturating_add(shape.entries.saturating_mul(32).saturating_add(shape.key_bytes))
-        .saturating_add(32 * shape.arrays)
-        .saturating_add(shape.strings.saturating_mul(24).saturating_add(shape.string_bytes))
-        .saturating_add(16 * shape.scalars);
+    let mut total = shape_bytes(&shape);
     // `_rid`, `_self`, `_etag` and `_attachments` are strings, `_ts` a number.
     let strings = item.names.system_string_lengths(&item.item);
     for (name, len) in SYSTEM_PROPERTIES.iter().zip(strings) {
@@ -174,6 +169,25 @@ pub fn whole_item_bytes(item: &WholeItem) -> Result<u64, u64> {
     } else {
         Err(total)
     }
+}
+
+/// [`json_value_bytes`] of a part of an item, measured on its stored bytes.
+pub fn part_bytes(part: &DocPart) -> Result<u64, u64> {
+    let Some(shape) = part.root().shape() else { return Err(0) };
+    if shape.finite {
+        Ok(shape_bytes(&shape))
+    } else {
+        Err(shape_bytes(&shape))
+    }
+}
+
+/// What the walk of [`json_value_bytes`] weighs, from the counts of one pass over the bytes.
+fn shape_bytes(shape: &Shape) -> u64 {
+    (48 * shape.objects)
+        .saturating_add(shape.entries.saturating_mul(32).saturating_add(shape.key_bytes))
+        .saturating_add(32 * shape.arrays)
+        .saturating_add(shape.strings.saturating_mul(24).saturating_add(shape.string_bytes))
+        .saturating_add(16 * shape.scalars)
 }
 
 /// What the allocator takes for a block of `n` bytes: glibc's malloc on 64 bits keeps 8 bytes

@@ -20,7 +20,7 @@ use crate::continuation::ResumePoint;
 use crate::cost::Work;
 use crate::emitter::Emitter;
 use crate::error::QueryError;
-use crate::eval::{read_path, Eval, EvalContext, Subqueries};
+use crate::eval::{reach, read_path, Eval, EvalContext, Reached, Subqueries};
 use crate::memory::{block, hash_entry, heap_bytes, row_bytes, Charge, MemoryBudget, DEFAULT_MEMORY_BUDGET};
 use crate::merge::{SortBuffer, SortCursor, SortedRow};
 use crate::output::Output;
@@ -392,6 +392,18 @@ impl<'a> Runner<'a> {
         {
             if let Some(Binding::Item(item)) = row.get(*slot) {
                 return Ok(self.source.whole(item));
+            }
+        }
+        // A part of the item (`SELECT VALUE c.location`) stays its bytes too.
+        if let (BoundProjection::Value(BoundExpr::Path { slot, steps }), false) = (&q.projection, q.distinct) {
+            if let Some(Binding::Item(item)) = row.get(*slot) {
+                if !steps.is_empty() {
+                    return Ok(match reach(self.source, item, steps) {
+                        Reached::Doc(part) => self.source.part(item, part),
+                        Reached::System(v) => Output::Value(v),
+                        Reached::Nothing => Output::Value(Value::Undefined),
+                    });
+                }
             }
         }
         Ok(Output::Value(match &q.projection {

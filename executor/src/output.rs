@@ -3,10 +3,10 @@
 //! ([`Output::into_value`]) or writes its JSON straight from them ([`Output::write_json`]).
 
 use cosmoql_storage::doc::{write_json_number, write_json_string};
-use cosmoql_storage::WholeItem;
+use cosmoql_storage::{DocPart, WholeItem};
 use cosmoql_value::Value;
 
-use crate::memory::{heap_bytes, json_value_bytes, whole_item_bytes};
+use crate::memory::{heap_bytes, json_value_bytes, part_bytes, whole_item_bytes};
 
 /// One result of a query.
 #[derive(Debug, Clone)]
@@ -14,6 +14,8 @@ pub enum Output {
     Value(Value),
     /// A stored item with its system properties, not decoded.
     Whole(WholeItem),
+    /// A part of a stored item (`SELECT VALUE c.location`), not decoded.
+    Part(DocPart),
 }
 
 impl Output {
@@ -22,6 +24,7 @@ impl Output {
         match self {
             Output::Value(v) => v,
             Output::Whole(item) => item.to_value(),
+            Output::Part(part) => part.root().to_value(),
         }
     }
 
@@ -30,6 +33,7 @@ impl Output {
         match self {
             Output::Value(v) => v.clone(),
             Output::Whole(item) => item.to_value(),
+            Output::Part(part) => part.root().to_value(),
         }
     }
 
@@ -57,6 +61,7 @@ impl Output {
                 None => false,
             },
             Output::Whole(item) => item.write_json(out),
+            Output::Part(part) => part.root().write_json(out),
         }
     }
 
@@ -67,6 +72,7 @@ impl Output {
             Output::Value(Value::Number(_)) => 24,
             Output::Value(v) => return cosmoql_value::to_json_string(v),
             Output::Whole(item) => item.item.doc.len() * 5 / 4 + 160,
+            Output::Part(part) => part.root().as_bytes().len() * 5 / 4 + 8,
         };
         let mut out = Vec::with_capacity(capacity);
         // Written by the JSON writers: UTF-8 for every document the store accepted.
@@ -79,6 +85,7 @@ impl Output {
         match self {
             Output::Value(v) => json_value_bytes(v),
             Output::Whole(item) => whole_item_bytes(item),
+            Output::Part(part) => part_bytes(part),
         }
     }
 
@@ -93,6 +100,7 @@ impl Output {
         match self {
             Output::Value(v) => heap_bytes(v),
             Output::Whole(item) => item.item.doc.len() as u64,
+            Output::Part(part) => part.doc_len() as u64,
         }
     }
 }

@@ -5,7 +5,8 @@
 use std::sync::Arc;
 
 use cosmoql_storage::{
-    Container, Epk, IndexServing, IndexingPolicy, ItemPosition, PartitionKey, PartitionKeyDefinition, StoredItem,
+    Container, DocRef, Epk, IndexServing, IndexingPolicy, ItemPosition, PartitionKey, PartitionKeyDefinition,
+    StoredItem,
 };
 use cosmoql_value::Value;
 
@@ -68,6 +69,13 @@ pub trait QuerySource: Sync {
         Output::Value(self.materialize(item))
     }
 
+    /// A part of an item's document as a query returns it (`SELECT VALUE c.location`): by
+    /// default its value; a store keeps it with the item's bytes ([`Output::Part`]).
+    fn part(&self, item: &StoredItem, part: DocRef<'_>) -> Output {
+        let _ = item;
+        Output::Value(part.to_value())
+    }
+
     /// The source's indexes (probes, ordered walks, keys, counts, bounds, item statistics):
     /// `None` for a source without any, whose queries scan.
     fn indexes(&self) -> Option<&dyn IndexServing> {
@@ -124,6 +132,10 @@ impl QuerySource for Container {
 
     fn whole(&self, item: &StoredItem) -> Output {
         Output::Whole(self.whole_item(item))
+    }
+
+    fn part(&self, item: &StoredItem, part: DocRef<'_>) -> Output {
+        item.doc.part(part).map_or_else(|| Output::Value(part.to_value()), Output::Part)
     }
 
     fn system_property(&self, item: &StoredItem, name: &str) -> Value {

@@ -531,6 +531,14 @@ impl Doc {
         DocRef { bytes: &self.0 }
     }
 
+    /// `part` (a value read from this document) kept with the document's shared bytes; `None`
+    /// when it does not lie in them.
+    pub fn part(&self, part: DocRef<'_>) -> Option<DocPart> {
+        let start = (part.bytes.as_ptr() as usize).checked_sub(self.0.as_ptr() as usize)?;
+        let end = start.checked_add(part.bytes.len())?;
+        (end <= self.0.len()).then(|| DocPart { doc: self.clone(), start, end })
+    }
+
     /// Shortcut for `self.root().get(key)`.
     pub fn get(&self, key: &str) -> Option<DocRef<'_>> {
         self.root().get(key)
@@ -829,6 +837,27 @@ impl fmt::Debug for DocRef<'_> {
             Some(json) => write!(f, "DocRef({json})"),
             None => write!(f, "DocRef({:?})", self.to_value()),
         }
+    }
+}
+
+/// A value inside a document, kept with the document's shared bytes: a query's result that is
+/// part of an item (`SELECT VALUE c.location`), read or written from them ([`Doc::part`]).
+#[derive(Debug, Clone)]
+pub struct DocPart {
+    doc: Doc,
+    start: usize,
+    end: usize,
+}
+
+impl DocPart {
+    /// The value.
+    pub fn root(&self) -> DocRef<'_> {
+        DocRef { bytes: self.doc.0.get(self.start..self.end).unwrap_or_default() }
+    }
+
+    /// The bytes of the whole document it keeps alive.
+    pub fn doc_len(&self) -> usize {
+        self.doc.len()
     }
 }
 

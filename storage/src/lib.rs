@@ -32,7 +32,7 @@ pub use container::{
     IndexServing, ItemMeta, ItemNames, ItemPosition, ItemResponse, OperationKind, OrderedEntries, OrderedWalk,
     PartitionInfo, Scan, StoredItem, UniqueKey, WholeItem, WriteOptions, KEPT_PROPERTIES, MAX_INITIAL_PARTITIONS,
 };
-pub use doc::{Doc, DocRef, Shape, SYSTEM_PROPERTIES};
+pub use doc::{Doc, DocPart, DocRef, Shape, SYSTEM_PROPERTIES};
 pub use durable::{DurableOptions, Recovery};
 pub use error::{ErrorKind, StorageError};
 #[cfg(feature = "fault-injection")]

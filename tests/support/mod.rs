@@ -6,12 +6,14 @@ use std::sync::Arc;
 use cosmoql::executor::source::{Input, PartitionRange, QuerySource};
 use cosmoql::executor::Output;
 use cosmoql::storage::{
-    Container, Epk, IndexServing, IndexingPolicy, ItemPosition, PartitionKey, PartitionKeyDefinition, StoredItem,
+    Container, DocRef, Epk, IndexServing, IndexingPolicy, ItemPosition, PartitionKey, PartitionKeyDefinition,
+    StoredItem,
 };
 use cosmoql::value::Value;
 
-/// A container without its indexes (`indexed: false`: every query scans), or whose items
-/// returned whole are decoded into values (`whole: false`: the trait's default), or both.
+/// A container without its indexes (`indexed: false`: every query scans), or whose items and
+/// parts of items returned whole are decoded into values (`whole: false`: the trait's
+/// defaults), or both.
 pub struct Seen<'a> {
     pub container: &'a Container,
     pub indexed: bool,
@@ -45,6 +47,13 @@ impl QuerySource for Seen<'_> {
             QuerySource::whole(self.container, item)
         } else {
             Output::Value(self.container.materialize(item))
+        }
+    }
+    fn part(&self, item: &StoredItem, part: DocRef<'_>) -> Output {
+        if self.whole {
+            QuerySource::part(self.container, item, part)
+        } else {
+            Output::Value(part.to_value())
         }
     }
     fn indexes(&self) -> Option<&dyn IndexServing> {
