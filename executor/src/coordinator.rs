@@ -898,7 +898,7 @@ impl Coordinator<'_> {
         };
         if self.access.count_only && self.resume_after().is_none() {
             if let Some(n) = self.count_from_index(stats) {
-                let mut groups: Groups = Groups::new();
+                let mut groups: Groups = Groups::default();
                 groups.insert(Vec::new(), (Vec::new(), q.aggregates.iter().map(|_| Accumulator::counted(n)).collect()));
                 out.note_work(read(stats));
                 return self.runner.finish_groups(q, groups, out);
@@ -918,7 +918,7 @@ impl Coordinator<'_> {
                         acc
                     })
                     .collect();
-                let mut groups: Groups = Groups::new();
+                let mut groups: Groups = Groups::default();
                 groups.insert(Vec::new(), (Vec::new(), accumulators));
                 out.note_work(read(stats));
                 return self.runner.finish_groups(q, groups, out);

@@ -101,6 +101,7 @@ pub enum Reached<'i> {
 
 /// Follows `steps` in a stored item without decoding anything (a first step naming a system
 /// property reads that property).
+#[inline]
 pub fn reach<'i>(source: &dyn QuerySource, item: &'i StoredItem, steps: &[Step]) -> Reached<'i> {
     let mut cur = item.doc.root();
     for (i, step) in steps.iter().enumerate() {

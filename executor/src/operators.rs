@@ -12,7 +12,6 @@ use std::sync::Arc;
 
 use cosmoql_planner::{compare_sort_keys, BoundExpr, BoundProjection, BoundQuery, IndexOrder, RankFn, SourceKind};
 use cosmoql_storage::{CompositeWalk, Epk, IndexKey, IndexWork, ItemPosition, OrderedWalk, StoredItem};
-use cosmoql_value::indexmap::IndexMap;
 use cosmoql_value::{Map, Value};
 
 use crate::aggregate::{Accumulator, Groups};
@@ -609,7 +608,7 @@ impl<'a> Runner<'a> {
     ) -> Result<(Groups, Charge<'_>), QueryError> {
         let ctx = self.ctx(None);
         let mut charge = Charge::new(&self.budget);
-        let mut groups: Groups = IndexMap::new();
+        let mut groups: Groups = Groups::default();
         let fresh = || q.aggregates.iter().map(|a| Accumulator::new(a.kind)).collect::<Vec<_>>();
         if q.group_by.is_none() {
             groups.insert(Vec::new(), (outer.clone(), fresh()));
