@@ -25,9 +25,9 @@ use cosmoql_value::Value;
 use crate::aggregate::{merge_groups, Accumulator, Groups};
 use crate::continuation::ResumePoint;
 use crate::cost::Work;
-use crate::emitter::Emitter;
+use crate::emitter::{Emitter, Seen};
 use crate::error::QueryError;
-use crate::memory::{set_entry_bytes, Charge};
+use crate::memory::Charge;
 use crate::merge::{merge_rows, SortCursor, SortedRow};
 use crate::operators::{Flow, IndexWalk, RunStats, Runner, WalkKey};
 use crate::output::Output;
@@ -446,7 +446,7 @@ impl Coordinator<'_> {
             let mut unit_stats = RunStats::default();
             let mut batch = Vec::with_capacity(page);
             let mut produced = 0u64;
-            let mut seen = q.distinct.then(std::collections::HashSet::new);
+            let mut seen = q.distinct.then(Seen::default);
             // This producer's DISTINCT set, given back when it is done.
             let mut held = Charge::new(&self.runner.budget);
             let ctx = self.runner.ctx(None);
@@ -475,13 +475,10 @@ impl Coordinator<'_> {
                 // DISTINCT per partition first: a duplicate never reaches the buffers (the
                 // coordinator's DISTINCT keeps the first in EPK order, as this one does).
                 if let Some(seen) = &mut seen {
-                    let value = v.into_value();
-                    if seen.contains(&value) {
-                        return Ok(Flow::Continue);
+                    match seen.first(v, Some(&mut held))? {
+                        Some(first) => v = first,
+                        None => return Ok(Flow::Continue),
                     }
-                    held.add(set_entry_bytes(&value), "DISTINCT")?;
-                    seen.insert(value.clone());
-                    v = Output::Value(value);
                 }
                 let work = meter.get().since(last);
                 last = meter.get();

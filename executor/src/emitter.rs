@@ -15,11 +15,33 @@ use crate::memory::{set_entry_bytes, Charge, MemoryBudget};
 use crate::output::Output;
 use crate::row::RowPos;
 
+/// DISTINCT's set: the values seen so far, each charged to the query's budget as it is added.
+/// The emitter keeps one, and so does each parallel producer (a duplicate never reaches the
+/// buffers).
+#[derive(Debug, Default)]
+pub struct Seen(HashSet<Value>);
+
+impl Seen {
+    /// `v`, as a value, when it is seen for the first time (charged to `charge`); `None` for a
+    /// duplicate.
+    pub fn first(&mut self, v: Output, charge: Option<&mut Charge<'_>>) -> Result<Option<Output>, QueryError> {
+        let v = v.into_value();
+        if self.0.contains(&v) {
+            return Ok(None);
+        }
+        if let Some(charge) = charge {
+            charge.add(set_entry_bytes(&v), "DISTINCT")?;
+        }
+        self.0.insert(v.clone());
+        Ok(Some(Output::Value(v)))
+    }
+}
+
 /// Applies DISTINCT, OFFSET and LIMIT/TOP to results as they come; undefined results are
 /// dropped. Results are collected, or handed to a sink as they come (streaming: nothing is held).
 /// For a page, it also notes where the page's last result came from.
 pub struct Emitter<'s> {
-    distinct: Option<HashSet<Value>>,
+    distinct: Option<Seen>,
     skip: u64,
     limit: Option<u64>,
     /// Results given out (collected or sunk), and about how many bytes they hold.
@@ -70,7 +92,7 @@ impl<'s> Emitter<'s> {
     /// An emitter for a whole query.
     pub fn new(q: &BoundQuery) -> Self {
         Emitter {
-            distinct: q.distinct.then(HashSet::new),
+            distinct: q.distinct.then(Seen::default),
             skip: q.offset,
             limit: q.limit,
             emitted: 0,
@@ -228,19 +250,12 @@ impl<'s> Emitter<'s> {
                 )
             });
         }
-        let v = match (&mut self.distinct, v) {
-            (Some(seen), v) => {
-                let v = v.into_value();
-                if seen.contains(&v) {
-                    return Ok(false);
-                }
-                if let Some(charge) = &mut self.charge {
-                    charge.add(set_entry_bytes(&v), "DISTINCT")?;
-                }
-                seen.insert(v.clone());
-                Output::Value(v)
-            }
-            (None, v) => v,
+        let v = match &mut self.distinct {
+            Some(seen) => match seen.first(v, self.charge.as_mut())? {
+                Some(v) => v,
+                None => return Ok(false),
+            },
+            None => v,
         };
         if self.skip > 0 {
             self.skip -= 1;
