@@ -384,19 +384,22 @@ impl<'a> Runner<'a> {
     }
 
     /// The SELECT clause on one row. A stored item returned whole (`SELECT *`, `SELECT VALUE c`)
-    /// stays its stored bytes ([`Output::Whole`]) unless DISTINCT compares it.
+    /// or a part of one stays its stored bytes ([`Output::Whole`], [`Output::Part`]) unless
+    /// DISTINCT compares it.
     pub fn project(&self, q: &BoundQuery, ctx: &EvalContext<'_>, row: &Row) -> Result<Output, QueryError> {
-        if let (BoundProjection::Star(slot) | BoundProjection::Value(BoundExpr::Slot(slot)), false) =
-            (&q.projection, q.distinct)
-        {
-            if let Some(Binding::Item(item)) = row.get(*slot) {
-                return Ok(self.source.whole(item));
+        let item_at = |slot: &usize| match row.get(*slot) {
+            Some(Binding::Item(item)) if !q.distinct => Some(item),
+            _ => None,
+        };
+        match &q.projection {
+            BoundProjection::Star(slot) | BoundProjection::Value(BoundExpr::Slot(slot)) => {
+                if let Some(item) = item_at(slot) {
+                    return Ok(self.source.whole(item));
+                }
             }
-        }
-        // A part of the item (`SELECT VALUE c.location`) stays its bytes too.
-        if let (BoundProjection::Value(BoundExpr::Path { slot, steps }), false) = (&q.projection, q.distinct) {
-            if let Some(Binding::Item(item)) = row.get(*slot) {
-                if !steps.is_empty() {
+            // A part of the item (`SELECT VALUE c.location`) stays its bytes too.
+            BoundProjection::Value(BoundExpr::Path { slot, steps }) if !steps.is_empty() => {
+                if let Some(item) = item_at(slot) {
                     return Ok(match reach(self.source, item, steps) {
                         Reached::Doc(part) => self.source.part(item, part),
                         Reached::System(v) => Output::Value(v),
@@ -404,6 +407,7 @@ impl<'a> Runner<'a> {
                     });
                 }
             }
+            _ => {}
         }
         Ok(Output::Value(match &q.projection {
             BoundProjection::Star(slot) => match row.get(*slot) {

@@ -71,8 +71,7 @@ pub trait QuerySource: Sync {
 
     /// A part of an item's document as a query returns it (`SELECT VALUE c.location`): by
     /// default its value; a store keeps it with the item's bytes ([`Output::Part`]).
-    fn part(&self, item: &StoredItem, part: DocRef<'_>) -> Output {
-        let _ = item;
+    fn part(&self, _item: &StoredItem, part: DocRef<'_>) -> Output {
         Output::Value(part.to_value())
     }
 
