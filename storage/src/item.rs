@@ -97,20 +97,29 @@ impl ItemNames {
     /// One system property of an item (`_rid`, `_self`, `_etag`, `_attachments`, `_ts`);
     /// `Undefined` for any other name.
     pub fn system_property(&self, item: &StoredItem, name: &str) -> Value {
-        self.system_value(item, name, &mut None)
-    }
-
-    /// [`ItemNames::system_property`], the item's rid text encoded once into `rid`.
-    fn system_value(&self, item: &StoredItem, name: &str, rid: &mut Option<String>) -> Value {
-        let mut rid = || rid.get_or_insert_with(|| self.item_rid(item.meta.seq)).clone();
         match name {
-            "_rid" => Value::from(rid()),
-            "_self" => Value::from(self.self_link(&rid())),
+            "_rid" => Value::from(self.item_rid(item.meta.seq)),
+            "_self" => Value::from(self.self_link(&self.item_rid(item.meta.seq))),
             "_etag" => Value::from(item.meta.etag()),
             "_attachments" => Value::from(ATTACHMENTS),
             "_ts" => Value::from(item.meta.ts as f64),
             _ => Value::Undefined,
         }
+    }
+
+    /// An item's system properties in the service's order ([`SYSTEM_PROPERTIES`]), the rid
+    /// encoded once for `_rid` and `_self`: what a decoded item ends with and what a typed read
+    /// is handed after the item's own properties.
+    fn system_properties(&self, item: &StoredItem) -> Vec<(&'static str, Scalar)> {
+        let rid = self.item_rid(item.meta.seq);
+        let self_link = self.self_link(&rid);
+        vec![
+            ("_rid", Scalar::Text(rid)),
+            ("_self", Scalar::Text(self_link)),
+            ("_etag", Scalar::Text(item.meta.etag())),
+            ("_attachments", Scalar::Text(ATTACHMENTS.to_string())),
+            ("_ts", Scalar::Number(item.meta.ts as f64)),
+        ]
     }
 
     fn self_link(&self, rid: &str) -> String {
@@ -127,10 +136,8 @@ impl ItemNames {
         if let Some(map) = value.as_object_mut() {
             // A stored item holds no system property (`Container::prepare` drops them), so these
             // go at the end, in the service's order.
-            // `_rid` and `_self` share the one encoding of the item's rid.
-            let mut rid = None;
-            for name in SYSTEM_PROPERTIES {
-                map.insert(name.into(), self.system_value(item, name, &mut rid));
+            for (name, value) in self.system_properties(item) {
+                map.insert(name.into(), value.into_value());
             }
         }
         value
@@ -180,16 +187,7 @@ impl ItemNames {
     /// `serde_json::from_value(materialize(item).to_serde_json())` gives, without building either
     /// value.
     pub fn read<T: DeserializeOwned>(&self, item: &StoredItem) -> Result<T, ReadError> {
-        let rid = self.item_rid(item.meta.seq);
-        let self_link = self.self_link(&rid);
-        let tail = vec![
-            ("_rid", Scalar::Text(rid)),
-            ("_self", Scalar::Text(self_link)),
-            ("_etag", Scalar::Text(item.meta.etag())),
-            ("_attachments", Scalar::Text(ATTACHMENTS.to_string())),
-            ("_ts", Scalar::Number(item.meta.ts as f64)),
-        ];
-        read_object_with(&item.doc, tail)
+        read_object_with(&item.doc, self.system_properties(item))
     }
 
     /// The five system properties' lengths in bytes, as strings (`_rid`, `_self`, `_etag`,

@@ -34,6 +34,16 @@ pub enum Scalar {
     Number(f64),
 }
 
+impl Scalar {
+    /// The scalar as a value.
+    pub fn into_value(self) -> Value {
+        match self {
+            Scalar::Text(text) => Value::from(text),
+            Scalar::Number(n) => Value::from(n),
+        }
+    }
+}
+
 /// `n` as `serde_json` hands over the number `to_serde_json` makes of it.
 fn visit_number<'de, V: Visitor<'de>>(n: f64, visitor: V) -> Result<V::Value, ReadError> {
     match Value::Number(n).as_i64() {
