@@ -68,12 +68,8 @@ pub fn read(container: &Container, ranges: &RangeHistory, request: &Request) -> 
     let reply = if items.is_empty() {
         Reply::empty(304)
     } else {
-        let mut body = cosmoql::value::Map::default();
-        body.insert("_rid".into(), Value::from(container.rid.as_str()));
-        let count = items.len();
-        body.insert("Documents".into(), Value::array(items));
-        body.insert("_count".into(), Value::from(count as f64));
-        Reply::document(200, &Value::from(body)).with("x-ms-item-count", count.to_string())
+        let texts: Vec<String> = items.iter().filter_map(cosmoql::value::to_json_string).collect();
+        Reply::feed(&container.rid, "Documents", &texts)
     };
     let reply = reply.with("etag", etag).with("x-ms-request-charge", charge_text(charge));
     let serving = match (&scope, &key) {

@@ -150,26 +150,7 @@ fn page(
 /// The reply for a page: `{"_rid", <feed>: [...], "_count"}` and the feed headers. The results
 /// are the engine's JSON text (whole items written from their stored bytes).
 fn page_reply(rid: &str, feed: &str, page: &FeedPage<JsonText>, request: &Request) -> Reply {
-    let text = |s: &str| cosmoql::value::to_json_string(&Value::from(s)).unwrap_or_default();
-    let size = page.items.iter().map(|item| item.as_str().len() + 1).sum::<usize>();
-    let mut body = String::with_capacity(size + rid.len() + feed.len() + 40);
-    body.push_str("{\"_rid\":");
-    body.push_str(&text(rid));
-    body.push(',');
-    body.push_str(&text(feed));
-    body.push_str(":[");
-    for (i, item) in page.items.iter().enumerate() {
-        if i > 0 {
-            body.push(',');
-        }
-        body.push_str(item.as_str());
-    }
-    body.push_str("],\"_count\":");
-    body.push_str(&page.items.len().to_string());
-    body.push('}');
-    let mut reply = Reply::json_text(200, body)
-        .with("x-ms-item-count", page.items.len().to_string())
-        .with("x-ms-request-charge", charge_text(page.request_charge));
+    let mut reply = Reply::feed(rid, feed, &page.items).with("x-ms-request-charge", charge_text(page.request_charge));
     if let Some(token) = &page.continuation {
         reply = reply.with("x-ms-continuation", token.clone());
     }

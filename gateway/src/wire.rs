@@ -96,6 +96,29 @@ impl Reply {
         Reply { status, headers: Vec::new(), body: Bytes::from(body) }
     }
 
+    /// A feed page (a query's or the change feed's): `{"_rid", <feed>: [...], "_count"}` around
+    /// the items' JSON text, as written, with `x-ms-item-count`.
+    pub fn feed<S: AsRef<str>>(rid: &str, feed: &str, items: &[S]) -> Reply {
+        let text = |s: &str| cosmoql::value::to_json_string(&Value::from(s)).unwrap_or_default();
+        let size = items.iter().map(|item| item.as_ref().len() + 1).sum::<usize>();
+        let mut body = String::with_capacity(size + rid.len() + feed.len() + 40);
+        body.push_str("{\"_rid\":");
+        body.push_str(&text(rid));
+        body.push(',');
+        body.push_str(&text(feed));
+        body.push_str(":[");
+        for (i, item) in items.iter().enumerate() {
+            if i > 0 {
+                body.push(',');
+            }
+            body.push_str(item.as_ref());
+        }
+        body.push_str("],\"_count\":");
+        body.push_str(&items.len().to_string());
+        body.push('}');
+        Reply::json_text(200, body).with("x-ms-item-count", items.len().to_string())
+    }
+
     /// A reply without a body.
     pub fn empty(status: u16) -> Reply {
         Reply { status, headers: Vec::new(), body: Bytes::new() }
