@@ -90,6 +90,38 @@ impl IndexKey {
         })
     }
 
+    /// A number that orders keys as far as it can tell them apart: `a < b` gives
+    /// `a.sort_prefix() <= b.sort_prefix()`, so a sort may compare these and compare the keys
+    /// only when they are equal, and not even then when [`IndexKey::prefix_is_key`] says the
+    /// prefix holds the whole key. The order's rank in the top byte, then a number's bits
+    /// (ordered as `f64::total_cmp` orders them) or a string's first 14 bytes (zeros after its
+    /// end) and its length up to 15 in the last byte.
+    pub fn sort_prefix(&self) -> u128 {
+        let rank = u128::from(self.rank()) << 120;
+        match self {
+            IndexKey::Number(n) => {
+                let bits = n.to_bits();
+                let ordered = if bits >> 63 == 1 { !bits } else { bits | 1 << 63 };
+                rank | u128::from(ordered) << 56
+            }
+            IndexKey::Short(_) | IndexKey::Long(_) => {
+                let bytes = self.str_bytes().unwrap_or_default();
+                let mut first = [0u8; 16];
+                let n = bytes.len().min(14);
+                first[1..=n].copy_from_slice(&bytes[..n]);
+                first[15] = bytes.len().min(15) as u8;
+                rank | u128::from_be_bytes(first)
+            }
+            IndexKey::Null | IndexKey::Bool(_) => rank,
+        }
+    }
+
+    /// Whether keys with this [`IndexKey::sort_prefix`] are all equal: true but for strings of
+    /// 15 bytes or more.
+    pub fn prefix_is_key(prefix: u128) -> bool {
+        (prefix >> 120) as u8 != 4 || prefix & 0xff < 15
+    }
+
     /// A string key's UTF-8 bytes.
     pub fn str_bytes(&self) -> Option<&[u8]> {
         match self {
@@ -168,5 +200,59 @@ impl Eq for IndexKey {}
 impl fmt::Debug for IndexKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{:?}", self.to_value())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sort_prefix_agrees_with_the_order() {
+        let mut keys = vec![IndexKey::Null, IndexKey::Bool(false), IndexKey::Bool(true)];
+        for n in [f64::MIN, -1e300, -2.5, -1.0, -f64::MIN_POSITIVE, 0.0, 5e-324, 1.0, 1.5, 2.0, 1e300, f64::MAX] {
+            keys.extend(IndexKey::number(n));
+        }
+        for s in [
+            "",
+            "\0",
+            "\0\0",
+            "a",
+            "a\0",
+            "ab",
+            "abcdefghijklm",
+            "abcdefghijklmn",
+            "abcdefghijklmn\0",
+            "abcdefghijklmno",
+            "abcdefghijklmnop",
+            "abcdefghijklmnoa",
+            "abcdefghijklmz",
+            "b",
+            "é",
+            "z",
+        ] {
+            keys.push(IndexKey::string(s));
+        }
+        keys.push(IndexKey::string(&"x".repeat(60)));
+        keys.push(IndexKey::string(&format!("{}y", "x".repeat(60))));
+        for a in &keys {
+            for b in &keys {
+                let (pa, pb) = (a.sort_prefix(), b.sort_prefix());
+                match a.cmp(b) {
+                    Ordering::Less => assert!(pa <= pb, "{a:?} < {b:?} but prefixes {pa:x} > {pb:x}"),
+                    Ordering::Equal => assert_eq!(pa, pb, "{a:?} = {b:?}"),
+                    Ordering::Greater => assert!(pa >= pb, "{a:?} > {b:?} but prefixes {pa:x} < {pb:x}"),
+                }
+                if pa < pb {
+                    assert!(a < b, "{a:?} {b:?}");
+                }
+                if pa == pb && IndexKey::prefix_is_key(pa) {
+                    assert_eq!(a, b, "equal prefixes {pa:x} that hold the whole key");
+                }
+            }
+        }
+        // Numbers and short strings are told apart by the prefix alone.
+        assert!(IndexKey::number(-1.0).unwrap().sort_prefix() < IndexKey::number(-0.5).unwrap().sort_prefix());
+        assert!(IndexKey::string("ab").sort_prefix() < IndexKey::string("ac").sort_prefix());
     }
 }

@@ -72,11 +72,13 @@ use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visit
 mod decode;
 mod encode;
 mod read;
+mod walk;
 use self::decode::*;
 pub(crate) use self::decode::{write_escaped, write_number};
 pub use self::encode::*;
 pub(crate) use self::read::read_object_with;
 pub use self::read::{ReadError, Scalar};
+pub use self::walk::{Elements, Entries, Node, RawEntries};
 
 /// Appends `s` as a JSON string literal, escaped as `cosmoql_value::to_json_string` escapes it.
 pub fn write_json_string(out: &mut Vec<u8>, s: &str) {
@@ -496,7 +498,12 @@ impl Doc {
 
     /// Like [`Doc::from_json_str`], from UTF-8 bytes (e.g. one NDJSON line).
     pub fn from_json_slice(bytes: &[u8]) -> Result<Doc, DocError> {
-        encode_json_with(serde_json::Deserializer::from_slice(bytes), true)
+        // Checking the whole text at once is several times cheaper than serde_json checking each
+        // string on its own; text that is not UTF-8 is left to serde_json, for its error.
+        match std::str::from_utf8(bytes) {
+            Ok(text) => Doc::from_json_str(text),
+            Err(_) => encode_json_with(serde_json::Deserializer::from_slice(bytes), true),
+        }
     }
 
     /// Takes encoded bytes from an untrusted source (a file, the network): validates that they
@@ -776,9 +783,23 @@ impl<'a> DocRef<'a> {
     /// The entries of an object, in order (empty for anything else).
     pub fn entries(&self) -> Entries<'a> {
         match self.head() {
-            Some(Head::Object(_, payload)) => Entries { rest: payload },
-            _ => Entries { rest: &[] },
+            Some(Head::Object(_, payload)) => Entries { raw: RawEntries { rest: payload } },
+            _ => Entries { raw: RawEntries { rest: &[] } },
         }
+    }
+
+    /// What this value is, with its contents, from one reading of its header: for walks that
+    /// visit every value (an index entering an item). `None` for malformed bytes (or a string
+    /// that is not UTF-8, which no stored document holds).
+    pub fn node(&self) -> Option<Node<'a>> {
+        Some(match self.head()? {
+            Head::Null => Node::Null,
+            Head::Bool(b) => Node::Bool(b),
+            Head::Number(n) => Node::Number(n),
+            Head::String(s) => Node::String(std::str::from_utf8(s).ok()?),
+            Head::Array(_, payload) => Node::Array(Elements { rest: payload }),
+            Head::Object(_, payload) => Node::Object(RawEntries { rest: payload }),
+        })
     }
 
     /// The elements of an array, in order (empty for anything else).
@@ -874,66 +895,6 @@ pub struct Shape {
     pub string_bytes: u64,
     pub scalars: u64,
     pub finite: bool,
-}
-
-/// Iterator over an object's entries: `(key, value)`. See [`DocRef::entries`].
-#[derive(Clone, Debug)]
-pub struct Entries<'a> {
-    rest: &'a [u8],
-}
-
-impl<'a> Iterator for Entries<'a> {
-    type Item = (&'a str, DocRef<'a>);
-
-    fn next(&mut self) -> Option<Self::Item> {
-        if self.rest.is_empty() {
-            return None;
-        }
-        let parsed = split_entry(self.rest).and_then(|(k, v, size)| Some((std::str::from_utf8(k).ok()?, v, size)));
-        match parsed {
-            Some((k, v, size)) => {
-                self.rest = self.rest.get(size..).unwrap_or(&[]);
-                Some((k, DocRef { bytes: v }))
-            }
-            None => {
-                self.rest = &[];
-                None
-            }
-        }
-    }
-}
-
-/// Iterator over an array's elements. See [`DocRef::elements`].
-#[derive(Clone, Debug)]
-pub struct Elements<'a> {
-    rest: &'a [u8],
-}
-
-impl<'a> Iterator for Elements<'a> {
-    type Item = DocRef<'a>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        if self.rest.is_empty() {
-            return None;
-        }
-        match split_value(self.rest) {
-            Some((v, rest)) => {
-                self.rest = rest;
-                Some(DocRef { bytes: v })
-            }
-            None => {
-                self.rest = &[];
-                None
-            }
-        }
-    }
-
-    fn nth(&mut self, n: usize) -> Option<Self::Item> {
-        for _ in 0..n {
-            self.next()?;
-        }
-        self.next()
-    }
 }
 
 /// Partition key values are read from the encoded item, without decoding it.

@@ -28,7 +28,7 @@ use std::sync::Arc;
 
 use cosmoql_value::Value;
 
-use crate::doc::DocRef;
+use crate::doc::{DocRef, Node};
 use crate::item::StoredItem;
 use cosmoql_catalog::epk::Epk;
 use cosmoql_catalog::indexing::{IndexStep, IndexingMode, IndexingPolicy};
@@ -48,7 +48,9 @@ use self::spatial::*;
 struct PathNode {
     /// Whether the policy indexes the scalars at this path.
     indexed: bool,
-    keys: HashMap<Box<str>, PathNode, foldhash::fast::RandomState>,
+    /// Children by property name (UTF-8 bytes, as a document holds them: a walk entering an item
+    /// looks each up once, without checking or copying the name).
+    keys: hashbrown::HashMap<Vec<u8>, PathNode, foldhash::fast::RandomState>,
     element: Option<Box<PathNode>>,
     values: BTreeMap<IndexKey, Postings>,
     /// Number of (key, item) entries in `values`.
@@ -60,7 +62,7 @@ struct PathNode {
 /// A step of the path being walked, borrowed from the item.
 #[derive(Clone, Copy)]
 enum Step<'a> {
-    Key(&'a str),
+    Key(&'a [u8]),
     Element,
 }
 
@@ -101,7 +103,7 @@ fn owned_path(steps: &[Step<'_>]) -> Vec<IndexStep> {
     steps
         .iter()
         .map(|s| match s {
-            Step::Key(k) => IndexStep::Key((*k).to_string()),
+            Step::Key(k) => IndexStep::Key(String::from_utf8_lossy(k).into_owned()),
             Step::Element => IndexStep::Element,
         })
         .collect()
@@ -119,12 +121,7 @@ impl PathNode {
     fn child<'n>(&'n mut self, step: Step<'_>, path: &[Step<'_>], policy: &IndexingPolicy) -> &'n mut PathNode {
         let make = || PathNode { indexed: policy.is_indexed(&owned_path(path)), ..PathNode::default() };
         match step {
-            Step::Key(k) => {
-                if !self.keys.contains_key(k) {
-                    self.keys.insert(k.into(), make());
-                }
-                self.keys.get_mut(k).expect("inserted above")
-            }
+            Step::Key(k) => self.keys.entry_ref(k).or_insert_with(make),
             Step::Element => self.element.get_or_insert_with(|| Box::new(make())),
         }
     }
@@ -161,30 +158,35 @@ impl PathNode {
         change: Change,
         policy: &IndexingPolicy,
     ) {
-        if v.is_object() {
-            for (k, child) in v.entries() {
-                path.push(Step::Key(k));
-                self.child(Step::Key(k), path, policy).walk(child, path, shared, seq, change, policy);
+        match v.node() {
+            Some(Node::Object(entries)) => {
+                for (k, child) in entries {
+                    path.push(Step::Key(k));
+                    self.child(Step::Key(k), path, policy).walk(child, path, shared, seq, change, policy);
+                    path.pop();
+                }
+            }
+            Some(Node::Array(elements)) => {
+                path.push(Step::Element);
+                let node = self.child(Step::Element, path, policy);
+                for element in elements {
+                    node.walk(element, path, shared, seq, change, policy);
+                }
                 path.pop();
             }
-        } else if v.is_array() {
-            path.push(Step::Element);
-            let node = self.child(Step::Element, path, policy);
-            for element in v.elements() {
-                node.walk(element, path, shared, seq, change, policy);
+            Some(scalar) if self.indexed => {
+                if let Some(key) = key_of_node(scalar, shared) {
+                    self.change(key, seq, change);
+                }
             }
-            path.pop();
-        } else if self.indexed {
-            if let Some(key) = key_of_doc(&v, shared) {
-                self.change(key, seq, change);
-            }
+            _ => {}
         }
     }
 
     /// Sorts the collected entries into `values` (a bulk load: full nodes, no searches).
     fn finish_build(&mut self) {
         let pending = std::mem::take(&mut self.pending);
-        let (values, entries) = group_sorted(pending);
+        let (values, entries) = group_sorted(pending, IndexKey::sort_prefix, IndexKey::prefix_is_key);
         self.values = values;
         self.entries = entries;
         for child in self.keys.values_mut() {
@@ -226,7 +228,7 @@ impl PathNode {
         let mut node = self;
         for step in path {
             node = match step {
-                IndexStep::Key(k) => node.keys.get(k.as_str())?,
+                IndexStep::Key(k) => node.keys.get(k.as_bytes())?,
                 IndexStep::Element => node.element.as_deref()?,
             };
         }
@@ -238,7 +240,7 @@ impl PathNode {
         let mut keys: Vec<_> = self.keys.iter().collect();
         keys.sort_by(|a, b| a.0.cmp(b.0));
         for (k, child) in keys {
-            path.push(IndexStep::Key(k.to_string()));
+            path.push(IndexStep::Key(String::from_utf8_lossy(k).into_owned()));
             child.visit(path, f);
             path.pop();
         }
@@ -382,7 +384,8 @@ impl PartitionIndex {
         }
         index.root.finish_build();
         for c in &mut index.composites {
-            let (values, entries) = group_sorted(std::mem::take(&mut c.pending));
+            let (values, entries) =
+                group_sorted(std::mem::take(&mut c.pending), |t| CompositeKey::tuple_prefix(t), |_| false);
             c.values = values;
             c.entries = entries;
         }
@@ -439,7 +442,7 @@ impl PartitionIndex {
         let mut path = Vec::new();
         self.root.walk(item.doc.root(), &mut path, shared, seq, change, &policy);
         // `_ts` lives in the metadata, not in the document.
-        let ts = self.root.child(Step::Key("_ts"), &[Step::Key("_ts")], &policy);
+        let ts = self.root.child(Step::Key(b"_ts"), &[Step::Key(b"_ts")], &policy);
         if let Some(key) = IndexKey::number(item.meta.ts as f64) {
             ts.change(key, seq, change);
         }

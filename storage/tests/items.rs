@@ -702,3 +702,19 @@ fn a_byte_order_mark_is_skipped() {
     }
     assert_eq!(parse_json("\u{feff}{\"a\":1}").unwrap(), parse_json("{\"a\":1}").unwrap());
 }
+
+/// A line that is not UTF-8 is skipped with serde_json's error and its position; the lines
+/// around it (UTF-8, checked once per line before parsing) are imported.
+#[test]
+fn a_line_that_is_not_utf8_is_skipped_with_its_position() {
+    let mut text = b"{\"id\":\"1\",\"pk\":\"\xc3\xa9\"}\n{\"id\":\"2\",\"pk\":\"a\xff\"}\n".to_vec();
+    text.extend_from_slice("{\"id\":\"3\",\"pk\":\"a\",\"s\":\"\\u00e9\\n\u{1F600}\"}\n".as_bytes());
+    let c = Container::new("c", PartitionKeyDefinition::hash("/pk").unwrap(), ContainerSettings::default());
+    let summary = c.import(&text[..], ImportOptions::default(), |_| {}).unwrap();
+    assert_eq!((summary.imported, summary.skipped, summary.failed), (2, 1, 0));
+    assert_eq!(summary.problems[0].line, 2);
+    assert!(summary.problems[0].message.contains("column 18"), "{}", summary.problems[0].message);
+    let read = c.read(&PartitionKey::from("a"), "3").unwrap();
+    assert_eq!(read.item.get("s"), &Value::from("é\n\u{1F600}"));
+    assert!(c.read(&PartitionKey::from("é"), "1").is_ok());
+}

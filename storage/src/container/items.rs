@@ -3,6 +3,7 @@
 //! undoes them, for batches and a refused log write).
 
 use super::*;
+use crate::doc::Node;
 
 impl Container {
     /// Each unique key's values in `doc`, tagged with the key's place in the policy (a missing
@@ -30,12 +31,13 @@ impl Container {
     /// Validates an item, fills its synthetic key and computes its key and EPK.
     pub(crate) fn prepare(&self, doc: Doc) -> Result<Prepared> {
         let mut doc = doc;
-        if !doc.root().is_object() {
+        let Some(Node::Object(entries)) = doc.root().node() else {
             return Err(StorageError::bad_request("an item must be a JSON object"));
-        }
+        };
         // System properties belong to the store: values sent back with an item (a read, modified,
         // then replaced) are dropped, not stored.
-        if doc.root().entries().any(|(k, _)| SYSTEM_PROPERTIES.contains(&k)) {
+        let system = |k: &[u8]| k.first() == Some(&b'_') && SYSTEM_PROPERTIES.iter().any(|p| p.as_bytes() == k);
+        if entries.into_iter().any(|(k, _)| system(k)) {
             let drop: Vec<(&str, &Value)> = SYSTEM_PROPERTIES.iter().map(|p| (*p, &Value::Undefined)).collect();
             doc = doc.with_fields(&drop).map_err(|e| StorageError::bad_request(e.to_string()))?;
         }

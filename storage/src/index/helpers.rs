@@ -67,13 +67,16 @@ pub(super) fn intersect(a: &[u64], b: &[u64]) -> Vec<u64> {
 /// The index key of a scalar inside an item's bytes (`shared`), sharing them for long strings;
 /// `None` for undefined, arrays, objects and non-finite numbers.
 pub(super) fn key_of_doc(v: &DocRef<'_>, shared: &Arc<[u8]>) -> Option<IndexKey> {
-    if v.is_null() {
-        Some(IndexKey::Null)
-    } else if let Some(b) = v.as_bool() {
-        Some(IndexKey::Bool(b))
-    } else if let Some(n) = v.as_f64() {
-        IndexKey::number(n)
-    } else {
-        v.as_str().map(|s| IndexKey::string_in(shared, s))
+    key_of_node(v.node()?, shared)
+}
+
+/// [`key_of_doc`] of a value already looked at.
+pub(super) fn key_of_node(v: Node<'_>, shared: &Arc<[u8]>) -> Option<IndexKey> {
+    match v {
+        Node::Null => Some(IndexKey::Null),
+        Node::Bool(b) => Some(IndexKey::Bool(b)),
+        Node::Number(n) => IndexKey::number(n),
+        Node::String(s) => Some(IndexKey::string_in(shared, s)),
+        Node::Array(_) | Node::Object(_) => None,
     }
 }

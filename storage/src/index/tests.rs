@@ -94,3 +94,71 @@ fn an_excluded_path_is_not_served_and_ordered_walks_resume_after_a_cursor() {
     let asc = index.ordered(&key("/v"), false, Some(&(IndexKey::number(1.0).unwrap(), 2)), 9, &all, &mut work);
     assert_eq!(asc.unwrap().iter().map(|(_, s, _)| *s).collect::<Vec<_>>(), [4, 1, 3]);
 }
+
+mod bulk {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Strings that tie on the sort prefix: shared first 14 bytes, NULs, lengths about 15.
+    fn text() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just(String::new()),
+            "[ab]{0,3}",
+            "(abcdefghijklm|abcdefghijklmn)[\\x00a-c]{0,3}",
+            "[\\x00z]{0,2}",
+            "x{38,40}[ab]?",
+        ]
+    }
+
+    fn scalar() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just("null".to_string()),
+            any::<bool>().prop_map(|b| b.to_string()),
+            prop_oneof![Just(-0.0f64), Just(0.0), Just(-1.5), Just(2.0), Just(1e300), Just(-5e-324)]
+                .prop_map(|n| format!("{n:e}")),
+            text().prop_map(|s| serde_json::to_string(&s).unwrap()),
+        ]
+    }
+
+    fn doc(id: usize) -> impl Strategy<Value = String> {
+        (scalar(), scalar(), proptest::collection::vec(scalar(), 0..4))
+            .prop_map(move |(a, b, tags)| format!(r#"{{"id":"{id}","a":{a},"b":{b},"tags":[{}]}}"#, tags.join(",")))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// The bulk build (entries collected, sorted by prefix and key, grouped) gives the index
+        /// that entering the items one at a time gives, whatever order the items come in.
+        #[test]
+        fn a_bulk_build_equals_entering_items_one_by_one(
+            docs in (1usize..60).prop_flat_map(|n| (0..n).map(doc).collect::<Vec<_>>()),
+            rotate in 0usize..60,
+        ) {
+            let policy = Arc::new(IndexingPolicy {
+                composite: vec![vec![
+                    cosmoql_catalog::indexing::CompositePath { text: "/b".into(), segments: key("/b"), descending: true },
+                    cosmoql_catalog::indexing::CompositePath { text: "/a".into(), segments: key("/a"), descending: false },
+                ]],
+                ..IndexingPolicy::default()
+            });
+            let epks = [Epk::min(), Epk::max()];
+            let items: Vec<(Epk, StoredItem)> = docs
+                .iter()
+                .enumerate()
+                .map(|(i, d)| (epks[i % 2].clone(), item(i as u64 + 1, d)))
+                .collect();
+            let mut one_by_one = PartitionIndex::new(Arc::clone(&policy));
+            for (epk, it) in &items {
+                one_by_one.insert(epk, it);
+            }
+            let mut shuffled: Vec<&(Epk, StoredItem)> = items.iter().collect();
+            let by = rotate % shuffled.len();
+            shuffled.rotate_left(by);
+            shuffled.reverse();
+            let bulk = PartitionIndex::build(policy, shuffled.into_iter().map(|(e, i)| (e, i)));
+            prop_assert_eq!(bulk.dump(), one_by_one.dump());
+            prop_assert_eq!(bulk.stats().entries, one_by_one.stats().entries);
+            prop_assert_eq!(bulk.stats().keys, one_by_one.stats().keys);
+        }
+    }
+}
