@@ -5,7 +5,9 @@
 //! the policy does not index is refused, as the service refuses it).
 
 use cosmoql::executor::source::QuerySource;
-use cosmoql::storage::{Container, ContainerSettings, IndexingPolicy, PartitionKeyDefinition};
+use cosmoql::storage::{
+    Container, ContainerSettings, IndexingPolicy, PartitionKey, PartitionKeyDefinition, PatchOperation, WriteOptions,
+};
 use cosmoql::value::{parse_json, Value};
 use cosmoql::{execute, QueryOptions};
 use proptest::prelude::*;
@@ -434,5 +436,134 @@ fn few_and_many_logical_partitions_keep_the_same_entries() {
                 }
             }
         }
+    }
+}
+
+/// A write to a logical partition whose own orders a pinned ORDER BY built.
+#[derive(Debug, Clone)]
+enum Write {
+    Create(u8, String),
+    Replace(usize, String),
+    Upsert(usize, String),
+    Delete(usize),
+    Patch(usize, String),
+    RemoveA(usize),
+}
+
+fn write() -> impl Strategy<Value = Write> {
+    let a = prop_oneof![
+        4 => (-3..6i32).prop_map(|n| n.to_string()),
+        2 => "[a-c]{0,2}".prop_map(|s| format!("\"{s}\"")),
+        1 => Just("null".to_string()),
+        1 => Just("[1]".to_string()),
+    ];
+    prop_oneof![
+        3 => (0..4u8, a.clone()).prop_map(|(k, a)| Write::Create(k, a)),
+        2 => (0..60usize, a.clone()).prop_map(|(i, a)| Write::Replace(i, a)),
+        1 => (0..60usize, a.clone()).prop_map(|(i, a)| Write::Upsert(i, a)),
+        2 => (0..60usize).prop_map(Write::Delete),
+        1 => (0..60usize, a).prop_map(|(i, a)| Write::Patch(i, a)),
+        1 => (0..60usize).prop_map(Write::RemoveA),
+    ]
+}
+
+/// Pinned ORDER BY queries on small logical partitions (of up to 24 in a physical partition).
+const PINNED: &[&str] = &[
+    "SELECT c.id, c.a FROM c WHERE c.pk = 'k1' ORDER BY c.a DESC",
+    "SELECT TOP 3 VALUE c.id FROM c WHERE c.pk = 'k1' ORDER BY c.a",
+    "SELECT c.id FROM c WHERE c.pk = 'k1' ORDER BY c.a OFFSET 1 LIMIT 2",
+    "SELECT VALUE c.id FROM c WHERE c.pk IN ('k1', 'k2') ORDER BY c.id DESC",
+    "SELECT VALUE c.id FROM c WHERE c.pk = 'k2' ORDER BY c._ts, c.id",
+    "SELECT TOP 2 VALUE c.id FROM c WHERE c.pk = 'k2' ORDER BY c._ts DESC",
+    "SELECT VALUE c.id FROM c WHERE c.pk = 'k3' AND c.a > 0 ORDER BY c.a",
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+
+    /// A logical partition's own orders, built by the first pinned ORDER BY, follow every write
+    /// after it (creates, replaces that change the key, upserts, deletes, patches, a key
+    /// removed): after each, every pinned query returns what a scan returns.
+    #[test]
+    fn a_logical_partitions_own_orders_follow_its_writes(
+        writes in prop::collection::vec(write(), 1..24),
+        partitions in 1usize..3,
+        page in prop::sample::select(vec![2usize, 1000]),
+    ) {
+        let settings = ContainerSettings { initial_partitions: partitions, ..ContainerSettings::default() };
+        let c = Container::new("c", PartitionKeyDefinition::hash("/pk").unwrap(), settings);
+        // 20 more logical partitions keep k1-k3 under half of their physical partitions.
+        let mut ids: Vec<(String, String)> = Vec::new();
+        for i in 0..80 {
+            let (pk, id) = (format!("k{}", i % 24), format!("i{i:03}"));
+            c.create(&parse_json(&format!(r#"{{"id":"{id}","pk":"{pk}","a":{}}}"#, i % 7)).unwrap()).unwrap();
+            ids.push((pk, id));
+        }
+        let check = |when: &str| -> Result<(), TestCaseError> {
+            for sql in PINNED {
+                let indexed = run(&c, sql, page);
+                prop_assert_eq!(&indexed, &run(&scanned(&c), sql, page), "{} ({})", sql, when);
+            }
+            Ok(())
+        };
+        check("before the writes")?;
+        let none = WriteOptions::default();
+        for (n, w) in writes.iter().enumerate() {
+            let at = |i: &usize| ids[*i % ids.len()].clone();
+            let item = |pk: &str, id: &str, a: &str| parse_json(&format!(r#"{{"id":"{id}","pk":"{pk}","a":{a}}}"#)).unwrap();
+            // Writes to items deleted before fail (404) and change nothing.
+            let _ = match w {
+                Write::Create(k, a) => {
+                    let (pk, id) = (format!("k{k}"), format!("n{n:03}"));
+                    ids.push((pk.clone(), id.clone()));
+                    c.create(&item(&pk, &id, a)).map(|_| ())
+                }
+                Write::Replace(i, a) => {
+                    let (pk, id) = at(i);
+                    c.replace(&PartitionKey::from(pk.as_str()), &id, &item(&pk, &id, a), &none).map(|_| ())
+                }
+                Write::Upsert(i, a) => {
+                    let (pk, id) = at(i);
+                    c.upsert(&item(&pk, &id, a), &none).map(|_| ())
+                }
+                Write::Delete(i) => {
+                    let (pk, id) = at(i);
+                    c.delete(&PartitionKey::from(pk.as_str()), &id, &none).map(|_| ())
+                }
+                Write::Patch(i, a) => {
+                    let (pk, id) = at(i);
+                    let set = PatchOperation::Set { path: "/a".into(), value: parse_json(a).unwrap() };
+                    c.patch(&PartitionKey::from(pk.as_str()), &id, &[set], &none).map(|_| ())
+                }
+                Write::RemoveA(i) => {
+                    let (pk, id) = at(i);
+                    let remove = PatchOperation::Remove { path: "/a".into() };
+                    c.patch(&PartitionKey::from(pk.as_str()), &id, &[remove], &none).map(|_| ())
+                }
+            };
+            check(&format!("after {w:?}"))?;
+        }
+    }
+}
+
+/// A TOP of one small logical partition reads its own order: the rows' entries and one more,
+/// not the physical partition's entries of every logical partition between them.
+#[test]
+fn a_pinned_top_reads_its_logical_partitions_entries_only() {
+    // Two physical partitions of 20 logical partitions of 20 items each.
+    let settings = ContainerSettings { initial_partitions: 2, ..ContainerSettings::default() };
+    let c = Container::new("c", PartitionKeyDefinition::hash("/pk").unwrap(), settings);
+    for i in 0..800 {
+        let item = format!(r#"{{"id":"i{i:03}","pk":"k{}","a":{}}}"#, i % 40, (i * 37) % 800);
+        c.create(&parse_json(&item).unwrap()).unwrap();
+    }
+    let sql = "SELECT TOP 5 c.id, c.a FROM c WHERE c.pk = 'k7' ORDER BY c.a DESC";
+    // The first run builds the order, the second reads it: both read the same entries.
+    for _ in 0..2 {
+        let top = execute(&c, sql, &QueryOptions::default()).unwrap();
+        assert_eq!(top.items, run(&scanned(&c), sql, 1000).unwrap());
+        // The walk reads one row past the five to close the page, and a first chunk of 16.
+        assert_eq!(top.metrics.retrieved_document_count, 6, "{:?}", top.metrics);
+        assert_eq!(top.metrics.index_entries_read, 16, "{:?}", top.metrics);
     }
 }

@@ -154,7 +154,11 @@ fn item_bytes(row: &crate::row::Row) -> u64 {
 /// What the storage says of a unit's share of its physical partitions (`None` when it does not
 /// know): the statistics the plan's run-time choices read (`cosmoql_planner::choices`).
 fn unit_share(source: &dyn QuerySource, unit: &Unit) -> Option<UnitShare> {
-    source.indexes().map(|i| i.items_in(&unit.ranges)).map(|(inside, whole)| UnitShare { inside, whole })
+    source.indexes().map(|i| i.items_in(&unit.ranges)).map(|r| UnitShare {
+        inside: r.inside,
+        whole: r.whole,
+        own_orders: r.own_orders,
+    })
 }
 
 /// The items at known positions, read a chunk at a time.
@@ -877,7 +881,7 @@ impl Coordinator<'_> {
                     stats.index_entries += work.entries;
                     count
                 }
-                None => indexes.items_in(&unit.ranges).0,
+                None => indexes.items_in(&unit.ranges).inside,
             };
             total = total.saturating_add(n);
         }

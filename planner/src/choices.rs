@@ -11,21 +11,24 @@ use crate::access::Access;
 pub const SCAN_SHARE: u64 = 8;
 
 /// Walking the ORDER BY index of a unit's physical partitions reads about `rows × whole /
-/// inside` entries for `rows` rows (it skips the entries of other logical partitions); it walks
-/// when that is under `WALK_ENTRIES_PER_ITEM` entries for each of the unit's items (an entry
-/// costs about a quarter of an item).
+/// inside` entries for `rows` rows (it skips the entries of other logical partitions), or
+/// `rows` when the unit's logical partitions' own orders serve it; it walks when that is under
+/// `WALK_ENTRIES_PER_ITEM` entries for each of the unit's items (an entry costs about a quarter
+/// of an item).
 pub const WALK_ENTRIES_PER_ITEM: u64 = 4;
 
 /// An ORDER BY query whose index seek finds at most this many items in a unit sorts them;
 /// past it, it walks the ORDER BY index.
 pub const SEEK_THEN_SORT: usize = 10_000;
 
-/// What the storage says of a unit: the items its key ranges hold (`inside`) and the items of
-/// the physical partitions holding them (`whole`).
+/// What the storage says of a unit: the items its key ranges hold (`inside`), the items of
+/// the physical partitions holding them (`whole`), and whether an ORDER BY walk reads the
+/// unit's logical partitions' own orders (`own_orders`: their entries only).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct UnitShare {
     pub inside: u64,
     pub whole: u64,
+    pub own_orders: bool,
 }
 
 impl UnitShare {
@@ -36,11 +39,11 @@ impl UnitShare {
 
     /// Walking the ORDER BY index for `rows` rows (all of the unit's when `None`) reads less than
     /// scanning the unit's items: a TOP 10 of a big logical partition in a bigger physical one
-    /// walks; of a small one, scans.
+    /// walks; of a small one, scans, unless the logical partition's own order serves the walk.
     pub fn walk_is_smaller(self, rows: Option<u64>) -> bool {
         let rows = rows.unwrap_or(self.inside);
-        self.inside > 0
-            && rows.saturating_mul(self.whole) / self.inside < self.inside.saturating_mul(WALK_ENTRIES_PER_ITEM)
+        let entries = if self.own_orders { rows } else { rows.saturating_mul(self.whole) / self.inside.max(1) };
+        self.inside > 0 && entries < self.inside.saturating_mul(WALK_ENTRIES_PER_ITEM)
     }
 }
 
@@ -91,7 +94,7 @@ mod tests {
 
     #[test]
     fn each_threshold_is_where_its_constant_says() {
-        let share = |inside, whole| UnitShare { inside, whole };
+        let share = |inside, whole| UnitShare { inside, whole, own_orders: false };
         assert!(share(99, 800).scan_is_smaller());
         assert!(!share(100, 800).scan_is_smaller());
         // TOP 10 of 1,000 items in a partition of 10,000: 100 entries < 4,000.
@@ -100,5 +103,9 @@ mod tests {
         assert!(!share(1_000, 10_000).walk_is_smaller(None));
         assert!(!share(0, 10).walk_is_smaller(Some(1)));
         assert!(share(10, 10).walk_is_smaller(None));
+        // A logical partition's own order: TOP 10 of 50 items reads 10 entries < 200.
+        assert!(!share(50, 10_000).walk_is_smaller(Some(10)));
+        assert!(UnitShare { inside: 50, whole: 10_000, own_orders: true }.walk_is_smaller(Some(10)));
+        assert!(!UnitShare { inside: 0, whole: 10_000, own_orders: true }.walk_is_smaller(Some(10)));
     }
 }

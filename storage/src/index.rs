@@ -252,6 +252,17 @@ impl PathNode {
     }
 }
 
+/// The key `item` has in the range index at `path` (a path without `[]`), as the index enters
+/// it (`_ts` from the item's metadata); `None` when the item holds no scalar there.
+pub(crate) fn item_key(item: &StoredItem, path: &[IndexStep]) -> Option<IndexKey> {
+    if let [IndexStep::Key(k)] = path {
+        if k == "_ts" {
+            return IndexKey::number(item.meta.ts as f64);
+        }
+    }
+    key_of_doc(&scalar_at(item, path)?, item.doc.shared())
+}
+
 /// How many index terms `item` has under `policy`: a scalar at an indexed path (each array
 /// element its own), `_ts`, a tuple per composite index it fills, an entry per spatial path
 /// holding an object. What a write's request charge counts.

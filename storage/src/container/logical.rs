@@ -33,11 +33,21 @@ pub(super) struct LogicalPartition {
     /// Under a unique key policy: each item's unique values (see `Container::unique_values`) to
     /// its id.
     pub(super) unique: HashMap<String, Arc<str>, foldhash::fast::RandomState>,
+    /// Its items in the order of their values at paths queries walked (built by a read, under the
+    /// partition's read lock; writes hold the write lock and reach them without locking).
+    pub(super) orders: Mutex<LocalOrders>,
 }
 
 impl LogicalPartition {
     pub(super) fn new(key: PartitionKey) -> Self {
-        LogicalPartition { key, ids: HashMap::default(), slots: Vec::new(), bytes: 0, unique: HashMap::default() }
+        LogicalPartition {
+            key,
+            ids: HashMap::default(),
+            slots: Vec::new(),
+            bytes: 0,
+            unique: HashMap::default(),
+            orders: Mutex::default(),
+        }
     }
 
     /// A 409 if another item than `id` holds one of `values`.
@@ -91,6 +101,7 @@ impl LogicalPartition {
     /// Appends a new item (its sequence number is the largest so far).
     pub(super) fn push(&mut self, id: Arc<str>, item: StoredItem) {
         self.bytes += item.doc.len() as u64;
+        self.orders.get_mut().added(&item);
         self.ids.insert(id, self.slots.len() as u32);
         self.slots.push(Slot::Live(item));
     }
@@ -100,6 +111,9 @@ impl LogicalPartition {
         let slot = self.slots.get_mut(*self.ids.get(id)? as usize)?;
         let Slot::Live(old) = slot else { return None };
         self.bytes = self.bytes - old.doc.len() as u64 + item.doc.len() as u64;
+        let orders = self.orders.get_mut();
+        orders.removed(old);
+        orders.added(&item);
         Some(std::mem::replace(old, item))
     }
 
@@ -110,6 +124,7 @@ impl LogicalPartition {
         let seq = slot.seq();
         let Slot::Live(old) = std::mem::replace(slot, Slot::Dead(seq)) else { return None };
         self.bytes -= old.doc.len() as u64;
+        self.orders.get_mut().removed(&old);
         let dead = self.slots.len() - self.ids.len();
         if dead > 32 && dead > self.ids.len() {
             self.compact();
@@ -165,6 +180,7 @@ impl LogicalPartition {
     pub(super) fn restore(&mut self, id: Arc<str>, item: StoredItem) {
         let seq = item.meta.seq;
         self.bytes += item.doc.len() as u64;
+        self.orders.get_mut().added(&item);
         let pos = self.slots.partition_point(|s| s.seq() < seq);
         if matches!(self.slots.get(pos), Some(Slot::Dead(s)) if *s == seq) {
             self.slots[pos] = Slot::Live(item);

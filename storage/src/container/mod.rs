@@ -38,6 +38,7 @@ use cosmoql_catalog::{IndexKey, IndexProbe};
 mod batch;
 mod feed;
 mod items;
+mod local_order;
 mod logical;
 mod persist;
 mod scan;
@@ -46,12 +47,13 @@ mod settings;
 mod splits;
 mod ttl;
 
+use local_order::LocalOrders;
 use logical::*;
 pub(crate) use persist::Journal;
 use persist::{Entry, Pending};
 
 pub use scan::{ItemPosition, Scan};
-pub use serving::{CompositeWalk, IndexBounds, IndexServing, OrderedEntries, OrderedWalk};
+pub use serving::{CompositeWalk, IndexBounds, IndexServing, OrderedEntries, OrderedWalk, RangeItems};
 pub use settings::*;
 
 /// What a write did, as the all-versions-and-deletes change feed reports it.
@@ -698,11 +700,14 @@ impl Container {
         (current * 100 / map.len().max(1)) as u8
     }
 
-    /// The sizes of the indexes, summed over the partitions.
+    /// The sizes of the indexes, summed over the partitions (with the orders logical partitions
+    /// keep for pinned ORDER BY walks in the bytes).
     pub fn index_stats(&self) -> IndexStats {
         let mut stats = IndexStats::default();
         for p in self.partitions.read().iter() {
-            stats += p.data.read().index.stats();
+            let data = p.data.read();
+            stats += data.index.stats();
+            stats.bytes += data.logical.values().map(|lp| lp.orders.lock().heap_bytes() as u64).sum::<u64>();
         }
         stats
     }

@@ -23,6 +23,19 @@ pub struct OrderedWalk<'a> {
     pub items: bool,
 }
 
+/// What a request's EPK ranges hold ([`IndexServing::items_in`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RangeItems {
+    /// Items in the ranges.
+    pub inside: u64,
+    /// Items of the physical partitions holding them.
+    pub whole: u64,
+    /// Whether the ranges take a few logical partitions of each of those physical partitions,
+    /// holding at most half of its items: an ordered walk reads those logical partitions' own
+    /// orders, their entries only ([`LocalOrders`]).
+    pub own_orders: bool,
+}
+
 /// What [`Container::composite_ordered`] walks: ORDER BY paths with their directions.
 #[derive(Debug, Clone, Copy)]
 pub struct CompositeWalk<'a> {
@@ -74,7 +87,7 @@ pub trait IndexServing: Sync {
     ) -> Option<(Vec<ItemPosition>, IndexWork)>;
 
     /// How many items `ranges` hold, and how many the physical partitions holding them hold.
-    fn items_in(&self, ranges: &[(Epk, Epk)]) -> (u64, u64);
+    fn items_in(&self, ranges: &[(Epk, Epk)]) -> RangeItems;
 
     /// The items at these positions (sorted), skipping those deleted meanwhile.
     fn fetch(&self, positions: &[ItemPosition]) -> Vec<(ItemPosition, StoredItem)>;
@@ -169,6 +182,34 @@ impl<'a> Keep<'a> {
     }
 }
 
+/// The logical partitions of `p` that `ranges` take, when they are a few and hold at most half
+/// of its items (a query pinned to a key or a few): their own orders ([`LocalOrders`]) serve an
+/// ordered walk reading their entries only. `None` otherwise: the partition's index serves it.
+fn pinned_logical<'d>(
+    p: &PhysicalPartition,
+    data: &'d PartitionData,
+    ranges: &[(Epk, Epk)],
+) -> Option<Vec<(&'d Epk, &'d LogicalPartition)>> {
+    if p.within(ranges) {
+        return None;
+    }
+    let mut pinned = Vec::new();
+    let mut items = 0usize;
+    for (min, max) in ranges {
+        if *max <= p.min || *min >= p.max {
+            continue;
+        }
+        for (epk, lp) in data.logical.range::<Epk, _>((Bound::Included(min), Bound::Excluded(max))) {
+            if pinned.len() == FEW_LOGICAL {
+                return None;
+            }
+            items += lp.len();
+            pinned.push((epk, lp));
+        }
+    }
+    (items.saturating_mul(2) <= data.items).then_some(pinned)
+}
+
 impl Container {
     /// Whether the current policy lets queries use the range index at `path` (a partition whose
     /// index is still being transformed may not have it yet).
@@ -229,21 +270,22 @@ impl IndexServing for Container {
     /// How many items `ranges` hold, and how many the physical partitions holding them hold (an
     /// index covers a whole physical partition: for a few logical partitions of a big one, a scan
     /// of them reads less than an index does).
-    fn items_in(&self, ranges: &[(Epk, Epk)]) -> (u64, u64) {
+    fn items_in(&self, ranges: &[(Epk, Epk)]) -> RangeItems {
         let map = self.partitions.read();
-        let (mut inside, mut whole) = (0u64, 0u64);
+        let mut items = RangeItems { inside: 0, whole: 0, own_orders: true };
         for p in Self::covering(&map, ranges) {
             let data = p.data.read();
-            whole += data.items as u64;
+            items.whole += data.items as u64;
+            items.own_orders &= pinned_logical(p, &data, ranges).is_some();
             for (min, max) in ranges {
                 if *max <= p.min || *min >= p.max {
                     continue;
                 }
                 let range = (Bound::Included(min), Bound::Excluded(max));
-                inside += data.logical.range::<Epk, _>(range).map(|(_, lp)| lp.len() as u64).sum::<u64>();
+                items.inside += data.logical.range::<Epk, _>(range).map(|(_, lp)| lp.len() as u64).sum::<u64>();
             }
         }
-        (inside, whole)
+        items
     }
 
     /// The items at these positions (sorted), skipping those deleted meanwhile.
@@ -297,6 +339,23 @@ impl IndexServing for Container {
             let data = p.data.read();
             if data.index.items_with_scalar(path) != data.index.items() {
                 return None;
+            }
+            if let Some(pinned) = pinned_logical(p, &data, ranges) {
+                for (epk, lp) in pinned {
+                    let entries =
+                        lp.orders.lock().walk(path, walk.descending, walk.after, walk.limit, lp.iter_from(0))?;
+                    work.entries += entries.len() as u64;
+                    let mut run = Vec::with_capacity(entries.len());
+                    for (key, seq) in entries {
+                        let item = match walk.items {
+                            true => Some(lp.get_seq(seq)?.clone()),
+                            false => None,
+                        };
+                        run.push((key, ItemPosition { epk: epk.clone(), seq }, item));
+                    }
+                    runs.push(run);
+                }
+                continue;
             }
             let keep = Keep::new(p, &data, ranges);
             let entries =
