@@ -30,6 +30,36 @@ pub struct ShortStr {
     bytes: [u8; SHORT],
 }
 
+impl ShortStr {
+    /// The order of the strings' bytes, without a call to `memcmp`: the zero-padded buffers
+    /// compared eight bytes at a time as big-endian words (which order as their bytes do), up to
+    /// the longer string's end, then the lengths (a string and the same followed by NULs differ
+    /// only there).
+    fn cmp_bytes(&self, other: &ShortStr) -> Ordering {
+        fn word(b: &[u8; SHORT], at: usize) -> u64 {
+            match b.get(at..at + 8) {
+                Some(w) => u64::from_be_bytes(w.try_into().unwrap_or_default()),
+                None => {
+                    let mut w = [0u8; 8];
+                    let tail = b.get(at..).unwrap_or_default();
+                    w[..tail.len()].copy_from_slice(tail);
+                    u64::from_be_bytes(w)
+                }
+            }
+        }
+        let end = usize::from(self.len.max(other.len));
+        let mut at = 0;
+        while at < end {
+            let (x, y) = (word(&self.bytes, at), word(&other.bytes, at));
+            if x != y {
+                return x.cmp(&y);
+            }
+            at += 8;
+        }
+        self.len.cmp(&other.len)
+    }
+}
+
 /// A string inside shared bytes: an item's encoding, or a query's own copy.
 #[derive(Clone)]
 pub struct SharedStr {
@@ -172,9 +202,7 @@ impl Ord for IndexKey {
     fn cmp(&self, other: &Self) -> Ordering {
         match (self, other) {
             (IndexKey::Number(a), IndexKey::Number(b)) => a.total_cmp(b),
-            (IndexKey::Short(a), IndexKey::Short(b)) => {
-                a.bytes[..usize::from(a.len)].cmp(&b.bytes[..usize::from(b.len)])
-            }
+            (IndexKey::Short(a), IndexKey::Short(b)) => a.cmp_bytes(b),
             _ => match (self.str_bytes(), other.str_bytes()) {
                 (Some(a), Some(b)) => a.cmp(b),
                 _ => self.rank().cmp(&other.rank()),
@@ -206,6 +234,24 @@ impl fmt::Debug for IndexKey {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn short_strings_order_as_their_bytes() {
+        let texts =
+            ["", "\0", "a", "a\0", "a\0\0", "ab", "abcdefgh", "abcdefgh\0", "abcdefghi", "abcdefgg", "é", "\u{7f}"];
+        let mut all: Vec<String> = texts.iter().map(|s| s.to_string()).collect();
+        for n in [7, 8, 9, 15, 16, 17, 23, 24, 25, 31, 32, 33, 37, 38] {
+            all.push("x".repeat(n));
+            all.push(format!("{}y", "x".repeat(n - 1)));
+            all.push(format!("{}\0", "x".repeat(n - 1)));
+        }
+        for a in &all {
+            for b in &all {
+                let (ka, kb) = (IndexKey::string(a), IndexKey::string(b));
+                assert_eq!(ka.cmp(&kb), a.as_bytes().cmp(b.as_bytes()), "{a:?} {b:?}");
+            }
+        }
+    }
 
     #[test]
     fn sort_prefix_agrees_with_the_order() {
