@@ -370,6 +370,26 @@ impl Ord for Epk {
     /// padded with zeros to the same length, compared here eight at a time (sorting a probe's
     /// positions by EPK was a fifth of a query's instructions).
     fn cmp(&self, other: &Self) -> Ordering {
+        // Inline EPKs are zero past their length (only `extend` writes, at the end): their
+        // buffers are the padded bytes already, read a whole word at a time.
+        if let (Repr::Inline { len: la, buf: a }, Repr::Inline { len: lb, buf: b }) = (&self.0, &other.0) {
+            let end = usize::from(*la.max(lb));
+            let mut at = 0;
+            while let (Some(x), Some(y)) = (a.get(at..at + 8), b.get(at..at + 8)) {
+                if at >= end {
+                    return Ordering::Equal;
+                }
+                let (x, y) = (
+                    u64::from_be_bytes(x.try_into().unwrap_or_default()),
+                    u64::from_be_bytes(y.try_into().unwrap_or_default()),
+                );
+                if x != y {
+                    return x.cmp(&y);
+                }
+                at += 8;
+            }
+            return Ordering::Equal;
+        }
         let (a, b) = (self.as_bytes(), other.as_bytes());
         let word = |bytes: &[u8], at: usize| match bytes.get(at..at + 8) {
             Some(chunk) => u64::from_be_bytes(<[u8; 8]>::try_from(chunk).unwrap_or([0; 8])),
@@ -797,7 +817,8 @@ mod tests {
         };
         let mut epks = Vec::new();
         for _ in 0..400 {
-            let len = next() % 40;
+            // Up to 60 bytes: inline (at most 48) and on the heap, each against both.
+            let len = next() % 60;
             let bytes: Vec<u8> = (0..len).map(|_| [0x00, 0x01, 0x7F, 0x80, 0xFF][next() % 5]).collect();
             epks.push(Epk::from_bytes(&bytes));
         }

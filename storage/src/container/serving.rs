@@ -222,6 +222,13 @@ impl Container {
         map: &'m [Arc<PhysicalPartition>],
         ranges: &[(Epk, Epk)],
     ) -> Vec<&'m Arc<PhysicalPartition>> {
+        // One partition holds every range (a query's unit is one physical partition's part of
+        // its ranges): found with one search, not a walk over the map.
+        if let (Some((first, _)), Some((_, last))) = (ranges.first(), ranges.last()) {
+            if let Some(p) = map.get(Self::index_for(map, first)).filter(|p| *last <= p.max) {
+                return vec![p];
+            }
+        }
         let mut out: Vec<&Arc<PhysicalPartition>> = Vec::new();
         for (min, max) in ranges {
             for p in map[Self::index_for(map, min)..].iter().take_while(|p| p.min < *max) {
