@@ -400,3 +400,28 @@ fn a_parent_token_resumes_each_child_after_a_split() {
         assert!(e.to_string().contains("belongs to another feed range"), "{e}");
     }
 }
+
+/// A batch rolled back (its last operation fails) leaves the feed as it was: the items it
+/// replaced and deleted come back in their versions before it, once each, at their LSNs.
+#[test]
+fn a_rolled_back_batch_leaves_the_feed_as_it_was() {
+    let (c, _) = client(2);
+    for i in 0..6 {
+        c.create_item(&item(i, "a", i)).unwrap();
+    }
+    c.create_item(&item(9, "b", 9)).unwrap();
+    let before = drain(&c, &FeedRange::All, ChangeFeedStart::Beginning, None, 100).0;
+    let batch = cosmoql::TransactionalBatch::new()
+        .replace_item("1", &item(1, "a", 100))
+        .unwrap()
+        .delete_item("2")
+        .upsert_item(&item(7, "a", 7))
+        .unwrap()
+        .create_item(&item(3, "a", 3))
+        .unwrap();
+    assert!(c.execute_transactional_batch(PartitionKey::from("a"), batch).is_err());
+    let after = drain(&c, &FeedRange::All, ChangeFeedStart::Beginning, None, 100).0;
+    assert_eq!(after, before);
+    let ids: Vec<&str> = after.iter().map(|(id, _, _)| id.as_str()).collect();
+    assert_eq!(ids.len(), 7, "{ids:?}");
+}

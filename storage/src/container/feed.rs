@@ -30,12 +30,12 @@ impl Container {
             from,
             room,
             |data| &data.changes,
-            |data, _, (epk, item_id)| {
-                if epk < lo || epk >= hi {
+            |data, _, (epk, seq)| {
+                if **epk < *lo || **epk >= *hi {
                     return None;
                 }
-                let item = existing(data, epk, item_id)?;
-                min_ts.is_none_or(|t| item.meta.ts >= t).then(|| (item, epk.clone()))
+                let item = data.logical.get(&**epk)?.get_seq(*seq)?;
+                min_ts.is_none_or(|t| item.meta.ts >= t).then(|| (item.clone(), Epk::clone(epk)))
             },
         )
     }

@@ -280,7 +280,8 @@ impl Container {
         let cap = self.settings.logical_partition_max_bytes;
         let size = stored.doc.len() as u64;
         let unique = self.unique_values(&stored.doc);
-        let lp = data.logical.entry(prep.epk.clone()).or_insert_with(|| LogicalPartition::new(prep.key.clone()));
+        let lp =
+            data.logical.entry(prep.epk.clone()).or_insert_with(|| LogicalPartition::new(prep.key.clone(), &prep.epk));
         let failure = if lp.contains(&prep.id) {
             Some(StorageError::conflict(format!(
                 "an item with id `{}` exists in logical partition {}",
@@ -298,7 +299,7 @@ impl Container {
             return Err(err);
         }
         data.index.insert(&prep.epk, &stored);
-        data.changes.insert(stored.meta.lsn, (prep.epk.clone(), Arc::clone(&prep.id)));
+        data.changes.insert(stored.meta.lsn, (Arc::clone(&lp.epk), stored.meta.seq));
         lp.index_unique(&prep.id, unique);
         self.schedule_expiry(&prep.epk, &prep.id, &stored.meta);
         let change = self.settings.change_feed_retention.is_some().then(|| Change {
@@ -346,7 +347,7 @@ impl Container {
         lp.unindex_unique(&self.unique_values(&old.doc));
         lp.index_unique(&prep.id, unique);
         data.changes.remove(&old.meta.lsn);
-        data.changes.insert(stored.meta.lsn, (prep.epk.clone(), Arc::clone(&prep.id)));
+        data.changes.insert(stored.meta.lsn, (Arc::clone(&lp.epk), stored.meta.seq));
         if self.settings.change_feed_retention.is_some() {
             let change = Change {
                 operation: ChangeOperation::Replace,
@@ -504,7 +505,7 @@ impl Container {
                         lp.index_unique(&id, self.unique_values(&old.doc));
                         self.schedule_expiry(&epk, &id, &old.meta);
                         data.changes.remove(&newer.meta.lsn);
-                        data.changes.insert(old.meta.lsn, (epk.clone(), Arc::clone(&id)));
+                        data.changes.insert(old.meta.lsn, (Arc::clone(&lp.epk), old.meta.seq));
                         data.index.remove(&newer);
                         data.index.insert(&epk, &old);
                         data.bytes = data.bytes - newer.doc.len() as u64 + size;
@@ -515,9 +516,9 @@ impl Container {
                 let size = old.doc.len() as u64;
                 data.index.insert(&epk, &old);
                 self.schedule_expiry(&epk, &id, &old.meta);
-                data.changes.insert(old.meta.lsn, (epk.clone(), Arc::clone(&id)));
                 let unique = self.unique_values(&old.doc);
-                let lp = data.logical.entry(epk).or_insert_with(|| LogicalPartition::new(key));
+                let lp = data.logical.entry(epk.clone()).or_insert_with(|| LogicalPartition::new(key, &epk));
+                data.changes.insert(old.meta.lsn, (Arc::clone(&lp.epk), old.meta.seq));
                 lp.index_unique(&id, unique);
                 lp.restore(id, old);
                 data.items += 1;

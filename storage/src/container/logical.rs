@@ -25,6 +25,8 @@ impl Slot {
 #[derive(Debug)]
 pub(super) struct LogicalPartition {
     pub(super) key: PartitionKey,
+    /// Its EPK, shared with the change feed's entries.
+    pub(super) epk: Arc<Epk>,
     /// Item ids to slot positions (foldhash: SipHash was the top cost of imports).
     pub(super) ids: HashMap<Arc<str>, u32, foldhash::fast::RandomState>,
     /// Items by increasing creation sequence number (assigned under the partition's write lock).
@@ -39,9 +41,10 @@ pub(super) struct LogicalPartition {
 }
 
 impl LogicalPartition {
-    pub(super) fn new(key: PartitionKey) -> Self {
+    pub(super) fn new(key: PartitionKey, epk: &Epk) -> Self {
         LogicalPartition {
             key,
+            epk: Arc::new(epk.clone()),
             ids: HashMap::default(),
             slots: Vec::new(),
             bytes: 0,
