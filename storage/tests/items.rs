@@ -718,3 +718,55 @@ fn a_line_that_is_not_utf8_is_skipped_with_its_position() {
     assert_eq!(read.item.get("s"), &Value::from("é\n\u{1F600}"));
     assert!(c.read(&PartitionKey::from("é"), "1").is_ok());
 }
+
+/// A logical partition finds its items by id through a table of positions hashed by the ids the
+/// items hold: after deletes that compact its slots, rolled-back deletes put back in the middle,
+/// replaces and ids created again, every id reads what a model says, and no other does.
+#[test]
+fn ids_are_found_after_compactions_restores_and_recreation() {
+    let c = container("/pk");
+    let key = PartitionKey::from("a");
+    let none = WriteOptions::default();
+    let doc = |id: &str, v: usize| parse_json(&format!(r#"{{"pk":"a","v":{v},"id":"{id}"}}"#)).unwrap();
+    let mut model: BTreeMap<String, usize> = BTreeMap::new();
+    for i in 0..200 {
+        let id = format!("item-{i}-{}", "x".repeat(i % 40));
+        c.create(&doc(&id, i)).unwrap();
+        model.insert(id, i);
+    }
+    let ids: Vec<String> = model.keys().cloned().collect();
+    let check = |model: &BTreeMap<String, usize>, when: &str| {
+        for id in &ids {
+            let read = c.read(&key, id).ok().map(|r| r.item.get("v").as_f64().unwrap() as usize);
+            assert_eq!(read, model.get(id).copied(), "{id} {when}");
+        }
+        assert_eq!(c.scan().items().count(), model.len(), "{when}");
+    };
+    // 150 deletes: the dead slots pass 32 and the live ones, so the slots are compacted.
+    for id in ids.iter().step_by(4).chain(ids.iter().skip(1).step_by(2)).take(150) {
+        c.delete(&key, id, &none).unwrap();
+        model.remove(id);
+    }
+    check(&model, "after the deletes");
+    // A batch that deletes and fails puts the items back at their places in creation order.
+    let live: Vec<String> = model.keys().take(3).cloned().collect();
+    let batch: Vec<BatchOperation> = live
+        .iter()
+        .map(|id| BatchOperation::Delete { id: id.clone(), if_match: None })
+        .chain([BatchOperation::Replace { id: "missing".into(), item: doc("missing", 0), if_match: None }])
+        .collect();
+    assert!(c.execute_batch(&key, &batch).is_err());
+    check(&model, "after the rolled-back batch");
+    for (n, id) in ids.iter().enumerate().filter(|(n, _)| n % 5 == 0) {
+        if model.contains_key(id) {
+            c.replace(&key, id, &doc(id, 1000 + n), &none).unwrap();
+        } else {
+            c.create(&doc(id, 1000 + n)).unwrap();
+        }
+        model.insert(id.clone(), 1000 + n);
+    }
+    check(&model, "after replaces and creates");
+    for id in model.keys() {
+        assert_eq!(c.create(&doc(id, 0)).unwrap_err().status_code(), 409, "{id}");
+    }
+}

@@ -315,7 +315,7 @@ impl Container {
         let lsn = stored.meta.lsn;
         let undo = Undo::Inserted { epk: prep.epk.clone(), id: Arc::clone(&prep.id) };
         let logged = self.journal().is_some().then(|| stored.clone());
-        lp.push(Arc::clone(&prep.id), stored);
+        lp.push(&prep.id, stored);
         data.items += 1;
         data.bytes += size;
         if let Some(change) = change {
@@ -520,7 +520,7 @@ impl Container {
                 let lp = data.logical.entry(epk.clone()).or_insert_with(|| LogicalPartition::new(key, &epk));
                 data.changes.insert(old.meta.lsn, (Arc::clone(&lp.epk), old.meta.seq));
                 lp.index_unique(&id, unique);
-                lp.restore(id, old);
+                lp.restore(&id, old);
                 data.items += 1;
                 data.bytes += size;
             }

@@ -27,8 +27,8 @@ pub(super) struct LogicalPartition {
     pub(super) key: PartitionKey,
     /// Its EPK, shared with the change feed's entries.
     pub(super) epk: Arc<Epk>,
-    /// Item ids to slot positions (foldhash: SipHash was the top cost of imports).
-    pub(super) ids: HashMap<Arc<str>, u32, foldhash::fast::RandomState>,
+    /// Item ids to slot positions (the ids themselves are the items').
+    pub(super) ids: IdTable,
     /// Items by increasing creation sequence number (assigned under the partition's write lock).
     pub(super) slots: Vec<Slot>,
     pub(super) bytes: u64,
@@ -45,7 +45,7 @@ impl LogicalPartition {
         LogicalPartition {
             key,
             epk: Arc::new(epk.clone()),
-            ids: HashMap::default(),
+            ids: IdTable::default(),
             slots: Vec::new(),
             bytes: 0,
             unique: HashMap::default(),
@@ -78,11 +78,11 @@ impl LogicalPartition {
     }
 
     pub(super) fn is_empty(&self) -> bool {
-        self.ids.is_empty()
+        self.ids.len() == 0
     }
 
     pub(super) fn get(&self, id: &str) -> Option<&StoredItem> {
-        match self.slots.get(*self.ids.get(id)? as usize)? {
+        match self.slots.get(self.ids.find(id, &self.slots)? as usize)? {
             Slot::Live(item) => Some(item),
             Slot::Dead(_) => None,
         }
@@ -98,11 +98,11 @@ impl LogicalPartition {
     }
 
     pub(super) fn contains(&self, id: &str) -> bool {
-        self.ids.contains_key(id)
+        self.ids.find(id, &self.slots).is_some()
     }
 
-    /// Appends a new item (its sequence number is the largest so far).
-    pub(super) fn push(&mut self, id: Arc<str>, item: StoredItem) {
+    /// Appends a new item whose id is `id` (its sequence number is the largest so far).
+    pub(super) fn push(&mut self, id: &str, item: StoredItem) {
         self.bytes += item.doc.len() as u64;
         self.orders.get_mut().added(&item);
         self.ids.insert(id, self.slots.len() as u32);
@@ -111,7 +111,8 @@ impl LogicalPartition {
 
     /// Replaces a live item; returns the old one.
     pub(super) fn replace(&mut self, id: &str, item: StoredItem) -> Option<StoredItem> {
-        let slot = self.slots.get_mut(*self.ids.get(id)? as usize)?;
+        let at = self.ids.find(id, &self.slots)?;
+        let slot = self.slots.get_mut(at as usize)?;
         let Slot::Live(old) = slot else { return None };
         self.bytes = self.bytes - old.doc.len() as u64 + item.doc.len() as u64;
         let orders = self.orders.get_mut();
@@ -122,7 +123,8 @@ impl LogicalPartition {
 
     /// Removes a live item; returns its id and the item.
     pub(super) fn remove(&mut self, id: &str) -> Option<(Arc<str>, StoredItem)> {
-        let (id, index) = self.ids.remove_entry(id)?;
+        let index = self.ids.remove(id, &self.slots)?;
+        let id = Arc::from(id);
         let slot = self.slots.get_mut(index as usize)?;
         let seq = slot.seq();
         let Slot::Live(old) = std::mem::replace(slot, Slot::Dead(seq)) else { return None };
@@ -151,15 +153,9 @@ impl LogicalPartition {
             })
             .collect();
         live.sort_by_key(|item| item.meta.seq);
-        for (pos, item) in live.iter().enumerate() {
-            if let Some(id) = item.doc.root().get("id").and_then(|v| v.as_str()) {
-                if let Some(index) = self.ids.get_mut(id) {
-                    *index = pos as u32;
-                }
-            }
-        }
         let shared = live.windows(2).find(|w| w[0].meta.seq == w[1].meta.seq).map(|w| w[0].meta.seq);
         self.slots = live.into_iter().map(Slot::Live).collect();
+        self.ids.rebuild(&self.slots);
         shared
     }
 
@@ -174,13 +170,13 @@ impl LogicalPartition {
             }
         }
         self.slots.retain(|s| matches!(s, Slot::Live(_)));
-        for index in self.ids.values_mut() {
+        for index in self.ids.positions_mut() {
             *index = new_index[*index as usize];
         }
     }
 
     /// Puts back an item removed earlier (a rolled-back delete), at its place in creation order.
-    pub(super) fn restore(&mut self, id: Arc<str>, item: StoredItem) {
+    pub(super) fn restore(&mut self, id: &str, item: StoredItem) {
         let seq = item.meta.seq;
         self.bytes += item.doc.len() as u64;
         self.orders.get_mut().added(&item);
@@ -189,7 +185,7 @@ impl LogicalPartition {
             self.slots[pos] = Slot::Live(item);
         } else {
             self.slots.insert(pos, Slot::Live(item));
-            for index in self.ids.values_mut() {
+            for index in self.ids.positions_mut() {
                 if *index as usize >= pos {
                     *index += 1;
                 }

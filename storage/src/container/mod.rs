@@ -37,6 +37,7 @@ use cosmoql_catalog::{IndexKey, IndexProbe};
 
 mod batch;
 mod feed;
+mod ids;
 mod items;
 mod local_order;
 mod logical;
@@ -47,6 +48,7 @@ mod settings;
 mod splits;
 mod ttl;
 
+use ids::IdTable;
 use local_order::LocalOrders;
 use logical::*;
 pub(crate) use persist::Journal;
@@ -503,7 +505,7 @@ impl Container {
         for p in map.iter() {
             let data = p.data.read();
             for lp in data.logical.values() {
-                out.push((p.id, lp.key.clone(), lp.ids.len() as u64, lp.bytes));
+                out.push((p.id, lp.key.clone(), lp.len() as u64, lp.bytes));
             }
         }
         out

@@ -22,12 +22,13 @@ impl Container {
             for p in map.iter() {
                 let data = p.data.read();
                 for (epk, lp) in &data.logical {
-                    for (id, at) in &lp.ids {
-                        if let Some(Slot::Live(item)) = lp.slots.get(*at as usize) {
-                            if let Some(when) = self.expires_at(&item.meta) {
-                                due.insert((when, epk.clone(), Arc::clone(id)));
-                            }
-                        }
+                    for item in lp.iter_from(0) {
+                        let (Some(when), Some(id)) =
+                            (self.expires_at(&item.meta), item.doc.root().get("id").and_then(|v| v.as_str()))
+                        else {
+                            continue;
+                        };
+                        due.insert((when, epk.clone(), Arc::from(id)));
                     }
                 }
             }
