@@ -97,7 +97,7 @@ pub(super) fn group_sorted<K: Ord>(
         count += seqs.len();
         let postings = match seqs[..] {
             [one] => Postings::One(one),
-            _ => Postings::Many(seqs.clone()),
+            _ => Postings::Many(Box::new(seqs.clone())),
         };
         grouped.push((key, postings));
     }

@@ -1,10 +1,13 @@
 //! Postings: the item sequences under one index key, and the set helpers that combine them.
 
-/// The items holding one key: sorted, distinct sequence numbers (one inline).
+/// The items holding one key: sorted, distinct sequence numbers (one inline). Several are
+/// behind one thin pointer, so that a key's postings take 16 bytes in the index's nodes, not 24
+/// (most keys have one item: 3.2 million keys of 1,000,000 telemetry items).
 #[derive(Debug, Clone, PartialEq)]
 pub(super) enum Postings {
     One(u64),
-    Many(Vec<u64>),
+    #[allow(clippy::box_collection)]
+    Many(Box<Vec<u64>>),
 }
 
 impl Postings {
@@ -14,7 +17,7 @@ impl Postings {
             Postings::One(s) if *s == seq => false,
             Postings::One(s) => {
                 let s = *s;
-                *self = Postings::Many(if s < seq { vec![s, seq] } else { vec![seq, s] });
+                *self = Postings::Many(Box::new(if s < seq { vec![s, seq] } else { vec![seq, s] }));
                 true
             }
             Postings::Many(v) => match v.last() {
@@ -57,7 +60,7 @@ impl Postings {
             1 => Some(Postings::One(v[0])),
             _ => {
                 v.shrink_to_fit();
-                Some(Postings::Many(v))
+                Some(Postings::Many(Box::new(v)))
             }
         }
     }
@@ -72,7 +75,10 @@ impl Postings {
     pub(super) fn heap_bytes(&self) -> usize {
         match self {
             Postings::One(_) => 0,
-            Postings::Many(v) => v.capacity() * 8,
+            Postings::Many(v) => size_of::<Vec<u64>>() + v.capacity() * 8,
         }
     }
 }
+
+// A key's postings are 16 bytes in the index's B-tree nodes.
+const _: () = assert!(size_of::<Postings>() == 16);
