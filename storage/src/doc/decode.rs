@@ -51,58 +51,83 @@ pub(super) fn decode(b: &[u8], depth: usize, room: usize) -> Value {
 /// may hold a partial write, which the caller truncates). Strings and keys are copied as bytes
 /// (UTF-8 is checked once over the whole output by [`DocRef::to_json_string`]).
 pub(super) fn write_json(out: &mut Vec<u8>, b: &[u8], depth: usize) -> bool {
-    let Some((h, _)) = head(b) else { return false };
+    write_value(out, b, depth).is_some()
+}
+
+/// [`write_json`], returning the size of the value written: a container's elements are written
+/// one after the other, each header read once (not once to find where it ends, again to write
+/// it). An element with no JSON form (NaN, or nested past [`MAX_DEPTH`]) is left out; malformed
+/// bytes fail the whole write.
+fn write_value(out: &mut Vec<u8>, b: &[u8], depth: usize) -> Option<usize> {
+    let (h, size) = head(b)?;
     match h {
         Head::Null => out.extend_from_slice(b"null"),
         Head::Bool(v) => out.extend_from_slice(if v { b"true" } else { b"false" }),
-        Head::Number(n) => return write_number(out, n),
+        Head::Number(n) => {
+            if !write_number(out, n) {
+                return None;
+            }
+        }
         Head::String(s) => write_escaped(out, s),
         Head::Array(_, payload) => {
             if depth >= MAX_DEPTH {
-                return false;
+                return None;
             }
             out.push(b'[');
             let mut first = true;
             let mut rest = payload;
-            while let Some((e, tail)) = split_value(rest) {
-                rest = tail;
+            while !rest.is_empty() {
                 let mark = out.len();
                 if !first {
                     out.push(b',');
                 }
-                if write_json(out, e, depth + 1) {
-                    first = false;
-                } else {
-                    out.truncate(mark);
-                }
+                let n = match write_value(out, rest, depth + 1) {
+                    Some(n) => {
+                        first = false;
+                        n
+                    }
+                    None => {
+                        out.truncate(mark);
+                        value_size(rest)?
+                    }
+                };
+                rest = rest.get(n..)?;
             }
             out.push(b']');
         }
         Head::Object(_, payload) => {
             if depth >= MAX_DEPTH {
-                return false;
+                return None;
             }
             out.push(b'{');
             let mut first = true;
             let mut rest = payload;
-            while let Some((k, e, size)) = split_entry(rest) {
-                rest = rest.get(size..).unwrap_or_default();
+            while !rest.is_empty() {
+                let (klen, p) = read_varint(rest, 0)?;
+                let kend = p.checked_add(klen)?;
+                let (key, value) = (rest.get(p..kend)?, rest.get(kend..)?);
                 let mark = out.len();
                 if !first {
                     out.push(b',');
                 }
-                write_escaped(out, k);
+                write_escaped(out, key);
                 out.push(b':');
-                if write_json(out, e, depth + 1) {
-                    first = false;
-                } else {
-                    out.truncate(mark);
-                }
+                let n = match write_value(out, value, depth + 1) {
+                    Some(n) => {
+                        first = false;
+                        n
+                    }
+                    None => {
+                        out.truncate(mark);
+                        value_size(value)?
+                    }
+                };
+                rest = value.get(n..)?;
             }
             out.push(b'}');
         }
     }
-    true
+    Some(size)
 }
 
 /// Writes a number as `cosmoql_value::to_json_string` does: integral values below 2^63 in
