@@ -370,14 +370,21 @@ fn split_value(b: &[u8]) -> Option<(&[u8], &[u8])> {
     b.split_at_checked(value_size(b)?)
 }
 
+/// The key of the object entry at the start of `b`, and the bytes after it (the entry's value
+/// first): for walks that learn the value's size as they read it.
+#[inline]
+fn split_key(b: &[u8]) -> Option<(&[u8], &[u8])> {
+    let (klen, p) = read_varint(b, 0)?;
+    let kend = p.checked_add(klen)?;
+    Some((b.get(p..kend)?, b.get(kend..)?))
+}
+
 /// One object entry at the start of `b`: `(key bytes, value bytes, entry size)`.
 #[inline]
 fn split_entry(b: &[u8]) -> Option<(&[u8], &[u8], usize)> {
-    let (klen, p) = read_varint(b, 0)?;
-    let kend = p.checked_add(klen)?;
-    let key = b.get(p..kend)?;
-    let (value, _) = split_value(b.get(kend..)?)?;
-    Some((key, value, kend + value.len()))
+    let (key, rest) = split_key(b)?;
+    let (value, _) = split_value(rest)?;
+    Some((key, value, b.len() - rest.len() + value.len()))
 }
 
 /// The key of the entry starting at `start` in an encoder buffer.
@@ -819,7 +826,7 @@ impl<'a> DocRef<'a> {
     /// decoded value's size (`None` for malformed bytes).
     pub fn shape(&self) -> Option<Shape> {
         let mut shape = Shape { finite: true, ..Shape::default() };
-        decode::shape(self.bytes, 0, &mut shape).then_some(shape)
+        decode::shape(self.bytes, 0, &mut shape).map(|_| shape)
     }
 
     /// [`DocRef::to_value`], an object with room for `room` more properties (an item's system

@@ -81,17 +81,7 @@ fn write_value(out: &mut Vec<u8>, b: &[u8], depth: usize) -> Option<usize> {
                 if !first {
                     out.push(b',');
                 }
-                let n = match write_value(out, rest, depth + 1) {
-                    Some(n) => {
-                        first = false;
-                        n
-                    }
-                    None => {
-                        out.truncate(mark);
-                        value_size(rest)?
-                    }
-                };
-                rest = rest.get(n..)?;
+                rest = rest.get(write_element(out, rest, depth + 1, mark, &mut first)?..)?;
             }
             out.push(b']');
         }
@@ -103,31 +93,36 @@ fn write_value(out: &mut Vec<u8>, b: &[u8], depth: usize) -> Option<usize> {
             let mut first = true;
             let mut rest = payload;
             while !rest.is_empty() {
-                let (klen, p) = read_varint(rest, 0)?;
-                let kend = p.checked_add(klen)?;
-                let (key, value) = (rest.get(p..kend)?, rest.get(kend..)?);
+                let (key, value) = split_key(rest)?;
                 let mark = out.len();
                 if !first {
                     out.push(b',');
                 }
                 write_escaped(out, key);
                 out.push(b':');
-                let n = match write_value(out, value, depth + 1) {
-                    Some(n) => {
-                        first = false;
-                        n
-                    }
-                    None => {
-                        out.truncate(mark);
-                        value_size(value)?
-                    }
-                };
-                rest = value.get(n..)?;
+                rest = value.get(write_element(out, value, depth + 1, mark, &mut first)?..)?;
             }
             out.push(b'}');
         }
     }
     Some(size)
+}
+
+/// Writes the element (or entry) whose value starts `b`, after what `out` got since `mark` (its
+/// comma, its key); an element with no JSON form takes all of that back, and `first` says
+/// whether any element was written. The value's size.
+#[inline(always)]
+fn write_element(out: &mut Vec<u8>, b: &[u8], depth: usize, mark: usize, first: &mut bool) -> Option<usize> {
+    match write_value(out, b, depth) {
+        Some(n) => {
+            *first = false;
+            Some(n)
+        }
+        None => {
+            out.truncate(mark);
+            value_size(b)
+        }
+    }
 }
 
 /// Writes a number as `cosmoql_value::to_json_string` does: integral values below 2^63 in
@@ -230,9 +225,10 @@ fn plain_prefix(s: &[u8]) -> usize {
 }
 
 /// Counts what the value at the start of `b` holds, as its decoded value holds it (see
-/// [`DocRef::shape`]); `false` for malformed bytes or nesting past [`MAX_DEPTH`].
-pub(super) fn shape(b: &[u8], depth: usize, into: &mut Shape) -> bool {
-    let Some((h, _)) = head(b) else { return false };
+/// [`DocRef::shape`]), reading each header once; the value's size, `None` for malformed bytes
+/// or nesting past [`MAX_DEPTH`].
+pub(super) fn shape(b: &[u8], depth: usize, into: &mut Shape) -> Option<usize> {
+    let (h, size) = head(b)?;
     match h {
         Head::Null | Head::Bool(_) => into.scalars += 1,
         Head::Number(n) => {
@@ -245,32 +241,27 @@ pub(super) fn shape(b: &[u8], depth: usize, into: &mut Shape) -> bool {
         }
         Head::Array(_, payload) => {
             if depth >= MAX_DEPTH {
-                return false;
+                return None;
             }
             into.arrays += 1;
             let mut rest = payload;
-            while let Some((e, tail)) = split_value(rest) {
-                rest = tail;
-                if !shape(e, depth + 1, into) {
-                    return false;
-                }
+            while !rest.is_empty() {
+                rest = rest.get(shape(rest, depth + 1, into)?..)?;
             }
         }
         Head::Object(_, payload) => {
             if depth >= MAX_DEPTH {
-                return false;
+                return None;
             }
             into.objects += 1;
             let mut rest = payload;
-            while let Some((k, e, size)) = split_entry(rest) {
-                rest = rest.get(size..).unwrap_or_default();
+            while !rest.is_empty() {
+                let (key, value) = split_key(rest)?;
                 into.entries += 1;
-                into.key_bytes += k.len() as u64;
-                if !shape(e, depth + 1, into) {
-                    return false;
-                }
+                into.key_bytes += key.len() as u64;
+                rest = value.get(shape(value, depth + 1, into)?..)?;
             }
         }
     }
-    true
+    Some(size)
 }
