@@ -157,27 +157,28 @@ pub fn json_value_bytes(v: &Value) -> Result<u64, u64> {
 /// properties), measured on its stored bytes without decoding them.
 pub fn whole_item_bytes(item: &WholeItem) -> Result<u64, u64> {
     let Some(shape) = item.item.doc.root().shape() else { return Err(0) };
-    let mut total = shape_bytes(&shape);
     // `_rid`, `_self`, `_etag` and `_attachments` are strings, `_ts` a number.
     let strings = item.names.system_string_lengths(&item.item);
-    for (name, len) in SYSTEM_PROPERTIES.iter().zip(strings) {
-        total = total.saturating_add(32 + name.len() as u64 + 24 + len as u64);
-    }
-    total = total.saturating_add(32 + "_ts".len() as u64 + 16);
-    if shape.finite {
-        Ok(total)
-    } else {
-        Err(total)
-    }
+    let system = SYSTEM_PROPERTIES.iter().zip(strings).fold(32 + "_ts".len() as u64 + 16, |total, (name, len)| {
+        total.saturating_add(32 + name.len() as u64 + 24 + len as u64)
+    });
+    weighed(&shape, system)
 }
 
 /// [`json_value_bytes`] of a part of an item, measured on its stored bytes.
 pub fn part_bytes(part: &DocPart) -> Result<u64, u64> {
     let Some(shape) = part.root().shape() else { return Err(0) };
+    weighed(&shape, 0)
+}
+
+/// [`shape_bytes`] and `extra`, `Err` with the same measure when a number JSON cannot write is
+/// among them (as [`json_value_bytes`] says).
+fn weighed(shape: &Shape, extra: u64) -> Result<u64, u64> {
+    let total = shape_bytes(shape).saturating_add(extra);
     if shape.finite {
-        Ok(shape_bytes(&shape))
+        Ok(total)
     } else {
-        Err(shape_bytes(&shape))
+        Err(total)
     }
 }
 

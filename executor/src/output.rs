@@ -23,8 +23,7 @@ impl Output {
     pub fn into_value(self) -> Value {
         match self {
             Output::Value(v) => v,
-            Output::Whole(item) => item.to_value(),
-            Output::Part(part) => part.root().to_value(),
+            other => other.to_value(),
         }
     }
 
