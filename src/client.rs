@@ -7,7 +7,7 @@ use std::sync::Arc;
 use cosmoql_executor::cost::{item_charge, Consistency, ItemWork};
 use cosmoql_executor::{Analysis, Explain, Output, QueryError, QueryOptions};
 use cosmoql_storage::{
-    BatchOperation, Clock, Container, ContainerSettings, DurableOptions, IndexingPolicy, OperationKind, PartitionKey,
+    BatchOperation, Clock, Container, ContainerSettings, DurableOptions, IndexingPolicy, PartitionKey,
     PartitionKeyDefinition, PatchOperation, Provisioned, RequestKind, Store, StoredItem, SystemClock, WriteOptions,
 };
 use cosmoql_value::Value;
@@ -606,8 +606,7 @@ impl ContainerClient {
     ) -> Result<ItemResponse<T>, Error> {
         // The stored item, handed to `T` from its bytes (a `Value` decoded, `JsonText` written,
         // any other type read); priced as the read it is.
-        let work = |item: &StoredItem| ItemWork { kind: OperationKind::Read, bytes: item.doc.len(), indexed_terms: 0 };
-        let price = |item: &StoredItem| item_charge(&work(item), self.consistency);
+        let price = |item: &StoredItem| item_charge(&ItemWork::read(item.doc.len()), self.consistency);
         let (stored, retries) = self.throttled_by(
             RequestKind::Read,
             || self.key_partition(&partition_key),

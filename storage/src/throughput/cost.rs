@@ -104,6 +104,13 @@ pub struct ItemWork {
     pub indexed_terms: u64,
 }
 
+impl ItemWork {
+    /// A point read of an item of `bytes` stored bytes (a read enters no index terms).
+    pub fn read(bytes: usize) -> ItemWork {
+        ItemWork { kind: OperationKind::Read, bytes, indexed_terms: 0 }
+    }
+}
+
 /// The charge of an item request the service refused: one that looked its item up first (404 not
 /// found, 409 conflict, 412 precondition failed) costs the point read of at most 1 KB it did; one
 /// refused before any work (400 bad request, 403 partition full, 413 too large, and a 429, which
