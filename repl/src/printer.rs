@@ -79,7 +79,7 @@ impl Printer {
     /// Takes one result; false once standard output has failed or the query was cancelled (the
     /// query stops).
     pub fn push(&mut self, item: Value) -> bool {
-        if self.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed)) {
+        if self.cancelled() {
             return false;
         }
         // Every mode shows what the JSON holds: undefined and non-finite numbers (1/0) have no
@@ -124,10 +124,17 @@ impl Printer {
                 }
             }
         }
-        if self.buf.len() >= 1 << 16 {
-            return self.flush();
-        }
-        true
+        self.flush_when_full()
+    }
+
+    /// Whether the query was stopped (Ctrl-C): results are no longer taken.
+    fn cancelled(&self) -> bool {
+        self.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed))
+    }
+
+    /// Writes the buffer out once it holds 64 KiB; false when that write failed (the query stops).
+    fn flush_when_full(&mut self) -> bool {
+        self.buf.len() < 1 << 16 || self.flush()
     }
 
     /// Whether the mode writes each result's compact JSON text as it is (NDJSON, and JSON when
@@ -140,15 +147,12 @@ impl Printer {
     /// [`Printer::push`] of a result's compact JSON text, in the modes that [take
     /// text](Printer::takes_text).
     pub fn push_text(&mut self, text: JsonText) -> bool {
-        if self.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed)) {
+        if self.cancelled() {
             return false;
         }
         self.total += 1;
         self.write_text(text.as_str());
-        if self.buf.len() >= 1 << 16 {
-            return self.flush();
-        }
-        true
+        self.flush_when_full()
     }
 
     /// One result's compact JSON text: a line of NDJSON, or the next element of the JSON array.
@@ -200,7 +204,7 @@ impl Printer {
     /// The query failed: a JSON array already begun is closed (what was printed stays JSON), a
     /// table is not drawn.
     pub fn abort(mut self) {
-        if self.cancel.as_ref().is_some_and(|c| c.load(Ordering::Relaxed)) {
+        if self.cancelled() {
             return;
         }
         if self.mode == Mode::Json && self.total > 0 {
