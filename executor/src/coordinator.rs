@@ -19,7 +19,6 @@ use std::sync::Mutex;
 
 use cosmoql_planner::{Access, AggregateKind, BoundQuery, OrderedRead, PointRead, UnitShare, SEEK_THEN_SORT};
 use cosmoql_storage::{Epk, IndexBounds, IndexKey, IndexServing, IndexStep, IndexWork, ItemPosition, StoredItem};
-use cosmoql_value::merge::KWayMerge;
 use cosmoql_value::Value;
 
 use crate::aggregate::{merge_groups, Accumulator, Groups};
@@ -27,9 +26,10 @@ use crate::continuation::ResumePoint;
 use crate::cost::Work;
 use crate::emitter::{Emitter, Seen};
 use crate::error::QueryError;
+use crate::key_merge::{merge_on_keys, KeyMerge};
 use crate::memory::Charge;
 use crate::merge::{merge_rows, SortCursor, SortedRow};
-use crate::operators::{Flow, IndexWalk, RunStats, Runner, WalkKey};
+use crate::operators::{Flow, RunStats, Runner};
 use crate::output::Output;
 use crate::rank::{StatisticsGatherer, TextStatistics};
 use crate::row::RowPos;
@@ -185,14 +185,6 @@ impl Iterator for Fetch<'_> {
             self.next = end;
         }
     }
-}
-
-/// What merging index keys found: the cursor after the rows skipped, how many, and the positions
-/// of the rows taken after them.
-struct KeyMerge {
-    cursor: Option<SortCursor>,
-    skipped: u64,
-    taken: Vec<ItemPosition>,
 }
 
 /// Metrics of one physical partition's producer.
@@ -624,7 +616,10 @@ impl Coordinator<'_> {
                     out.skipped_before(merged.skipped);
                     // OFFSET's rows cost their index entries.
                     out.note_work(Work { bytes: 0, entries: merged.skipped });
-                    skipped_to = merged.cursor;
+                    skipped_to = merged.last_skipped.map(|(key, pos)| SortCursor {
+                        keys: vec![key.to_value()],
+                        pos: RowPos { item: Some(pos), sub: 0 },
+                    });
                     if take > 0 {
                         if let Some((rows, charge)) = self.rows_at(merged.taken, stats)? {
                             let ctx = self.runner.ctx(None);
@@ -747,66 +742,20 @@ impl Coordinator<'_> {
     /// then takes the positions of the next `take`. `None` when some partition's index cannot
     /// order its rows.
     fn merge_on_index(&self, skip: u64, take: u64, stats: &mut RunStats) -> Result<Option<KeyMerge>, QueryError> {
-        let Some(order) = &self.access.order else { return Ok(None) };
+        let (Some(order), Some(indexes)) = (&self.access.order, self.source.indexes()) else { return Ok(None) };
         if self.units.iter().any(|u| u.point.is_some()) || self.units.is_empty() {
             return Ok(None);
         }
         let start = match self.sort_cursor() {
             None => None,
             Some(c) => match (c.keys.first().and_then(IndexKey::from_value), &c.pos.item) {
-                (Some(key), Some(at)) => Some((WalkKey::One(key), at.seq)),
+                (Some(key), Some(at)) => Some((key, at.seq)),
                 _ => return Ok(None),
             },
         };
-        // Each walk first reads its even share and one more: the merge takes the head of every
-        // partition, and only the partitions that win read on (their chunks doubling). Reading
-        // more up front costs a lookup per entry in every partition (Q5 read 17 entries in each
-        // of 89 partitions for 10 rows).
-        let n = skip.saturating_add(take);
-        let share = usize::try_from(n / self.units.len() as u64).unwrap_or(usize::MAX).saturating_add(1);
-        let mut walks: Vec<IndexWalk<'_>> = self
-            .units
-            .iter()
-            .map(|u| IndexWalk::new(self.source, &u.ranges, order, (start.clone(), share.saturating_add(1)), false))
-            .collect();
-        // The partitions' keys in ORDER BY order (keys per direction, then creation sequence in
-        // the first key's direction).
-        let descending = order.descending;
-        let heads: Vec<_> = walks
-            .iter_mut()
-            .map(|walk| std::iter::from_fn(move || walk.next_entry().map(|(k, p, _)| (k, p))))
-            .collect();
-        let mut merged = KWayMerge::new(heads, |a: &(WalkKey, ItemPosition), b: &(WalkKey, ItemPosition)| {
-            let keys = if descending { b.0.cmp(&a.0) } else { a.0.cmp(&b.0) };
-            keys.then(cosmoql_storage::tie_order(a.1.seq, b.1.seq, descending))
-        });
-        let mut last = None;
-        let mut skipped = 0u64;
-        let mut taken = Vec::new();
-        while skipped.saturating_add(taken.len() as u64) < n {
-            if (skipped + taken.len() as u64).is_multiple_of(1024) {
-                self.runner.check_cancelled()?;
-            }
-            let Some((key, pos)) = merged.next() else { break };
-            if skipped < skip {
-                skipped += 1;
-                last = Some((key, pos));
-            } else {
-                taken.push(pos);
-            }
-        }
-        drop(merged);
-        for walk in &walks {
-            stats.index_entries += walk.work.entries;
-        }
-        if walks.iter().any(|w| w.broken) {
-            return Ok(None);
-        }
-        let cursor = last.map(|(key, pos): (WalkKey, ItemPosition)| SortCursor {
-            keys: key.to_values(),
-            pos: RowPos { item: Some(pos), sub: 0 },
-        });
-        Ok(Some(KeyMerge { cursor, skipped, taken }))
+        let units: Vec<&[(Epk, Epk)]> = self.units.iter().map(|u| &u.ranges[..]).collect();
+        let cancelled = || self.runner.check_cancelled();
+        merge_on_keys(indexes, &units, order, start, (skip, take), &cancelled, &mut stats.index_entries)
     }
 
     /// The rows of the items at `positions`, sorted; `None` when some item is gone (deleted

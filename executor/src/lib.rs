@@ -11,6 +11,7 @@
 //! | `output.rs` | [`Output`], one result: a value, or a stored item returned whole (written as JSON from its bytes) |
 //! | `held.rs` | results held between pages for the shapes that cannot resume from a position (DISTINCT, GROUP BY, aggregates, ranking) |
 //! | `merge.rs` | ORDER BY: the bounded top-k sort buffer and the streaming k-way merge |
+//! | `key_merge.rs` | OFFSET and TOP merged on index keys alone, where every item is a result |
 //! | `aggregate.rs` | accumulators (COUNT, COUNTIF, SUM, AVG, MIN, MAX, MAKELIST, MAKESET) and groups |
 //! | `rank.rs` | ORDER BY RANK scores: BM25, vector similarity, RRF |
 //! | `eval.rs` | evaluating bound expressions on a row |
@@ -31,6 +32,7 @@ pub mod eval;
 pub mod execute;
 pub mod functions;
 pub mod held;
+pub mod key_merge;
 pub mod memory;
 pub mod merge;
 pub mod operators;

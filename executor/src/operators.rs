@@ -44,14 +44,6 @@ impl WalkKey {
             values.first().and_then(IndexKey::from_value).map(WalkKey::One)
         }
     }
-
-    /// The key as sort key values.
-    pub fn to_values(&self) -> Vec<Value> {
-        match self {
-            WalkKey::One(k) => vec![k.to_value()],
-            WalkKey::Tuple(keys) => keys.iter().map(IndexKey::to_value).collect(),
-        }
-    }
 }
 
 /// Entries of a range index in order, read a chunk at a time (small first: a TOP 10 reads

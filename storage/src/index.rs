@@ -675,30 +675,43 @@ impl PartitionIndex {
         keep: &dyn Fn(&Epk) -> bool,
         work: &mut IndexWork,
     ) -> Option<Vec<(IndexKey, u64, &Epk)>> {
-        let Some(node) = self.indexed_node(path)? else { return Some(Vec::new()) };
         let mut out = Vec::with_capacity(limit.min(MAX_RESERVED_ENTRIES));
-        let mut take = |key: &IndexKey, postings: &Postings, after_seq: Option<u64>| -> bool {
+        self.ordered_visit(path, descending, after, work, |key, seq| {
+            if let Some(epk) = self.locations.get(&seq).filter(|epk| keep(epk)) {
+                out.push((key.clone(), seq, &**epk));
+            }
+            out.len() < limit
+        })?;
+        Some(out)
+    }
+
+    /// Hands the entries [`PartitionIndex::ordered`] walks (every one, kept or not: each is
+    /// counted as read) to `visit` until it returns false. `None` when the path is not indexed.
+    pub fn ordered_visit(
+        &self,
+        path: &[IndexStep],
+        descending: bool,
+        after: Option<&(IndexKey, u64)>,
+        work: &mut IndexWork,
+        mut visit: impl FnMut(&IndexKey, u64) -> bool,
+    ) -> Option<()> {
+        let Some(node) = self.indexed_node(path)? else { return Some(()) };
+        let mut go = |(key, postings): (&IndexKey, &Postings)| -> bool {
+            let after_seq = after.filter(|(k, _)| k == key).map(|(_, s)| *s);
             for seq in ties(postings, descending, after_seq) {
                 work.entries += 1;
-                if let Some(epk) = self.locations.get(&seq).filter(|epk| keep(epk)) {
-                    out.push((key.clone(), seq, &**epk));
-                    if out.len() >= limit {
-                        return false;
-                    }
+                if !visit(key, seq) {
+                    return false;
                 }
             }
             true
         };
         let range = match after {
             None => (Bound::Unbounded, Bound::Unbounded),
-            Some((k, _)) if descending => (Bound::Unbounded, Bound::Included(k.clone())),
-            Some((k, _)) => (Bound::Included(k.clone()), Bound::Unbounded),
+            Some((k, _)) if descending => (Bound::Unbounded, Bound::Included(k)),
+            Some((k, _)) => (Bound::Included(k), Bound::Unbounded),
         };
-        let entries = node.values.range(range);
-        let mut go = |(key, postings): (&IndexKey, &Postings)| {
-            let after_seq = after.filter(|(k, _)| k == key).map(|(_, s)| *s);
-            take(key, postings, after_seq)
-        };
+        let entries = node.values.range::<IndexKey, _>(range);
         if descending {
             for e in entries.rev() {
                 if !go(e) {
@@ -712,7 +725,7 @@ impl PartitionIndex {
                 }
             }
         }
-        Some(out)
+        Some(())
     }
 
     /// Like [`PartitionIndex::ordered`] for ORDER BY on several paths (with their directions),

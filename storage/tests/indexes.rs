@@ -232,3 +232,69 @@ fn a_transformation_reports_progress_partition_by_partition_and_keeps_results_ex
 fn all() -> Vec<(Epk, Epk)> {
     vec![(Epk::min(), Epk::max())]
 }
+
+#[test]
+fn keys_only_walks_find_what_full_walks_find_and_locate_places_them() {
+    let settings = ContainerSettings { initial_partitions: 4, ..ContainerSettings::default() };
+    let c = Container::new("c", PartitionKeyDefinition::hash("/pk").unwrap(), settings);
+    for i in 0..300 {
+        // Ties on `v` (30 values), so sequence numbers order entries within a key.
+        c.create(&parse_json(&format!(r#"{{"id":"{i}","pk":"k{}","v":{}}}"#, i % 17, i % 30)).unwrap()).unwrap();
+    }
+    let path = vec![IndexStep::Key("v".into())];
+    let first = OrderedWalk { path: &path, descending: false, after: None, limit: 2, items: false };
+    let firsts = c.index_ordered(&all(), &first, &mut IndexWork::default()).unwrap();
+    // Items "0" and "30" (the first two with v = 0): the first is deleted below.
+    let (deleted, kept) = (firsts[0].1.clone(), firsts[1].1.clone());
+    for i in (0..300).step_by(7) {
+        c.delete(&PartitionKey::from(format!("k{}", i % 17)), &i.to_string(), &WriteOptions::default()).unwrap();
+    }
+    let parts = c.partitions();
+    let point = c.partition_key().epk(&PartitionKey::from("k3".to_string())).unwrap();
+    let after_point = Epk::from_bytes(&[point.as_bytes(), &[0]].concat());
+    // All of partition 1 but its last logical partition: more than half its items.
+    let in_1: Vec<Epk> = (0..17)
+        .map(|k| c.partition_key().epk(&PartitionKey::from(format!("k{k}"))).unwrap())
+        .filter(|e| *e >= parts[1].min && *e < parts[1].max)
+        .collect();
+    assert!(in_1.len() >= 3, "{} logical partitions in partition 1", in_1.len());
+    let last_of_1 = in_1.iter().max().unwrap().clone();
+    let range_sets = [
+        // Whole partitions (no entry's item is looked up), one partition, half of one
+        // (entries kept by where their items are), one logical partition (its own order).
+        all(),
+        vec![(parts[1].min.clone(), parts[1].max.clone())],
+        vec![(parts[1].min.clone(), last_of_1)],
+        vec![(point, after_point)],
+    ];
+    for ranges in &range_sets {
+        for descending in [false, true] {
+            let mut after = None;
+            let mut seen = 0;
+            loop {
+                let walk = OrderedWalk { path: &path, descending, after: after.as_ref(), limit: 9, items: false };
+                let (mut full_work, mut keys_work) = (IndexWork::default(), IndexWork::default());
+                let full = c.index_ordered(ranges, &walk, &mut full_work).unwrap();
+                let keys = c.index_ordered_keys(ranges, &walk, &mut keys_work).unwrap();
+                let expected: Vec<(IndexKey, u64)> = full.iter().map(|(k, pos, _)| (k.clone(), pos.seq)).collect();
+                assert_eq!(keys, expected, "{ranges:?} descending {descending}");
+                assert_eq!(keys_work.entries, full_work.entries);
+                for (_, pos, _) in &full {
+                    assert_eq!(c.locate(ranges, pos.seq).as_ref(), Some(pos));
+                }
+                seen += keys.len();
+                match keys.last() {
+                    Some(last) if keys.len() == 9 => after = Some(last.clone()),
+                    _ => break,
+                }
+            }
+            let inside: usize = ranges.iter().map(|(min, max)| c.scan_range(min.clone(), max.clone()).count()).sum();
+            assert_eq!(seen, inside, "{ranges:?}");
+        }
+    }
+    // A deleted item, or one outside the ranges, is not located.
+    assert_eq!(c.locate(&all(), deleted.seq), None);
+    assert_eq!(c.locate(&all(), kept.seq), Some(kept.clone()));
+    let elsewhere = parts.iter().find(|p| kept.epk < p.min || kept.epk >= p.max).unwrap();
+    assert_eq!(c.locate(&[(elsewhere.min.clone(), elsewhere.max.clone())], kept.seq), None);
+}

@@ -64,12 +64,9 @@ impl<I: Iterator, F: Fn(&I::Item, &I::Item) -> Ordering> KWayMerge<I, F> {
         }
         KWayMerge { inputs, heads, tree, cmp }
     }
-}
 
-impl<I: Iterator, F: Fn(&I::Item, &I::Item) -> Ordering> Iterator for KWayMerge<I, F> {
-    type Item = I::Item;
-
-    fn next(&mut self) -> Option<I::Item> {
+    /// The next element and the number of the input it came from.
+    pub fn next_with_input(&mut self) -> Option<(usize, I::Item)> {
         let first = *self.tree.first()?;
         // The first input is exhausted only when all are.
         let item = self.heads.get_mut(first)?.take()?;
@@ -86,7 +83,15 @@ impl<I: Iterator, F: Fn(&I::Item, &I::Item) -> Ordering> Iterator for KWayMerge<
             node /= 2;
         }
         self.tree[0] = winner;
-        Some(item)
+        Some((first, item))
+    }
+}
+
+impl<I: Iterator, F: Fn(&I::Item, &I::Item) -> Ordering> Iterator for KWayMerge<I, F> {
+    type Item = I::Item;
+
+    fn next(&mut self) -> Option<I::Item> {
+        self.next_with_input().map(|(_, item)| item)
     }
 
     /// The pending heads and what the inputs say they hold (so `collect` allocates once).
@@ -122,8 +127,11 @@ mod tests {
             KWayMerge::new(vec![Box::new(counted) as Box<dyn Iterator<Item = i32>>], i32::cmp).take(3).collect();
         assert_eq!(first, [0, 1, 2]);
         assert_eq!(pulled, 4);
-        let sized = KWayMerge::new(vec![vec![1, 2].into_iter(), vec![0, 3, 4].into_iter()], i32::cmp);
+        let mut sized = KWayMerge::new(vec![vec![1, 2].into_iter(), vec![0, 3, 4].into_iter()], i32::cmp);
         assert_eq!(sized.size_hint(), (5, Some(5)));
+        // Each element with the input it came from.
+        let from: Vec<(usize, i32)> = std::iter::from_fn(|| sized.next_with_input()).collect();
+        assert_eq!(from, [(1, 0), (0, 1), (0, 2), (1, 3), (1, 4)]);
     }
 
     #[test]

@@ -101,6 +101,21 @@ pub trait IndexServing: Sync {
         work: &mut IndexWork,
     ) -> Option<OrderedEntries<IndexKey>>;
 
+    /// Like [`IndexServing::index_ordered`] with keys and sequence numbers only: no positions,
+    /// no items, so a walk of whole physical partitions never looks up where an entry's item
+    /// is. What a merge that skips OFFSET's rows on index keys reads ([`IndexServing::locate`]
+    /// then places the few it returns).
+    fn index_ordered_keys(
+        &self,
+        ranges: &[(Epk, Epk)],
+        walk: &OrderedWalk<'_>,
+        work: &mut IndexWork,
+    ) -> Option<Vec<(IndexKey, u64)>>;
+
+    /// The position of the item of `ranges` with sequence number `seq`; `None` when there is
+    /// none (deleted since its index entry was read).
+    fn locate(&self, ranges: &[(Epk, Epk)], seq: u64) -> Option<ItemPosition>;
+
     /// Like [`IndexServing::index_ordered`] for several ORDER BY paths, from a composite index;
     /// keys are tuples.
     fn composite_ordered(
@@ -170,6 +185,12 @@ impl<'a> Keep<'a> {
             }
         }
         Keep::Located(located)
+    }
+
+    /// Whether the entry of the item with sequence number `seq` is kept (looking up where the
+    /// item is only when the ranges do not hold the whole partition).
+    fn keeps_seq(&self, index: &PartitionIndex, seq: u64) -> bool {
+        matches!(self, Keep::All) || index.location(seq).is_some_and(|epk| self.keeps(epk))
     }
 
     /// Whether an entry whose item is at `epk`, as [`PartitionIndex::location`] gives it, is kept.
@@ -372,7 +393,63 @@ impl IndexServing for Container {
             runs.push(run);
         }
         let descending = walk.descending;
-        Some(merge_runs(runs, walk.limit, descending, |a: &IndexKey, b| if descending { b.cmp(a) } else { a.cmp(b) }))
+        Some(merge_runs(
+            runs,
+            walk.limit,
+            by_entry(descending, |a: &IndexKey, b| if descending { b.cmp(a) } else { a.cmp(b) }),
+        ))
+    }
+
+    fn index_ordered_keys(
+        &self,
+        ranges: &[(Epk, Epk)],
+        walk: &OrderedWalk<'_>,
+        work: &mut IndexWork,
+    ) -> Option<Vec<(IndexKey, u64)>> {
+        let path = walk.path;
+        if path.contains(&IndexStep::Element) || !self.policy_serves(path) {
+            return None;
+        }
+        let map = self.partitions.read();
+        let mut runs = Vec::new();
+        for p in Self::covering(&map, ranges) {
+            let data = p.data.read();
+            if data.index.items_with_scalar(path) != data.index.items() {
+                return None;
+            }
+            if let Some(pinned) = pinned_logical(p, &data, ranges) {
+                for (_, lp) in pinned {
+                    let entries =
+                        lp.orders.lock().walk(path, walk.descending, walk.after, walk.limit, lp.iter_from(0))?;
+                    work.entries += entries.len() as u64;
+                    runs.push(entries);
+                }
+                continue;
+            }
+            let keep = Keep::new(p, &data, ranges);
+            let mut run = Vec::with_capacity(walk.limit.min(1024));
+            data.index.ordered_visit(path, walk.descending, walk.after, work, |key, seq| {
+                if keep.keeps_seq(&data.index, seq) {
+                    run.push((key.clone(), seq));
+                }
+                run.len() < walk.limit
+            })?;
+            runs.push(run);
+        }
+        let descending = walk.descending;
+        Some(merge_runs(runs, walk.limit, |a: &(IndexKey, u64), b| {
+            let keys = if descending { b.0.cmp(&a.0) } else { a.0.cmp(&b.0) };
+            keys.then(crate::index::tie_order(a.1, b.1, descending))
+        }))
+    }
+
+    fn locate(&self, ranges: &[(Epk, Epk)], seq: u64) -> Option<ItemPosition> {
+        let map = self.partitions.read();
+        Self::covering(&map, ranges).into_iter().find_map(|p| {
+            let data = p.data.read();
+            let epk = data.index.location(seq).filter(|epk| in_ranges(ranges, epk))?;
+            Some(ItemPosition { epk: epk.clone(), seq })
+        })
     }
 
     /// Like [`Container::index_ordered`] for ORDER BY on several paths, from a composite index
@@ -400,12 +477,15 @@ impl IndexServing for Container {
         }
         let directions: Vec<bool> = walk.keys.iter().map(|(_, d)| *d).collect();
         let first_descending = directions.first().copied().unwrap_or(false);
-        Some(merge_runs(runs, walk.limit, first_descending, |a: &Vec<IndexKey>, b| {
-            a.iter()
-                .zip(b)
-                .zip(&directions)
-                .fold(std::cmp::Ordering::Equal, |o, ((x, y), d)| o.then_with(|| if *d { y.cmp(x) } else { x.cmp(y) }))
-        }))
+        Some(merge_runs(
+            runs,
+            walk.limit,
+            by_entry(first_descending, |a: &Vec<IndexKey>, b| {
+                a.iter().zip(b).zip(&directions).fold(std::cmp::Ordering::Equal, |o, ((x, y), d)| {
+                    o.then_with(|| if *d { y.cmp(x) } else { x.cmp(y) })
+                })
+            }),
+        ))
     }
 
     /// The distinct scalars at `path` among the items of `ranges`, in key order, and whether
@@ -486,15 +566,8 @@ impl IndexServing for Container {
     }
 }
 
-/// The first `limit` entries of partitions' runs, each already in the walk's order: merged by
-/// their keys (`keys`, directions applied), then by creation sequence in the first key's
-/// direction ([`crate::index::tie_order`]).
-fn merge_runs<K>(
-    runs: Vec<OrderedEntries<K>>,
-    limit: usize,
-    first_descending: bool,
-    keys: impl Fn(&K, &K) -> std::cmp::Ordering + Copy,
-) -> OrderedEntries<K> {
+/// The first `limit` entries of partitions' runs, each already in `order`, merged.
+fn merge_runs<E>(runs: Vec<Vec<E>>, limit: usize, order: impl Fn(&E, &E) -> std::cmp::Ordering) -> Vec<E> {
     if runs.len() <= 1 {
         // One partition's run is already in order: no merge, no copy.
         let mut run = runs.into_iter().next().unwrap_or_default();
@@ -502,9 +575,14 @@ fn merge_runs<K>(
         return run;
     }
     let inputs = runs.into_iter().map(Vec::into_iter).collect();
-    KWayMerge::new(inputs, move |a: &Entry<K>, b: &Entry<K>| {
-        keys(&a.0, &b.0).then(crate::index::tie_order(a.1.seq, b.1.seq, first_descending))
-    })
-    .take(limit)
-    .collect()
+    KWayMerge::new(inputs, order).take(limit).collect()
+}
+
+/// The order of ordered walks' entries: by their keys (`keys`, directions applied), then by
+/// creation sequence in the first key's direction ([`crate::index::tie_order`]).
+fn by_entry<K>(
+    first_descending: bool,
+    keys: impl Fn(&K, &K) -> std::cmp::Ordering,
+) -> impl Fn(&Entry<K>, &Entry<K>) -> std::cmp::Ordering {
+    move |a, b| keys(&a.0, &b.0).then(crate::index::tie_order(a.1.seq, b.1.seq, first_descending))
 }
