@@ -665,7 +665,7 @@ impl PartitionIndex {
     /// The (key, sequence number) entries at `path` after `after` (or from the start), in key
     /// order (descending if `descending`; within a key, sequence numbers in the same direction:
     /// see [`ties`]), at most `limit` of them whose location satisfies `keep`. `None` when the
-    /// path is not indexed.
+    /// path is not indexed, or some item has no scalar there (no entry: the walk would miss it).
     pub fn ordered(
         &self,
         path: &[IndexStep],
@@ -686,7 +686,8 @@ impl PartitionIndex {
     }
 
     /// Hands the entries [`PartitionIndex::ordered`] walks (every one, kept or not: each is
-    /// counted as read) to `visit` until it returns false. `None` when the path is not indexed.
+    /// counted as read) to `visit` until it returns false. `None` when the path is not indexed,
+    /// or some item has no scalar there.
     pub fn ordered_visit(
         &self,
         path: &[IndexStep],
@@ -695,7 +696,11 @@ impl PartitionIndex {
         work: &mut IndexWork,
         mut visit: impl FnMut(&IndexKey, u64) -> bool,
     ) -> Option<()> {
-        let Some(node) = self.indexed_node(path)? else { return Some(()) };
+        let node = match self.indexed_node(path)? {
+            Some(node) if node.entries == self.items() => node,
+            None if self.items() == 0 => return Some(()),
+            _ => return None,
+        };
         let mut go = |(key, postings): (&IndexKey, &Postings)| -> bool {
             let after_seq = after.filter(|(k, _)| k == key).map(|(_, s)| *s);
             for seq in ties(postings, descending, after_seq) {

@@ -203,6 +203,37 @@ impl<'a> Keep<'a> {
     }
 }
 
+/// How one physical partition serves an ordered walk of `ranges` at a path: the own orders of
+/// the few logical partitions the ranges take ([`pinned_logical`]), or its index, keeping the
+/// entries [`Keep`] says.
+enum PartWalk<'d> {
+    Pinned(Vec<(&'d Epk, &'d LogicalPartition)>),
+    Index(Keep<'d>),
+}
+
+impl<'d> PartWalk<'d> {
+    /// `None` when some item of the partition has no scalar at `path` (no index entry there: the
+    /// caller sorts). The index's own walk ([`PartitionIndex::ordered_visit`]) checks that for
+    /// itself.
+    fn new(
+        p: &PhysicalPartition,
+        data: &'d PartitionData,
+        ranges: &'d [(Epk, Epk)],
+        path: &[IndexStep],
+    ) -> Option<Self> {
+        if p.within(ranges) {
+            return Some(PartWalk::Index(Keep::All));
+        }
+        if data.index.items_with_scalar(path) != data.index.items() {
+            return None;
+        }
+        Some(match pinned_logical(p, data, ranges) {
+            Some(pinned) => PartWalk::Pinned(pinned),
+            None => PartWalk::Index(Keep::new(p, data, ranges)),
+        })
+    }
+}
+
 /// The logical partitions of `p` that `ranges` take, when they are a few and hold at most half
 /// of its items (a query pinned to a key or a few): their own orders ([`LocalOrders`]) serve an
 /// ordered walk reading their entries only. `None` otherwise: the partition's index serves it.
@@ -231,23 +262,38 @@ fn pinned_logical<'d>(
     (items.saturating_mul(2) <= data.items).then_some(pinned)
 }
 
+/// What [`Container::covering`] finds: the one partition holding every range (the usual case,
+/// with nothing allocated), or several.
+pub(super) enum Covering<'m> {
+    One(Option<&'m Arc<PhysicalPartition>>),
+    Many(std::vec::IntoIter<&'m Arc<PhysicalPartition>>),
+}
+
+impl<'m> Iterator for Covering<'m> {
+    type Item = &'m Arc<PhysicalPartition>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        match self {
+            Covering::One(p) => p.take(),
+            Covering::Many(ps) => ps.next(),
+        }
+    }
+}
+
 impl Container {
     /// Whether the current policy lets queries use the range index at `path` (a partition whose
     /// index is still being transformed may not have it yet).
     pub(super) fn policy_serves(&self, path: &[IndexStep]) -> bool {
-        self.indexing_policy().is_indexed(path)
+        self.indexing_policy.read().is_indexed(path)
     }
 
     /// The physical partitions overlapping sorted, disjoint EPK ranges, each once, in EPK order.
-    pub(super) fn covering<'m>(
-        map: &'m [Arc<PhysicalPartition>],
-        ranges: &[(Epk, Epk)],
-    ) -> Vec<&'m Arc<PhysicalPartition>> {
+    pub(super) fn covering<'m>(map: &'m [Arc<PhysicalPartition>], ranges: &[(Epk, Epk)]) -> Covering<'m> {
         // One partition holds every range (a query's unit is one physical partition's part of
-        // its ranges): found with one search, not a walk over the map.
+        // its ranges): found with one search, not a walk over the map, and nothing allocated.
         if let (Some((first, _)), Some((_, last))) = (ranges.first(), ranges.last()) {
             if let Some(p) = map.get(Self::index_for(map, first)).filter(|p| *last <= p.max) {
-                return vec![p];
+                return Covering::One(Some(p));
             }
         }
         let mut out: Vec<&Arc<PhysicalPartition>> = Vec::new();
@@ -258,7 +304,7 @@ impl Container {
                 }
             }
         }
-        out
+        Covering::Many(out.into_iter())
     }
 }
 
@@ -365,32 +411,31 @@ impl IndexServing for Container {
         let mut runs = Vec::new();
         for p in Self::covering(&map, ranges) {
             let data = p.data.read();
-            if data.index.items_with_scalar(path) != data.index.items() {
-                return None;
-            }
-            if let Some(pinned) = pinned_logical(p, &data, ranges) {
-                for (epk, lp) in pinned {
-                    let entries =
-                        lp.orders.lock().walk(path, walk.descending, walk.after, walk.limit, lp.iter_from(0))?;
-                    work.entries += entries.len() as u64;
-                    let mut run = Vec::with_capacity(entries.len());
-                    for (key, seq) in entries {
-                        let item = match walk.items {
-                            true => Some(lp.get_seq(seq)?.clone()),
-                            false => None,
-                        };
-                        run.push((key, ItemPosition { epk: epk.clone(), seq }, item));
+            match PartWalk::new(p, &data, ranges, path)? {
+                PartWalk::Pinned(pinned) => {
+                    for (epk, lp) in pinned {
+                        let entries =
+                            lp.orders.lock().walk(path, walk.descending, walk.after, walk.limit, lp.iter_from(0))?;
+                        work.entries += entries.len() as u64;
+                        let mut run = Vec::with_capacity(entries.len());
+                        for (key, seq) in entries {
+                            let item = match walk.items {
+                                true => Some(lp.get_seq(seq)?.clone()),
+                                false => None,
+                            };
+                            run.push((key, ItemPosition { epk: epk.clone(), seq }, item));
+                        }
+                        runs.push(run);
                     }
+                }
+                PartWalk::Index(keep) => {
+                    let entries =
+                        data.index.ordered(path, walk.descending, walk.after, walk.limit, &|e| keep.keeps(e), work)?;
+                    let mut run = Vec::with_capacity(entries.len());
+                    located(&data, entries, walk.items, &mut run);
                     runs.push(run);
                 }
-                continue;
             }
-            let keep = Keep::new(p, &data, ranges);
-            let entries =
-                data.index.ordered(path, walk.descending, walk.after, walk.limit, &|e| keep.keeps(e), work)?;
-            let mut run = Vec::with_capacity(entries.len());
-            located(&data, entries, walk.items, &mut run);
-            runs.push(run);
         }
         let descending = walk.descending;
         Some(merge_runs(
@@ -414,26 +459,31 @@ impl IndexServing for Container {
         let mut runs = Vec::new();
         for p in Self::covering(&map, ranges) {
             let data = p.data.read();
-            if data.index.items_with_scalar(path) != data.index.items() {
-                return None;
-            }
-            if let Some(pinned) = pinned_logical(p, &data, ranges) {
-                for (_, lp) in pinned {
-                    let entries =
-                        lp.orders.lock().walk(path, walk.descending, walk.after, walk.limit, lp.iter_from(0))?;
-                    work.entries += entries.len() as u64;
-                    runs.push(entries);
+            let run = match PartWalk::new(p, &data, ranges, path)? {
+                PartWalk::Pinned(pinned) => {
+                    for (_, lp) in pinned {
+                        let entries =
+                            lp.orders.lock().walk(path, walk.descending, walk.after, walk.limit, lp.iter_from(0))?;
+                        work.entries += entries.len() as u64;
+                        runs.push(entries);
+                    }
+                    continue;
                 }
-                continue;
-            }
-            let keep = Keep::new(p, &data, ranges);
-            let mut run = Vec::with_capacity(walk.limit.min(1024));
-            data.index.ordered_visit(path, walk.descending, walk.after, work, |key, seq| {
-                if keep.keeps_seq(&data.index, seq) {
-                    run.push((key.clone(), seq));
+                PartWalk::Index(keep) => {
+                    let mut run = Vec::with_capacity(walk.limit.min(1024));
+                    data.index.ordered_visit(path, walk.descending, walk.after, work, |key, seq| {
+                        if keep.keeps_seq(&data.index, seq) {
+                            run.push((key.clone(), seq));
+                        }
+                        run.len() < walk.limit
+                    })?;
+                    run
                 }
-                run.len() < walk.limit
-            })?;
+            };
+            // One physical partition (the usual unit): its run is the answer.
+            if runs.is_empty() && ranges.last().is_some_and(|(_, max)| *max <= p.max) {
+                return Some(run);
+            }
             runs.push(run);
         }
         let descending = walk.descending;
@@ -445,7 +495,7 @@ impl IndexServing for Container {
 
     fn locate(&self, ranges: &[(Epk, Epk)], seq: u64) -> Option<ItemPosition> {
         let map = self.partitions.read();
-        Self::covering(&map, ranges).into_iter().find_map(|p| {
+        Self::covering(&map, ranges).find_map(|p| {
             let data = p.data.read();
             let epk = data.index.location(seq).filter(|epk| in_ranges(ranges, epk))?;
             Some(ItemPosition { epk: epk.clone(), seq })
