@@ -156,14 +156,18 @@ fn units(source: &dyn QuerySource, plan: &Plan, options: &QueryOptions) -> Vec<U
         .partitions_overlapping(ranges)
         .into_iter()
         .filter_map(|p| {
-            let pieces: Vec<(Epk, Epk)> = ranges
-                .iter()
-                .filter_map(|(min, max)| {
-                    let lo = if *min > p.min { min.clone() } else { p.min.clone() };
-                    let hi = if *max < p.max { max.clone() } else { p.max.clone() };
-                    (lo < hi).then_some((lo, hi))
-                })
-                .collect();
+            let pieces: Vec<(Epk, Epk)> = match &ranges[..] {
+                // The usual unit: one range holding the whole partition.
+                [(min, max)] if *min <= p.min && *max >= p.max => vec![(p.min, p.max)],
+                _ => ranges
+                    .iter()
+                    .filter_map(|(min, max)| {
+                        let lo = if *min > p.min { min.clone() } else { p.min.clone() };
+                        let hi = if *max < p.max { max.clone() } else { p.max.clone() };
+                        (lo < hi).then_some((lo, hi))
+                    })
+                    .collect(),
+            };
             (!pieces.is_empty()).then(|| Unit {
                 partition: p.id,
                 start: None,

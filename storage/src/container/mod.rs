@@ -795,8 +795,11 @@ impl Container {
                 }
             }
         }
-        out.sort_by(|a, b| a.1.cmp(&b.1));
-        out.dedup_by(|a, b| a.0 == b.0);
+        // One range's partitions come in EPK order, each once.
+        if ranges.len() > 1 {
+            out.sort_by(|a, b| a.1.cmp(&b.1));
+            out.dedup_by(|a, b| a.0 == b.0);
+        }
         out
     }
 
