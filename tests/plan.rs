@@ -247,3 +247,54 @@ fn explain_names_the_run_time_choices_with_their_thresholds() {
         assert_eq!(got, scanned, "{sql}");
     }
 }
+
+#[test]
+fn a_point_read_filters_only_what_it_does_not_answer() {
+    let c = container(50, 3);
+    let options = QueryOptions::default();
+    let point = |sql: &str, options: &QueryOptions| plan_query(&c, sql, options).unwrap().targets.point.unwrap();
+    let ids = |sql: &str, options: &QueryOptions| -> Vec<Value> {
+        execute(&c, sql, options).unwrap().items.iter().map(|v| v.get("id").clone()).collect()
+    };
+    // Item 9 has pk "k2" and n 11.
+    let nine = vec![Value::from("9")];
+    // The key and the id equalities are the whole WHERE clause: the item read is the answer.
+    for sql in ["SELECT * FROM c WHERE c.pk = 'k2' AND c.id = '9'", "SELECT * FROM c WHERE '9' = c.id AND 'k2' = c.pk"]
+    {
+        assert!(point(sql, &options).answers_filter, "{sql}");
+        assert_eq!(ids(sql, &options), nine, "{sql}");
+    }
+    // Another term is still evaluated on it.
+    for (sql, found) in [
+        ("SELECT * FROM c WHERE c.pk = 'k2' AND c.id = '9' AND c.n > 100", vec![]),
+        ("SELECT * FROM c WHERE c.pk = 'k2' AND c.id = '9' AND c.n = 11", nine.clone()),
+    ] {
+        assert!(!point(sql, &options).answers_filter, "{sql}");
+        assert_eq!(ids(sql, &options), found, "{sql}");
+    }
+    // The request's key pins the point read; an equality with another key is evaluated (and
+    // fails), an id equality alone is answered.
+    let keyed = QueryOptions { partition_key: Some(PartitionKey::from("k2".to_string())), ..QueryOptions::default() };
+    let other = "SELECT * FROM c WHERE c.pk = 'k3' AND c.id = '9'";
+    assert!(!point(other, &keyed).answers_filter);
+    assert_eq!(ids(other, &keyed), Vec::<Value>::new());
+    let by_id = "SELECT * FROM c WHERE c.id = '9'";
+    assert!(point(by_id, &keyed).answers_filter);
+    assert_eq!(ids(by_id, &keyed), nine);
+    // Hierarchical and nested key paths.
+    let h = Container::new(
+        "h",
+        PartitionKeyDefinition::hierarchical(&["/t", "/u/v"]).unwrap(),
+        ContainerSettings::default(),
+    );
+    h.create(&parse_json(r#"{"id":"i","t":"x","u":{"v":2}}"#).unwrap()).unwrap();
+    for (sql, answers, rows) in [
+        ("SELECT * FROM c WHERE c.t = 'x' AND c.u.v = 2 AND c.id = 'i'", true, 1),
+        ("SELECT * FROM c WHERE c.t = 'x' AND c.u.v = 2.0 AND c.id = 'i'", true, 1),
+        ("SELECT * FROM c WHERE c.t = 'x' AND c.u.v = 2 AND c.id = 'i' AND c.u = 1", false, 0),
+    ] {
+        let plan = plan_query(&h, sql, &options).unwrap();
+        assert_eq!(plan.targets.point.map(|p| p.answers_filter), Some(answers), "{sql}");
+        assert_eq!(execute(&h, sql, &options).unwrap().items.len(), rows, "{sql}");
+    }
+}

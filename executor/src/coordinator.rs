@@ -122,7 +122,7 @@ pub fn unit_input_answered<'c>(
             tick(0, item.doc.len() as u64);
             (ItemPosition { epk: epk.clone(), seq: item.meta.seq }, item)
         });
-        return (Box::new(read), false);
+        return (Box::new(read), point.answers_filter);
     }
     let ranges = unit.ranges.clone();
     let start = unit.start.clone();

@@ -18,7 +18,7 @@ use crate::bound::BoundQuery;
 use crate::choices::{SCAN_SHARE, SEEK_THEN_SORT};
 use crate::error::PlanError;
 use crate::policy::VectorPolicy;
-use crate::prune::{pinned_id, prune, Pruning, Targets};
+use crate::prune::{pinned_id, point_answers_filter, prune, Pruning, Targets};
 use crate::rules::{self, Limits, LIMITS};
 
 /// What planning needs besides the query text.
@@ -78,6 +78,9 @@ pub struct PartitionTargets {
 pub struct PointRead {
     pub key: PartitionKey,
     pub id: String,
+    /// The item read satisfies the whole WHERE clause (`prune::point_answers_filter`): it is
+    /// not filtered again.
+    pub answers_filter: bool,
 }
 
 /// How a query runs across partitions.
@@ -232,7 +235,11 @@ fn targets(syntax: &Query, query: &BoundQuery, context: &PlanContext<'_>) -> Res
             ranges.sort();
             ranges.dedup();
             let point = match (keys.as_slice(), pinned_id(query)) {
-                ([key], Some(id)) => Some(PointRead { key: key.clone(), id }),
+                ([key], Some(id)) => Some(PointRead {
+                    answers_filter: point_answers_filter(query, definition, key, &id),
+                    key: key.clone(),
+                    id,
+                }),
                 _ => None,
             };
             (ranges, point)

@@ -128,6 +128,48 @@ pub fn pinned_id(query: &BoundQuery) -> Option<String> {
     })
 }
 
+/// Whether the item a point read finds (`key` and `id`) satisfies the whole WHERE clause: every
+/// top-level AND term is the id equality it reads, or an equality of one of the key's paths with
+/// that key's value there (a key of paths, not synthetic). Its rows then need no filtering.
+pub fn point_answers_filter(
+    query: &BoundQuery,
+    definition: &PartitionKeyDefinition,
+    key: &PartitionKey,
+    id: &str,
+) -> bool {
+    let (Some(item), Some(filter)) = (query.item_slot(), &query.filter) else { return false };
+    if definition.synthetic_key().is_some() || definition.is_none() {
+        return false;
+    }
+    let values = key.to_values();
+    let answered = |path: &[Step], value: &Value| {
+        let names = || {
+            path.iter().map(|s| match s {
+                Step::Key(k) => Some(k.as_str()),
+                Step::Index(_) => None,
+            })
+        };
+        if matches!(path, [Step::Key(k)] if k == "id") {
+            return matches!(value, Value::String(s) if **s == *id);
+        }
+        let scalar = matches!(value, Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_));
+        scalar
+            && definition.paths().iter().zip(&values).any(|(p, v)| {
+                p.segments().len() == path.len()
+                    && names().zip(p.segments()).all(|(n, s)| n == Some(s.as_str()))
+                    && v == value
+            })
+    };
+    crate::access::conjuncts(filter).into_iter().all(|t| {
+        let BoundExpr::Binary(BinaryOp::Eq, l, r) = t else { return false };
+        match (l.as_ref(), r.as_ref()) {
+            (BoundExpr::Path { slot, steps }, BoundExpr::Const(value))
+            | (BoundExpr::Const(value), BoundExpr::Path { slot, steps }) => *slot == item && answered(steps, value),
+            _ => false,
+        }
+    })
+}
+
 /// The filter as EXPLAIN shows it (shortened when long).
 fn shown(text: &str) -> String {
     const MAX: usize = 80;
