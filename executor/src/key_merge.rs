@@ -36,6 +36,16 @@ struct KeyWalk<'s> {
     work: IndexWork,
 }
 
+impl KeyWalk<'_> {
+    /// The walk as it continues after reading `entries`, a chunk of its size.
+    fn took(&mut self, entries: Vec<(IndexKey, u64)>) {
+        self.done = entries.len() < self.chunk;
+        self.after = entries.last().cloned();
+        self.chunk = (self.chunk * 2).min(MAX_CHUNK);
+        self.buffer = entries.into_iter();
+    }
+}
+
 impl Iterator for KeyWalk<'_> {
     type Item = (IndexKey, u64);
 
@@ -54,15 +64,13 @@ impl Iterator for KeyWalk<'_> {
                 limit: self.chunk,
                 items: false,
             };
-            let Some(entries) = self.indexes.index_ordered_keys(self.ranges, &walk, &mut self.work) else {
+            let read = self.indexes.index_ordered_keys(&[self.ranges], &walk, &mut self.work);
+            let Some(entries) = read.and_then(|mut units| units.pop()) else {
                 self.broken = true;
                 self.done = true;
                 return None;
             };
-            self.done = entries.len() < self.chunk;
-            self.after = entries.last().cloned();
-            self.chunk = (self.chunk * 2).min(MAX_CHUNK);
-            self.buffer = entries.into_iter();
+            self.took(entries);
         }
     }
 }
@@ -86,18 +94,41 @@ pub fn merge_on_keys(
     // costs entries in every partition (Q5 read 17 entries in each of 89 partitions for 10 rows).
     let n = skip.saturating_add(take);
     let share = usize::try_from(n / units.len().max(1) as u64).unwrap_or(usize::MAX).saturating_add(2);
+    let chunk = share.clamp(1, 1024);
+    // Every unit's first chunk in one call (one look at the policy and the partition map).
+    let mut first_work = IndexWork::default();
+    let first = OrderedWalk {
+        path: &order.path,
+        descending: order.descending,
+        after: start.as_ref(),
+        limit: chunk,
+        items: false,
+    };
+    let Some(firsts) = indexes.index_ordered_keys(units, &first, &mut first_work) else {
+        *entries += first_work.entries;
+        return Ok(None);
+    };
+    *entries += first_work.entries;
+    if firsts.len() != units.len() {
+        return Err(QueryError::internal("an index walk of several units answered for another number of them"));
+    }
     let mut walks: Vec<KeyWalk<'_>> = units
         .iter()
-        .map(|ranges| KeyWalk {
-            indexes,
-            ranges,
-            order,
-            after: start.clone(),
-            chunk: share.clamp(1, 1024),
-            buffer: Vec::new().into_iter(),
-            done: false,
-            broken: false,
-            work: IndexWork::default(),
+        .zip(firsts)
+        .map(|(ranges, entries)| {
+            let mut walk = KeyWalk {
+                indexes,
+                ranges,
+                order,
+                after: None,
+                chunk,
+                buffer: Vec::new().into_iter(),
+                done: false,
+                broken: false,
+                work: IndexWork::default(),
+            };
+            walk.took(entries);
+            walk
         })
         .collect();
     // Keys per the direction, then creation sequence in the same direction.

@@ -676,7 +676,7 @@ impl PartitionIndex {
         work: &mut IndexWork,
     ) -> Option<Vec<(IndexKey, u64, &Epk)>> {
         let mut out = Vec::with_capacity(limit.min(MAX_RESERVED_ENTRIES));
-        self.ordered_visit(path, descending, after, work, |key, seq| {
+        self.ordered_visit((path, None), descending, after, work, |key, seq| {
             if let Some(epk) = self.locations.get(&seq).filter(|epk| keep(epk)) {
                 out.push((key.clone(), seq, &**epk));
             }
@@ -687,16 +687,22 @@ impl PartitionIndex {
 
     /// Hands the entries [`PartitionIndex::ordered`] walks (every one, kept or not: each is
     /// counted as read) to `visit` until it returns false. `None` when the path is not indexed,
-    /// or some item has no scalar there.
+    /// or some item has no scalar there. `policy` is a policy the caller has found indexes the
+    /// path: when it is this index's own, the path is not looked up in it again.
     pub fn ordered_visit(
         &self,
-        path: &[IndexStep],
+        (path, policy): (&[IndexStep], Option<&Arc<IndexingPolicy>>),
         descending: bool,
         after: Option<&(IndexKey, u64)>,
         work: &mut IndexWork,
         mut visit: impl FnMut(&IndexKey, u64) -> bool,
     ) -> Option<()> {
-        let node = match self.indexed_node(path)? {
+        let checked = policy.is_some_and(|p| Arc::ptr_eq(p, &self.policy));
+        let found = match checked {
+            true => self.live.then(|| self.root.find(path))?,
+            false => self.indexed_node(path)?,
+        };
+        let node = match found {
             Some(node) if node.entries == self.items() => node,
             None if self.items() == 0 => return Some(()),
             _ => return None,

@@ -275,7 +275,7 @@ fn keys_only_walks_find_what_full_walks_find_and_locate_places_them() {
                 let walk = OrderedWalk { path: &path, descending, after: after.as_ref(), limit: 9, items: false };
                 let (mut full_work, mut keys_work) = (IndexWork::default(), IndexWork::default());
                 let full = c.index_ordered(ranges, &walk, &mut full_work).unwrap();
-                let keys = c.index_ordered_keys(ranges, &walk, &mut keys_work).unwrap();
+                let keys = c.index_ordered_keys(&[ranges], &walk, &mut keys_work).unwrap().remove(0);
                 let expected: Vec<(IndexKey, u64)> = full.iter().map(|(k, pos, _)| (k.clone(), pos.seq)).collect();
                 assert_eq!(keys, expected, "{ranges:?} descending {descending}");
                 assert_eq!(keys_work.entries, full_work.entries);
@@ -290,6 +290,26 @@ fn keys_only_walks_find_what_full_walks_find_and_locate_places_them() {
             }
             let inside: usize = ranges.iter().map(|(min, max)| c.scan_range(min.clone(), max.clone()).count()).sum();
             assert_eq!(seen, inside, "{ranges:?}");
+        }
+    }
+    // Several units at once (each physical partition, and one of them in two pieces): what each
+    // alone finds.
+    let mid = Epk::from_bytes(&[parts[2].min.as_bytes(), &[0x80]].concat());
+    let mut units: Vec<Vec<(Epk, Epk)>> = parts.iter().map(|p| vec![(p.min.clone(), p.max.clone())]).collect();
+    units[2] = vec![(parts[2].min.clone(), mid.clone())];
+    units.insert(3, vec![(mid, parts[2].max.clone())]);
+    let unit_refs: Vec<&[(Epk, Epk)]> = units.iter().map(Vec::as_slice).collect();
+    for descending in [false, true] {
+        let walk = OrderedWalk { path: &path, descending, after: None, limit: 7, items: false };
+        let (mut together, mut alone) = (IndexWork::default(), IndexWork::default());
+        let all_at_once = c.index_ordered_keys(&unit_refs, &walk, &mut together).unwrap();
+        let one_by_one: Vec<_> =
+            unit_refs.iter().map(|u| c.index_ordered_keys(&[u], &walk, &mut alone).unwrap().remove(0)).collect();
+        assert_eq!(all_at_once, one_by_one);
+        assert_eq!(together.entries, alone.entries);
+        for (unit, found) in units.iter().zip(&all_at_once) {
+            let inside: usize = unit.iter().map(|(min, max)| c.scan_range(min.clone(), max.clone()).count()).sum();
+            assert_eq!(found.len(), inside.min(7));
         }
     }
     // A deleted item, or one outside the ranges, is not located.

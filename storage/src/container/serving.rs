@@ -101,16 +101,17 @@ pub trait IndexServing: Sync {
         work: &mut IndexWork,
     ) -> Option<OrderedEntries<IndexKey>>;
 
-    /// Like [`IndexServing::index_ordered`] with keys and sequence numbers only: no positions,
+    /// Like [`IndexServing::index_ordered`] with keys and sequence numbers only (no positions,
     /// no items, so a walk of whole physical partitions never looks up where an entry's item
-    /// is. What a merge that skips OFFSET's rows on index keys reads ([`IndexServing::locate`]
-    /// then places the few it returns).
+    /// is), for each of several units' ranges at once (the units in EPK order, as a query's
+    /// are): what a merge that skips OFFSET's rows on index keys reads, its first chunk of
+    /// every unit in one call ([`IndexServing::locate`] then places the few rows it returns).
     fn index_ordered_keys(
         &self,
-        ranges: &[(Epk, Epk)],
+        units: &[&[(Epk, Epk)]],
         walk: &OrderedWalk<'_>,
         work: &mut IndexWork,
-    ) -> Option<Vec<(IndexKey, u64)>>;
+    ) -> Option<Vec<Vec<(IndexKey, u64)>>>;
 
     /// The position of the item of `ranges` with sequence number `seq`; `None` when there is
     /// none (deleted since its index entry was read).
@@ -306,6 +307,25 @@ impl Container {
         }
         Covering::Many(out.into_iter())
     }
+
+    /// [`Container::covering`], trying first the partition at `near` and the one after it
+    /// (where the previous of units in EPK order was found), and leaving `near` where this one
+    /// is.
+    pub(super) fn covering_near<'m>(
+        map: &'m [Arc<PhysicalPartition>],
+        ranges: &[(Epk, Epk)],
+        near: &mut usize,
+    ) -> Covering<'m> {
+        if let (Some((first, _)), Some((_, last))) = (ranges.first(), ranges.last()) {
+            for at in [*near, near.saturating_add(1)] {
+                if let Some(p) = map.get(at).filter(|p| p.min <= *first && *last <= p.max) {
+                    *near = at;
+                    return Covering::One(Some(p));
+                }
+            }
+        }
+        Self::covering(map, ranges)
+    }
 }
 
 impl IndexServing for Container {
@@ -447,50 +467,59 @@ impl IndexServing for Container {
 
     fn index_ordered_keys(
         &self,
-        ranges: &[(Epk, Epk)],
+        units: &[&[(Epk, Epk)]],
         walk: &OrderedWalk<'_>,
         work: &mut IndexWork,
-    ) -> Option<Vec<(IndexKey, u64)>> {
+    ) -> Option<Vec<Vec<(IndexKey, u64)>>> {
         let path = walk.path;
-        if path.contains(&IndexStep::Element) || !self.policy_serves(path) {
+        let policy = Arc::clone(&self.indexing_policy.read());
+        if path.contains(&IndexStep::Element) || !policy.is_indexed(path) {
             return None;
         }
         let map = self.partitions.read();
-        let mut runs = Vec::new();
-        for p in Self::covering(&map, ranges) {
-            let data = p.data.read();
-            let run = match PartWalk::new(p, &data, ranges, path)? {
-                PartWalk::Pinned(pinned) => {
-                    for (_, lp) in pinned {
-                        let entries =
-                            lp.orders.lock().walk(path, walk.descending, walk.after, walk.limit, lp.iter_from(0))?;
-                        work.entries += entries.len() as u64;
-                        runs.push(entries);
-                    }
-                    continue;
-                }
-                PartWalk::Index(keep) => {
-                    let mut run = Vec::with_capacity(walk.limit.min(1024));
-                    data.index.ordered_visit(path, walk.descending, walk.after, work, |key, seq| {
-                        if keep.keeps_seq(&data.index, seq) {
-                            run.push((key.clone(), seq));
+        // Units come in EPK order: each is first looked for where the last one was.
+        let mut near = 0;
+        let mut out = Vec::with_capacity(units.len());
+        for ranges in units {
+            let mut runs = Vec::new();
+            for p in Self::covering_near(&map, ranges, &mut near) {
+                let data = p.data.read();
+                let run = match PartWalk::new(p, &data, ranges, path)? {
+                    PartWalk::Pinned(pinned) => {
+                        for (_, lp) in pinned {
+                            let entries = lp.orders.lock().walk(
+                                path,
+                                walk.descending,
+                                walk.after,
+                                walk.limit,
+                                lp.iter_from(0),
+                            )?;
+                            work.entries += entries.len() as u64;
+                            runs.push(entries);
                         }
-                        run.len() < walk.limit
-                    })?;
-                    run
-                }
-            };
-            // One physical partition (the usual unit): its run is the answer.
-            if runs.is_empty() && ranges.last().is_some_and(|(_, max)| *max <= p.max) {
-                return Some(run);
+                        continue;
+                    }
+                    PartWalk::Index(keep) => {
+                        let mut run = Vec::with_capacity(walk.limit.min(1024));
+                        let visit = |key: &IndexKey, seq| {
+                            if keep.keeps_seq(&data.index, seq) {
+                                run.push((key.clone(), seq));
+                            }
+                            run.len() < walk.limit
+                        };
+                        data.index.ordered_visit((path, Some(&policy)), walk.descending, walk.after, work, visit)?;
+                        run
+                    }
+                };
+                runs.push(run);
             }
-            runs.push(run);
+            let descending = walk.descending;
+            out.push(merge_runs(runs, walk.limit, |a: &(IndexKey, u64), b| {
+                let keys = if descending { b.0.cmp(&a.0) } else { a.0.cmp(&b.0) };
+                keys.then(crate::index::tie_order(a.1, b.1, descending))
+            }));
         }
-        let descending = walk.descending;
-        Some(merge_runs(runs, walk.limit, |a: &(IndexKey, u64), b| {
-            let keys = if descending { b.0.cmp(&a.0) } else { a.0.cmp(&b.0) };
-            keys.then(crate::index::tie_order(a.1, b.1, descending))
-        }))
+        Some(out)
     }
 
     fn locate(&self, ranges: &[(Epk, Epk)], seq: u64) -> Option<ItemPosition> {
