@@ -586,11 +586,14 @@ impl PartitionIndex {
                     return Some(Vec::new());
                 }
                 let mut out = Vec::new();
+                let mut keys = 0usize;
                 for postings in node.values.range((lower.clone(), upper.clone())).map(|(_, p)| p) {
                     out.extend_from_slice(postings.as_slice());
+                    keys += 1;
                 }
                 work.entries += out.len() as u64;
-                Some(sorted_distinct(out))
+                // One key's postings (an equality, ARRAY_CONTAINS) are sorted and distinct already.
+                Some(if keys <= 1 { out } else { sorted_distinct(out) })
             }
             IndexProbe::Prefix { path, prefix } => {
                 let Some(node) = self.indexed_node(path)? else { return Some(Vec::new()) };
