@@ -131,12 +131,7 @@ pub fn merge_on_keys(
             walk
         })
         .collect();
-    // Keys per the direction, then creation sequence in the same direction.
-    let descending = order.descending;
-    let mut merged = KWayMerge::new(walks.iter_mut().collect(), |a: &(IndexKey, u64), b: &(IndexKey, u64)| {
-        let keys = if descending { b.0.cmp(&a.0) } else { a.0.cmp(&b.0) };
-        keys.then(cosmoql_storage::tie_order(a.1, b.1, descending))
-    });
+    let mut merged = KWayMerge::new(walks.iter_mut().collect(), cosmoql_storage::entry_order(order.descending));
     let mut last = None;
     let mut skipped = 0u64;
     let mut taken = Vec::new();

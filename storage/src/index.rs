@@ -86,6 +86,16 @@ pub fn tie_order(seq: u64, other: u64, first_key_descending: bool) -> Ordering {
     }
 }
 
+/// The order of one range index's (key, sequence number) entries in a walk: keys ascending, or
+/// descending when `descending`, then [`tie_order`]. What the partitions' walks give and what
+/// merging them keeps.
+pub fn entry_order(descending: bool) -> impl Fn(&(IndexKey, u64), &(IndexKey, u64)) -> Ordering + Copy {
+    move |a, b| {
+        let keys = if descending { b.0.cmp(&a.0) } else { a.0.cmp(&b.0) };
+        keys.then(tie_order(a.1, b.1, descending))
+    }
+}
+
 /// One key's postings in [`tie_order`], those after `after` (a sequence number of the same key
 /// where a walk stopped) only.
 fn ties(postings: &Postings, descending: bool, after: Option<u64>) -> impl Iterator<Item = u64> + '_ {

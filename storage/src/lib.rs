@@ -39,7 +39,7 @@ pub use error::{ErrorKind, StorageError};
 #[cfg(feature = "fault-injection")]
 pub use faults::Faults;
 pub use import::{ImportError, ImportOptions, ImportSummary};
-pub use index::{tie_order, IndexStats, IndexWork, PartitionIndex};
+pub use index::{entry_order, tie_order, IndexStats, IndexWork, PartitionIndex};
 pub use patch::PatchOperation;
 pub use store::{Database, Store};
 pub use throughput::{

@@ -263,6 +263,14 @@ fn pinned_logical<'d>(
     (items.saturating_mul(2) <= data.items).then_some(pinned)
 }
 
+/// A pinned logical partition's part of an ordered walk, from its own order ([`LocalOrders`]);
+/// `None` when some item of it has no scalar at the path.
+fn own_order(lp: &LogicalPartition, walk: &OrderedWalk<'_>, work: &mut IndexWork) -> Option<Vec<(IndexKey, u64)>> {
+    let entries = lp.orders.lock().walk(walk.path, walk.descending, walk.after, walk.limit, lp.iter_from(0))?;
+    work.entries += entries.len() as u64;
+    Some(entries)
+}
+
 /// What [`Container::covering`] finds: the one partition holding every range (the usual case,
 /// with nothing allocated), or several.
 pub(super) enum Covering<'m> {
@@ -434,9 +442,7 @@ impl IndexServing for Container {
             match PartWalk::new(p, &data, ranges, path)? {
                 PartWalk::Pinned(pinned) => {
                     for (epk, lp) in pinned {
-                        let entries =
-                            lp.orders.lock().walk(path, walk.descending, walk.after, walk.limit, lp.iter_from(0))?;
-                        work.entries += entries.len() as u64;
+                        let entries = own_order(lp, walk, work)?;
                         let mut run = Vec::with_capacity(entries.len());
                         for (key, seq) in entries {
                             let item = match walk.items {
@@ -487,15 +493,7 @@ impl IndexServing for Container {
                 let run = match PartWalk::new(p, &data, ranges, path)? {
                     PartWalk::Pinned(pinned) => {
                         for (_, lp) in pinned {
-                            let entries = lp.orders.lock().walk(
-                                path,
-                                walk.descending,
-                                walk.after,
-                                walk.limit,
-                                lp.iter_from(0),
-                            )?;
-                            work.entries += entries.len() as u64;
-                            runs.push(entries);
+                            runs.push(own_order(lp, walk, work)?);
                         }
                         continue;
                     }
@@ -513,11 +511,7 @@ impl IndexServing for Container {
                 };
                 runs.push(run);
             }
-            let descending = walk.descending;
-            out.push(merge_runs(runs, walk.limit, |a: &(IndexKey, u64), b| {
-                let keys = if descending { b.0.cmp(&a.0) } else { a.0.cmp(&b.0) };
-                keys.then(crate::index::tie_order(a.1, b.1, descending))
-            }));
+            out.push(merge_runs(runs, walk.limit, crate::index::entry_order(walk.descending)));
         }
         Some(out)
     }
