@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use cosmoql::executor::{execute_plan, explain, plan_query, PartitionRange, QuerySource};
 use cosmoql::planner::{Paging, Strategy};
 use cosmoql::storage::{
-    Container, ContainerSettings, Doc, Epk, IndexingPolicy, ItemMeta, ItemPosition, PartitionKey,
+    Container, ContainerSettings, Doc, Epk, HashVersion, IndexingPolicy, ItemMeta, ItemPosition, PartitionKey,
     PartitionKeyDefinition, StoredItem,
 };
 use cosmoql::value::{parse_json, Value};
@@ -281,6 +281,21 @@ fn a_point_read_filters_only_what_it_does_not_answer() {
     let by_id = "SELECT * FROM c WHERE c.id = '9'";
     assert!(point(by_id, &keyed).answers_filter);
     assert_eq!(ids(by_id, &keyed), nine);
+    // With V1 hashing, keys sharing their first 100 bytes share a logical partition: the read
+    // finds the other key's item, and the filter must still be evaluated.
+    let v1 = Container::new(
+        "v1",
+        PartitionKeyDefinition::hash("/pk").unwrap().with_version(HashVersion::V1).unwrap(),
+        ContainerSettings::default(),
+    );
+    let (a, b) = ("p".repeat(100) + "a", "p".repeat(100) + "b");
+    v1.create(&parse_json(&format!(r#"{{"id":"x","pk":"{a}"}}"#)).unwrap()).unwrap();
+    for (key, rows) in [(&a, 1), (&b, 0)] {
+        let sql = format!("SELECT * FROM c WHERE c.pk = '{key}' AND c.id = 'x'");
+        let plan = plan_query(&v1, &sql, &options).unwrap();
+        assert_eq!(plan.targets.point.map(|p| p.answers_filter), Some(false), "{sql}");
+        assert_eq!(execute(&v1, &sql, &options).unwrap().items.len(), rows, "{sql}");
+    }
     // Hierarchical and nested key paths.
     let h = Container::new(
         "h",

@@ -36,7 +36,9 @@
 
 use std::collections::BTreeSet;
 
-use cosmoql_catalog::{Epk, PartitionKey, PartitionKeyDefinition, PartitionKeyKind, SyntheticKey, SyntheticKind};
+use cosmoql_catalog::{
+    Epk, HashVersion, PartitionKey, PartitionKeyDefinition, PartitionKeyKind, SyntheticKey, SyntheticKind,
+};
 use cosmoql_parser::BinaryOp;
 use cosmoql_value::{format_number, Value};
 
@@ -130,7 +132,9 @@ pub fn pinned_id(query: &BoundQuery) -> Option<String> {
 
 /// Whether the item a point read finds (`key` and `id`) satisfies the whole WHERE clause: every
 /// top-level AND term is the id equality it reads, or an equality of one of the key's paths with
-/// that key's value there (a key of paths, not synthetic). Its rows then need no filtering.
+/// that key's value there (a key of paths, not synthetic). Its rows then need no filtering. Only
+/// with V2 hashing: a V1 EPK holds a long string key's first 100 bytes only, so two keys may share
+/// a logical partition and the read may find the other key's item.
 pub fn point_answers_filter(
     query: &BoundQuery,
     definition: &PartitionKeyDefinition,
@@ -138,7 +142,7 @@ pub fn point_answers_filter(
     id: &str,
 ) -> bool {
     let (Some(item), Some(filter)) = (query.item_slot(), &query.filter) else { return false };
-    if definition.synthetic_key().is_some() || definition.is_none() {
+    if definition.synthetic_key().is_some() || definition.is_none() || definition.version() != HashVersion::V2 {
         return false;
     }
     let values = key.to_values();
