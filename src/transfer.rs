@@ -48,8 +48,12 @@ impl ContainerClient {
     /// store refuses, is counted and reported in the summary with its line number (with
     /// [`ImportOptions::fail_fast`], it stops the import: the error holds what was imported
     /// before it). Indexes are rebuilt in bulk at the end.
+    ///
+    /// The import runs on threads of its own, the caller's thread waiting: the allocator's free
+    /// lists a bulk load leaves behind made the first hundreds of queries on the loading thread
+    /// up to 1.4 times slower (docs/performance.md).
     pub fn import<R: BufRead + Send>(&self, reader: R, options: ImportOptions) -> Result<ImportSummary, ImportError> {
-        self.container.import(reader, options, |_| {})
+        off_thread(|| self.container.import(reader, options, |_| {}))
     }
 
     /// [`Self::import`] that stops between batches when `cancel` is set (Ctrl-C, for example):
@@ -60,7 +64,7 @@ impl ContainerClient {
         options: ImportOptions,
         cancel: &AtomicBool,
     ) -> Result<ImportSummary, ImportError> {
-        self.container.import_until(reader, options, cancel, |_| {})
+        off_thread(|| self.container.import_until(reader, options, cancel, |_| {}))
     }
 
     /// Writes every item as one JSON object per line (NDJSON), in scan order, without system
@@ -99,4 +103,18 @@ impl ContainerClient {
         }
         Ok(deleted)
     }
+}
+
+/// Runs `work` on a thread of its own (the main thread's stack size, as the query producers have)
+/// and waits for it; a panic there goes on in the caller. Where no thread can be had, it runs
+/// here.
+fn off_thread<T: Send>(work: impl FnOnce() -> T + Send) -> T {
+    let slot = std::sync::Mutex::new(Some(work));
+    let run = || slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take().map(|w| w());
+    let on_thread = std::thread::scope(|scope| {
+        let spawned = std::thread::Builder::new().name("import".into()).stack_size(8 << 20).spawn_scoped(scope, run);
+        spawned.ok().map(|handle| handle.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+    });
+    // The work is taken once: by the thread, or here when no thread could start.
+    on_thread.flatten().or_else(run).expect("bug: an import was taken from its slot and not run")
 }
