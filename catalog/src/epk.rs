@@ -34,6 +34,7 @@ use std::hash::{Hash, Hasher};
 use std::str::FromStr;
 
 use crate::murmur3::{Murmur3X64_128, Murmur3X86_32};
+use crate::padded::{cmp_padded, word_at};
 
 /// The most paths (and so components) a hierarchical (MultiHash) partition key can have.
 pub const MAX_MULTI_HASH_COMPONENTS: usize = 3;
@@ -374,10 +375,7 @@ impl Ord for Epk {
     #[inline]
     fn cmp(&self, other: &Self) -> Ordering {
         if let (Repr::Inline { buf: a, .. }, Repr::Inline { buf: b, .. }) = (&self.0, &other.0) {
-            let word = |buf: &[u8; INLINE]| {
-                u64::from_be_bytes([buf[0], buf[1], buf[2], buf[3], buf[4], buf[5], buf[6], buf[7]])
-            };
-            let (x, y) = (word(a), word(b));
+            let (x, y) = (word_at(a, 0), word_at(b, 0));
             if x != y {
                 return x.cmp(&y);
             }
@@ -390,42 +388,16 @@ impl Epk {
     /// [`Ord::cmp`] past the first word.
     fn cmp_padded(&self, other: &Self) -> Ordering {
         // Inline EPKs are zero past their length (only `extend` writes, at the end): their
-        // buffers are the padded bytes already, read a whole word at a time.
+        // buffers are the padded bytes already.
         if let (Repr::Inline { len: la, buf: a }, Repr::Inline { len: lb, buf: b }) = (&self.0, &other.0) {
             // Equal EPKs (a unit's bounds against its partition's) at once.
             if a == b {
                 return Ordering::Equal;
             }
-            let end = usize::from(*la.max(lb));
-            let mut at = 0;
-            while let (Some(x), Some(y)) = (a.get(at..at + 8), b.get(at..at + 8)) {
-                if at >= end {
-                    return Ordering::Equal;
-                }
-                let (x, y) = (
-                    u64::from_be_bytes(x.try_into().unwrap_or_default()),
-                    u64::from_be_bytes(y.try_into().unwrap_or_default()),
-                );
-                if x != y {
-                    return x.cmp(&y);
-                }
-                at += 8;
-            }
-            return Ordering::Equal;
+            return cmp_padded(a, b, usize::from(*la.max(lb)));
         }
         let (a, b) = (self.as_bytes(), other.as_bytes());
-        let word = |bytes: &[u8], at: usize| match bytes.get(at..at + 8) {
-            Some(chunk) => u64::from_be_bytes(<[u8; 8]>::try_from(chunk).unwrap_or([0; 8])),
-            None => (0..8).fold(0u64, |w, i| (w << 8) | u64::from(bytes.get(at + i).copied().unwrap_or(0))),
-        };
-        let mut at = 0;
-        while at < a.len().max(b.len()) {
-            match word(a, at).cmp(&word(b, at)) {
-                Ordering::Equal => at += 8,
-                order => return order,
-            }
-        }
-        Ordering::Equal
+        cmp_padded(a, b, a.len().max(b.len()))
     }
 }
 

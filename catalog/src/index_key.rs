@@ -7,6 +7,8 @@ use std::sync::Arc;
 
 use cosmoql_value::Value;
 
+use crate::padded::cmp_padded;
+
 /// A scalar as an index key (see the module docs for the order).
 #[derive(Clone)]
 pub enum IndexKey {
@@ -40,27 +42,8 @@ impl ShortStr {
     /// the longer string's end, then the lengths (a string and the same followed by NULs differ
     /// only there).
     fn cmp_bytes(&self, other: &ShortStr) -> Ordering {
-        fn word(b: &[u8; SHORT], at: usize) -> u64 {
-            match b.get(at..at + 8) {
-                Some(w) => u64::from_be_bytes(w.try_into().unwrap_or_default()),
-                None => {
-                    let mut w = [0u8; 8];
-                    let tail = b.get(at..).unwrap_or_default();
-                    w[..tail.len()].copy_from_slice(tail);
-                    u64::from_be_bytes(w)
-                }
-            }
-        }
         let end = usize::from(self.len.max(other.len));
-        let mut at = 0;
-        while at < end {
-            let (x, y) = (word(&self.bytes, at), word(&other.bytes, at));
-            if x != y {
-                return x.cmp(&y);
-            }
-            at += 8;
-        }
-        self.len.cmp(&other.len)
+        cmp_padded(&self.bytes, &other.bytes, end).then(self.len.cmp(&other.len))
     }
 }
 

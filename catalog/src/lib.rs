@@ -16,6 +16,7 @@ pub mod error;
 pub mod index_key;
 pub mod indexing;
 mod murmur3;
+mod padded;
 pub mod partition_key;
 pub mod probe;
 pub mod rid;
