@@ -68,8 +68,7 @@ impl IdTable {
         self.table.clear();
         for at in 0..slots.len() as u32 {
             if let Some(id) = id_at(slots, at) {
-                let h = self.hash(id);
-                self.table.insert_unique(spread(h), (at, h), |&(_, h)| spread(h));
+                self.insert(id, at);
             }
         }
     }
