@@ -62,7 +62,6 @@ impl Iterator for KeyWalk<'_> {
                 descending: self.order.descending,
                 after: self.after.as_ref(),
                 limit: self.chunk,
-                items: false,
             };
             let read = self.indexes.index_ordered_keys(&[self.ranges], &walk, &mut self.work);
             let Some(entries) = read.and_then(|mut units| units.pop()) else {
@@ -97,13 +96,7 @@ pub fn merge_on_keys(
     let chunk = share.clamp(1, 1024);
     // Every unit's first chunk in one call (one look at the policy and the partition map).
     let mut first_work = IndexWork::default();
-    let first = OrderedWalk {
-        path: &order.path,
-        descending: order.descending,
-        after: start.as_ref(),
-        limit: chunk,
-        items: false,
-    };
+    let first = OrderedWalk { path: &order.path, descending: order.descending, after: start.as_ref(), limit: chunk };
     let Some(firsts) = indexes.index_ordered_keys(units, &first, &mut first_work) else {
         *entries += first_work.entries;
         return Ok(None);

@@ -46,16 +46,15 @@ impl WalkKey {
     }
 }
 
-/// Entries of a range index in order, read a chunk at a time (small first: a TOP 10 reads
-/// little), with their items or without.
+/// Entries of a range index in order with their items, read a chunk at a time (small first: a
+/// TOP 10 reads little).
 pub struct IndexWalk<'s> {
     source: &'s dyn QuerySource,
     ranges: &'s [(Epk, Epk)],
     order: &'s IndexOrder,
-    items: bool,
     after: Option<(WalkKey, u64)>,
     chunk: usize,
-    buffer: std::vec::IntoIter<(WalkKey, ItemPosition, Option<StoredItem>)>,
+    buffer: std::vec::IntoIter<(WalkKey, ItemPosition, StoredItem)>,
     done: bool,
     /// The source stopped answering from the index.
     pub broken: bool,
@@ -86,14 +85,12 @@ impl<'s> IndexWalk<'s> {
         ranges: &'s [(Epk, Epk)],
         order: &'s IndexOrder,
         (after, first): (Option<(WalkKey, u64)>, usize),
-        items: bool,
     ) -> Self {
         let chunk = first.clamp(1, 1024);
         IndexWalk {
             source,
             ranges,
             order,
-            items,
             after,
             chunk,
             buffer: Vec::new().into_iter(),
@@ -122,7 +119,6 @@ impl<'s> IndexWalk<'s> {
                 descending: self.order.descending,
                 after: after.as_ref(),
                 limit: self.chunk,
-                items: self.items,
             };
             let indexes = self.source.indexes();
             indexes.and_then(|i| i.index_ordered(self.ranges, &walk, &mut self.work)).map(|entries| {
@@ -139,7 +135,6 @@ impl<'s> IndexWalk<'s> {
                 prefix: &self.order.prefix,
                 after: after.as_ref(),
                 limit: self.chunk,
-                items: self.items,
             };
             let indexes = self.source.indexes();
             indexes.and_then(|i| i.composite_ordered(self.ranges, &walk, &mut self.work)).map(|entries| {
@@ -163,34 +158,25 @@ impl<'s> IndexWalk<'s> {
             }
         }
     }
-
-    /// The next entry: its key, position and (if asked for) item.
-    pub fn next_entry(&mut self) -> Option<(WalkKey, ItemPosition, Option<StoredItem>)> {
-        loop {
-            if let Some(entry) = self.buffer.next() {
-                if let Some(meter) = self.meter {
-                    let mut now = meter.now.get();
-                    meter.before_last.set(now);
-                    now.add(Work { bytes: entry.2.as_ref().map_or(0, |i| i.doc.len() as u64), entries: 1 });
-                    meter.now.set(now);
-                }
-                return Some(entry);
-            }
-            if self.done || !self.fill() {
-                return None;
-            }
-        }
-    }
 }
 
 impl Iterator for IndexWalk<'_> {
     type Item = (ItemPosition, StoredItem);
 
+    /// The next entry's position and item.
     fn next(&mut self) -> Option<Self::Item> {
         loop {
-            let (_, pos, item) = self.next_entry()?;
-            if let Some(item) = item {
+            if let Some((_, pos, item)) = self.buffer.next() {
+                if let Some(meter) = self.meter {
+                    let mut now = meter.now.get();
+                    meter.before_last.set(now);
+                    now.add(Work { bytes: item.doc.len() as u64, entries: 1 });
+                    meter.now.set(now);
+                }
                 return Some((pos, item));
+            }
+            if self.done || !self.fill() {
+                return None;
             }
         }
     }
@@ -494,7 +480,7 @@ impl<'a> Runner<'a> {
         // A lone walk that filters reads at least 16 entries first: the rows it keeps may be
         // sparse among them.
         let first = bound.map_or(1024, |b| b.saturating_add(1).max(16));
-        let mut walk = IndexWalk::new(self.source, ranges, order, (start, first), true).with_meter(&meter);
+        let mut walk = IndexWalk::new(self.source, ranges, order, (start, first)).with_meter(&meter);
         if !walk.fill() {
             return Ok(None);
         }

@@ -242,7 +242,7 @@ fn keys_only_walks_find_what_full_walks_find_and_locate_places_them() {
         c.create(&parse_json(&format!(r#"{{"id":"{i}","pk":"k{}","v":{}}}"#, i % 17, i % 30)).unwrap()).unwrap();
     }
     let path = vec![IndexStep::Key("v".into())];
-    let first = OrderedWalk { path: &path, descending: false, after: None, limit: 2, items: false };
+    let first = OrderedWalk { path: &path, descending: false, after: None, limit: 2 };
     let firsts = c.index_ordered(&all(), &first, &mut IndexWork::default()).unwrap();
     // Items "0" and "30" (the first two with v = 0): the first is deleted below.
     let (deleted, kept) = (firsts[0].1.clone(), firsts[1].1.clone());
@@ -272,7 +272,7 @@ fn keys_only_walks_find_what_full_walks_find_and_locate_places_them() {
             let mut after = None;
             let mut seen = 0;
             loop {
-                let walk = OrderedWalk { path: &path, descending, after: after.as_ref(), limit: 9, items: false };
+                let walk = OrderedWalk { path: &path, descending, after: after.as_ref(), limit: 9 };
                 let (mut full_work, mut keys_work) = (IndexWork::default(), IndexWork::default());
                 let full = c.index_ordered(ranges, &walk, &mut full_work).unwrap();
                 let keys = c.index_ordered_keys(&[ranges], &walk, &mut keys_work).unwrap().remove(0);
@@ -300,7 +300,7 @@ fn keys_only_walks_find_what_full_walks_find_and_locate_places_them() {
     units.insert(3, vec![(mid, parts[2].max.clone())]);
     let unit_refs: Vec<&[(Epk, Epk)]> = units.iter().map(Vec::as_slice).collect();
     for descending in [false, true] {
-        let walk = OrderedWalk { path: &path, descending, after: None, limit: 7, items: false };
+        let walk = OrderedWalk { path: &path, descending, after: None, limit: 7 };
         let (mut together, mut alone) = (IndexWork::default(), IndexWork::default());
         let all_at_once = c.index_ordered_keys(&unit_refs, &walk, &mut together).unwrap();
         let one_by_one: Vec<_> =

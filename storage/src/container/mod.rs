@@ -883,17 +883,12 @@ impl Container {
 
 const SCAN_CHUNK: usize = 1024;
 
-/// Index entries `(key, sequence number, location)` of a partition as `(key, position, item if
-/// asked for)`, appended to `out`; entries of items gone meanwhile are skipped.
-fn located<K>(data: &PartitionData, entries: Vec<(K, u64, &Epk)>, items: bool, out: &mut OrderedEntries<K>) {
+/// Index entries `(key, sequence number, location)` of a partition as `(key, position, item)`,
+/// appended to `out`; entries of items gone meanwhile are skipped.
+fn located<K>(data: &PartitionData, entries: Vec<(K, u64, &Epk)>, out: &mut OrderedEntries<K>) {
     for (key, seq, epk) in entries {
-        let item = if items {
-            let Some(item) = data.logical.get(epk).and_then(|lp| lp.get_seq(seq)) else { continue };
-            Some(item.clone())
-        } else {
-            None
-        };
-        out.push((key, ItemPosition { epk: epk.clone(), seq }, item));
+        let Some(item) = data.logical.get(epk).and_then(|lp| lp.get_seq(seq)) else { continue };
+        out.push((key, ItemPosition { epk: epk.clone(), seq }, item.clone()));
     }
 }
 

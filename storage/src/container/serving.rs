@@ -5,11 +5,11 @@ use cosmoql_value::merge::KWayMerge;
 
 use super::*;
 
-/// Index entries in ORDER BY order: keys (one, or a tuple), positions and, if asked for, items.
+/// Index entries in ORDER BY order: keys (one, or a tuple), positions and items.
 pub type OrderedEntries<K> = Vec<Entry<K>>;
 
-/// An index entry found in order: its key, its item's position, and the item when asked for.
-type Entry<K> = (K, ItemPosition, Option<StoredItem>);
+/// An index entry found in order: its key, its item's position, and the item.
+type Entry<K> = (K, ItemPosition, StoredItem);
 
 /// A walk of a range index in key order (see [`Container::index_ordered`]).
 #[derive(Debug, Clone, Copy)]
@@ -19,8 +19,6 @@ pub struct OrderedWalk<'a> {
     /// Resume after this (key, sequence number).
     pub after: Option<&'a (IndexKey, u64)>,
     pub limit: usize,
-    /// Read the items too (otherwise keys and positions only).
-    pub items: bool,
 }
 
 /// What a request's EPK ranges hold ([`IndexServing::items_in`]).
@@ -45,8 +43,6 @@ pub struct CompositeWalk<'a> {
     /// Resume after this (tuple, sequence number).
     pub after: Option<&'a (Vec<IndexKey>, u64)>,
     pub limit: usize,
-    /// Read the items too.
-    pub items: bool,
 }
 
 /// The least and greatest index keys at a path (see [`Container::index_bounds`]).
@@ -429,7 +425,7 @@ impl IndexServing for Container {
         ranges: &[(Epk, Epk)],
         walk: &OrderedWalk<'_>,
         work: &mut IndexWork,
-    ) -> Option<Vec<(IndexKey, ItemPosition, Option<StoredItem>)>> {
+    ) -> Option<OrderedEntries<IndexKey>> {
         let path = walk.path;
         // An item has one value at a path without `[]`; with one, it has many.
         if path.contains(&IndexStep::Element) || !self.policy_serves(path) {
@@ -445,10 +441,7 @@ impl IndexServing for Container {
                         let entries = own_order(lp, walk, work)?;
                         let mut run = Vec::with_capacity(entries.len());
                         for (key, seq) in entries {
-                            let item = match walk.items {
-                                true => Some(lp.get_seq(seq)?.clone()),
-                                false => None,
-                            };
+                            let item = lp.get_seq(seq)?.clone();
                             run.push((key, ItemPosition { epk: epk.clone(), seq }, item));
                         }
                         runs.push(run);
@@ -458,7 +451,7 @@ impl IndexServing for Container {
                     let entries =
                         data.index.ordered(path, walk.descending, walk.after, walk.limit, &|e| keep.keeps(e), work)?;
                     let mut run = Vec::with_capacity(entries.len());
-                    located(&data, entries, walk.items, &mut run);
+                    located(&data, entries, &mut run);
                     runs.push(run);
                 }
             }
@@ -545,7 +538,7 @@ impl IndexServing for Container {
             let keep = |e: &Epk| keep.keeps(e);
             let entries = data.index.composite_ordered(walk.keys, walk.prefix, walk.after, walk.limit, &keep, work)?;
             let mut run = Vec::with_capacity(entries.len());
-            located(&data, entries, walk.items, &mut run);
+            located(&data, entries, &mut run);
             runs.push(run);
         }
         let directions: Vec<bool> = walk.keys.iter().map(|(_, d)| *d).collect();
