@@ -790,8 +790,8 @@ impl<'a> DocRef<'a> {
     /// The entries of an object, in order (empty for anything else).
     pub fn entries(&self) -> Entries<'a> {
         match self.head() {
-            Some(Head::Object(_, payload)) => Entries { raw: RawEntries { rest: payload } },
-            _ => Entries { raw: RawEntries { rest: &[] } },
+            Some(Head::Object(_, payload)) => Entries::of(payload),
+            _ => Entries::of(&[]),
         }
     }
 

@@ -36,7 +36,7 @@ pub(super) fn decode(b: &[u8], depth: usize, room: usize) -> Value {
                 return Value::Undefined;
             }
             let mut map = Map::with_capacity_and_hasher(n.min(payload.len() / 2) + room, Default::default());
-            for (k, e) in (Entries { raw: RawEntries { rest: payload } }) {
+            for (k, e) in Entries::of(payload) {
                 let v = decode(e.bytes, depth + 1, 0);
                 if v.is_defined() {
                     map.insert(k.to_owned(), v);

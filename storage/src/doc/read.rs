@@ -73,11 +73,9 @@ impl<'de> Deserializer<'de> for DocRef<'de> {
                 Err(_) => Err(de::Error::custom("a stored string is not UTF-8")),
             },
             Some(Head::Array(_, payload)) => visitor.visit_seq(Elements { rest: payload }),
-            Some(Head::Object(_, payload)) => visitor.visit_map(ObjectReader {
-                entries: Entries { raw: RawEntries { rest: payload } },
-                value: None,
-                tail: Vec::new(),
-            }),
+            Some(Head::Object(_, payload)) => {
+                visitor.visit_map(ObjectReader { entries: Entries::of(payload), value: None, tail: Vec::new() })
+            }
         }
     }
 
@@ -256,11 +254,9 @@ pub(crate) fn read_object_with<T: de::DeserializeOwned>(
 
         fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, ReadError> {
             match self.doc.head() {
-                Some(Head::Object(_, payload)) => visitor.visit_map(ObjectReader {
-                    entries: Entries { raw: RawEntries { rest: payload } },
-                    value: None,
-                    tail: self.tail,
-                }),
+                Some(Head::Object(_, payload)) => {
+                    visitor.visit_map(ObjectReader { entries: Entries::of(payload), value: None, tail: self.tail })
+                }
                 _ => Err(de::Error::custom("a stored item is not an object")),
             }
         }

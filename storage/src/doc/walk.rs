@@ -6,7 +6,14 @@ use super::*;
 /// Iterator over an object's entries: `(key, value)`. See [`DocRef::entries`].
 #[derive(Clone, Debug)]
 pub struct Entries<'a> {
-    pub(super) raw: RawEntries<'a>,
+    raw: RawEntries<'a>,
+}
+
+impl<'a> Entries<'a> {
+    /// The entries of an object whose payload (after its header) is `payload`.
+    pub(super) fn of(payload: &'a [u8]) -> Self {
+        Entries { raw: RawEntries { rest: payload } }
+    }
 }
 
 impl<'a> Iterator for Entries<'a> {
