@@ -54,12 +54,13 @@
 //!
 //! # JSON input
 //!
-//! [`Doc::from_json_str`] deserializes JSON text directly into the binary form with a serde
-//! `Visitor` (no intermediate `Value`, no per-field allocation: strings without escapes are
-//! borrowed from the input, and encoding goes into a reused per-thread buffer). Numbers are parsed
-//! by serde_json exactly as [`cosmoql_value::parse_json`] parses them, so
-//! `Doc::from_json_str(s)?.to_value() == parse_json(s)?` — structurally, key order and number bits
-//! included.
+//! [`Doc::from_json_str`] reads JSON text directly into the binary form (no intermediate `Value`,
+//! no per-field allocation; encoding goes into a reused per-thread buffer). A direct reader
+//! (`json`) takes well-formed text in one pass, checking UTF-8 as it goes; what it gives up on
+//! (an error, deep nesting, a number out of range) is read by serde_json with a `Visitor`, so every
+//! error is serde_json's. Numbers are parsed exactly as [`cosmoql_value::parse_json`] parses them,
+//! so `Doc::from_json_str(s)?.to_value() == parse_json(s)?` — structurally, key order and number
+//! bits included.
 
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
@@ -71,6 +72,7 @@ use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visit
 
 mod decode;
 mod encode;
+mod json;
 mod read;
 mod walk;
 use self::decode::*;
@@ -400,14 +402,33 @@ fn has_duplicates<'k>(n: usize, key: impl Fn(usize) -> &'k [u8]) -> bool {
     if n < 2 {
         false
     } else if n <= 16 {
-        (1..n).any(|i| {
-            let ki = key(i);
-            (0..i).any(|j| key(j) == ki)
-        })
+        // Keys are compared only when their lengths and first seven bytes agree (one word).
+        let mut prints = [0u64; 16];
+        for (i, print) in prints.iter_mut().enumerate().take(n) {
+            *print = key_print(key(i));
+        }
+        (1..n).any(|i| (0..i).any(|j| prints[j] == prints[i] && key(j) == key(i)))
     } else {
         let mut seen = HashSet::with_capacity(n);
         (0..n).any(|i| !seen.insert(key(i)))
     }
+}
+
+/// A key's first seven bytes and its length (its low byte) in one word: equal keys have equal
+/// prints.
+#[inline]
+fn key_print(key: &[u8]) -> u64 {
+    let mut word = [0u8; 8];
+    match key.first_chunk::<8>() {
+        Some(first) => word = *first,
+        None => {
+            for (w, k) in word.iter_mut().zip(key) {
+                *w = *k;
+            }
+        }
+    }
+    word[7] = key.len() as u8;
+    u64::from_le_bytes(word)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -500,17 +521,12 @@ impl Doc {
     /// object (surrounding whitespace allowed). Duplicate keys keep their first position and last
     /// value, as [`cosmoql_value::parse_json`] does.
     pub fn from_json_str(text: &str) -> Result<Doc, DocError> {
-        encode_json_with(serde_json::Deserializer::from_str(text), true)
+        encode_json_bytes(text.as_bytes(), true)
     }
 
     /// Like [`Doc::from_json_str`], from UTF-8 bytes (e.g. one NDJSON line).
     pub fn from_json_slice(bytes: &[u8]) -> Result<Doc, DocError> {
-        // Checking the whole text at once is several times cheaper than serde_json checking each
-        // string on its own; text that is not UTF-8 is left to serde_json, for its error.
-        match std::str::from_utf8(bytes) {
-            Ok(text) => Doc::from_json_str(text),
-            Err(_) => encode_json_with(serde_json::Deserializer::from_slice(bytes), true),
-        }
+        encode_json_bytes(bytes, true)
     }
 
     /// Takes encoded bytes from an untrusted source (a file, the network): validates that they

@@ -319,30 +319,62 @@ impl<'de> Visitor<'de> for KeySeed<'_> {
     }
 }
 
+/// serde_json alone (the tests compare the direct reader with it).
+#[cfg(test)]
 pub(super) fn encode_json_with<'de, R: serde_json::de::Read<'de>>(
-    mut de: serde_json::Deserializer<R>,
+    de: serde_json::Deserializer<R>,
     require_object: bool,
 ) -> Result<Doc, DocError> {
     with_writer(|w| {
-        ValueSeed { w: &mut *w, depth: 0 }.deserialize(&mut de).map_err(|e| DocError::json(&e))?;
-        de.end().map_err(|e| DocError::json(&e))?;
-        if require_object && w.buf.first() != Some(&tag::OBJECT) {
-            let kind = head(&w.buf).map_or(ValueKind::Undefined, |(h, _)| h.kind());
-            return Err(DocError::not_an_object(kind));
-        }
-        Ok(Doc(Arc::from(w.buf.as_slice())))
+        serde_into(w, de)?;
+        finish(w, require_object)
     })
+}
+
+/// JSON text to a document: the direct reader ([`super::json`]) first, serde_json for the text it
+/// gives up on (with serde_json's errors).
+pub(super) fn encode_json_bytes(bytes: &[u8], require_object: bool) -> Result<Doc, DocError> {
+    with_writer(|w| {
+        if json::encode(bytes, w).is_none() {
+            w.buf.clear();
+            w.entries.clear();
+            // Checking the whole text at once is several times cheaper than serde_json checking
+            // each string on its own; text that is not UTF-8 is left to serde_json, for its error.
+            match std::str::from_utf8(bytes) {
+                Ok(text) => serde_into(w, serde_json::Deserializer::from_str(text))?,
+                Err(_) => serde_into(w, serde_json::Deserializer::from_slice(bytes))?,
+            }
+        }
+        finish(w, require_object)
+    })
+}
+
+/// Reads one JSON text (and nothing after it) into `w` with serde_json.
+fn serde_into<'de, R: serde_json::de::Read<'de>>(
+    w: &mut Writer,
+    mut de: serde_json::Deserializer<R>,
+) -> Result<(), DocError> {
+    ValueSeed { w: &mut *w, depth: 0 }.deserialize(&mut de).map_err(|e| DocError::json(&e))?;
+    de.end().map_err(|e| DocError::json(&e))
+}
+
+fn finish(w: &Writer, require_object: bool) -> Result<Doc, DocError> {
+    if require_object && w.buf.first() != Some(&tag::OBJECT) {
+        let kind = head(&w.buf).map_or(ValueKind::Undefined, |(h, _)| h.kind());
+        return Err(DocError::not_an_object(kind));
+    }
+    Ok(Doc(Arc::from(w.buf.as_slice())))
 }
 
 /// Encodes one JSON text of any type (object, array, scalar). Items use [`Doc::from_json_str`],
 /// which requires an object.
 pub fn encode_json_str(text: &str) -> Result<Doc, DocError> {
-    encode_json_with(serde_json::Deserializer::from_str(text), false)
+    encode_json_bytes(text.as_bytes(), false)
 }
 
 /// Like [`encode_json_str`], from UTF-8 bytes.
 pub fn encode_json_slice(bytes: &[u8]) -> Result<Doc, DocError> {
-    encode_json_with(serde_json::Deserializer::from_slice(bytes), false)
+    encode_json_bytes(bytes, false)
 }
 
 // ---------------------------------------------------------------------------------------------
