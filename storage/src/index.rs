@@ -399,6 +399,8 @@ impl PartitionIndex {
     /// into full nodes (several times faster than entering the items one by one, and smaller).
     pub fn build<'a>(policy: Arc<IndexingPolicy>, items: impl IntoIterator<Item = (&'a Epk, &'a StoredItem)>) -> Self {
         let mut index = PartitionIndex::new(policy);
+        let items = items.into_iter();
+        index.locations.reserve(items.size_hint().0);
         for (epk, item) in items {
             index.locate(epk, item.meta.seq);
             index.apply(item, Change::Collect);

@@ -3,7 +3,7 @@
 //! undoes them, for batches and a refused log write).
 
 use super::*;
-use crate::doc::Node;
+use crate::doc::{DocRef, Node};
 
 impl Container {
     /// Each unique key's values in `doc`, tagged with the key's place in the policy (a missing
@@ -30,17 +30,20 @@ impl Container {
 
     /// Validates an item, fills its synthetic key and computes its key and EPK.
     pub(crate) fn prepare(&self, doc: Doc) -> Result<Prepared> {
-        let mut doc = doc;
-        let Some(Node::Object(entries)) = doc.root().node() else {
-            return Err(StorageError::bad_request("an item must be a JSON object"));
-        };
+        let fields = RootFields::of(&doc)?;
+        if !fields.system && self.definition.synthetic_key().is_none() {
+            let id = fields.id()?;
+            let ttl = self.item_ttl(fields.ttl);
+            return self.prepared(doc, id, ttl);
+        }
         // System properties belong to the store: values sent back with an item (a read, modified,
         // then replaced) are dropped, not stored.
-        let system = |k: &[u8]| k.first() == Some(&b'_') && SYSTEM_PROPERTIES.iter().any(|p| p.as_bytes() == k);
-        if entries.into_iter().any(|(k, _)| system(k)) {
+        let mut doc = if fields.system {
             let drop: Vec<(&str, &Value)> = SYSTEM_PROPERTIES.iter().map(|p| (*p, &Value::Undefined)).collect();
-            doc = doc.with_fields(&drop).map_err(|e| StorageError::bad_request(e.to_string()))?;
-        }
+            doc.with_fields(&drop).map_err(|e| StorageError::bad_request(e.to_string()))?
+        } else {
+            doc
+        };
         if let Some(synthetic) = self.definition.synthetic_key() {
             if let Some(key) = synthetic.key_for(doc.root())? {
                 doc = doc
@@ -48,25 +51,19 @@ impl Container {
                     .map_err(|e| StorageError::bad_request(e.to_string()))?;
             }
         }
-        let id = match doc.root().get("id") {
-            None => return Err(StorageError::bad_request("the item has no `id` property")),
-            Some(v) => match v.as_str() {
-                Some(s) => s,
-                None => {
-                    return Err(StorageError::bad_request(format!(
-                        "the item's `id` must be a string, not {}",
-                        v.kind().name()
-                    )))
-                }
-            },
-        };
-        validate_id(id)?;
-        let id: Arc<str> = Arc::from(id);
+        let fields = RootFields::of(&doc)?;
+        let id = fields.id()?;
+        let ttl = self.item_ttl(fields.ttl);
+        self.prepared(doc, id, ttl)
+    }
+
+    /// The rest of [`Container::prepare`] once the document is final: its size, key and EPK
+    /// (`ttl` is the item's ttl, or why it is refused, checked last).
+    fn prepared(&self, doc: Doc, id: Arc<str>, ttl: Result<Option<i64>>) -> Result<Prepared> {
         check_size(&doc)?;
         let key = self.definition.key_of(doc.root())?;
         let epk = self.definition.epk(&key)?;
-        let ttl = self.item_ttl(&doc)?;
-        Ok(Prepared { doc, id, key, epk, ttl })
+        Ok(Prepared { doc, id, key, epk, ttl: ttl? })
     }
 
     /// The item to store for `prep`: a new write's metadata (`seq`: the item's creation sequence
@@ -525,5 +522,44 @@ impl Container {
                 data.bytes += size;
             }
         }
+    }
+}
+
+/// The root properties [`Container::prepare`] reads, found in one pass over the item's entries.
+struct RootFields<'d> {
+    id: Option<DocRef<'d>>,
+    ttl: Option<DocRef<'d>>,
+    /// Whether the item holds a system property (`_rid`, `_ts`, ...).
+    system: bool,
+}
+
+impl<'d> RootFields<'d> {
+    fn of(doc: &'d Doc) -> Result<Self> {
+        let Some(Node::Object(entries)) = doc.root().node() else {
+            return Err(StorageError::bad_request("an item must be a JSON object"));
+        };
+        let mut fields = RootFields { id: None, ttl: None, system: false };
+        for (k, v) in entries {
+            match k {
+                b"id" => fields.id = Some(v),
+                b"ttl" => fields.ttl = Some(v),
+                [b'_', ..] if SYSTEM_PROPERTIES.iter().any(|p| p.as_bytes() == k) => fields.system = true,
+                _ => {}
+            }
+        }
+        Ok(fields)
+    }
+
+    /// The item's id, checked.
+    fn id(&self) -> Result<Arc<str>> {
+        let Some(v) = self.id else { return Err(StorageError::bad_request("the item has no `id` property")) };
+        let Some(id) = v.as_str() else {
+            return Err(StorageError::bad_request(format!(
+                "the item's `id` must be a string, not {}",
+                v.kind().name()
+            )));
+        };
+        validate_id(id)?;
+        Ok(Arc::from(id))
     }
 }

@@ -2,6 +2,7 @@
 //! expired items.
 
 use super::*;
+use crate::doc::DocRef;
 
 impl Container {
     /// The default time to live (`defaultTtl`): `None` off, `-1` on without a default, `n` seconds.
@@ -105,8 +106,8 @@ impl Container {
     /// The item's own time to live: its `ttl` property, which must be `-1` or 1 to 2,147,483,647
     /// seconds when the container has time to live on (otherwise it is an ordinary property,
     /// taken only when it is such an integer).
-    pub(super) fn item_ttl(&self, doc: &Doc) -> Result<Option<i64>> {
-        let Some(v) = doc.root().get("ttl") else { return Ok(None) };
+    pub(super) fn item_ttl(&self, ttl: Option<DocRef<'_>>) -> Result<Option<i64>> {
+        let Some(v) = ttl else { return Ok(None) };
         let n = v.as_f64().filter(|n| n.fract() == 0.0 && n.abs() < 1e15).map(|n| n as i64);
         if self.default_ttl.read().is_some() {
             match n {
