@@ -62,8 +62,8 @@ impl fmt::Debug for SharedStr {
 }
 
 impl SharedStr {
-    fn new(s: &str) -> Self {
-        SharedStr { bytes: Arc::from(s.as_bytes()), start: 0, len: s.len() as u32 }
+    fn new(s: &[u8]) -> Self {
+        SharedStr { bytes: Arc::from(s), start: 0, len: s.len() as u32 }
     }
 
     /// The UTF-8 bytes.
@@ -96,13 +96,13 @@ impl IndexKey {
 
     /// A string key.
     pub fn string(s: &str) -> IndexKey {
-        IndexKey::short(s).unwrap_or_else(|| IndexKey::Long(SharedStr::new(s)))
+        IndexKey::short(s.as_bytes()).unwrap_or_else(|| IndexKey::Long(SharedStr::new(s.as_bytes())))
     }
 
-    fn short(s: &str) -> Option<IndexKey> {
+    fn short(s: &[u8]) -> Option<IndexKey> {
         (s.len() <= SHORT).then(|| {
             let mut bytes = [0; SHORT];
-            bytes[..s.len()].copy_from_slice(s.as_bytes());
+            bytes[..s.len()].copy_from_slice(s);
             IndexKey::Short(ShortStr { len: s.len() as u8, bytes })
         })
     }
@@ -149,8 +149,9 @@ impl IndexKey {
     }
 
     /// The key of a string inside `shared` (an item's encoding), sharing those bytes when the
-    /// string is too long to hold in the key; a string from elsewhere is copied.
-    pub fn string_in(shared: &Arc<[u8]>, s: &str) -> IndexKey {
+    /// string is too long to hold in the key; a string from elsewhere is copied. `s` is the
+    /// string's UTF-8 bytes, as the item holds them (checked when the item was encoded).
+    pub fn string_in(shared: &Arc<[u8]>, s: &[u8]) -> IndexKey {
         if let Some(key) = IndexKey::short(s) {
             return key;
         }
@@ -158,7 +159,7 @@ impl IndexKey {
         if start <= shared.len() && s.len() <= shared.len() - start {
             IndexKey::Long(SharedStr { bytes: Arc::clone(shared), start: start as u32, len: s.len() as u32 })
         } else {
-            IndexKey::string(s)
+            IndexKey::Long(SharedStr::new(s))
         }
     }
 

@@ -812,14 +812,13 @@ impl<'a> DocRef<'a> {
     }
 
     /// What this value is, with its contents, from one reading of its header: for walks that
-    /// visit every value (an index entering an item). `None` for malformed bytes (or a string
-    /// that is not UTF-8, which no stored document holds).
+    /// visit every value (an index entering an item). `None` for malformed bytes.
     pub fn node(&self) -> Option<Node<'a>> {
         Some(match self.head()? {
             Head::Null => Node::Null,
             Head::Bool(b) => Node::Bool(b),
             Head::Number(n) => Node::Number(n),
-            Head::String(s) => Node::String(std::str::from_utf8(s).ok()?),
+            Head::String(s) => Node::String(s),
             Head::Array(_, payload) => Node::Array(Elements { rest: payload }),
             Head::Object(_, payload) => Node::Object(RawEntries { rest: payload }),
         })

@@ -27,6 +27,7 @@ use std::ops::Bound;
 use std::sync::Arc;
 
 use cosmoql_value::Value;
+use indexmap::IndexMap;
 
 use crate::doc::{DocRef, Node};
 use crate::item::StoredItem;
@@ -49,8 +50,9 @@ struct PathNode {
     /// Whether the policy indexes the scalars at this path.
     indexed: bool,
     /// Children by property name (UTF-8 bytes, as a document holds them: a walk entering an item
-    /// looks each up once, without checking or copying the name).
-    keys: hashbrown::HashMap<Vec<u8>, PathNode, foldhash::fast::RandomState>,
+    /// looks each up once, without checking or copying the name), in the order they were first
+    /// seen: items of one shape find the i-th property's child at position i, with one compare.
+    keys: IndexMap<Vec<u8>, PathNode, foldhash::fast::RandomState>,
     element: Option<Box<PathNode>>,
     values: BTreeMap<IndexKey, Postings>,
     /// Number of (key, item) entries in `values`.
@@ -128,10 +130,27 @@ enum Change {
 }
 
 impl PathNode {
-    fn child<'n>(&'n mut self, step: Step<'_>, path: &[Step<'_>], policy: &IndexingPolicy) -> &'n mut PathNode {
+    /// The child at `step` (made when new); `hint` is where a property's child is looked for
+    /// first (the property's position in its object).
+    fn child<'n>(
+        &'n mut self,
+        step: Step<'_>,
+        hint: usize,
+        path: &[Step<'_>],
+        policy: &IndexingPolicy,
+    ) -> &'n mut PathNode {
         let make = || PathNode { indexed: policy.is_indexed(&owned_path(path)), ..PathNode::default() };
         match step {
-            Step::Key(k) => self.keys.entry_ref(k).or_insert_with(make),
+            Step::Key(k) => {
+                let at = match self.keys.get_index(hint) {
+                    Some((name, _)) if name.as_slice() == k => hint,
+                    _ => match self.keys.get_index_of(k) {
+                        Some(at) => at,
+                        None => self.keys.insert_full(k.to_vec(), make()).0,
+                    },
+                };
+                &mut self.keys[at]
+            }
             Step::Element => self.element.get_or_insert_with(|| Box::new(make())),
         }
     }
@@ -170,15 +189,15 @@ impl PathNode {
     ) {
         match v.node() {
             Some(Node::Object(entries)) => {
-                for (k, child) in entries {
+                for (i, (k, child)) in entries.enumerate() {
                     path.push(Step::Key(k));
-                    self.child(Step::Key(k), path, policy).walk(child, path, shared, seq, change, policy);
+                    self.child(Step::Key(k), i, path, policy).walk(child, path, shared, seq, change, policy);
                     path.pop();
                 }
             }
             Some(Node::Array(elements)) => {
                 path.push(Step::Element);
-                let node = self.child(Step::Element, path, policy);
+                let node = self.child(Step::Element, 0, path, policy);
                 for element in elements {
                     node.walk(element, path, shared, seq, change, policy);
                 }
@@ -465,7 +484,7 @@ impl PartitionIndex {
         let mut path = Vec::new();
         self.root.walk(item.doc.root(), &mut path, shared, seq, change, &policy);
         // `_ts` lives in the metadata, not in the document.
-        let ts = self.root.child(Step::Key(b"_ts"), &[Step::Key(b"_ts")], &policy);
+        let ts = self.root.child(Step::Key(b"_ts"), usize::MAX, &[Step::Key(b"_ts")], &policy);
         if let Some(key) = IndexKey::number(item.meta.ts as f64) {
             ts.change(key, seq, change);
         }

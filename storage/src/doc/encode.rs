@@ -157,6 +157,8 @@ pub(super) fn dedupe_entries(buf: &mut Vec<u8>, starts: &[usize]) -> usize {
 pub(super) struct Writer {
     pub(super) buf: Vec<u8>,
     pub(super) entries: Vec<usize>,
+    /// The direct reader's prints of the open objects' keys (`super::json`).
+    pub(super) prints: Vec<u64>,
 }
 
 thread_local! {
@@ -169,6 +171,7 @@ pub(super) fn with_writer<R>(f: impl FnOnce(&mut Writer) -> R) -> R {
         Ok(mut w) => {
             w.buf.clear();
             w.entries.clear();
+            w.prints.clear();
             let r = f(&mut w);
             if w.buf.capacity() > 1 << 20 {
                 w.buf = Vec::new();
@@ -281,7 +284,7 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
         }
         let mut count = w.entries.len() - base;
         {
-            let Writer { buf, entries } = &mut *w;
+            let Writer { buf, entries, .. } = &mut *w;
             let starts = &entries[base..];
             if has_duplicates(starts.len(), |i| key_at(buf, starts[i])) {
                 count = dedupe_entries(buf, starts);
@@ -338,6 +341,7 @@ pub(super) fn encode_json_bytes(bytes: &[u8], require_object: bool) -> Result<Do
         if json::encode(bytes, w).is_none() {
             w.buf.clear();
             w.entries.clear();
+            w.prints.clear();
             // Checking the whole text at once is several times cheaper than serde_json checking
             // each string on its own; text that is not UTF-8 is left to serde_json, for its error.
             match std::str::from_utf8(bytes) {

@@ -29,7 +29,7 @@ pub(super) fn encode(text: &[u8], w: &mut Writer) -> Option<()> {
 struct Reader<'a> {
     b: &'a [u8],
     i: usize,
-    /// A string with escapes, decoded.
+    /// A string with escapes, decoded (allocated only for those).
     scratch: Vec<u8>,
 }
 
@@ -136,6 +136,7 @@ impl Reader<'_> {
         self.i += 1;
         let start = begin_container(&mut w.buf, tag::OBJECT);
         let base = w.entries.len();
+        let prints_base = w.prints.len();
         self.skip_ws();
         if self.peek()? == b'}' {
             self.i += 1;
@@ -146,7 +147,12 @@ impl Reader<'_> {
                 }
                 w.entries.push(w.buf.len());
                 let (kstart, kend) = self.string()?;
-                let key = if kstart == usize::MAX { &self.scratch[..] } else { &self.b[kstart..kend] };
+                let (key, print) = if kstart == usize::MAX {
+                    (&self.scratch[..], print(&self.scratch, self.scratch.len()))
+                } else {
+                    (&self.b[kstart..kend], print(&self.b[kstart..], kend - kstart))
+                };
+                w.prints.push(print);
                 push_varint(&mut w.buf, key.len());
                 w.buf.extend_from_slice(key);
                 self.skip_ws();
@@ -171,13 +177,17 @@ impl Reader<'_> {
             }
         }
         let mut count = w.entries.len() - base;
-        {
-            let Writer { buf, entries } = &mut *w;
+        let prints = &w.prints[prints_base..];
+        // Equal keys have equal prints: most objects are cleared by comparing words.
+        let maybe = prints.len() > 16 || (1..prints.len()).any(|i| prints[..i].contains(&prints[i]));
+        if maybe {
+            let Writer { buf, entries, .. } = &mut *w;
             let starts = &entries[base..];
             if has_duplicates(starts.len(), |i| key_at(buf, starts[i])) {
                 count = dedupe_entries(buf, starts);
             }
         }
+        w.prints.truncate(prints_base);
         w.entries.truncate(base);
         end_container(&mut w.buf, start, count);
         Some(())
@@ -352,6 +362,25 @@ impl Reader<'_> {
             self.i += 1;
         }
     }
+}
+
+/// A key's first seven bytes and its length (in the top byte) in one word: equal keys have equal
+/// prints. `from_key` starts with the key's `len` bytes; the bytes after them are not read into
+/// the print.
+#[inline]
+fn print(from_key: &[u8], len: usize) -> u64 {
+    let word = match from_key.first_chunk::<8>() {
+        Some(first) => u64::from_le_bytes(*first),
+        None => {
+            let mut word = [0u8; 8];
+            for (w, k) in word.iter_mut().zip(from_key) {
+                *w = *k;
+            }
+            u64::from_le_bytes(word)
+        }
+    };
+    let kept = len.min(7);
+    (word & ((1u64 << (kept * 8)) - 1)) | ((len as u64 & 0xFF) << 56)
 }
 
 /// The position of the first byte at or after `from` that ends a run of plain string bytes: a

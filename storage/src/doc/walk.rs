@@ -64,7 +64,8 @@ pub enum Node<'a> {
     Null,
     Bool(bool),
     Number(f64),
-    String(&'a str),
+    /// A string's UTF-8 bytes as stored (checked when the document was made, not again).
+    String(&'a [u8]),
     Array(Elements<'a>),
     Object(RawEntries<'a>),
 }
