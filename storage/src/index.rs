@@ -68,6 +68,10 @@ enum Step<'a> {
     Element,
 }
 
+/// The items a bulk build enters before it reserves room for every path's entries, in
+/// proportion (see `PathNode::reserve_pending`).
+const SAMPLE_ITEMS: usize = 256;
+
 /// The most entries an ordered walk reserves room for at once (a walk asks for its next chunk,
 /// at most 4,096, or for a limit that may be huge: it grows past this only when it finds them).
 const MAX_RESERVED_ENTRIES: usize = 1024;
@@ -209,6 +213,19 @@ impl PathNode {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// Makes room in every node's collected entries for `factor` times as many (a bulk build's
+    /// estimate from its first items), a tenth more for the estimate's error.
+    fn reserve_pending(&mut self, factor: f64) {
+        let more = (self.pending.len() as f64 * factor * 1.1) as usize;
+        self.pending.reserve(more.saturating_sub(self.pending.len()));
+        for child in self.keys.values_mut() {
+            child.reserve_pending(factor);
+        }
+        if let Some(e) = &mut self.element {
+            e.reserve_pending(factor);
         }
     }
 
@@ -419,10 +436,16 @@ impl PartitionIndex {
     pub fn build<'a>(policy: Arc<IndexingPolicy>, items: impl IntoIterator<Item = (&'a Epk, &'a StoredItem)>) -> Self {
         let mut index = PartitionIndex::new(policy);
         let items = items.into_iter();
-        index.locations.reserve(items.size_hint().0);
-        for (epk, item) in items {
+        let total = items.size_hint().0;
+        index.locations.reserve(total);
+        for (n, (epk, item)) in items.enumerate() {
             index.locate(epk, item.meta.seq);
             index.apply(item, Change::Collect);
+            if n + 1 == SAMPLE_ITEMS && total > 2 * SAMPLE_ITEMS {
+                // Each path's entries so far tell how many the rest of the items will bring:
+                // room for them now saves the copies of a growing vector.
+                index.root.reserve_pending(total as f64 / SAMPLE_ITEMS as f64);
+            }
         }
         index.root.finish_build();
         for c in &mut index.composites {
