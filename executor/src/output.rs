@@ -70,7 +70,8 @@ impl Output {
             Output::Value(Value::String(s)) => s.len() + 2,
             Output::Value(Value::Number(_)) => 24,
             Output::Value(v) => return cosmoql_value::to_json_string(v),
-            Output::Whole(item) => item.item.doc.len() * 5 / 4 + 160,
+            // The system properties take about 200 bytes.
+            Output::Whole(item) => item.item.doc.len() * 5 / 4 + 256,
             Output::Part(part) => part.root().as_bytes().len() * 5 / 4 + 8,
         };
         let mut out = Vec::with_capacity(capacity);

@@ -153,31 +153,31 @@ impl ItemNames {
             return false;
         }
         // After the user's properties (`{` alone when there are none), in the service's order.
-        let mut first = out.len() == mark + 1;
-        let mut name = |out: &mut Vec<u8>, name: &str| {
-            if !std::mem::take(&mut first) {
-                out.push(b',');
-            }
-            write_escaped(out, name.as_bytes());
-            out.push(b':');
-        };
-        // The rid's text and the `_self` prefix hold nothing JSON escapes (base64 and `/`).
+        // Nothing in the names, the rid's text (base64), the `_self` prefix, the etag's
+        // hexadecimal digits or `attachments/` is escaped but the etag's own quotes.
+        if out.len() > mark + 1 {
+            out.push(b',');
+        }
         let rid = self.rid_text(item.meta.seq);
         let rid = rid.as_str().as_bytes();
-        name(out, "_rid");
-        out.push(b'"');
+        out.extend_from_slice(b"\"_rid\":\"");
         out.extend_from_slice(rid);
-        out.push(b'"');
-        name(out, "_self");
-        out.push(b'"');
+        out.extend_from_slice(b"\",\"_self\":\"");
         out.extend_from_slice(self.self_prefix.as_bytes());
         out.extend_from_slice(rid);
-        out.extend_from_slice(b"/\"");
-        name(out, "_etag");
-        write_escaped(out, &item.meta.etag_text());
-        name(out, "_attachments");
-        write_escaped(out, ATTACHMENTS.as_bytes());
-        name(out, "_ts");
+        out.extend_from_slice(b"/\",\"_etag\":");
+        let etag = item.meta.etag_text();
+        match etag.strip_prefix(b"\"").and_then(|e| e.strip_suffix(b"\"")) {
+            Some(digits) => {
+                out.extend_from_slice(b"\"\\\"");
+                out.extend_from_slice(digits);
+                out.extend_from_slice(b"\\\"\"");
+            }
+            None => write_escaped(out, &etag),
+        }
+        out.extend_from_slice(b",\"_attachments\":\"");
+        out.extend_from_slice(ATTACHMENTS.as_bytes());
+        out.extend_from_slice(b"\",\"_ts\":");
         write_number(out, item.meta.ts as f64);
         out.push(b'}');
         true
