@@ -35,6 +35,9 @@ use crate::rank::{StatisticsGatherer, TextStatistics};
 use crate::row::RowPos;
 use crate::source::{Input, QuerySource};
 
+/// A unit's EPK ranges.
+pub type UnitRanges = smallvec::SmallVec<[(Epk, Epk); 1]>;
+
 /// One producer's share of the query: EPK ranges inside one physical partition.
 #[derive(Debug, Clone)]
 pub struct Unit {
@@ -42,7 +45,9 @@ pub struct Unit {
     pub partition: u32,
     /// Resume here (inclusive) instead of at the start of the range that holds it.
     pub start: Option<ItemPosition>,
-    pub ranges: Vec<(Epk, Epk)>,
+    /// Its EPK ranges (nearly always one: the whole partition, or the part of it a query targets),
+    /// held inline.
+    pub ranges: UnitRanges,
     /// A point read: the query pins the key and the id.
     pub point: Option<PointRead>,
 }
@@ -61,7 +66,7 @@ pub fn text_statistics(
     let whole = [(Epk::min(), Epk::max())];
     let mut inputs = Vec::new();
     for p in source.partitions_overlapping(&whole) {
-        let unit = Unit { partition: p.id, start: None, ranges: vec![(p.min, p.max)], point: None };
+        let unit = Unit { partition: p.id, start: None, ranges: smallvec::smallvec![(p.min, p.max)], point: None };
         inputs.push(unit_input(source, &unit, &Access::default(), stats, meter));
     }
     runner.gather(query, gatherer, &mut inputs.into_iter().flatten(), stats).map(Some)

@@ -6,11 +6,10 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use cosmoql_planner::{Paging, Plan, Strategy};
-use cosmoql_storage::Epk;
 use cosmoql_value::{format_number, Value};
 
 use crate::continuation::{self, ResumePoint, Token};
-use crate::coordinator::{producer_threads, Coordinator, PartitionMetrics, Unit};
+use crate::coordinator::{producer_threads, Coordinator, PartitionMetrics, Unit, UnitRanges};
 use crate::cost;
 use crate::emitter::Emitter;
 use crate::error::{QueryError, QueryErrorKind};
@@ -152,30 +151,29 @@ fn units(source: &dyn QuerySource, plan: &Plan, options: &QueryOptions) -> Vec<U
         return Vec::new();
     }
     let ranges = &options.scoped_ranges(plan);
-    source
-        .partitions_overlapping(ranges)
-        .into_iter()
-        .filter_map(|p| {
-            let pieces: Vec<(Epk, Epk)> = match &ranges[..] {
-                // The usual unit: one range holding the whole partition.
-                [(min, max)] if *min <= p.min && *max >= p.max => vec![(p.min, p.max)],
-                _ => ranges
-                    .iter()
-                    .filter_map(|(min, max)| {
-                        let lo = if *min > p.min { min.clone() } else { p.min.clone() };
-                        let hi = if *max < p.max { max.clone() } else { p.max.clone() };
-                        (lo < hi).then_some((lo, hi))
-                    })
-                    .collect(),
-            };
-            (!pieces.is_empty()).then(|| Unit {
-                partition: p.id,
-                start: None,
-                ranges: pieces,
-                point: plan.targets.point.clone(),
-            })
+    let partitions = source.partitions_overlapping(ranges);
+    let mut units = Vec::with_capacity(partitions.len());
+    units.extend(partitions.into_iter().filter_map(|p| {
+        let pieces: UnitRanges = match &ranges[..] {
+            // The usual unit: one range holding the whole partition.
+            [(min, max)] if *min <= p.min && *max >= p.max => smallvec::smallvec![(p.min, p.max)],
+            _ => ranges
+                .iter()
+                .filter_map(|(min, max)| {
+                    let lo = if *min > p.min { min.clone() } else { p.min.clone() };
+                    let hi = if *max < p.max { max.clone() } else { p.max.clone() };
+                    (lo < hi).then_some((lo, hi))
+                })
+                .collect(),
+        };
+        (!pieces.is_empty()).then(|| Unit {
+            partition: p.id,
+            start: None,
+            ranges: pieces,
+            point: plan.targets.point.clone(),
         })
-        .collect()
+    }));
+    units
 }
 
 /// Runs one page of `plan` over `source` (all of it without `options.max_item_count`).

@@ -458,7 +458,7 @@ impl IndexServing for Container {
         }
         let descending = walk.descending;
         Some(merge_runs(
-            runs,
+            &mut runs,
             walk.limit,
             by_entry(descending, |a: &IndexKey, b| if descending { b.cmp(a) } else { a.cmp(b) }),
         ))
@@ -479,8 +479,9 @@ impl IndexServing for Container {
         // Units come in EPK order: each is first looked for where the last one was.
         let mut near = 0;
         let mut out = Vec::with_capacity(units.len());
+        // One vector of runs for every unit (most units are one partition's one run).
+        let mut runs = Vec::new();
         for ranges in units {
-            let mut runs = Vec::new();
             for p in Self::covering_near(&map, ranges, &mut near) {
                 let data = p.data.read();
                 let run = match PartWalk::new(p, &data, ranges, path)? {
@@ -504,7 +505,7 @@ impl IndexServing for Container {
                 };
                 runs.push(run);
             }
-            out.push(merge_runs(runs, walk.limit, crate::index::entry_order(walk.descending)));
+            out.push(merge_runs(&mut runs, walk.limit, crate::index::entry_order(walk.descending)));
         }
         Some(out)
     }
@@ -544,7 +545,7 @@ impl IndexServing for Container {
         let directions: Vec<bool> = walk.keys.iter().map(|(_, d)| *d).collect();
         let first_descending = directions.first().copied().unwrap_or(false);
         Some(merge_runs(
-            runs,
+            &mut runs,
             walk.limit,
             by_entry(first_descending, |a: &Vec<IndexKey>, b| {
                 a.iter().zip(b).zip(&directions).fold(std::cmp::Ordering::Equal, |o, ((x, y), d)| {
@@ -633,14 +634,14 @@ impl IndexServing for Container {
 }
 
 /// The first `limit` entries of partitions' runs, each already in `order`, merged.
-fn merge_runs<E>(runs: Vec<Vec<E>>, limit: usize, order: impl Fn(&E, &E) -> std::cmp::Ordering) -> Vec<E> {
+fn merge_runs<E>(runs: &mut Vec<Vec<E>>, limit: usize, order: impl Fn(&E, &E) -> std::cmp::Ordering) -> Vec<E> {
     if runs.len() <= 1 {
         // One partition's run is already in order: no merge, no copy.
-        let mut run = runs.into_iter().next().unwrap_or_default();
+        let mut run = runs.pop().unwrap_or_default();
         run.truncate(limit);
         return run;
     }
-    let inputs = runs.into_iter().map(Vec::into_iter).collect();
+    let inputs = runs.drain(..).map(Vec::into_iter).collect();
     KWayMerge::new(inputs, order).take(limit).collect()
 }
 
