@@ -184,6 +184,13 @@ static ESCAPE: [u8; 256] = {
 pub(crate) fn write_escaped(out: &mut Vec<u8>, s: &[u8]) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     out.reserve(s.len() + 2);
+    if is_plain(s) {
+        // Most strings: nothing to escape.
+        out.push(b'"');
+        out.extend_from_slice(s);
+        out.push(b'"');
+        return;
+    }
     out.push(b'"');
     let mut rest = s;
     loop {
@@ -199,6 +206,22 @@ pub(crate) fn write_escaped(out: &mut Vec<u8>, s: &[u8]) {
         rest = tail;
     }
     out.push(b'"');
+}
+
+/// Whether JSON writes all of `s` as it is: eight bytes at a time, the last eight overlapping
+/// the ones before (strings of eight bytes or more), or one at a time (shorter ones).
+fn is_plain(s: &[u8]) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let below = |v: u64, n: u64| v.wrapping_sub(ONES * n) & !v & HIGHS;
+    let escapes = |chunk: &[u8; 8]| {
+        let x = u64::from_le_bytes(*chunk);
+        below(x, 0x20) | below(x ^ (ONES * u64::from(b'"')), 1) | below(x ^ (ONES * u64::from(b'\\')), 1) != 0
+    };
+    match s.last_chunk::<8>() {
+        None => s.iter().all(|&b| ESCAPE[usize::from(b)] == 0),
+        Some(last) => !escapes(last) && !s.chunks_exact(8).any(|c| c.first_chunk::<8>().is_some_and(escapes)),
+    }
 }
 
 /// How many bytes at the start of `s` JSON writes as they are: eight at a time while none of

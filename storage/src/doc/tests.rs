@@ -341,3 +341,21 @@ fn telemetry_doc_size() {
     assert_eq!(d.to_json_string().as_deref(), Some(json));
     assert_eq!(d.get("location").and_then(|l| l.get("zip")).and_then(|z| z.as_str()), Some("98101"));
 }
+
+#[test]
+fn strings_are_escaped_wherever_the_character_falls() {
+    // Every length around the eight-byte steps, the character at every position: the whole
+    // string's check (the last eight bytes overlapping) and the escaping loop agree with the
+    // value crate's writer.
+    for len in 0..26 {
+        for at in 0..len {
+            for special in ['"', '\\', '\n', '\u{1}', '\u{1f}', 'é'] {
+                let text: String = (0..len).map(|i| if i == at { special } else { 'a' }).collect();
+                let mut out = Vec::new();
+                write_escaped(&mut out, text.as_bytes());
+                let expected = to_json_string(&Value::from(text.as_str())).expect("a string");
+                assert_eq!(String::from_utf8(out).expect("UTF-8"), expected, "{text:?}");
+            }
+        }
+    }
+}
