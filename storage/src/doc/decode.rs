@@ -138,7 +138,7 @@ pub(crate) fn write_number(out: &mut Vec<u8>, n: f64) -> bool {
     if n.fract() == 0.0 && (-LIMIT..LIMIT).contains(&n) {
         write_i64(out, n as i64);
     } else {
-        out.extend_from_slice(format_number(n).as_bytes());
+        cosmoql_value::with_number_text(n, |text| out.extend_from_slice(text.as_bytes()));
     }
     true
 }
