@@ -405,7 +405,8 @@ fn has_duplicates<'k>(n: usize, key: impl Fn(usize) -> &'k [u8]) -> bool {
         // Keys are compared only when their lengths and first seven bytes agree (one word).
         let mut prints = [0u64; 16];
         for (i, print) in prints.iter_mut().enumerate().take(n) {
-            *print = key_print(key(i));
+            let k = key(i);
+            *print = key_print(k, k.len());
         }
         (1..n).any(|i| (0..i).any(|j| prints[j] == prints[i] && key(j) == key(i)))
     } else {
@@ -414,21 +415,23 @@ fn has_duplicates<'k>(n: usize, key: impl Fn(usize) -> &'k [u8]) -> bool {
     }
 }
 
-/// A key's first seven bytes and its length (its low byte) in one word: equal keys have equal
-/// prints.
+/// A key's first seven bytes and its length (in the top byte) in one word: equal keys have equal
+/// prints. `from_key` starts with the key's `len` bytes; the bytes after them (the JSON text's
+/// closing quote and on, for the direct reader) are read in one load and left out of the print.
 #[inline]
-fn key_print(key: &[u8]) -> u64 {
-    let mut word = [0u8; 8];
-    match key.first_chunk::<8>() {
-        Some(first) => word = *first,
+fn key_print(from_key: &[u8], len: usize) -> u64 {
+    let word = match from_key.first_chunk::<8>() {
+        Some(first) => u64::from_le_bytes(*first),
         None => {
-            for (w, k) in word.iter_mut().zip(key) {
+            let mut word = [0u8; 8];
+            for (w, k) in word.iter_mut().zip(from_key) {
                 *w = *k;
             }
+            u64::from_le_bytes(word)
         }
-    }
-    word[7] = key.len() as u8;
-    u64::from_le_bytes(word)
+    };
+    let kept = len.min(7);
+    (word & ((1u64 << (kept * 8)) - 1)) | ((len as u64 & 0xFF) << 56)
 }
 
 // ---------------------------------------------------------------------------------------------

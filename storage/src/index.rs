@@ -35,6 +35,7 @@ use cosmoql_catalog::epk::Epk;
 use cosmoql_catalog::indexing::{IndexStep, IndexingMode, IndexingPolicy};
 use cosmoql_catalog::{IndexKey, IndexProbe, SpatialBox};
 
+mod bulk;
 mod composite;
 mod helpers;
 mod postings;
@@ -67,10 +68,6 @@ enum Step<'a> {
     Key(&'a [u8]),
     Element,
 }
-
-/// The items a bulk build enters before it reserves room for every path's entries, in
-/// proportion (see `PathNode::reserve_pending`).
-const SAMPLE_ITEMS: usize = 256;
 
 /// The most entries an ordered walk reserves room for at once (a walk asks for its next chunk,
 /// at most 4,096, or for a limit that may be huge: it grows past this only when it finds them).
@@ -213,33 +210,6 @@ impl PathNode {
                 }
             }
             _ => {}
-        }
-    }
-
-    /// Makes room in every node's collected entries for `factor` times as many (a bulk build's
-    /// estimate from its first items), a tenth more for the estimate's error.
-    fn reserve_pending(&mut self, factor: f64) {
-        let more = (self.pending.len() as f64 * factor * 1.1) as usize;
-        self.pending.reserve(more.saturating_sub(self.pending.len()));
-        for child in self.keys.values_mut() {
-            child.reserve_pending(factor);
-        }
-        if let Some(e) = &mut self.element {
-            e.reserve_pending(factor);
-        }
-    }
-
-    /// Sorts the collected entries into `values` (a bulk load: full nodes, no searches).
-    fn finish_build(&mut self) {
-        let pending = std::mem::take(&mut self.pending);
-        let (values, entries) = group_sorted(pending, IndexKey::sort_prefix, IndexKey::prefix_is_key);
-        self.values = values;
-        self.entries = entries;
-        for child in self.keys.values_mut() {
-            child.finish_build();
-        }
-        if let Some(e) = &mut self.element {
-            e.finish_build();
         }
     }
 
@@ -429,32 +399,6 @@ impl PartitionIndex {
     /// Whether writes maintain this index and it serves queries.
     pub fn is_live(&self) -> bool {
         self.live
-    }
-
-    /// Builds the index of many items at once: their entries are collected, sorted, and loaded
-    /// into full nodes (several times faster than entering the items one by one, and smaller).
-    pub fn build<'a>(policy: Arc<IndexingPolicy>, items: impl IntoIterator<Item = (&'a Epk, &'a StoredItem)>) -> Self {
-        let mut index = PartitionIndex::new(policy);
-        let items = items.into_iter();
-        let total = items.size_hint().0;
-        index.locations.reserve(total);
-        for (n, (epk, item)) in items.enumerate() {
-            index.locate(epk, item.meta.seq);
-            index.apply(item, Change::Collect);
-            if n + 1 == SAMPLE_ITEMS && total > 2 * SAMPLE_ITEMS {
-                // Each path's entries so far tell how many the rest of the items will bring:
-                // room for them now saves the copies of a growing vector.
-                index.root.reserve_pending(total as f64 / SAMPLE_ITEMS as f64);
-            }
-        }
-        index.root.finish_build();
-        for c in &mut index.composites {
-            let (values, entries) =
-                group_sorted(std::mem::take(&mut c.pending), |t| CompositeKey::tuple_prefix(t), |_| false);
-            c.values = values;
-            c.entries = entries;
-        }
-        index
     }
 
     fn locate(&mut self, epk: &Epk, seq: u64) {

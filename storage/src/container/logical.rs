@@ -195,7 +195,7 @@ impl LogicalPartition {
     }
 
     /// Live items whose sequence number is at least `from`, in creation order.
-    pub(super) fn iter_from(&self, from: u64) -> impl Iterator<Item = &StoredItem> {
+    pub(super) fn iter_from(&self, from: u64) -> impl Iterator<Item = &StoredItem> + Clone {
         let start = self.slots.partition_point(|s| s.seq() < from);
         self.slots[start..].iter().filter_map(|s| match s {
             Slot::Live(item) => Some(item),

@@ -176,6 +176,11 @@ pub(super) fn with_writer<R>(f: impl FnOnce(&mut Writer) -> R) -> R {
             if w.buf.capacity() > 1 << 20 {
                 w.buf = Vec::new();
             }
+            // An object of many keys leaves these large: give them back too.
+            if w.entries.capacity() > 1 << 14 || w.prints.capacity() > 1 << 14 {
+                w.entries = Vec::new();
+                w.prints = Vec::new();
+            }
             r
         }
         Err(_) => f(&mut Writer::default()),

@@ -10,7 +10,7 @@
 //! its last value.
 
 use super::encode::{begin_container, dedupe_entries, end_container, push_number, push_varint, Writer};
-use super::{has_duplicates, key_at, tag};
+use super::{has_duplicates, key_at, key_print, tag};
 
 /// Containers nested deeper than this are left to serde_json (its recursion limit and
 /// [`super::MAX_DEPTH`] decide); no item the service stores comes close.
@@ -24,6 +24,14 @@ pub(super) fn encode(text: &[u8], w: &mut Writer) -> Option<()> {
     r.value(w, 0)?;
     r.skip_ws();
     (r.i == r.b.len()).then_some(())
+}
+
+/// Where a string literal's bytes are.
+enum Text {
+    /// In the text, at this range (no escapes).
+    Input(usize, usize),
+    /// Decoded into the reader's scratch buffer.
+    Scratch,
 }
 
 struct Reader<'a> {
@@ -61,8 +69,10 @@ impl Reader<'_> {
             b'{' => self.object(w, depth),
             b'[' => self.array(w, depth),
             b'"' => {
-                let (start, end) = self.string()?;
-                let bytes = if start == usize::MAX { &self.scratch[..] } else { &self.b[start..end] };
+                let bytes = match self.string()? {
+                    Text::Input(start, end) => &self.b[start..end],
+                    Text::Scratch => &self.scratch[..],
+                };
                 let len = bytes.len();
                 if len <= tag::SHORT_STRING_MAX {
                     w.buf.push(tag::SHORT_STRING + len as u8);
@@ -146,11 +156,10 @@ impl Reader<'_> {
                     return None;
                 }
                 w.entries.push(w.buf.len());
-                let (kstart, kend) = self.string()?;
-                let (key, print) = if kstart == usize::MAX {
-                    (&self.scratch[..], print(&self.scratch, self.scratch.len()))
-                } else {
-                    (&self.b[kstart..kend], print(&self.b[kstart..], kend - kstart))
+                // The print reads a word from the text where the key starts.
+                let (key, print) = match self.string()? {
+                    Text::Input(start, end) => (&self.b[start..end], key_print(&self.b[start..], end - start)),
+                    Text::Scratch => (&self.scratch[..], key_print(&self.scratch, self.scratch.len())),
                 };
                 w.prints.push(print);
                 push_varint(&mut w.buf, key.len());
@@ -193,9 +202,8 @@ impl Reader<'_> {
         Some(())
     }
 
-    /// Reads a string literal (at its opening quote). Returns the range of its bytes in the
-    /// text, or `(usize::MAX, 0)` when it had escapes and its decoded bytes are in `scratch`.
-    fn string(&mut self) -> Option<(usize, usize)> {
+    /// Reads a string literal (at its opening quote): where its bytes are.
+    fn string(&mut self) -> Option<Text> {
         self.i += 1;
         let start = self.i;
         loop {
@@ -203,7 +211,7 @@ impl Reader<'_> {
             match self.b[self.i] {
                 b'"' => {
                     self.i += 1;
-                    return Some((start, self.i - 1));
+                    return Some(Text::Input(start, self.i - 1));
                 }
                 b'\\' => break,
                 c if c >= 0x80 => self.utf8_char()?,
@@ -217,7 +225,7 @@ impl Reader<'_> {
             match self.peek()? {
                 b'"' => {
                     self.i += 1;
-                    return Some((usize::MAX, 0));
+                    return Some(Text::Scratch);
                 }
                 b'\\' => {
                     self.i += 1;
@@ -362,25 +370,6 @@ impl Reader<'_> {
             self.i += 1;
         }
     }
-}
-
-/// A key's first seven bytes and its length (in the top byte) in one word: equal keys have equal
-/// prints. `from_key` starts with the key's `len` bytes; the bytes after them are not read into
-/// the print.
-#[inline]
-fn print(from_key: &[u8], len: usize) -> u64 {
-    let word = match from_key.first_chunk::<8>() {
-        Some(first) => u64::from_le_bytes(*first),
-        None => {
-            let mut word = [0u8; 8];
-            for (w, k) in word.iter_mut().zip(from_key) {
-                *w = *k;
-            }
-            u64::from_le_bytes(word)
-        }
-    };
-    let kept = len.min(7);
-    (word & ((1u64 << (kept * 8)) - 1)) | ((len as u64 & 0xFF) << 56)
 }
 
 /// The position of the first byte at or after `from` that ends a run of plain string bytes: a
