@@ -6,7 +6,7 @@ use super::*;
 
 /// The items a bulk build enters before it reserves room for every path's entries, in
 /// proportion (see `PathNode::reserve_pending`).
-const SAMPLE_ITEMS: usize = 256;
+const SAMPLE_ITEMS: usize = 64;
 
 /// How much more than its estimate a bulk build reserves.
 const RESERVE_SLACK: f64 = 1.1;
