@@ -116,18 +116,25 @@ pub fn prune(query: &BoundQuery, filter_text: Option<&str>, definition: &Partiti
 /// the first FROM source is the container's items: with one partition key, a point read.
 pub fn pinned_id(query: &BoundQuery) -> Option<String> {
     let item = query.item_slot()?;
-    crate::access::conjuncts(query.filter.as_ref()?).into_iter().find_map(|t| {
-        let BoundExpr::Binary(BinaryOp::Eq, l, r) = t else { return None };
-        match (l.as_ref(), r.as_ref()) {
-            (BoundExpr::Path { slot, steps }, BoundExpr::Const(Value::String(id)))
-            | (BoundExpr::Const(Value::String(id)), BoundExpr::Path { slot, steps })
-                if *slot == item && matches!(steps.as_slice(), [Step::Key(k)] if k == "id") =>
-            {
-                Some(id.to_string())
-            }
-            _ => None,
-        }
+    crate::access::conjuncts(query.filter.as_ref()?).into_iter().find_map(|t| match path_equality(t)? {
+        (path, Value::String(id)) if is_id(item, path) => Some(id.to_string()),
+        _ => None,
     })
+}
+
+/// The path and the constant of an equality `path = constant` (either way round).
+fn path_equality(e: &BoundExpr) -> Option<(&BoundExpr, &Value)> {
+    let BoundExpr::Binary(BinaryOp::Eq, l, r) = e else { return None };
+    match (l.as_ref(), r.as_ref()) {
+        (path @ BoundExpr::Path { .. }, BoundExpr::Const(value))
+        | (BoundExpr::Const(value), path @ BoundExpr::Path { .. }) => Some((path, value)),
+        _ => None,
+    }
+}
+
+/// Whether `e` reads the id of the container's item (in `item`).
+fn is_id(item: usize, e: &BoundExpr) -> bool {
+    matches!(e, BoundExpr::Path { slot, steps } if *slot == item && matches!(steps.as_slice(), [Step::Key(k)] if k == "id"))
 }
 
 /// Whether the item a point read finds (`key` and `id`) satisfies the whole WHERE clause: every
@@ -145,32 +152,16 @@ pub fn point_answers_filter(
     if definition.synthetic_key().is_some() || definition.is_none() || definition.version() != HashVersion::V2 {
         return false;
     }
+    // Without a synthetic key, slot i is the key's path i.
+    let layout = Layout::of(definition);
+    let analyzer = Analyzer { item, slots: &layout.slots };
     let values = key.to_values();
-    let answered = |path: &[Step], value: &Value| {
-        let names = || {
-            path.iter().map(|s| match s {
-                Step::Key(k) => Some(k.as_str()),
-                Step::Index(_) => None,
-            })
-        };
-        if matches!(path, [Step::Key(k)] if k == "id") {
-            return matches!(value, Value::String(s) if **s == *id);
+    crate::access::conjuncts(filter).into_iter().all(|t| match path_equality(t) {
+        Some((path, value)) if is_id(item, path) => matches!(value, Value::String(s) if **s == *id),
+        Some((path, value @ (Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_)))) => {
+            analyzer.slot(path).is_some_and(|i| values.get(i) == Some(value))
         }
-        let scalar = matches!(value, Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_));
-        scalar
-            && definition.paths().iter().zip(&values).any(|(p, v)| {
-                p.segments().len() == path.len()
-                    && names().zip(p.segments()).all(|(n, s)| n == Some(s.as_str()))
-                    && v == value
-            })
-    };
-    crate::access::conjuncts(filter).into_iter().all(|t| {
-        let BoundExpr::Binary(BinaryOp::Eq, l, r) = t else { return false };
-        match (l.as_ref(), r.as_ref()) {
-            (BoundExpr::Path { slot, steps }, BoundExpr::Const(value))
-            | (BoundExpr::Const(value), BoundExpr::Path { slot, steps }) => *slot == item && answered(steps, value),
-            _ => false,
-        }
+        _ => false,
     })
 }
 
