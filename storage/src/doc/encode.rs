@@ -105,6 +105,20 @@ pub(super) fn end_container(buf: &mut Vec<u8>, start: usize, count: usize) {
     }
 }
 
+/// Finishes the object begun at `start` whose entries start at `w.entries[base..]`: a key written
+/// twice keeps its first position and its last value. `may_repeat` false says no key is
+/// written twice (the caller knows), and the keys are not compared.
+pub(super) fn end_object(w: &mut Writer, start: usize, base: usize, may_repeat: bool) {
+    let mut count = w.entries.len() - base;
+    let Writer { buf, entries, .. } = &mut *w;
+    let starts = &entries[base..];
+    if may_repeat && has_duplicates(starts.len(), |i| key_at(buf, starts[i])) {
+        count = dedupe_entries(buf, starts);
+    }
+    w.entries.truncate(base);
+    end_container(&mut w.buf, start, count);
+}
+
 /// Rewrites the entries of an object (at `starts`, up to the end of `buf`) so that each key
 /// appears once, at its first position, with its last value. Returns the new entry count.
 pub(super) fn dedupe_entries(buf: &mut Vec<u8>, starts: &[usize]) -> usize {
@@ -287,16 +301,7 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
             w.entries.push(entry_start);
             map.next_value_seed(ValueSeed { w: &mut *w, depth: self.depth + 1 })?;
         }
-        let mut count = w.entries.len() - base;
-        {
-            let Writer { buf, entries, .. } = &mut *w;
-            let starts = &entries[base..];
-            if has_duplicates(starts.len(), |i| key_at(buf, starts[i])) {
-                count = dedupe_entries(buf, starts);
-            }
-        }
-        w.entries.truncate(base);
-        end_container(&mut w.buf, start, count);
+        end_object(w, start, base, true);
         Ok(())
     }
 }

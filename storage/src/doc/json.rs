@@ -9,8 +9,8 @@
 //! by both (`float_roundtrip`), `-0` stays `-0`, and a repeated key keeps its first position and
 //! its last value.
 
-use super::encode::{begin_container, dedupe_entries, end_container, push_number, push_varint, Writer};
-use super::{has_duplicates, key_at, key_print, tag};
+use super::encode::{begin_container, end_container, end_object, push_number, push_varint, Writer};
+use super::{key_print, tag};
 
 /// Containers nested deeper than this are left to serde_json (its recursion limit and
 /// [`super::MAX_DEPTH`] decide); no item the service stores comes close.
@@ -114,26 +114,11 @@ impl Reader<'_> {
         self.i += 1;
         let start = begin_container(&mut w.buf, tag::ARRAY);
         let mut count = 0;
-        self.skip_ws();
-        if self.peek()? == b']' {
-            self.i += 1;
-        } else {
-            loop {
-                self.value(w, depth + 1)?;
-                count += 1;
-                self.skip_ws();
-                match self.peek()? {
-                    b',' => {
-                        self.i += 1;
-                        self.skip_ws();
-                    }
-                    b']' => {
-                        self.i += 1;
-                        break;
-                    }
-                    _ => return None,
-                }
-            }
+        let mut more = self.any_before(b']')?;
+        while more {
+            self.value(w, depth + 1)?;
+            count += 1;
+            more = self.more_before(b']')?;
         }
         end_container(&mut w.buf, start, count);
         Some(())
@@ -147,59 +132,64 @@ impl Reader<'_> {
         let start = begin_container(&mut w.buf, tag::OBJECT);
         let base = w.entries.len();
         let prints_base = w.prints.len();
-        self.skip_ws();
-        if self.peek()? == b'}' {
-            self.i += 1;
-        } else {
-            loop {
-                if self.peek()? != b'"' {
-                    return None;
-                }
-                w.entries.push(w.buf.len());
-                // The print reads a word from the text where the key starts.
-                let (key, print) = match self.string()? {
-                    Text::Input(start, end) => (&self.b[start..end], key_print(&self.b[start..], end - start)),
-                    Text::Scratch => (&self.scratch[..], key_print(&self.scratch, self.scratch.len())),
-                };
-                w.prints.push(print);
-                push_varint(&mut w.buf, key.len());
-                w.buf.extend_from_slice(key);
-                self.skip_ws();
-                if self.peek()? != b':' {
-                    return None;
-                }
-                self.i += 1;
-                self.skip_ws();
-                self.value(w, depth + 1)?;
-                self.skip_ws();
-                match self.peek()? {
-                    b',' => {
-                        self.i += 1;
-                        self.skip_ws();
-                    }
-                    b'}' => {
-                        self.i += 1;
-                        break;
-                    }
-                    _ => return None,
-                }
+        let mut more = self.any_before(b'}')?;
+        while more {
+            if self.peek()? != b'"' {
+                return None;
             }
+            w.entries.push(w.buf.len());
+            // The print reads a word from the text where the key starts.
+            let (key, print) = match self.string()? {
+                Text::Input(start, end) => (&self.b[start..end], key_print(&self.b[start..], end - start)),
+                Text::Scratch => (&self.scratch[..], key_print(&self.scratch, self.scratch.len())),
+            };
+            w.prints.push(print);
+            push_varint(&mut w.buf, key.len());
+            w.buf.extend_from_slice(key);
+            self.skip_ws();
+            if self.peek()? != b':' {
+                return None;
+            }
+            self.i += 1;
+            self.skip_ws();
+            self.value(w, depth + 1)?;
+            more = self.more_before(b'}')?;
         }
-        let mut count = w.entries.len() - base;
         let prints = &w.prints[prints_base..];
         // Equal keys have equal prints: most objects are cleared by comparing words.
-        let maybe = prints.len() > 16 || (1..prints.len()).any(|i| prints[..i].contains(&prints[i]));
-        if maybe {
-            let Writer { buf, entries, .. } = &mut *w;
-            let starts = &entries[base..];
-            if has_duplicates(starts.len(), |i| key_at(buf, starts[i])) {
-                count = dedupe_entries(buf, starts);
-            }
-        }
+        let may_repeat = prints.len() > 16 || (1..prints.len()).any(|i| prints[..i].contains(&prints[i]));
         w.prints.truncate(prints_base);
-        w.entries.truncate(base);
-        end_container(&mut w.buf, start, count);
+        end_object(w, start, base, may_repeat);
         Some(())
+    }
+
+    /// After a container's opening bracket: whether an element comes before `close` (which is
+    /// stepped over when none does).
+    fn any_before(&mut self, close: u8) -> Option<bool> {
+        self.skip_ws();
+        if self.peek()? == close {
+            self.i += 1;
+            return Some(false);
+        }
+        Some(true)
+    }
+
+    /// After an element: `,` and more to come (`true`), or `close` and the end (`false`);
+    /// `None` for anything else.
+    fn more_before(&mut self, close: u8) -> Option<bool> {
+        self.skip_ws();
+        match self.peek()? {
+            b',' => {
+                self.i += 1;
+                self.skip_ws();
+                Some(true)
+            }
+            c if c == close => {
+                self.i += 1;
+                Some(false)
+            }
+            _ => None,
+        }
     }
 
     /// Reads a string literal (at its opening quote): where its bytes are.
