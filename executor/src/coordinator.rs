@@ -763,19 +763,35 @@ impl Coordinator<'_> {
         merge_on_keys(indexes, &units, order, start, (skip, take), &cancelled, &mut stats.index_entries)
     }
 
-    /// The rows of the items at `positions`, sorted; `None` when some item is gone (deleted
-    /// since its index entry was read: the caller runs the query the long way).
+    /// The rows of the items `taken` (in ORDER BY order, with their index keys), in that order;
+    /// `None` when some item is gone (deleted since its index entry was read: the caller runs the
+    /// query the long way). The items are read in position order (a logical partition's
+    /// together) and put back in the merge's order: no ORDER BY value is evaluated or compared
+    /// again, and a row's cursor holds its index key (as the last row skipped's does).
     fn rows_at(
         &self,
-        mut positions: Vec<ItemPosition>,
+        taken: Vec<(IndexKey, ItemPosition)>,
         stats: &mut RunStats,
     ) -> Result<Option<(Vec<SortedRow>, Charge<'_>)>, QueryError> {
         let Some(indexes) = self.source.indexes() else { return Ok(None) };
-        let wanted = positions.len();
-        positions.sort_unstable();
+        let mut order: Vec<usize> = (0..taken.len()).collect();
+        order.sort_unstable_by(|&a, &b| taken[a].1.cmp(&taken[b].1));
+        let positions = order.iter().map(|&at| taken[at].1.clone()).collect();
         let mut input: Box<Input<'_>> = Box::new(Fetch { indexes, positions, next: 0, buffer: Vec::new().into_iter() });
-        let (rows, charge) = self.runner.sort(self.query, &mut input, &Vec::new(), None, None, stats)?;
-        Ok((rows.len() == wanted).then_some((rows, charge)))
+        let (read, charge) = self.runner.collect_rows(self.query, &mut input, stats)?;
+        if read.len() != taken.len() {
+            return Ok(None);
+        }
+        let mut rows: Vec<Option<SortedRow>> = (0..taken.len()).map(|_| None).collect();
+        for ((pos, row), &at) in read.into_iter().zip(&order) {
+            let (key, want) = &taken[at];
+            // One row per item, each the item asked for: anything else is read the long way.
+            if pos.item.as_ref() != Some(want) {
+                return Ok(None);
+            }
+            rows[at] = Some(SortedRow { keys: vec![key.to_value()], pos, row, work: Work::default() });
+        }
+        Ok(rows.into_iter().collect::<Option<Vec<_>>>().map(|rows| (rows, charge)))
     }
 
     /// `DISTINCT VALUE` of a path from the index's keys, in key order; `None` when some

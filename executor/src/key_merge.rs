@@ -11,12 +11,12 @@ use cosmoql_value::merge::KWayMerge;
 use crate::error::QueryError;
 
 /// What merging index keys found: the key and position of the last row skipped, how many were
-/// skipped, and the positions of the rows taken after them (in ORDER BY order).
+/// skipped, and the keys and positions of the rows taken after them (in ORDER BY order).
 #[derive(Debug)]
 pub struct KeyMerge {
     pub last_skipped: Option<(IndexKey, ItemPosition)>,
     pub skipped: u64,
-    pub taken: Vec<ItemPosition>,
+    pub taken: Vec<(IndexKey, ItemPosition)>,
 }
 
 /// The most entries a walk reads at once (chunks double up to it).
@@ -137,7 +137,7 @@ pub fn merge_on_keys(
             skipped += 1;
             last = Some((unit, key, seq));
         } else {
-            taken.push((unit, seq));
+            taken.push((unit, key, seq));
         }
     }
     drop(merged);
@@ -146,7 +146,9 @@ pub fn merge_on_keys(
         return Ok(None);
     }
     let locate = |unit: usize, seq: u64| units.get(unit).and_then(|ranges| indexes.locate(ranges, seq));
-    let Some(taken) = taken.into_iter().map(|(unit, seq)| locate(unit, seq)).collect::<Option<Vec<_>>>() else {
+    let Some(taken) =
+        taken.into_iter().map(|(unit, key, seq)| Some((key, locate(unit, seq)?))).collect::<Option<Vec<_>>>()
+    else {
         return Ok(None);
     };
     let last_skipped = match last {

@@ -448,6 +448,27 @@ impl<'a> Runner<'a> {
         Ok((buffer.into_sorted(), charge))
     }
 
+    /// The rows of `input` that pass the WHERE clause, with their positions, in the input's
+    /// order, held on the memory budget as a sort holds them (the rows of a page read at
+    /// positions an index merge found, see `Coordinator::rows_at`).
+    pub fn collect_rows(
+        &self,
+        q: &BoundQuery,
+        input: &mut Input<'_>,
+        stats: &mut RunStats,
+    ) -> Result<(Vec<(RowPos, Row)>, Charge<'_>), QueryError> {
+        let mut charge = Charge::new(&self.budget);
+        let mut rows = Vec::new();
+        self.for_each_row(q, input, &Vec::new(), stats, &mut |row, pos| {
+            if self.passes(q, row)? {
+                charge.add(row_bytes(row), "ORDER BY")?;
+                rows.push((pos.clone(), row.clone()));
+            }
+            Ok(Flow::Continue)
+        })?;
+        Ok((rows, charge))
+    }
+
     /// ORDER BY from a range index: the rows of `ranges` in index order, after `after`, the first
     /// `keep` of them (all without), read lazily so that only what the page needs is read.
     /// `None` when the index cannot order every item there (the caller sorts instead).
