@@ -29,7 +29,7 @@ impl Container {
             id,
             from,
             room,
-            |data| &data.changes,
+            |data| data.changes(),
             |data, _, (epk, seq)| {
                 if **epk < *lo || **epk >= *hi {
                     return None;

@@ -296,7 +296,9 @@ impl Container {
             return Err(err);
         }
         data.index.insert(&prep.epk, &stored);
-        data.changes.insert(stored.meta.lsn, (Arc::clone(&lp.epk), stored.meta.seq));
+        if let Some(changes) = data.changes.get_mut() {
+            changes.insert(stored.meta.lsn, (Arc::clone(&lp.epk), stored.meta.seq));
+        }
         lp.index_unique(&prep.id, unique);
         self.schedule_expiry(&prep.epk, &prep.id, &stored.meta);
         let change = self.settings.change_feed_retention.is_some().then(|| Change {
@@ -343,8 +345,10 @@ impl Container {
             lp.replace(&prep.id, stored.clone()).ok_or_else(|| StorageError::internal("replace of a missing item"))?;
         lp.unindex_unique(&self.unique_values(&old.doc));
         lp.index_unique(&prep.id, unique);
-        data.changes.remove(&old.meta.lsn);
-        data.changes.insert(stored.meta.lsn, (Arc::clone(&lp.epk), stored.meta.seq));
+        if let Some(changes) = data.changes.get_mut() {
+            changes.remove(&old.meta.lsn);
+            changes.insert(stored.meta.lsn, (Arc::clone(&lp.epk), stored.meta.seq));
+        }
         if self.settings.change_feed_retention.is_some() {
             let change = Change {
                 operation: ChangeOperation::Replace,
@@ -441,7 +445,9 @@ impl Container {
         }
         let lp = data.logical.get_mut(epk)?;
         lp.unindex_unique(&self.unique_values(&old.doc));
-        data.changes.remove(&old.meta.lsn);
+        if let Some(changes) = data.changes.get_mut() {
+            changes.remove(&old.meta.lsn);
+        }
         data.index.remove(&old);
         data.items -= 1;
         data.bytes -= old.doc.len() as u64;
@@ -501,8 +507,10 @@ impl Container {
                         lp.unindex_unique(&self.unique_values(&newer.doc));
                         lp.index_unique(&id, self.unique_values(&old.doc));
                         self.schedule_expiry(&epk, &id, &old.meta);
-                        data.changes.remove(&newer.meta.lsn);
-                        data.changes.insert(old.meta.lsn, (Arc::clone(&lp.epk), old.meta.seq));
+                        if let Some(changes) = data.changes.get_mut() {
+                            changes.remove(&newer.meta.lsn);
+                            changes.insert(old.meta.lsn, (Arc::clone(&lp.epk), old.meta.seq));
+                        }
                         data.index.remove(&newer);
                         data.index.insert(&epk, &old);
                         data.bytes = data.bytes - newer.doc.len() as u64 + size;
@@ -515,7 +523,9 @@ impl Container {
                 self.schedule_expiry(&epk, &id, &old.meta);
                 let unique = self.unique_values(&old.doc);
                 let lp = data.logical.entry(epk.clone()).or_insert_with(|| LogicalPartition::new(key, &epk));
-                data.changes.insert(old.meta.lsn, (Arc::clone(&lp.epk), old.meta.seq));
+                if let Some(changes) = data.changes.get_mut() {
+                    changes.insert(old.meta.lsn, (Arc::clone(&lp.epk), old.meta.seq));
+                }
                 lp.index_unique(&id, unique);
                 lp.restore(&id, old);
                 data.items += 1;

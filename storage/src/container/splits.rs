@@ -86,7 +86,7 @@ impl Container {
                     retired: false,
                     history: BTreeMap::new(),
                     pending: Vec::new(),
-                    changes: PartitionData::changes_of(&logical),
+                    changes: OnceLock::new(),
                     logical,
                     items,
                     bytes,
