@@ -69,6 +69,56 @@ fn the_request_partition_key_scopes_the_query() {
     assert_eq!(execute(&c, "SELECT * FROM c WHERE c.pk = 'k2'", &disabled).unwrap().items.len(), 20);
 }
 
+/// A request's partition key scopes the query; a WHERE clause naming another key (or another
+/// value of the key) still filters, also where the indexes would count or find the rows: no row
+/// of the request's partition has the other key (the service answers 0 and no items).
+#[test]
+fn a_filter_on_another_key_than_the_requests_finds_nothing() {
+    let c = container();
+    let options = QueryOptions { partition_key: Some(PartitionKey::from("k1")), ..QueryOptions::default() };
+    for sql in [
+        "SELECT VALUE COUNT(1) FROM c WHERE c.pk = 'k2'",
+        "SELECT VALUE COUNT(1) FROM c WHERE c.pk = 'k2' AND c.n > 10",
+        "SELECT VALUE COUNT(1) FROM c WHERE c.pk IN ('k2', 'k3')",
+    ] {
+        assert_eq!(execute(&c, sql, &options).unwrap().items, vec![Value::from(0.0)], "{sql}");
+    }
+    for sql in [
+        "SELECT * FROM c WHERE c.pk = 'k2'",
+        "SELECT * FROM c WHERE c.pk = 'k2' AND c.n > 10",
+        "SELECT TOP 3 * FROM c WHERE c.pk = 'k2' ORDER BY c.n DESC",
+        "SELECT * FROM c WHERE c.pk = 'k2' ORDER BY c.n OFFSET 1 LIMIT 2",
+    ] {
+        assert!(execute(&c, sql, &options).unwrap().items.is_empty(), "{sql}");
+    }
+    // The same key as the request's: its rows.
+    let same = "SELECT VALUE COUNT(1) FROM c WHERE c.pk = 'k1' AND c.n > 10";
+    assert_eq!(execute(&c, same, &options).unwrap().items, vec![Value::from(19.0)]);
+}
+
+/// With V1 hashing a string key's EPK holds its first 100 bytes only: two keys alike up to there
+/// share a logical partition, so an equality on the key is not answered by the targets alone.
+#[test]
+fn v1_keys_alike_in_their_first_100_bytes_are_still_told_apart() {
+    let definition =
+        PartitionKeyDefinition::hash("/pk").unwrap().with_version(cosmoql::storage::HashVersion::V1).unwrap();
+    let c = Container::new("c", definition, ContainerSettings::default());
+    let long = "x".repeat(100);
+    for (i, tail) in ["a", "a", "b"].iter().enumerate() {
+        c.create(&parse_json(&format!(r#"{{"id":"{i}","pk":"{long}{tail}","n":{i}}}"#)).unwrap()).unwrap();
+    }
+    let key = format!("{long}a");
+    let options = QueryOptions::default().parameter("@k", Value::from(key.as_str()));
+    for (sql, want) in [
+        ("SELECT VALUE COUNT(1) FROM c WHERE c.pk = @k", vec![Value::from(2.0)]),
+        ("SELECT VALUE COUNT(1) FROM c WHERE c.pk = @k AND c.n >= 0", vec![Value::from(2.0)]),
+        ("SELECT VALUE c.n FROM c WHERE c.pk = @k ORDER BY c.n DESC", vec![Value::from(1.0), Value::from(0.0)]),
+        ("SELECT TOP 1 VALUE c.n FROM c WHERE c.pk = @k ORDER BY c.n DESC", vec![Value::from(1.0)]),
+    ] {
+        assert_eq!(execute(&c, sql, &options).unwrap().items, want, "{sql}");
+    }
+}
+
 #[test]
 fn errors_render_with_line_and_column() {
     let c = container();

@@ -8,7 +8,9 @@
 use std::collections::HashMap;
 use std::fmt;
 
-use cosmoql_catalog::{CatalogError, Epk, IndexStep, IndexingPolicy, PartitionKey, PartitionKeyDefinition};
+use cosmoql_catalog::{
+    CatalogError, Epk, HashVersion, IndexStep, IndexingPolicy, PartitionKey, PartitionKeyDefinition,
+};
 use cosmoql_parser::{Query, SortDirection};
 use cosmoql_value::Value;
 
@@ -189,21 +191,39 @@ pub fn plan(sql: &str, context: &PlanContext<'_>) -> Result<Plan, PlanError> {
     };
     let targets = targets(&syntax, &query, context)
         .map_err(|e| PlanError::partition_key(e.message.clone(), e.status_code(), 0))?;
-    let pinned: Vec<Vec<IndexStep>> = match targets.pruning.targets {
-        Targets::Keys(_) => context
-            .partition_key
-            .paths()
-            .iter()
-            .map(|p| p.segments().iter().map(|s| IndexStep::Key(s.clone())).collect())
-            .collect(),
-        _ => Vec::new(),
-    };
+    let pinned = pinned_key_paths(&syntax, &query, &targets, context);
     let access = match strategy {
         Strategy::NoItems | Strategy::OnePass(OnePassReason::FromSubquery) => Access::default(),
         Strategy::MergeSorted => access::choose(&query, context.indexing_policy, &pinned),
         _ => Access { order: None, ..access::choose(&query, context.indexing_policy, &pinned) },
     };
     Ok(Plan { sql: sql.to_string(), syntax, query, targets, strategy, paging, access })
+}
+
+/// The key's paths whose conjuncts the targets answer: when the targets are exactly the logical
+/// partitions the WHERE clause pins, each item read holds one of those keys, so a conjunct on the
+/// key's paths holds for it. Not when the request's key scopes the query to another set of keys
+/// than the clause's (`WHERE c.pk = 'b'` under the request's key `a` finds nothing), nor with V1
+/// hashing (an EPK holds a string key's first 100 bytes only: keys alike up to there share a
+/// logical partition).
+fn pinned_key_paths(
+    syntax: &Query,
+    query: &BoundQuery,
+    targets: &PartitionTargets,
+    context: &PlanContext<'_>,
+) -> Vec<Vec<IndexStep>> {
+    let definition = context.partition_key;
+    let Targets::Keys(keys) = &targets.pruning.targets else { return Vec::new() };
+    if definition.version() != HashVersion::V2 {
+        return Vec::new();
+    }
+    if context.request_partition_key.is_some() {
+        let clause = prune(query, syntax.where_clause.as_ref().map(|w| w.to_string()).as_deref(), definition);
+        if !matches!(&clause.targets, Targets::Keys(pinned) if pinned == keys) {
+            return Vec::new();
+        }
+    }
+    definition.paths().iter().map(|p| p.segments().iter().map(|s| IndexStep::Key(s.clone())).collect()).collect()
 }
 
 /// The request's partition key, or what the WHERE clause pins, as EPK ranges; with one key and an
