@@ -197,6 +197,14 @@ pub fn plan(sql: &str, context: &PlanContext<'_>) -> Result<Plan, PlanError> {
         Strategy::MergeSorted => access::choose(&query, context.indexing_policy, &pinned),
         _ => Access { order: None, ..access::choose(&query, context.indexing_policy, &pinned) },
     };
+    let mut query = query;
+    // Every conjunct only pins the key's logical partitions (no index probe is left, see
+    // `pinned_key_paths`): every item the targets hold satisfies the WHERE clause, whichever way
+    // a partition reads them, so its rows are not filtered again (a query pinned to one device
+    // and ordered by time does not evaluate `c.deviceId = @dev` on each row it reads).
+    if access.filter.is_none() && access.exact_filter {
+        query.filter = None;
+    }
     Ok(Plan { sql: sql.to_string(), syntax, query, targets, strategy, paging, access })
 }
 
