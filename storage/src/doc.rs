@@ -291,7 +291,7 @@ impl Head<'_> {
 
 /// Parses the value at the start of `b`: its header and its total size in bytes. `None` if the
 /// tag is invalid or the value runs past the end of `b`. O(1).
-#[inline]
+#[inline(always)]
 fn head(b: &[u8]) -> Option<(Head<'_>, usize)> {
     let (&t, rest) = b.split_first()?;
     Some(match t {
