@@ -60,7 +60,12 @@ impl QuerySummary {
         } else {
             self.metrics.add_page(metrics);
         }
-        self.partitions.extend(partitions);
+        // A one-page query keeps the page's list as it is.
+        if self.partitions.is_empty() {
+            self.partitions = partitions;
+        } else {
+            self.partitions.extend(partitions);
+        }
         self.pages += 1;
     }
 }

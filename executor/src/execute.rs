@@ -300,7 +300,7 @@ fn run(
         max_buffered_item_count: options.max_buffered_item_count,
         page_size: max_item_count.unwrap_or(100),
         resume,
-        per_partition: Mutex::new(Vec::new()),
+        per_partition: Mutex::new(Vec::with_capacity(units.len())),
     };
     match plan.strategy {
         Strategy::NoItems => runner.run_into(&plan.query, &mut std::iter::empty(), &mut stats, &mut out)?,

@@ -114,7 +114,8 @@ fn push_text(out: &mut String, text: &str) {
 }
 
 fn cache_key(epoch: u64, sql: &str, options: &QueryOptions) -> String {
-    let mut key = String::with_capacity(sql.len() + 64);
+    // Room for the parameters too (a name, a short value) so that the key is written once.
+    let mut key = String::with_capacity(sql.len() + 64 + 64 * options.parameters.len());
     push_hex(&mut key, epoch);
     key.push('\u{0}');
     push_text(&mut key, sql);
