@@ -332,6 +332,9 @@ fn a_filter_the_targets_answer_is_not_run_again() {
     for (sql, options, filtered) in cases {
         let plan = plan_query(&c, sql, &options).unwrap();
         assert_eq!(plan.query.filter.is_some(), filtered, "{sql}");
+        // EXPLAIN says so.
+        let text = plan.to_string();
+        assert_eq!(!text.contains("  filter    none: the targets hold exactly the rows of"), filtered, "{text}");
         // Same results either way: those of a scan that filters every item.
         let all: Vec<Value> = execute(&c, "SELECT * FROM c", &QueryOptions::default()).unwrap().items;
         let expected = all.iter().filter(|v| match sql {
@@ -352,4 +355,7 @@ fn a_filter_the_targets_answer_is_not_run_again() {
     );
     let plan = plan_query(&v1, "SELECT * FROM c WHERE c.pk = 'k2'", &QueryOptions::default()).unwrap();
     assert!(plan.query.filter.is_some());
+    // A point read whose item satisfies the clause is not filtered either.
+    let point = plan_query(&c, "SELECT * FROM c WHERE c.pk = 'k2' AND c.id = '2'", &QueryOptions::default()).unwrap();
+    assert!(point.to_string().contains("  filter    none: the item read satisfies"), "{point}");
 }

@@ -383,7 +383,13 @@ impl fmt::Display for Plan {
                             None => writeln!(f, "  index     {text}: {}", p.strategy)?,
                         }
                     }
-                    writeln!(f, "  filter    {w}")?;
+                    if self.query.filter.is_none() {
+                        writeln!(f, "  filter    none: the targets hold exactly the rows of {w}")?;
+                    } else if self.targets.point.as_ref().is_some_and(|p| p.answers_filter) {
+                        writeln!(f, "  filter    none: the item read satisfies {w}")?;
+                    } else {
+                        writeln!(f, "  filter    {w}")?;
+                    }
                 }
             }
         }
