@@ -101,15 +101,39 @@ pub fn entry_order(descending: bool) -> impl Fn(&(IndexKey, u64), &(IndexKey, u6
 
 /// One key's postings in [`tie_order`], those after `after` (a sequence number of the same key
 /// where a walk stopped) only.
-fn ties(postings: &Postings, descending: bool, after: Option<u64>) -> impl Iterator<Item = u64> + '_ {
-    let seqs = postings.as_slice();
-    let (forward, backward) = match (descending, after) {
-        (false, None) => (seqs, &[][..]),
-        (false, Some(m)) => (&seqs[seqs.partition_point(|&s| s <= m)..], &[][..]),
-        (true, None) => (&[][..], seqs),
-        (true, Some(m)) => (&[][..], &seqs[..seqs.partition_point(|&s| s < m)]),
+fn ties(postings: &Postings, descending: bool, after: Option<u64>) -> Ties<'_> {
+    let seqs = postings.seqs();
+    let (next, end) = match (descending, after) {
+        (false, None) | (true, None) => (0, seqs.len()),
+        (false, Some(m)) => (seqs.partition_point(|&s| s <= m), seqs.len()),
+        (true, Some(m)) => (0, seqs.partition_point(|&s| s < m)),
     };
-    forward.iter().chain(backward.iter().rev()).copied()
+    Ties { seqs, next, end, descending }
+}
+
+/// What [`ties`] gives: the numbers `next..end` of a key's postings, forward or backward.
+struct Ties<'p> {
+    seqs: std::borrow::Cow<'p, [u64]>,
+    next: usize,
+    end: usize,
+    descending: bool,
+}
+
+impl Iterator for Ties<'_> {
+    type Item = u64;
+
+    fn next(&mut self) -> Option<u64> {
+        if self.next >= self.end {
+            return None;
+        }
+        if self.descending {
+            self.end -= 1;
+            self.seqs.get(self.end).copied()
+        } else {
+            self.next += 1;
+            self.seqs.get(self.next - 1).copied()
+        }
+    }
 }
 
 fn owned_path(steps: &[Step<'_>]) -> Vec<IndexStep> {
@@ -586,7 +610,7 @@ impl PartitionIndex {
                 let mut out = Vec::new();
                 let mut keys = 0usize;
                 for postings in node.values.range((lower.clone(), upper.clone())).map(|(_, p)| p) {
-                    out.extend_from_slice(postings.as_slice());
+                    postings.extend_into(&mut out);
                     keys += 1;
                 }
                 work.entries += out.len() as u64;
@@ -600,7 +624,7 @@ impl PartitionIndex {
                 for (key, postings) in node.values.range(from..) {
                     match key {
                         k if k.str_bytes().is_some_and(|s| s.starts_with(prefix.as_bytes())) => {
-                            out.extend_from_slice(postings.as_slice())
+                            postings.extend_into(&mut out)
                         }
                         _ => break,
                     }
@@ -630,7 +654,7 @@ impl PartitionIndex {
                     keys += 1;
                     let Some(text) = key.str_bytes().and_then(|b| std::str::from_utf8(b).ok()) else { continue };
                     if (test.test)(text) {
-                        out.extend_from_slice(postings.as_slice());
+                        postings.extend_into(&mut out);
                     }
                 }
                 // Every key of the path is read, and the entries of those that match.
@@ -656,6 +680,28 @@ impl PartitionIndex {
                 Some(sorted_distinct(all))
             }
         }
+    }
+
+    /// How many items a probe matches (the length of [`PartitionIndex::probe`]'s list), from
+    /// the postings' lengths when a range answers it on a path no item holds twice (no `[]`)
+    /// or on one key: a `COUNT` listing no item (packed postings need not be decoded).
+    pub fn probe_count(&self, probe: &IndexProbe, work: &mut IndexWork) -> Option<usize> {
+        if let IndexProbe::Range { path, lower, upper } = probe {
+            let Some(node) = self.indexed_node(path)? else { return Some(0) };
+            if range_is_empty(lower, upper) {
+                return Some(0);
+            }
+            let (mut keys, mut n) = (0usize, 0usize);
+            for postings in node.values.range((lower.clone(), upper.clone())).map(|(_, p)| p) {
+                keys += 1;
+                n += postings.len();
+            }
+            if keys <= 1 || !path.contains(&IndexStep::Element) {
+                work.entries += n as u64;
+                return Some(n);
+            }
+        }
+        self.probe(probe, work).map(|seqs| seqs.len())
     }
 
     /// `None` when the path is not indexed; `Some(None)` when it is but holds nothing.
@@ -816,9 +862,9 @@ impl PartitionIndex {
         let Some(node) = self.indexed_node(path)? else { return Some(Vec::new()) };
         let mut out = Vec::new();
         for (key, postings) in &node.values {
-            for seq in postings.as_slice() {
+            for seq in postings.iter() {
                 work.entries += 1;
-                if self.locations.get(seq).is_some_and(|e| keep(e)) {
+                if self.locations.get(&seq).is_some_and(|e| keep(e)) {
                     out.push(key.clone());
                     break;
                 }
@@ -839,7 +885,7 @@ impl PartitionIndex {
     ) -> Option<Option<IndexKey>> {
         let Some(node) = self.indexed_node(path)? else { return Some(None) };
         let mut holds = |postings: &Postings| {
-            postings.as_slice().iter().any(|&seq| {
+            postings.iter().any(|seq| {
                 work.entries += 1;
                 self.locations.get(&seq).is_some_and(|e| keep(seq, e))
             })
@@ -895,13 +941,13 @@ impl PartitionIndex {
         self.root.visit(&mut Vec::new(), &mut |path, node| {
             let name = path_text(path);
             for (k, p) in &node.values {
-                out.push((name.clone(), vec![k.to_value()], p.as_slice().to_vec()));
+                out.push((name.clone(), vec![k.to_value()], p.iter().collect()));
             }
         });
         for c in &self.composites {
             let name = c.paths.iter().map(|p| path_text(p)).collect::<Vec<_>>().join(",");
             for (k, p) in &c.values {
-                out.push((name.clone(), k.iter().map(|c| c.key.to_value()).collect(), p.as_slice().to_vec()));
+                out.push((name.clone(), k.iter().map(|c| c.key.to_value()).collect(), p.iter().collect()));
             }
         }
         for e in &self.spatial {

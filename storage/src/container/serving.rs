@@ -591,10 +591,12 @@ impl IndexServing for Container {
         let map = self.partitions.read();
         for p in Self::covering(&map, ranges) {
             let data = p.data.read();
-            let seqs = data.index.probe(probe, &mut work)?;
             count += match Keep::new(p, &data, ranges) {
-                Keep::All => seqs.len() as u64,
-                keep => seqs.iter().filter(|s| data.index.location(**s).is_some_and(|e| keep.keeps(e))).count() as u64,
+                Keep::All => data.index.probe_count(probe, &mut work)? as u64,
+                keep => {
+                    let seqs = data.index.probe(probe, &mut work)?;
+                    seqs.iter().filter(|s| data.index.location(**s).is_some_and(|e| keep.keeps(e))).count() as u64
+                }
             };
         }
         Some((count, work))

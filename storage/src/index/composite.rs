@@ -95,11 +95,9 @@ pub(super) fn group_sorted<K: Ord>(
         seqs.sort_unstable();
         seqs.dedup();
         count += seqs.len();
-        let postings = match seqs[..] {
-            [one] => Postings::One(one),
-            _ => Postings::Many(Box::new(seqs.clone())),
-        };
-        grouped.push((key, postings));
+        if let Some(postings) = Postings::from_sorted(&seqs) {
+            grouped.push((key, postings));
+        }
     }
     (grouped.into_iter().collect(), count)
 }
@@ -161,8 +159,8 @@ impl CompositeIndex {
                     continue;
                 }
             }
-            work.entries += postings.as_slice().len() as u64;
-            out.extend_from_slice(postings.as_slice());
+            work.entries += postings.len() as u64;
+            postings.extend_into(&mut out);
         }
         out
     }

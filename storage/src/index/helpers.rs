@@ -11,7 +11,7 @@ pub(super) fn split_values<K: Ord + Clone>(
     let mut left = Vec::new();
     let mut right = Vec::new();
     for (key, postings) in values {
-        let (l, r): (Vec<u64>, Vec<u64>) = postings.as_slice().iter().partition(|s| goes_left(s));
+        let (l, r): (Vec<u64>, Vec<u64>) = postings.iter().partition(|s| goes_left(s));
         match (Postings::from_vec(l), Postings::from_vec(r)) {
             (Some(l), Some(r)) => {
                 left.push((key.clone(), l));
@@ -26,7 +26,7 @@ pub(super) fn split_values<K: Ord + Clone>(
 }
 
 pub(super) fn count<K>(values: &BTreeMap<K, Postings>) -> usize {
-    values.values().map(|p| p.as_slice().len()).sum()
+    values.values().map(Postings::len).sum()
 }
 
 pub(super) fn path_text(path: &[IndexStep]) -> String {

@@ -162,3 +162,114 @@ mod bulk {
         }
     }
 }
+
+/// A bulk build packs the long lists of close numbers (`Postings::Packed`): probes, ordered
+/// walks both ways from a cursor, keys, and the writes after it (which unpack a list) see what an
+/// index entered item by item sees.
+#[test]
+fn packed_postings_serve_and_take_writes_as_plain_ones() {
+    let policy = Arc::new(IndexingPolicy::default());
+    let items: Vec<StoredItem> = (1..=300u64)
+        .map(|seq| {
+            item(seq * 3, &format!(r#"{{"id":"{seq}","g":"g{}","n":{},"t":["x","y{}"]}}"#, seq % 3, seq % 7, seq % 2))
+        })
+        .collect();
+    let epk = Epk::min();
+    let mut bulk = PartitionIndex::build(Arc::clone(&policy), items.iter().map(|it| (&epk, it)));
+    let mut plain = PartitionIndex::new(policy);
+    for it in &items {
+        plain.insert(&epk, it);
+    }
+    let packed = |index: &PartitionIndex| {
+        index
+            .root
+            .find(&key("/g"))
+            .map_or(0, |n| n.values.values().filter(|p| matches!(p, Postings::Packed(_))).count())
+    };
+    assert_eq!(packed(&bulk), 3, "the three values of /g hold 100 items each");
+    assert_eq!(packed(&plain), 0);
+    let all = |_: &Epk| true;
+    let compare = |bulk: &PartitionIndex, plain: &PartitionIndex| {
+        let mut work = IndexWork::default();
+        assert_eq!(bulk.dump(), plain.dump());
+        for probe in [
+            IndexProbe::equals(key("/g"), IndexKey::string("g1")),
+            IndexProbe::equals(key("/t/[]"), IndexKey::string("x")),
+            IndexProbe::Range {
+                path: key("/n"),
+                lower: Bound::Included(IndexKey::number(2.0).unwrap()),
+                upper: Bound::Excluded(IndexKey::number(5.0).unwrap()),
+            },
+        ] {
+            assert_eq!(bulk.probe(&probe, &mut work), plain.probe(&probe, &mut work));
+        }
+        for descending in [false, true] {
+            let walk = |index: &PartitionIndex, after: Option<&(IndexKey, u64)>| {
+                let mut work = IndexWork::default();
+                index
+                    .ordered(&key("/g"), descending, after, 1000, &all, &mut work)
+                    .map(|w| w.into_iter().map(|(k, s, _)| (k, s)).collect::<Vec<_>>())
+            };
+            let whole = walk(bulk, None).unwrap();
+            assert_eq!(Some(&whole), walk(plain, None).as_ref());
+            for at in [0, 1, 50, 99, 100, 150, whole.len() - 1] {
+                let cursor = whole[at].clone();
+                assert_eq!(walk(bulk, Some(&cursor)), walk(plain, Some(&cursor)), "after {cursor:?}");
+                assert_eq!(walk(bulk, Some(&cursor)).unwrap(), whole[at + 1..].to_vec());
+            }
+        }
+        let mut work = IndexWork::default();
+        assert_eq!(bulk.keys(&key("/g"), &all, &mut work), plain.keys(&key("/g"), &all, &mut work));
+        let odd = |seq: u64, _: &Epk| seq % 2 == 1;
+        for descending in [false, true] {
+            assert_eq!(
+                bulk.first_key(&key("/n"), descending, &odd, &mut work),
+                plain.first_key(&key("/n"), descending, &odd, &mut work)
+            );
+        }
+    };
+    compare(&bulk, &plain);
+    // Writes: remove items from the middle and the ends, add new ones (far above: a step that
+    // would not pack), put one back.
+    for index in [&mut bulk, &mut plain] {
+        for it in items.iter().filter(|it| it.meta.seq % 15 == 0 || it.meta.seq == 3 || it.meta.seq == 900) {
+            index.remove(it);
+        }
+        index.insert(&epk, &item(100_000, r#"{"id":"new","g":"g1","n":3,"t":["x"]}"#));
+        index.insert(&epk, &items[4]);
+    }
+    compare(&bulk, &plain);
+    assert!(packed(&bulk) < 3, "a write unpacks the lists it changes");
+}
+
+/// A count from the postings' lengths is the probe's list's length: on a path no item holds
+/// twice, on one key of an array path, and (listing and deduplicating) on several keys of one.
+#[test]
+fn probe_counts_agree_with_probes() {
+    let policy = Arc::new(IndexingPolicy::default());
+    let items: Vec<StoredItem> = (1..=200u64)
+        .map(|seq| item(seq, &format!(r#"{{"id":"{seq}","g":{},"t":["a{}","a{}","b"]}}"#, seq % 9, seq % 4, seq % 5)))
+        .collect();
+    let epk = Epk::min();
+    let index = PartitionIndex::build(policy, items.iter().map(|it| (&epk, it)));
+    let range = |path: &str, lo: IndexKey, hi: IndexKey| IndexProbe::Range {
+        path: key(path),
+        lower: Bound::Included(lo),
+        upper: Bound::Included(hi),
+    };
+    let n = |x: f64| IndexKey::number(x).unwrap();
+    for probe in [
+        range("/g", n(2.0), n(5.0)),
+        range("/g", n(5.0), n(2.0)),
+        range("/g", n(100.0), n(200.0)),
+        range("/t/[]", IndexKey::string("a1"), IndexKey::string("a1")),
+        range("/t/[]", IndexKey::string("a0"), IndexKey::string("a3")),
+        range("/t/[]", IndexKey::string("a"), IndexKey::string("c")),
+        range("/missing", n(0.0), n(1.0)),
+    ] {
+        let (mut counted, mut listed) = (IndexWork::default(), IndexWork::default());
+        let count = index.probe_count(&probe, &mut counted);
+        assert_eq!(count, index.probe(&probe, &mut listed).map(|s| s.len()), "{probe:?}");
+        assert_eq!(counted.entries, listed.entries, "{probe:?}");
+    }
+}
