@@ -238,8 +238,7 @@ impl PartitionData {
     /// read, in one pass and with full B-tree nodes: a bulk import, a replay or a split does not
     /// pay for it item by item, and a store whose change feed is never read never holds it.
     /// (Entered one by one with growing LSNs, the tree splits at its right edge and its nodes
-    /// stay half full: about 50 bytes an item, 50 MB of 1,000,000 items, and a tenth of an
-    /// insert's time.)
+    /// stay half full: about 50 bytes an item, 40-50 MB of 1,000,000 items' peak.)
     fn changes(&self) -> &BTreeMap<u64, (Arc<Epk>, u64)> {
         self.changes.get_or_init(|| {
             let mut entries: Vec<(u64, (Arc<Epk>, u64))> = Vec::with_capacity(self.items);
