@@ -604,12 +604,9 @@ impl PartitionIndex {
         match probe {
             IndexProbe::Range { path, lower, upper } => {
                 let Some(node) = self.indexed_node(path)? else { return Some(Vec::new()) };
-                if range_is_empty(lower, upper) {
-                    return Some(Vec::new());
-                }
                 let mut out = Vec::new();
                 let mut keys = 0usize;
-                for postings in node.values.range((lower.clone(), upper.clone())).map(|(_, p)| p) {
+                for postings in postings_in(node, lower, upper) {
                     postings.extend_into(&mut out);
                     keys += 1;
                 }
@@ -688,11 +685,8 @@ impl PartitionIndex {
     pub fn probe_count(&self, probe: &IndexProbe, work: &mut IndexWork) -> Option<usize> {
         if let IndexProbe::Range { path, lower, upper } = probe {
             let Some(node) = self.indexed_node(path)? else { return Some(0) };
-            if range_is_empty(lower, upper) {
-                return Some(0);
-            }
             let (mut keys, mut n) = (0usize, 0usize);
-            for postings in node.values.range((lower.clone(), upper.clone())).map(|(_, p)| p) {
+            for postings in postings_in(node, lower, upper) {
                 keys += 1;
                 n += postings.len();
             }

@@ -43,6 +43,17 @@ pub(super) fn path_text(path: &[IndexStep]) -> String {
     s
 }
 
+/// The postings of a node's keys within bounds, in key order; none for bounds that hold no key
+/// (which `BTreeMap::range` would refuse).
+pub(super) fn postings_in<'n>(
+    node: &'n PathNode,
+    lower: &Bound<IndexKey>,
+    upper: &Bound<IndexKey>,
+) -> impl Iterator<Item = &'n Postings> + 'n {
+    let range = (!range_is_empty(lower, upper)).then(|| node.values.range((lower.clone(), upper.clone())));
+    range.into_iter().flatten().map(|(_, postings)| postings)
+}
+
 pub(super) fn range_is_empty(lower: &Bound<IndexKey>, upper: &Bound<IndexKey>) -> bool {
     match (lower, upper) {
         (Bound::Included(a), Bound::Included(b)) => a > b,
