@@ -69,6 +69,9 @@ pub struct IndexWalk<'s> {
 pub struct WalkMeter {
     pub now: Cell<Work>,
     pub before_last: Cell<Work>,
+    /// The index key of the last entry handed out (a walk on one path): the row's ORDER BY
+    /// value, without evaluating it again.
+    pub key: std::cell::RefCell<Option<IndexKey>>,
 }
 
 impl std::fmt::Debug for IndexWalk<'_> {
@@ -166,12 +169,16 @@ impl Iterator for IndexWalk<'_> {
     /// The next entry's position and item.
     fn next(&mut self) -> Option<Self::Item> {
         loop {
-            if let Some((_, pos, item)) = self.buffer.next() {
+            if let Some((key, pos, item)) = self.buffer.next() {
                 if let Some(meter) = self.meter {
                     let mut now = meter.now.get();
                     meter.before_last.set(now);
                     now.add(Work { bytes: item.doc.len() as u64, entries: 1 });
                     meter.now.set(now);
+                    *meter.key.borrow_mut() = match key {
+                        WalkKey::One(key) => Some(key),
+                        WalkKey::Tuple(_) => None,
+                    };
                 }
                 return Some((pos, item));
             }
@@ -513,7 +520,12 @@ impl<'a> Runner<'a> {
                 if !self.passes(q, row)? {
                     return Ok(Flow::Continue);
                 }
-                let keys = q.order_by.iter().map(|k| k.expr.eval(&ctx, row)).collect::<Result<Vec<_>, _>>()?;
+                // One ORDER BY item: the entry's index key is its value (the walk reads items
+                // having a scalar there; -0 is 0 in the key, and equal to it in the order).
+                let keys = match (q.order_by.as_slice(), meter.key.borrow_mut().take()) {
+                    ([_], Some(key)) => vec![key.to_value()],
+                    _ => q.order_by.iter().map(|k| k.expr.eval(&ctx, row)).collect::<Result<Vec<_>, _>>()?,
+                };
                 if after.is_some_and(|c| !c.is_before(&keys, pos, &q.order_by)) {
                     return Ok(Flow::Continue);
                 }
