@@ -522,7 +522,8 @@ impl<'a> Runner<'a> {
                 }
                 // One ORDER BY item: the entry's index key is its value (the walk reads items
                 // having a scalar there; -0 is 0 in the key, and equal to it in the order).
-                let keys = match (q.order_by.as_slice(), meter.key.borrow_mut().take()) {
+                let walked = meter.key.borrow_mut().take();
+                let keys = match (q.order_by.as_slice(), walked) {
                     ([_], Some(key)) => vec![key.to_value()],
                     _ => q.order_by.iter().map(|k| k.expr.eval(&ctx, row)).collect::<Result<Vec<_>, _>>()?,
                 };
