@@ -12,7 +12,7 @@ pub(super) fn split_values<K: Ord + Clone>(
     let mut right = Vec::new();
     for (key, postings) in values {
         let (l, r): (Vec<u64>, Vec<u64>) = postings.iter().partition(|s| goes_left(s));
-        match (Postings::from_vec(l), Postings::from_vec(r)) {
+        match (Postings::from_sorted(&l), Postings::from_sorted(&r)) {
             (Some(l), Some(r)) => {
                 left.push((key.clone(), l));
                 right.push((key, r));

@@ -52,50 +52,27 @@ impl Postings {
     /// Removes `seq`; returns (whether it was there, whether none is left). A packed list is
     /// unpacked.
     pub(super) fn remove(&mut self, seq: u64) -> (bool, bool) {
-        let v = match self {
-            Postings::One(s) => return (*s == seq, *s == seq),
-            Postings::Many(v) => v,
-            Postings::Packed(p) => {
-                *self = Postings::Many(Box::new(p.iter().collect()));
-                match self {
-                    Postings::Many(v) => v,
-                    _ => return (false, false),
-                }
-            }
-        };
-        match v.binary_search(&seq) {
-            Ok(at) => {
-                v.remove(at);
+        match self {
+            Postings::One(s) => (*s == seq, *s == seq),
+            Postings::Many(v) => {
+                let found = remove_sorted(v, seq);
                 if let [one] = v[..] {
                     *self = Postings::One(one);
                 }
-                (true, false)
+                (found, false)
             }
-            Err(_) => (false, false),
+            // At least 16 numbers: more than one stays.
+            Postings::Packed(p) => {
+                let mut v: Vec<u64> = p.iter().collect();
+                let found = remove_sorted(&mut v, seq);
+                *self = Postings::Many(Box::new(v));
+                (found, false)
+            }
         }
     }
 
     /// Postings of sorted, distinct sequence numbers; `None` for none. Long lists of close
     /// numbers are packed.
-    pub(super) fn from_vec(mut v: Vec<u64>) -> Option<Postings> {
-        match v.len() {
-            0 => None,
-            1 => Some(Postings::One(v[0])),
-            n if n >= PACK_FROM => Some(Packed::of(&v).map_or_else(
-                || {
-                    v.shrink_to_fit();
-                    Postings::Many(Box::new(v))
-                },
-                |p| Postings::Packed(Box::new(p)),
-            )),
-            _ => {
-                v.shrink_to_fit();
-                Some(Postings::Many(Box::new(v)))
-            }
-        }
-    }
-
-    /// [`Postings::from_vec`] of a list the caller keeps.
     pub(super) fn from_sorted(seqs: &[u64]) -> Option<Postings> {
         match seqs {
             [] => None,
@@ -155,6 +132,17 @@ impl Postings {
             Postings::Many(v) => size_of::<Vec<u64>>() + v.capacity() * 8,
             Postings::Packed(p) => size_of::<Packed>() + p.steps.len() * 2,
         }
+    }
+}
+
+/// Removes `seq` from a sorted list; false if it was not there.
+fn remove_sorted(v: &mut Vec<u64>, seq: u64) -> bool {
+    match v.binary_search(&seq) {
+        Ok(at) => {
+            v.remove(at);
+            true
+        }
+        Err(_) => false,
     }
 }
 
@@ -260,11 +248,10 @@ mod tests {
                 seqs.push(at);
                 at += s;
             }
-            let Some(mut postings) = Postings::from_vec(seqs.clone()) else {
+            let Some(mut postings) = Postings::from_sorted(&seqs) else {
                 prop_assert!(seqs.is_empty());
                 return Ok(());
             };
-            prop_assert_eq!(Postings::from_sorted(&seqs), Some(postings.clone()));
             prop_assert_eq!(postings.len(), seqs.len());
             prop_assert_eq!(postings.iter().collect::<Vec<_>>(), seqs.clone());
             prop_assert_eq!(postings.seqs().into_owned(), seqs.clone());
