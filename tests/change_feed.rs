@@ -136,6 +136,27 @@ fn steps() -> impl Strategy<Value = Vec<Step>> {
     )
 }
 
+/// Applies a write, delete or split step; whether it wrote a change (a delete of an item that
+/// is not there does not). Reads are the caller's.
+fn apply(c: &ContainerClient, step: &Step) -> bool {
+    match step {
+        Step::Write(id, v) => {
+            c.upsert_item::<Value>(&item(*id, &format!("k{}", id % 13), *v)).unwrap();
+            true
+        }
+        Step::Delete(id) => c
+            .container()
+            .delete(&PartitionKey::from(format!("k{}", id % 13)), &id.to_string(), &WriteOptions::default())
+            .is_ok(),
+        Step::Split(n) => {
+            let ids = c.container().partition_ids();
+            let _ = c.container().split_partition_evenly(ids[n % ids.len()]);
+            false
+        }
+        Step::Read(_) => false,
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 
@@ -154,12 +175,6 @@ proptest! {
         for c in [&kept, &built] {
             for step in &steps {
                 match step {
-                    Step::Write(id, v) => {
-                        c.upsert_item::<Value>(&item(*id, &format!("k{}", id % 13), *v)).unwrap();
-                    }
-                    Step::Delete(id) => {
-                        let _ = c.container().delete(&PartitionKey::from(format!("k{}", id % 13)), &id.to_string(), &WriteOptions::default());
-                    }
                     // A batch that fails on its last operation: its upsert and delete are taken back.
                     Step::Read(n) => {
                         let batch = cosmoql::TransactionalBatch::new()
@@ -172,9 +187,8 @@ proptest! {
                             .unwrap();
                         prop_assert!(c.execute_transactional_batch(PartitionKey::from("k0"), batch).is_err());
                     }
-                    Step::Split(n) => {
-                        let ids = c.container().partition_ids();
-                        let _ = c.container().split_partition_evenly(ids[n % ids.len()]);
+                    step => {
+                        apply(c, step);
                     }
                 }
             }
@@ -209,22 +223,10 @@ proptest! {
         };
         for step in &steps {
             match step {
-                Step::Write(id, v) => {
-                    c.upsert_item::<Value>(&item(*id, &format!("k{}", id % 13), *v)).unwrap();
-                    writes += 1;
-                }
-                Step::Delete(id) => {
-                    if c.container().delete(&PartitionKey::from(format!("k{}", id % 13)), &id.to_string(), &WriteOptions::default()).is_ok() {
-                        writes += 1;
-                    }
-                }
                 Step::Read(page) => {
                     read(&c, &mut token, *page, &mut delivered, &mut latest);
                 }
-                Step::Split(n) => {
-                    let ids = c.container().partition_ids();
-                    let _ = c.container().split_partition_evenly(ids[n % ids.len()]);
-                }
+                step => writes += usize::from(apply(&c, step)),
             }
         }
         while read(&c, &mut token, 5, &mut delivered, &mut latest) > 0 {}
