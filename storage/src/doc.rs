@@ -73,11 +73,14 @@ use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visit
 mod decode;
 mod encode;
 mod json;
+mod names;
 mod read;
 mod walk;
 use self::decode::*;
 pub(crate) use self::decode::{write_escaped, write_number};
 pub use self::encode::*;
+use self::names::{convert, push_key_in, read_key, write_key, Form};
+pub use self::names::{MAX_NAMES, MAX_NAME_LEN};
 pub(crate) use self::read::read_object_with;
 pub use self::read::{ReadError, Scalar};
 pub use self::walk::{Elements, Entries, Node, RawEntries};
@@ -372,13 +375,12 @@ fn split_value(b: &[u8]) -> Option<(&[u8], &[u8])> {
     b.split_at_checked(value_size(b)?)
 }
 
-/// The key of the object entry at the start of `b`, and the bytes after it (the entry's value
-/// first): for walks that learn the value's size as they read it.
+/// The key of the object entry at the start of `b` (in memory), and the bytes after it (the
+/// entry's value first): for walks that learn the value's size as they read it.
 #[inline]
 fn split_key(b: &[u8]) -> Option<(&[u8], &[u8])> {
-    let (klen, p) = read_varint(b, 0)?;
-    let kend = p.checked_add(klen)?;
-    Some((b.get(p..kend)?, b.get(kend..)?))
+    let (key, p) = read_key(b, 0, Form::Memory)?;
+    Some((key, b.get(p..)?))
 }
 
 /// One object entry at the start of `b`: `(key bytes, value bytes, entry size)`.
@@ -389,7 +391,7 @@ fn split_entry(b: &[u8]) -> Option<(&[u8], &[u8], usize)> {
     Some((key, value, b.len() - rest.len() + value.len()))
 }
 
-/// The key of the entry starting at `start` in an encoder buffer.
+/// The key of the entry starting at `start` in an encoder buffer (the portable form).
 fn key_at(buf: &[u8], start: usize) -> &[u8] {
     match read_varint(buf, start) {
         Some((len, p)) => buf.get(p..p.saturating_add(len)).unwrap_or(&[]),
@@ -438,9 +440,9 @@ fn key_print(from_key: &[u8], len: usize) -> u64 {
 // Validation
 // ---------------------------------------------------------------------------------------------
 
-/// Checks the value at the start of `b` (found at `offset` in the whole input) completely;
-/// returns its size. `depth` = enclosing containers.
-fn validate(b: &[u8], offset: usize, depth: usize) -> Result<usize, DocError> {
+/// Checks the value at the start of `b` (found at `offset` in the whole input, its keys in
+/// `form`) completely; returns its size. `depth` = enclosing containers.
+fn validate(b: &[u8], offset: usize, depth: usize, form: Form) -> Result<usize, DocError> {
     let (h, size) = head(b).ok_or_else(|| {
         DocError::malformed(offset, if b.is_empty() { "missing value" } else { "invalid tag or truncated value" })
     })?;
@@ -463,20 +465,16 @@ fn validate(b: &[u8], offset: usize, depth: usize) -> Result<usize, DocError> {
             while pos < payload.len() {
                 let at = payload_offset + pos;
                 if is_object {
-                    let (klen, p) =
-                        read_varint(payload, pos).ok_or_else(|| DocError::malformed(at, "bad key length"))?;
-                    let key = p
-                        .checked_add(klen)
-                        .and_then(|end| payload.get(p..end))
-                        .ok_or_else(|| DocError::malformed(at, "key runs past its object"))?;
+                    let (key, p) = read_key(payload, pos, form)
+                        .ok_or_else(|| DocError::malformed(at, "bad key: its length runs past its object"))?;
                     if std::str::from_utf8(key).is_err() {
                         return Err(DocError::malformed(at, "key is not UTF-8"));
                     }
                     keys.push(key);
-                    pos = p + klen;
+                    pos = p;
                 }
                 let rest = payload.get(pos..).unwrap_or(&[]);
-                pos += validate(rest, payload_offset + pos, depth + 1)?;
+                pos += validate(rest, payload_offset + pos, depth + 1, form)?;
                 n += 1;
             }
             if n != count {
@@ -490,9 +488,9 @@ fn validate(b: &[u8], offset: usize, depth: usize) -> Result<usize, DocError> {
     Ok(size)
 }
 
-/// Validates that `bytes` is exactly one well-formed encoded value.
-fn validate_all(bytes: &[u8]) -> Result<(), DocError> {
-    let size = validate(bytes, 0, 0)?;
+/// Validates that `bytes` is exactly one well-formed encoded value, its keys in `form`.
+fn validate_all(bytes: &[u8], form: Form) -> Result<(), DocError> {
+    let size = validate(bytes, 0, 0, form)?;
     if size != bytes.len() {
         return Err(DocError::malformed(size, "trailing bytes after the value"));
     }
@@ -504,12 +502,31 @@ fn validate_all(bytes: &[u8]) -> Result<(), DocError> {
 // ---------------------------------------------------------------------------------------------
 
 /// One encoded document: an immutable, reference-counted byte string (`clone()` is a refcount
-/// increment). See the [module docs](self) for the format.
+/// increment). See the [module docs](self) for the format: in memory its keys may be numbers in
+/// the process's name table (`names`); [`Doc::to_bytes`] gives the portable form, for disk and
+/// the wire.
 ///
 /// `==` compares the bytes: equal documents with different key order (or number forms) are not
 /// `==`; compare `to_value()`s for value equality.
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct Doc(Arc<[u8]>);
+
+/// The in-memory encoding is followed by the portable encoding's length, [`Doc::len`]: 4 bytes,
+/// little-endian (saturated: no document within any size limit comes near it).
+const LEN_BYTES: usize = 4;
+
+/// Seals a portable encoding (`portable`, exactly one value, from the encoder or validated) as a
+/// document: its in-memory form built in `scratch`. `None` for malformed bytes.
+fn seal_portable(portable: &[u8], scratch: &mut Vec<u8>) -> Option<Doc> {
+    scratch.clear();
+    scratch.reserve(portable.len() + LEN_BYTES);
+    if convert(portable, Form::Portable, scratch, 0)? != portable.len() {
+        return None;
+    }
+    let len = u32::try_from(portable.len()).unwrap_or(u32::MAX);
+    scratch.extend_from_slice(&len.to_le_bytes());
+    Some(Doc(Arc::from(scratch.as_slice())))
+}
 
 impl Doc {
     /// Encodes an item. The value must be an object; undefined fields (at any depth) are omitted.
@@ -532,36 +549,66 @@ impl Doc {
         encode_json_bytes(bytes, true)
     }
 
-    /// Takes encoded bytes from an untrusted source (a file, the network): validates that they
-    /// are exactly one well-formed value of any type.
+    /// Takes the portable encoding ([`Doc::to_bytes`]) from an untrusted source (a file, the
+    /// network): validates that the bytes are exactly one well-formed value of any type.
     pub fn from_bytes(bytes: &[u8]) -> Result<Doc, DocError> {
-        validate_all(bytes)?;
-        Ok(Doc(Arc::from(bytes)))
+        validate_all(bytes, Form::Portable)?;
+        with_writer(|w| seal_portable(bytes, &mut w.buf))
+            .ok_or_else(|| DocError::malformed(0, "the document could not be read back"))
     }
 
-    /// The encoded bytes.
+    /// The portable encoding: every key spelled out, as the [module docs](self) describe it;
+    /// what [`Doc::from_bytes`] reads. [`Doc::len`] bytes.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.len());
+        self.write_bytes(&mut out);
+        out
+    }
+
+    /// Appends [`Doc::to_bytes`] to `out`.
+    pub fn write_bytes(&self, out: &mut Vec<u8>) {
+        let mark = out.len();
+        // A document's names stay in the table: its conversion cannot fail.
+        if convert(self.as_bytes(), Form::Memory, out, 0).is_none() {
+            out.truncate(mark);
+        }
+    }
+
+    /// The in-memory encoding: its keys may be numbers in this process's name table, so these
+    /// bytes mean nothing to another process ([`DocRef::new`] reads them back; store
+    /// [`Doc::to_bytes`]).
+    #[inline]
     pub fn as_bytes(&self) -> &[u8] {
-        &self.0
+        self.0.get(..self.0.len().saturating_sub(LEN_BYTES)).unwrap_or_default()
     }
 
-    /// The shared bytes (indexes point into them instead of copying strings).
+    /// The shared bytes (indexes point into them instead of copying strings): the in-memory
+    /// encoding first, at the same offsets as [`Doc::as_bytes`].
     pub(crate) fn shared(&self) -> &Arc<[u8]> {
         &self.0
     }
 
-    /// Size of the encoding in bytes.
+    /// The size of the document in bytes: its portable encoding's ([`Doc::to_bytes`]), whatever
+    /// its keys take in memory; what request charges and partition sizes count.
+    #[inline]
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.0.last_chunk::<LEN_BYTES>().map_or(0, |b| u32::from_le_bytes(*b) as usize)
     }
 
     /// Always `false` for a valid document (every value takes at least one byte).
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.len() == 0
+    }
+
+    /// The bytes this document holds in memory (its encoding and its length).
+    pub fn memory_len(&self) -> usize {
+        self.0.len()
     }
 
     /// The root value, to read lazily.
+    #[inline]
     pub fn root(&self) -> DocRef<'_> {
-        DocRef { bytes: &self.0 }
+        DocRef { bytes: self.as_bytes() }
     }
 
     /// `part` (a value read from this document) kept with the document's shared bytes; `None`
@@ -569,7 +616,7 @@ impl Doc {
     pub fn part(&self, part: DocRef<'_>) -> Option<DocPart> {
         let start = (part.bytes.as_ptr() as usize).checked_sub(self.0.as_ptr() as usize)?;
         let end = start.checked_add(part.bytes.len())?;
-        (end <= self.0.len()).then(|| DocPart { doc: self.clone(), start, end })
+        (end <= self.as_bytes().len()).then(|| DocPart { doc: self.clone(), start, end })
     }
 
     /// Shortcut for `self.root().get(key)`.
@@ -607,23 +654,25 @@ impl Doc {
             return Err(DocError::not_an_object(root.kind()));
         };
         let last_value = |name: &[u8]| fields.iter().rev().find(|(k, _)| k.as_bytes() == name).map(|(_, v)| *v);
+        // Built in the portable form (the values given are encoded so), then sealed.
         let mut buf = Vec::with_capacity(self.len() + 16 * fields.len() + 8);
         let start = begin_container(&mut buf, tag::OBJECT);
         let mut count = 0;
         let mut rest = payload;
+        let malformed = |rest: &[u8]| DocError::malformed(root.bytes.len() - rest.len(), "bad object entry");
         while !rest.is_empty() {
-            let Some((key, _, size)) = split_entry(rest) else {
-                return Err(DocError::malformed(self.len() - rest.len(), "bad object entry"));
+            let Some((key, value, size)) = split_entry(rest) else {
+                return Err(malformed(rest));
             };
-            let (entry, tail) = rest.split_at(size);
-            rest = tail;
             match last_value(key) {
                 None => {
-                    buf.extend_from_slice(entry);
+                    push_key_in(&mut buf, key, Form::Portable);
+                    convert(value, Form::Memory, &mut buf, 1).ok_or_else(|| malformed(rest))?;
                     count += 1;
                 }
                 Some(v) => count += usize::from(push_field(&mut buf, key, v)?),
             }
+            rest = rest.get(size..).unwrap_or_default();
         }
         for (i, (name, _)) in fields.iter().enumerate() {
             let first_mention = !fields[..i].iter().any(|(k, _)| k == name);
@@ -634,11 +683,12 @@ impl Doc {
             }
         }
         end_container(&mut buf, start, count);
-        Ok(Doc(Arc::from(buf)))
+        with_writer(|w| seal_portable(&buf, &mut w.buf)).ok_or_else(|| malformed(&[]))
     }
 }
 
-/// Appends an object entry; writes nothing and returns `false` for an undefined value.
+/// Appends an object entry (the portable form); writes nothing and returns `false` for an
+/// undefined value.
 fn push_field(buf: &mut Vec<u8>, key: &[u8], v: &Value) -> Result<bool, DocError> {
     if v.is_undefined() {
         return Ok(false);
@@ -658,8 +708,9 @@ impl fmt::Debug for Doc {
 }
 
 impl AsRef<[u8]> for Doc {
+    /// [`Doc::as_bytes`].
     fn as_ref(&self) -> &[u8] {
-        &self.0
+        self.as_bytes()
     }
 }
 
@@ -676,9 +727,10 @@ pub struct DocRef<'a> {
 }
 
 impl<'a> DocRef<'a> {
-    /// A view of untrusted bytes: validates that they are exactly one well-formed value.
+    /// A view of bytes in the in-memory encoding ([`Doc::as_bytes`]): validates that they are
+    /// exactly one well-formed value whose key numbers the name table holds.
     pub fn new(bytes: &'a [u8]) -> Result<DocRef<'a>, DocError> {
-        validate_all(bytes)?;
+        validate_all(bytes, Form::Memory)?;
         Ok(DocRef { bytes })
     }
 
@@ -779,11 +831,10 @@ impl<'a> DocRef<'a> {
         let key = key.as_bytes();
         let mut pos = 0;
         while pos < payload.len() {
-            let (klen, p) = read_varint(payload, pos)?;
-            let kend = p.checked_add(klen)?;
+            let (k, kend) = read_key(payload, pos, Form::Memory)?;
             let value = payload.get(kend..)?;
             let size = value_size(value)?;
-            if payload.get(p..kend)? == key {
+            if k == key {
                 return value.get(..size).map(|bytes| DocRef { bytes });
             }
             pos = kend + size;

@@ -49,7 +49,11 @@ const ENTRY_DELETE: u8 = 2;
 const FROM_CHECKPOINT: u8 = 1;
 
 fn put_item(w: &mut Writer, item: &StoredItem) {
-    w.bytes(item.doc.as_bytes()).u64(item.meta.seq).u64(item.meta.lsn).u64(item.meta.ts).opt_i64(item.meta.ttl);
+    w.bytes(&item.doc.to_bytes())
+        .u64(item.meta.seq)
+        .u64(item.meta.lsn)
+        .u64(item.meta.ts)
+        .opt_i64(item.meta.ttl);
 }
 
 fn read_item(r: &mut Reader<'_>) -> Decoded<StoredItem> {

@@ -93,13 +93,11 @@ fn write_value(out: &mut Vec<u8>, b: &[u8], depth: usize) -> Option<usize> {
             let mut first = true;
             let mut rest = payload;
             while !rest.is_empty() {
-                let (key, value) = split_key(rest)?;
                 let mark = out.len();
                 if !first {
                     out.push(b',');
                 }
-                write_escaped(out, key);
-                out.push(b':');
+                let value = write_key(out, rest)?;
                 rest = value.get(write_element(out, value, depth + 1, mark, &mut first)?..)?;
             }
             out.push(b'}');

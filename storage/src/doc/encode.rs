@@ -173,6 +173,8 @@ pub(super) struct Writer {
     pub(super) entries: Vec<usize>,
     /// The direct reader's prints of the open objects' keys (`super::json`).
     pub(super) prints: Vec<u64>,
+    /// The document's in-memory form, built from `buf` (the portable form) when it is sealed.
+    pub(super) memory: Vec<u8>,
 }
 
 thread_local! {
@@ -189,6 +191,9 @@ pub(super) fn with_writer<R>(f: impl FnOnce(&mut Writer) -> R) -> R {
             let r = f(&mut w);
             if w.buf.capacity() > 1 << 20 {
                 w.buf = Vec::new();
+            }
+            if w.memory.capacity() > 1 << 20 {
+                w.memory = Vec::new();
             }
             // An object of many keys leaves these large: give them back too.
             if w.entries.capacity() > 1 << 14 || w.prints.capacity() > 1 << 14 {
@@ -372,12 +377,17 @@ fn serde_into<'de, R: serde_json::de::Read<'de>>(
     de.end().map_err(|e| DocError::json(&e))
 }
 
-fn finish(w: &Writer, require_object: bool) -> Result<Doc, DocError> {
+fn finish(w: &mut Writer, require_object: bool) -> Result<Doc, DocError> {
     if require_object && w.buf.first() != Some(&tag::OBJECT) {
         let kind = head(&w.buf).map_or(ValueKind::Undefined, |(h, _)| h.kind());
         return Err(DocError::not_an_object(kind));
     }
-    Ok(Doc(Arc::from(w.buf.as_slice())))
+    seal(w)
+}
+
+/// The document the writer's buffer holds.
+fn seal(w: &mut Writer) -> Result<Doc, DocError> {
+    seal_portable(&w.buf, &mut w.memory).ok_or_else(|| DocError::malformed(0, "the encoder wrote a malformed value"))
 }
 
 /// Encodes one JSON text of any type (object, array, scalar). Items use [`Doc::from_json_str`],
@@ -442,7 +452,8 @@ pub(super) fn push_value(buf: &mut Vec<u8>, v: &Value, depth: usize) -> Result<b
     Ok(true)
 }
 
-/// Appends the encoding of `v` (any type) to `out`. Undefined fields and elements are omitted; a
+/// Appends the portable encoding of `v` (any type) to `out` (see [`Doc::to_bytes`]). Undefined
+/// fields and elements are omitted; a
 /// top-level undefined is an error (and writes nothing).
 pub fn encode_value_into(out: &mut Vec<u8>, v: &Value) -> Result<(), DocError> {
     let mark = out.len();
@@ -460,6 +471,6 @@ pub fn encode_value_into(out: &mut Vec<u8>, v: &Value) -> Result<(), DocError> {
 pub fn encode_value(v: &Value) -> Result<Doc, DocError> {
     with_writer(|w| {
         encode_value_into(&mut w.buf, v)?;
-        Ok(Doc(Arc::from(w.buf.as_slice())))
+        seal(w)
     })
 }

@@ -14,7 +14,7 @@ fn fast(text: impl AsRef<[u8]>) -> Option<Vec<u8>> {
 
 fn serde(text: impl AsRef<[u8]>) -> Result<Vec<u8>, String> {
     encode_json_with(serde_json::Deserializer::from_slice(text.as_ref()), false)
-        .map(|d| d.as_bytes().to_vec())
+        .map(|d| d.to_bytes())
         .map_err(|e| e.to_string())
 }
 
