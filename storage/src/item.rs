@@ -20,6 +20,10 @@ pub struct StoredItem {
     pub meta: ItemMeta,
 }
 
+// An item is 48 bytes where it is kept (`container/logical.rs`): 16 for its document, 32 for
+// its metadata.
+const _: () = assert!(size_of::<StoredItem>() == 48);
+
 /// System metadata of a stored item.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ItemMeta {
@@ -30,8 +34,9 @@ pub struct ItemMeta {
     pub lsn: u64,
     /// Seconds since the Unix epoch of the last write (`_ts`).
     pub ts: u64,
-    /// The item's own time to live (its `ttl` property, when an integer).
-    pub ttl: Option<i64>,
+    /// The item's own time to live (its `ttl` property, when `-1` or 1 to 2,147,483,647
+    /// seconds: 32 bits keep an item's metadata in 32 bytes).
+    pub ttl: Option<i32>,
 }
 
 impl ItemMeta {

@@ -59,7 +59,7 @@ impl Container {
 
     /// The rest of [`Container::prepare`] once the document is final: its size, key and EPK
     /// (`ttl` is the item's ttl, or why it is refused, checked last).
-    fn prepared(&self, doc: Doc, id: Arc<str>, ttl: Result<Option<i64>>) -> Result<Prepared> {
+    fn prepared(&self, doc: Doc, id: Arc<str>, ttl: Result<Option<i32>>) -> Result<Prepared> {
         check_size(&doc)?;
         let key = self.definition.key_of(doc.root())?;
         let epk = self.definition.epk(&key)?;

@@ -271,8 +271,8 @@ pub(crate) struct Prepared {
     id: Arc<str>,
     key: PartitionKey,
     epk: Epk,
-    /// The item's `ttl` property, when an integer.
-    ttl: Option<i64>,
+    /// The item's `ttl` property, when a time to live (see `ItemMeta::ttl`).
+    ttl: Option<i32>,
 }
 
 /// What to do to take a write back (batches roll back with these).

@@ -53,12 +53,14 @@ fn put_item(w: &mut Writer, item: &StoredItem) {
         .u64(item.meta.seq)
         .u64(item.meta.lsn)
         .u64(item.meta.ts)
-        .opt_i64(item.meta.ttl);
+        .opt_i64(item.meta.ttl.map(i64::from));
 }
 
 fn read_item(r: &mut Reader<'_>) -> Decoded<StoredItem> {
     let doc = Doc::from_bytes(r.bytes()?).map_err(|e| DecodeError(format!("a stored document: {e}")))?;
-    Ok(StoredItem { doc, meta: ItemMeta { seq: r.u64()?, lsn: r.u64()?, ts: r.u64()?, ttl: r.opt_i64()? } })
+    let (seq, lsn, ts) = (r.u64()?, r.u64()?, r.u64()?);
+    let ttl = r.opt_i64()?.map(i32::try_from).transpose().map_err(|_| bad("a time to live out of range"))?;
+    Ok(StoredItem { doc, meta: ItemMeta { seq, lsn, ts, ttl } })
 }
 
 /// A sequence number from the log, refused when it is past what any store reaches (so the

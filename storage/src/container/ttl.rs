@@ -44,7 +44,7 @@ impl Container {
     /// own `ttl` applies only while the container has time to live on; -1 never expires.
     pub(super) fn expires_at(&self, meta: &ItemMeta) -> Option<u64> {
         let default = (*self.default_ttl.read())?;
-        let ttl = meta.ttl.unwrap_or(default);
+        let ttl = meta.ttl.map_or(default, i64::from);
         (ttl > 0).then(|| meta.ts.saturating_add(ttl as u64))
     }
 
@@ -106,7 +106,7 @@ impl Container {
     /// The item's own time to live: its `ttl` property, which must be `-1` or 1 to 2,147,483,647
     /// seconds when the container has time to live on (otherwise it is an ordinary property,
     /// taken only when it is such an integer).
-    pub(super) fn item_ttl(&self, ttl: Option<DocRef<'_>>) -> Result<Option<i64>> {
+    pub(super) fn item_ttl(&self, ttl: Option<DocRef<'_>>) -> Result<Option<i32>> {
         let Some(v) = ttl else { return Ok(None) };
         let n = v.as_f64().filter(|n| n.fract() == 0.0 && n.abs() < 1e15).map(|n| n as i64);
         if self.default_ttl.read().is_some() {
@@ -121,6 +121,6 @@ impl Container {
                 }
             }
         }
-        Ok(n.filter(|n| *n == -1 || (1..=MAX_TTL).contains(n)))
+        Ok(n.filter(|n| *n == -1 || (1..=MAX_TTL).contains(n)).and_then(|n| i32::try_from(n).ok()))
     }
 }
