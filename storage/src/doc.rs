@@ -24,7 +24,10 @@
 //!
 //! Tags `0x0A..=0x3F` are invalid. A varint is unsigned LEB128 (7 bits per byte, low group first,
 //! high bit = "more bytes follow"); at most 10 bytes, and the value must fit in `u64` and `usize`.
-//! An object entry is the key (varint byte length, UTF-8 bytes) followed by its value.
+//! An object entry is the key (varint byte length, UTF-8 bytes) followed by its value: that is
+//! the portable form, on disk and on the wire ([`Doc::to_bytes`], [`Doc::from_bytes`]). In
+//! memory a key's varint is twice its length (its bytes follow) or, for a name in the process's
+//! table, twice the name's number plus one (nothing follows): see `names`.
 //!
 //! * **Numbers** are JavaScript doubles. The encoder uses the smallest integer form that gives back
 //!   exactly the same `f64` (integral, not `-0`, within `i32`), and `f64` otherwise; NaN and ±∞
@@ -75,6 +78,7 @@ mod encode;
 mod json;
 mod names;
 mod read;
+mod validate;
 mod walk;
 use self::decode::*;
 pub(crate) use self::decode::{write_escaped, write_number};
@@ -83,6 +87,7 @@ use self::names::{convert, push_key_in, read_key, write_key, Form};
 pub use self::names::{MAX_NAMES, MAX_NAME_LEN};
 pub(crate) use self::read::read_object_with;
 pub use self::read::{ReadError, Scalar};
+use self::validate::validate_all;
 pub use self::walk::{Elements, Entries, Node, RawEntries};
 
 /// Appends `s` as a JSON string literal, escaped as `cosmoql_value::to_json_string` escapes it.
@@ -391,12 +396,9 @@ fn split_entry(b: &[u8]) -> Option<(&[u8], &[u8], usize)> {
     Some((key, value, b.len() - rest.len() + value.len()))
 }
 
-/// The key of the entry starting at `start` in an encoder buffer (the portable form).
-fn key_at(buf: &[u8], start: usize) -> &[u8] {
-    match read_varint(buf, start) {
-        Some((len, p)) => buf.get(p..p.saturating_add(len)).unwrap_or(&[]),
-        None => &[],
-    }
+/// The key of the entry starting at `start` in an encoder buffer written in `form`.
+fn key_at(buf: &[u8], start: usize, form: Form) -> &[u8] {
+    read_key(buf, start, form).map_or(&[], |(key, _)| key)
 }
 
 /// `true` if two of `keys` are equal.
@@ -437,67 +439,6 @@ fn key_print(from_key: &[u8], len: usize) -> u64 {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Validation
-// ---------------------------------------------------------------------------------------------
-
-/// Checks the value at the start of `b` (found at `offset` in the whole input, its keys in
-/// `form`) completely; returns its size. `depth` = enclosing containers.
-fn validate(b: &[u8], offset: usize, depth: usize, form: Form) -> Result<usize, DocError> {
-    let (h, size) = head(b).ok_or_else(|| {
-        DocError::malformed(offset, if b.is_empty() { "missing value" } else { "invalid tag or truncated value" })
-    })?;
-    match h {
-        Head::Null | Head::Bool(_) | Head::Number(_) => {}
-        Head::String(s) => {
-            if std::str::from_utf8(s).is_err() {
-                return Err(DocError::malformed(offset, "string is not UTF-8"));
-            }
-        }
-        Head::Array(count, payload) | Head::Object(count, payload) => {
-            if depth >= MAX_DEPTH {
-                return Err(DocError::malformed(offset, "nested too deeply"));
-            }
-            let is_object = matches!(h, Head::Object(..));
-            let payload_offset = offset + (size - payload.len());
-            let mut keys: Vec<&[u8]> = Vec::new();
-            let mut pos = 0;
-            let mut n = 0usize;
-            while pos < payload.len() {
-                let at = payload_offset + pos;
-                if is_object {
-                    let (key, p) = read_key(payload, pos, form)
-                        .ok_or_else(|| DocError::malformed(at, "bad key: its length runs past its object"))?;
-                    if std::str::from_utf8(key).is_err() {
-                        return Err(DocError::malformed(at, "key is not UTF-8"));
-                    }
-                    keys.push(key);
-                    pos = p;
-                }
-                let rest = payload.get(pos..).unwrap_or(&[]);
-                pos += validate(rest, payload_offset + pos, depth + 1, form)?;
-                n += 1;
-            }
-            if n != count {
-                return Err(DocError::malformed(offset, "element count does not match the contents"));
-            }
-            if has_duplicates(keys.len(), |i| keys[i]) {
-                return Err(DocError::malformed(offset, "duplicate object key"));
-            }
-        }
-    }
-    Ok(size)
-}
-
-/// Validates that `bytes` is exactly one well-formed encoded value, its keys in `form`.
-fn validate_all(bytes: &[u8], form: Form) -> Result<(), DocError> {
-    let size = validate(bytes, 0, 0, form)?;
-    if size != bytes.len() {
-        return Err(DocError::malformed(size, "trailing bytes after the value"));
-    }
-    Ok(())
-}
-
-// ---------------------------------------------------------------------------------------------
 // Doc
 // ---------------------------------------------------------------------------------------------
 
@@ -523,9 +464,15 @@ fn seal_portable(portable: &[u8], scratch: &mut Vec<u8>) -> Option<Doc> {
     if convert(portable, Form::Portable, scratch, 0)? != portable.len() {
         return None;
     }
-    let len = u32::try_from(portable.len()).unwrap_or(u32::MAX);
-    scratch.extend_from_slice(&len.to_le_bytes());
-    Some(Doc(Arc::from(scratch.as_slice())))
+    Some(seal_memory(scratch, portable.len()))
+}
+
+/// Seals `memory` (exactly one value in the in-memory form) as a document whose portable form
+/// is `portable` bytes long.
+fn seal_memory(memory: &mut Vec<u8>, portable: usize) -> Doc {
+    let len = u32::try_from(portable).unwrap_or(u32::MAX);
+    memory.extend_from_slice(&len.to_le_bytes());
+    Doc(Arc::from(memory.as_slice()))
 }
 
 impl Doc {

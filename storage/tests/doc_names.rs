@@ -42,6 +42,21 @@ fn names_by_number_inline_keys_and_a_full_table() {
     );
     assert_eq!(doc.to_json_string().as_deref(), Some(&*to_json_string(&parse_json(&text).unwrap()).unwrap()));
 
+    // The portable size is counted as the document is read: keys across the varint boundaries
+    // of both forms, containers whose payload crosses 128 bytes in one form and not the other,
+    // and a repeated key (its dropped entry measured when sealed).
+    for len in [1, 62, 63, 64, 65, 100, 127, 128, 200] {
+        let key = "q".repeat(len);
+        checked(&format!(r#"{{"{key}":1,"b":{{"{key}":[{{"{key}":"x"}}]}}}}"#));
+    }
+    for n in [10, 20, 30, 40, 41, 42, 43, 60, 64, 100] {
+        let fields: Vec<String> = (0..n).map(|i| format!(r#""f{}":{i}"#, i % 7)).collect();
+        checked(&format!(r#"{{"a":{{{}}},"z":[{{"deviceId":1}}]}}"#, fields.join(",")));
+        let fields: Vec<String> = (0..n).map(|i| format!(r#""g{i}":{i}"#)).collect();
+        checked(&format!(r#"{{"a":{{{}}}}}"#, fields.join(",")));
+    }
+    checked(r#"{"a":1,"b":{"c":2,"c":[3,4],"d":5},"a":{"x":"y"}}"#);
+
     // A number the table does not hold is refused by validation, and read as nothing.
     let unknown = [0x09, 1, 4, 0xFF, 0xFF, 0x03, 0x80];
     assert!(DocRef::new(&unknown).is_err());

@@ -11,6 +11,12 @@ use super::*;
 /// byte each for count and length); the children are shifted right when the header is longer.
 pub(super) const HEADER_GUESS: usize = 2;
 
+/// The bytes [`push_varint`] writes for `v`.
+#[inline]
+pub(super) fn varint_len(v: usize) -> usize {
+    (usize::BITS - (v | 1).leading_zeros()).div_ceil(7) as usize
+}
+
 #[inline]
 pub(super) fn push_varint(buf: &mut Vec<u8>, v: usize) {
     let mut v = v as u64;
@@ -105,23 +111,42 @@ pub(super) fn end_container(buf: &mut Vec<u8>, start: usize, count: usize) {
     }
 }
 
-/// Finishes the object begun at `start` whose entries start at `w.entries[base..]`: a key written
-/// twice keeps its first position and its last value. `may_repeat` false says no key is
-/// written twice (the caller knows), and the keys are not compared.
-pub(super) fn end_object(w: &mut Writer, start: usize, base: usize, may_repeat: bool) {
+/// [`end_container`] for a writer in the in-memory form: counts what the container's header
+/// takes more in the portable form, where its payload is longer by what its children took more
+/// (`w.extra` now against `extra` when it began).
+pub(super) fn end_container_counted(w: &mut Writer, start: usize, count: usize, extra: isize) {
+    let payload = w.buf.len().saturating_sub(start + 1 + HEADER_GUESS);
+    let portable = payload.saturating_add_signed(w.extra - extra);
+    w.extra += varint_len(portable) as isize - varint_len(payload) as isize;
+    end_container(&mut w.buf, start, count);
+}
+
+/// Finishes the object begun at `start` (when `w.extra` was `extra`) whose entries start at
+/// `w.entries[base..]`: a key written twice keeps its first position and its last value.
+/// `may_repeat` false says no key is written twice (the caller knows), and the keys are not
+/// compared.
+pub(super) fn end_object(w: &mut Writer, start: usize, base: usize, may_repeat: bool, extra: isize) {
     let mut count = w.entries.len() - base;
+    let form = w.form;
     let Writer { buf, entries, .. } = &mut *w;
     let starts = &entries[base..];
-    if may_repeat && has_duplicates(starts.len(), |i| key_at(buf, starts[i])) {
-        count = dedupe_entries(buf, starts);
+    if may_repeat && has_duplicates(starts.len(), |i| key_at(buf, starts[i], form)) {
+        count = dedupe_entries(buf, starts, form);
+        // What the dropped entries took more in the portable form is not known: the sealing
+        // measures it.
+        w.exact = false;
     }
     w.entries.truncate(base);
-    end_container(&mut w.buf, start, count);
+    if w.form == Form::Memory {
+        end_container_counted(w, start, count, extra);
+    } else {
+        end_container(&mut w.buf, start, count);
+    }
 }
 
 /// Rewrites the entries of an object (at `starts`, up to the end of `buf`) so that each key
 /// appears once, at its first position, with its last value. Returns the new entry count.
-pub(super) fn dedupe_entries(buf: &mut Vec<u8>, starts: &[usize]) -> usize {
+pub(super) fn dedupe_entries(buf: &mut Vec<u8>, starts: &[usize], form: Form) -> usize {
     let Some(&first) = starts.first() else { return 0 };
     let end = buf.len();
     let mut scratch = Vec::with_capacity(end - first);
@@ -131,7 +156,7 @@ pub(super) fn dedupe_entries(buf: &mut Vec<u8>, starts: &[usize]) -> usize {
         let mut order: Vec<(usize, usize)> = Vec::with_capacity(starts.len());
         let mut index: HashMap<&[u8], usize> = HashMap::with_capacity(starts.len());
         for (i, &start) in starts.iter().enumerate() {
-            let k = key_at(b, start);
+            let k = key_at(b, start, form);
             match index.get(k) {
                 Some(&slot) => order[slot].1 = i,
                 None => {
@@ -143,10 +168,7 @@ pub(super) fn dedupe_entries(buf: &mut Vec<u8>, starts: &[usize]) -> usize {
         let entry = |i: usize| -> (usize, usize, usize) {
             let s = starts[i];
             let e = starts.get(i + 1).copied().unwrap_or(end);
-            let kend = match read_varint(b, s) {
-                Some((len, p)) => (p + len).min(e),
-                None => e,
-            };
+            let kend = read_key(b, s, form).map_or(e, |(_, end)| end.min(e));
             (s, kend, e)
         };
         for &(ki, vi) in &order {
@@ -167,14 +189,47 @@ pub(super) fn dedupe_entries(buf: &mut Vec<u8>, starts: &[usize]) -> usize {
 
 /// Reusable encoder state: the output buffer and the stack of object entry starts (used to find
 /// and resolve duplicate keys).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct Writer {
     pub(super) buf: Vec<u8>,
     pub(super) entries: Vec<usize>,
     /// The direct reader's prints of the open objects' keys (`super::json`).
     pub(super) prints: Vec<u64>,
-    /// The document's in-memory form, built from `buf` (the portable form) when it is sealed.
+    /// The form `buf` is written in: the direct reader writes the in-memory form, the serde
+    /// path and values the portable one.
+    pub(super) form: Form,
+    /// In the in-memory form: how many bytes longer the portable form of `buf` is, and whether
+    /// that count is exact (a repeated key's dropped entry makes it unknown).
+    pub(super) extra: isize,
+    pub(super) exact: bool,
+    /// The other form, built from `buf` when the document is sealed.
     pub(super) memory: Vec<u8>,
+}
+
+impl Default for Writer {
+    fn default() -> Self {
+        Writer {
+            buf: Vec::new(),
+            entries: Vec::new(),
+            prints: Vec::new(),
+            form: Form::Portable,
+            extra: 0,
+            exact: true,
+            memory: Vec::new(),
+        }
+    }
+}
+
+impl Writer {
+    /// Empties the writer for a document in `form`.
+    pub(super) fn reset(&mut self, form: Form) {
+        self.buf.clear();
+        self.entries.clear();
+        self.prints.clear();
+        self.form = form;
+        self.extra = 0;
+        self.exact = true;
+    }
 }
 
 thread_local! {
@@ -185,9 +240,7 @@ thread_local! {
 pub(super) fn with_writer<R>(f: impl FnOnce(&mut Writer) -> R) -> R {
     WRITER.with(|cell| match cell.try_borrow_mut() {
         Ok(mut w) => {
-            w.buf.clear();
-            w.entries.clear();
-            w.prints.clear();
+            w.reset(Form::Portable);
             let r = f(&mut w);
             if w.buf.capacity() > 1 << 20 {
                 w.buf = Vec::new();
@@ -306,7 +359,7 @@ impl<'de> Visitor<'de> for ValueSeed<'_> {
             w.entries.push(entry_start);
             map.next_value_seed(ValueSeed { w: &mut *w, depth: self.depth + 1 })?;
         }
-        end_object(w, start, base, true);
+        end_object(w, start, base, true, 0);
         Ok(())
     }
 }
@@ -353,10 +406,9 @@ pub(super) fn encode_json_with<'de, R: serde_json::de::Read<'de>>(
 /// gives up on (with serde_json's errors).
 pub(super) fn encode_json_bytes(bytes: &[u8], require_object: bool) -> Result<Doc, DocError> {
     with_writer(|w| {
+        w.reset(Form::Memory);
         if json::encode(bytes, w).is_none() {
-            w.buf.clear();
-            w.entries.clear();
-            w.prints.clear();
+            w.reset(Form::Portable);
             // Checking the whole text at once is several times cheaper than serde_json checking
             // each string on its own; text that is not UTF-8 is left to serde_json, for its error.
             match std::str::from_utf8(bytes) {
@@ -386,8 +438,19 @@ fn finish(w: &mut Writer, require_object: bool) -> Result<Doc, DocError> {
 }
 
 /// The document the writer's buffer holds.
-fn seal(w: &mut Writer) -> Result<Doc, DocError> {
-    seal_portable(&w.buf, &mut w.memory).ok_or_else(|| DocError::malformed(0, "the encoder wrote a malformed value"))
+pub(super) fn seal(w: &mut Writer) -> Result<Doc, DocError> {
+    let malformed = || DocError::malformed(0, "the encoder wrote a malformed value");
+    if w.form == Form::Portable {
+        return seal_portable(&w.buf, &mut w.memory).ok_or_else(malformed);
+    }
+    let portable = if w.exact {
+        w.buf.len().checked_add_signed(w.extra).ok_or_else(malformed)?
+    } else {
+        w.memory.clear();
+        convert(&w.buf, Form::Memory, &mut w.memory, 0).ok_or_else(malformed)?;
+        w.memory.len()
+    };
+    Ok(seal_memory(&mut w.buf, portable))
 }
 
 /// Encodes one JSON text of any type (object, array, scalar). Items use [`Doc::from_json_str`],

@@ -5,12 +5,15 @@
 //! are scanned), nested less than [`FAST_DEPTH`], whose numbers are finite doubles. Anything else (an error, a lone surrogate, deep nesting, a
 //! number out of range) makes it give up, and serde_json reads the text instead, so every error,
 //! its message and its position are serde_json's. What it accepts it encodes exactly as the
-//! serde path does (`tests` checks the two against each other): numbers are correctly rounded
+//! serde path does (`tests` checks the two against each other), and in the in-memory form
+//! straight away (keys by their names' numbers, `super::names`), counting how much longer the
+//! portable form is: numbers are correctly rounded
 //! by both (`float_roundtrip`), `-0` stays `-0`, and a repeated key keeps its first position and
 //! its last value.
 
-use super::encode::{begin_container, end_container, end_object, push_number, push_varint, Writer};
-use super::{key_print, tag};
+use super::encode::{begin_container, end_container_counted, end_object, push_number, push_varint, Writer};
+use super::names::{push_key_in, Form};
+use super::{key_print, tag, varint_len};
 
 /// Containers nested deeper than this are left to serde_json (its recursion limit and
 /// [`super::MAX_DEPTH`] decide); no item the service stores comes close.
@@ -113,6 +116,7 @@ impl Reader<'_> {
         }
         self.i += 1;
         let start = begin_container(&mut w.buf, tag::ARRAY);
+        let extra = w.extra;
         let mut count = 0;
         let mut more = self.any_before(b']')?;
         while more {
@@ -120,7 +124,7 @@ impl Reader<'_> {
             count += 1;
             more = self.more_before(b']')?;
         }
-        end_container(&mut w.buf, start, count);
+        end_container_counted(w, start, count, extra);
         Some(())
     }
 
@@ -130,6 +134,7 @@ impl Reader<'_> {
         }
         self.i += 1;
         let start = begin_container(&mut w.buf, tag::OBJECT);
+        let extra = w.extra;
         let base = w.entries.len();
         let prints_base = w.prints.len();
         let mut more = self.any_before(b'}')?;
@@ -144,8 +149,11 @@ impl Reader<'_> {
                 Text::Scratch => (&self.scratch[..], key_print(&self.scratch, self.scratch.len())),
             };
             w.prints.push(print);
-            push_varint(&mut w.buf, key.len());
-            w.buf.extend_from_slice(key);
+            // Written in memory (a name's number where the table has one); the portable form's
+            // extra bytes are counted.
+            let at = w.buf.len();
+            push_key_in(&mut w.buf, key, Form::Memory);
+            w.extra += (varint_len(key.len()) + key.len()) as isize - (w.buf.len() - at) as isize;
             self.skip_ws();
             if self.peek()? != b':' {
                 return None;
@@ -159,7 +167,7 @@ impl Reader<'_> {
         // Equal keys have equal prints: most objects are cleared by comparing words.
         let may_repeat = prints.len() > 16 || (1..prints.len()).any(|i| prints[..i].contains(&prints[i]));
         w.prints.truncate(prints_base);
-        end_object(w, start, base, may_repeat);
+        end_object(w, start, base, may_repeat, extra);
         Some(())
     }
 

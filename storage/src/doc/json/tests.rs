@@ -3,13 +3,19 @@
 
 use proptest::prelude::*;
 
-use super::super::encode::{encode_json_with, Writer};
+use super::super::encode::{encode_json_with, seal, Writer};
+use super::super::names::Form;
 use super::encode;
 
+/// The direct reader's document in the portable form, its length as it counted it checked.
 fn fast(text: impl AsRef<[u8]>) -> Option<Vec<u8>> {
     let mut w = Writer::default();
+    w.reset(Form::Memory);
     encode(text.as_ref(), &mut w)?;
-    Some(w.buf)
+    let doc = seal(&mut w).expect("the direct reader wrote a malformed value");
+    let portable = doc.to_bytes();
+    assert_eq!(doc.len(), portable.len(), "the portable length counted wrong");
+    Some(portable)
 }
 
 fn serde(text: impl AsRef<[u8]>) -> Result<Vec<u8>, String> {
