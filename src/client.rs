@@ -413,8 +413,12 @@ impl TransactionalBatch {
 pub struct MemoryReport {
     /// Items in the container.
     pub items: u64,
-    /// The items' encoded bytes.
+    /// The items' encoded bytes, every property name spelled out: the size request charges and
+    /// partition sizes count.
     pub data_bytes: u64,
+    /// What the items take in memory: their documents, whose repeated property names are held
+    /// once for the process, and each item's metadata.
+    pub data_memory_bytes: u64,
     /// The indexes: entries, keys and estimated bytes.
     pub index: cosmoql_storage::IndexStats,
 }
@@ -576,6 +580,7 @@ impl ContainerClient {
         MemoryReport {
             items: parts.iter().map(|p| p.items as u64).sum(),
             data_bytes: parts.iter().map(|p| p.bytes).sum(),
+            data_memory_bytes: self.container.item_memory(),
             index: self.container.index_stats(),
         }
     }

@@ -60,13 +60,16 @@ pub fn stats(container: &ContainerClient) -> String {
         container.split_count(),
         describe_key(container.partition_key_definition())
     );
-    let index = container.memory().index;
+    let memory = container.memory();
+    let index = memory.index;
     let per_item = |bytes: u64| if total_items == 0 { 0 } else { bytes / total_items as u64 };
     let _ = writeln!(
         out,
-        "memory: data {} ({} B per item), indexes {} ({} B per item, {} entries, {} keys){}",
+        "memory: data {} ({} B per item; {} in memory, {} B per item), indexes {} ({} B per item, {} entries, {} keys){}",
         render::bytes(total_bytes),
         per_item(total_bytes),
+        render::bytes(memory.data_memory_bytes),
+        per_item(memory.data_memory_bytes),
         render::bytes(index.bytes),
         per_item(index.bytes),
         index.entries,

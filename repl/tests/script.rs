@@ -71,6 +71,13 @@ fn dash_c_runs_on_the_demo_database() {
     assert!(stdout.contains("largest logical partitions"), "{stdout}");
     // The demo data is indexed: .stats reports data and index memory per item.
     assert!(stdout.contains("memory: data ") && stdout.contains(" B per item, "), "{stdout}");
+    // Both sizes of the items: as charged (names spelled out) and in memory (names shared).
+    let data = stdout.lines().find(|l| l.starts_with("memory: data ")).unwrap_or_default();
+    let per_item: Vec<u64> = data
+        .split(" B per item")
+        .filter_map(|part| part.rsplit([' ', '(']).next().and_then(|n| n.parse().ok()))
+        .collect();
+    assert!(per_item.len() >= 2 && per_item[1] < per_item[0], "{data}");
     assert!(!stdout.contains("indexes 0 B"), "{stdout}");
     assert!(stdout.contains("[\"Smith\"]") || stdout.contains("Smith"), "{stdout}");
     assert!(stdout.contains('█'), "{stdout}");

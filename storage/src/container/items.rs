@@ -6,6 +6,21 @@ use super::*;
 use crate::doc::{DocRef, Node};
 
 impl Container {
+    /// The bytes the items take in memory: their documents in the in-memory form (property
+    /// names the process's table holds are numbers there, see `doc::names`) and each item's
+    /// slot (its document's pointer and its metadata). One pass over the items.
+    pub fn item_memory(&self) -> u64 {
+        let mut bytes = 0u64;
+        for p in self.partitions.read().iter() {
+            let data = p.data.read();
+            for lp in data.logical.values() {
+                bytes +=
+                    lp.iter_from(0).map(|item| (item.doc.memory_len() + size_of::<StoredItem>()) as u64).sum::<u64>();
+            }
+        }
+        bytes
+    }
+
     /// Each unique key's values in `doc`, tagged with the key's place in the policy (a missing
     /// value counts as null).
     pub(super) fn unique_values(&self, doc: &Doc) -> Vec<String> {
