@@ -57,12 +57,15 @@ impl PartialOrd for CompositeKey {
     }
 }
 
+// `group_sorted` marks the keys it has taken in place: no room is added for the mark.
+const _: () = assert!(size_of::<Option<IndexKey>>() == size_of::<IndexKey>());
+
 /// Groups (key, sequence number) entries into a key map, sorting them first.
 ///
 /// The sort moves small (`prefix`, position) pairs and compares the prefixes, a number whose
 /// order agrees with the keys' (see [`IndexKey::sort_prefix`]); it compares the keys only where
-/// the prefixes are equal and `prefix_is_key` does not say they hold the whole key. With no tie-breaker, equal keys gather in one partition step of the
-/// sort, so a path of few distinct values (a type, a city, a device) costs about `n log k`
+/// the prefixes are equal and `prefix_is_key` does not say they hold the whole key. With no
+/// tie-breaker, equal keys gather in one partition step of the sort, so a path of few distinct values (a type, a city, a device) costs about `n log k`
 /// comparisons, not `n log n`. Each key's sequence numbers are then sorted as integers and made
 /// distinct (an array may hold a value twice).
 pub(super) fn group_sorted<K: Ord>(
@@ -75,21 +78,23 @@ pub(super) fn group_sorted<K: Ord>(
         Ordering::Equal if !prefix_is_key(a.0) => entries[a.1].0.cmp(&entries[b.1].0),
         order => order,
     });
-    let (mut keys, seq_of): (Vec<Option<K>>, Vec<u64>) = entries.into_iter().map(|(k, s)| (Some(k), s)).unzip();
+    // In place (an `Option<IndexKey>` is as large as the key): a build's entries are its
+    // largest buffer, and a second one would be fresh memory, faulted in and zeroed.
+    let mut entries: Vec<(Option<K>, u64)> = entries.into_iter().map(|(k, s)| (Some(k), s)).collect();
     let mut count = 0;
     let mut grouped: Vec<(K, Postings)> = Vec::new();
     let mut seqs = Vec::new();
     let mut at = 0;
     while let Some(&(first_prefix, first)) = order.get(at) {
-        let Some(key) = keys[first].take() else { break };
+        let Some(key) = entries[first].0.take() else { break };
         seqs.clear();
-        seqs.push(seq_of[first]);
+        seqs.push(entries[first].1);
         at += 1;
         while let Some(&(p, i)) = order.get(at) {
-            if p != first_prefix || !prefix_is_key(p) && keys[i].as_ref() != Some(&key) {
+            if p != first_prefix || !prefix_is_key(p) && entries[i].0.as_ref() != Some(&key) {
                 break;
             }
-            seqs.push(seq_of[i]);
+            seqs.push(entries[i].1);
             at += 1;
         }
         seqs.sort_unstable();
