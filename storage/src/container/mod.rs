@@ -795,6 +795,12 @@ impl Container {
     /// `(id, min, max)` in EPK order. Only the partition map is read: no partition is locked.
     pub fn partitions_overlapping(&self, ranges: &[(Epk, Epk)]) -> Vec<(u32, Epk, Epk)> {
         let map = self.partitions.read();
+        // The whole space (a query that fans out): every partition, without comparing EPKs.
+        if let [(min, max)] = ranges {
+            if min.significant_bytes().is_empty() && *max == Epk::max() {
+                return map.iter().map(|p| (p.id, p.min.clone(), p.max.clone())).collect();
+            }
+        }
         let mut out: Vec<(u32, Epk, Epk)> = Vec::new();
         for (min, max) in ranges {
             let first = Self::index_for(&map, min);
