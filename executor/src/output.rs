@@ -99,7 +99,7 @@ impl Output {
     pub fn heap_bytes(&self) -> u64 {
         match self {
             Output::Value(v) => heap_bytes(v),
-            Output::Whole(item) => item.item.doc.len() as u64,
+            Output::Whole(item) => item.item.doc.memory_len() as u64,
             Output::Part(part) => part.doc_len() as u64,
         }
     }

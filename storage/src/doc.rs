@@ -461,10 +461,11 @@ const LEN_BYTES: usize = 4;
 fn seal_portable(portable: &[u8], scratch: &mut Vec<u8>) -> Option<Doc> {
     scratch.clear();
     scratch.reserve(portable.len() + LEN_BYTES);
-    if convert(portable, Form::Portable, scratch, 0)? != portable.len() {
+    let (read, len) = convert(portable, Form::Portable, scratch, 0)?;
+    if read != portable.len() {
         return None;
     }
-    Some(seal_memory(scratch, portable.len()))
+    Some(seal_memory(scratch, len))
 }
 
 /// Seals `memory` (exactly one value in the in-memory form) as a document whose portable form
@@ -515,8 +516,11 @@ impl Doc {
     /// Appends [`Doc::to_bytes`] to `out`.
     pub fn write_bytes(&self, out: &mut Vec<u8>) {
         let mark = out.len();
-        // A document's names stay in the table: its conversion cannot fail.
-        if convert(self.as_bytes(), Form::Memory, out, 0).is_none() {
+        // Only the encoder and validation make a `Doc`, and a name stays in the table once
+        // there: the conversion cannot fail.
+        let converted = convert(self.as_bytes(), Form::Memory, out, 0);
+        debug_assert!(converted.is_some(), "a document that does not convert: {:?}", self.as_bytes());
+        if converted.is_none() {
             out.truncate(mark);
         }
     }
@@ -899,9 +903,9 @@ impl DocPart {
         DocRef { bytes: self.doc.0.get(self.start..self.end).unwrap_or_default() }
     }
 
-    /// The bytes of the whole document it keeps alive.
+    /// The bytes of the whole document it keeps alive (in memory: [`Doc::memory_len`]).
     pub fn doc_len(&self) -> usize {
-        self.doc.len()
+        self.doc.memory_len()
     }
 }
 

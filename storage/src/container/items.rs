@@ -6,9 +6,10 @@ use super::*;
 use crate::doc::{DocRef, Node};
 
 impl Container {
-    /// The bytes the items take in memory: their documents in the in-memory form (property
-    /// names the process's table holds are numbers there, see `doc::names`) and each item's
-    /// slot (its document's pointer and its metadata). One pass over the items.
+    /// The bytes the items take in memory: their documents' bytes in the in-memory form
+    /// (property names the process's table holds are numbers there, see `doc::names`) and each
+    /// item's slot (its document's pointer and its metadata); not the allocator's own headers
+    /// and rounding, nor the table. One pass over the items.
     pub fn item_memory(&self) -> u64 {
         let mut bytes = 0u64;
         for p in self.partitions.read().iter() {

@@ -517,7 +517,7 @@ pub(super) fn push_value(buf: &mut Vec<u8>, v: &Value, depth: usize) -> Result<b
 
 /// Appends the portable encoding of `v` (any type) to `out` (see [`Doc::to_bytes`]). Undefined
 /// fields and elements are omitted; a top-level undefined is an error (and writes nothing).
-pub fn encode_value_into(out: &mut Vec<u8>, v: &Value) -> Result<(), DocError> {
+pub(super) fn encode_value_into(out: &mut Vec<u8>, v: &Value) -> Result<(), DocError> {
     let mark = out.len();
     match push_value(out, v, 0) {
         Ok(true) => Ok(()),

@@ -27,7 +27,11 @@ use std::sync::{LazyLock, OnceLock, PoisonError, RwLock};
 
 use super::*;
 
-/// The most names the table holds (a few megabytes at most).
+/// The most names the table holds: full, with names of the longest kind, the table and its
+/// index take about 15 MB. Names are added as documents are read, before they are stored: JSON
+/// refused later (a syntax error past its keys, an item over its size) has added its names, so
+/// a client can fill the table with names no item keeps; documents stay correct, and from then
+/// on new names take their own bytes.
 pub const MAX_NAMES: usize = 1 << 16;
 
 /// The longest name the table takes, in bytes.
@@ -46,8 +50,8 @@ static NUMBERS: LazyLock<RwLock<Numbers>> = LazyLock::new(|| RwLock::new(HashMap
 const CACHE_SLOTS: usize = 256;
 
 thread_local! {
-    /// Recent names by their print ([`key_print`]): a hit costs a word compared and the name's
-    /// bytes checked, not a lock.
+    /// Recent names by a print of their bytes (see [`number_of`]): a hit costs a word compared
+    /// and the name's bytes checked, not a lock.
     static CACHE: [Cell<(u64, u32)>; CACHE_SLOTS] = const { [const { Cell::new((0, u32::MAX)) }; CACHE_SLOTS] };
 }
 
@@ -71,7 +75,10 @@ pub(super) fn number_of(key: &[u8]) -> Option<u32> {
     if key.len() > MAX_NAME_LEN {
         return None;
     }
-    let print = key_print(key, key.len());
+    // The first seven bytes and the length, and the last eight: names alike at their start
+    // (`sensor_a`, `sensor_b`) take different slots.
+    let tail = key.last_chunk::<8>().map_or(0, |t| u64::from_le_bytes(*t));
+    let print = key_print(key, key.len()) ^ tail.rotate_left(29).wrapping_mul(0xFF51_AFD7_ED55_8CCD);
     let slot = (print.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize % CACHE_SLOTS;
     let (seen, id) = CACHE.with(|cache| cache[slot].get());
     if seen == print && name(id as usize) == Some(key) {
@@ -162,9 +169,11 @@ pub(super) fn push_key_in(buf: &mut Vec<u8>, key: &[u8], form: Form) {
     buf.extend_from_slice(key);
 }
 
-/// Appends the value at the start of `b` (in `from`) to `out` in the other form; its size in
-/// `b`, `None` for malformed bytes (then `out` holds a partial write the caller drops).
-pub(super) fn convert(b: &[u8], from: Form, out: &mut Vec<u8>, depth: usize) -> Option<usize> {
+/// Appends the value at the start of `b` (in `from`) to `out` in the other form: its size in
+/// `b`, and the size of its portable form as [`super::Doc::to_bytes`] writes it (container
+/// headers and key lengths in their shortest form, whatever `b` used); `None` for malformed
+/// bytes (then `out` holds a partial write the caller drops).
+pub(super) fn convert(b: &[u8], from: Form, out: &mut Vec<u8>, depth: usize) -> Option<(usize, usize)> {
     let to = match from {
         Form::Portable => Form::Memory,
         Form::Memory => Form::Portable,
@@ -178,17 +187,24 @@ pub(super) fn convert(b: &[u8], from: Form, out: &mut Vec<u8>, depth: usize) -> 
             let object = matches!(h, Head::Object(..));
             let start = begin_container(out, if object { tag::OBJECT } else { tag::ARRAY });
             let mut pos = 0;
+            let mut portable = 0usize;
             while pos < payload.len() {
                 if object {
                     let (key, p) = read_key(payload, pos, from)?;
                     push_key_in(out, key, to);
+                    portable = portable.checked_add(varint_len(key.len()) + key.len())?;
                     pos = p;
                 }
-                pos += convert(payload.get(pos..)?, from, out, depth + 1)?;
+                let (size, value) = convert(payload.get(pos..)?, from, out, depth + 1)?;
+                pos += size;
+                portable = portable.checked_add(value)?;
             }
             end_container(out, start, count);
+            Some((size, 1 + varint_len(count) + varint_len(portable) + portable))
         }
-        _ => out.extend_from_slice(b.get(..size)?),
+        _ => {
+            out.extend_from_slice(b.get(..size)?);
+            Some((size, size))
+        }
     }
-    Some(size)
 }

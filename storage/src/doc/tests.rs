@@ -310,7 +310,13 @@ fn validation_rejects_malformed_bytes() {
         assert_eq!(err.as_ref().map(DocError::kind), Some(DocErrorKind::Malformed), "{b:?}");
         assert!(err.is_some_and(|e| e.to_string().contains(what)), "{b:?}: expected {what}");
     }
-    // Non-canonical but valid forms are accepted.
+    // Non-canonical but valid forms are accepted; a container's header and a key's length are
+    // read into the shortest form, and the size is that of what `to_bytes` writes.
+    let long_header = Doc::from_bytes(&[tag::OBJECT, 0x81, 0x00, 3, 0x81, 0x00, b'a', 0x81]);
+    assert!(long_header.is_err(), "the payload length counts the key's long varint");
+    let long_header = Doc::from_bytes(&[tag::OBJECT, 0x81, 0x00, 4, 0x81, 0x00, b'a', 0x81]).unwrap();
+    assert_eq!(long_header, enc(r#"{"a":1}"#));
+    assert_eq!((long_header.len(), long_header.to_bytes().len()), (6, 6));
     assert!(Doc::from_bytes(&[tag::I32, 1, 0, 0, 0]).is_ok_and(|d| d.root().as_f64() == Some(1.0)));
     assert!(Doc::from_bytes(&[tag::STRING, 0x81, 0x00, b'a']).is_ok_and(|d| d.root().as_str() == Some("a")));
     // Too deep.
