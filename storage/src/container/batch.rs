@@ -89,8 +89,8 @@ impl Container {
             BatchOperation::Create { .. } => {
                 let prep = prep_ref()?;
                 let stored = self.stored(prep, None);
-                let undo = self.apply_insert(data, prep, stored.clone())?;
-                Ok((self.response(201, &stored, OperationKind::Replace), Some(undo)))
+                self.apply_insert(data, prep, stored.clone())?;
+                Ok((self.response(201, &stored, OperationKind::Replace), Some(Undo::inserted(prep))))
             }
             BatchOperation::Upsert { if_match, .. } => {
                 let options = WriteOptions { if_match: if_match.clone(), condition: None };

@@ -184,8 +184,7 @@ impl Container {
 
     /// Inserts an item [`Container::prepare`] validated.
     pub(crate) fn insert_prepared(&self, prep: Prepared) -> Result<StoredItem> {
-        let epk = prep.epk.clone();
-        self.write_partition(&epk, |data| {
+        self.write_partition(&prep.epk, |data| {
             // Sequence numbers are taken under the partition's write lock, so a logical
             // partition's items are in sequence order.
             let stored = self.stored(&prep, None);
@@ -289,7 +288,8 @@ impl Container {
         Ok(())
     }
 
-    pub(super) fn apply_insert(&self, data: &mut PartitionData, prep: &Prepared, stored: StoredItem) -> Result<Undo> {
+    /// Enters a new item (its undo, for a caller that may take it back, is [`Undo::inserted`]).
+    pub(super) fn apply_insert(&self, data: &mut PartitionData, prep: &Prepared, stored: StoredItem) -> Result<()> {
         let cap = self.settings.logical_partition_max_bytes;
         let size = stored.doc.len() as u64;
         let unique = self.unique_values(&stored.doc);
@@ -328,7 +328,6 @@ impl Container {
             ttl_expired: false,
         });
         let lsn = stored.meta.lsn;
-        let undo = Undo::Inserted { epk: prep.epk.clone(), id: Arc::clone(&prep.id) };
         let logged = self.journal().is_some().then(|| stored.clone());
         lp.push(&prep.id, stored);
         data.items += 1;
@@ -337,9 +336,9 @@ impl Container {
             self.record(data, lsn, change);
         }
         if let Some(item) = logged {
-            self.log_change(data, || Entry::Put(item), &undo);
+            self.log_change(data, || Entry::Put(item), &Undo::inserted(prep));
         }
-        Ok(undo)
+        Ok(())
     }
 
     pub(super) fn apply_replace(&self, data: &mut PartitionData, prep: &Prepared, stored: StoredItem) -> Result<Undo> {
@@ -407,8 +406,8 @@ impl Container {
                     ));
                 }
                 let stored = self.stored(prep, None);
-                let undo = self.apply_insert(data, prep, stored.clone())?;
-                Ok((201, stored, undo))
+                self.apply_insert(data, prep, stored.clone())?;
+                Ok((201, stored, Undo::inserted(prep)))
             }
         }
     }

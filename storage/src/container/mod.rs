@@ -283,6 +283,14 @@ enum Undo {
     Deleted { epk: Epk, key: PartitionKey, id: Arc<str>, old: StoredItem },
 }
 
+impl Undo {
+    /// What takes back the insert of `prep` (made only for a write that may be taken back: a
+    /// batch's, a logged one's).
+    fn inserted(prep: &Prepared) -> Undo {
+        Undo::Inserted { epk: prep.epk.clone(), id: Arc::clone(&prep.id) }
+    }
+}
+
 /// A container of items with one partition key definition.
 #[derive(Debug)]
 pub struct Container {

@@ -178,7 +178,10 @@ impl Container {
     /// replaced an item with its key and id).
     pub(crate) fn import_one(&self, prep: Prepared, upsert: bool) -> Result<bool> {
         if !upsert {
-            return self.insert_prepared(prep).map(|_| false);
+            // As `insert_prepared`, without keeping a copy of the item to answer with.
+            return self
+                .write_partition(&prep.epk, |data| self.apply_insert(data, &prep, self.stored(&prep, None)))
+                .map(|()| false);
         }
         let epk = prep.epk.clone();
         self.write_partition(&epk, |data| {
@@ -445,7 +448,7 @@ impl Container {
         let result = if existing(&data, &prep.epk, &prep.id).is_some() {
             self.apply_replace(&mut data, &prep, item.clone()).map(drop)
         } else {
-            self.apply_insert(&mut data, &prep, item.clone()).map(drop)
+            self.apply_insert(&mut data, &prep, item.clone())
         };
         if restoring {
             // A checkpoint's items carry no history of their own: its history frames do.
