@@ -27,6 +27,9 @@ fn holds(haystack: &[u8], needle: &[u8]) -> bool {
 
 #[test]
 fn names_by_number_inline_keys_and_a_full_table() {
+    // The empty name first, while this thread's cache is empty (an empty slot must not match it).
+    checked(r#"{"":1,"a":{"":[2,{"":3}]}}"#);
+
     // Short plain names take a number: in memory the document does not spell them.
     let doc = checked(r#"{"deviceId":"dev-1","location":{"city":"Redmond","zip":"98052"},"é":1}"#);
     assert!(!holds(doc.as_bytes(), b"deviceId") && !holds(doc.as_bytes(), b"location"));

@@ -12,7 +12,7 @@
 //! its last value.
 
 use super::encode::{begin_container, end_container_counted, end_object, push_number, push_varint, Writer};
-use super::names::{push_key_in, Form};
+use super::names::push_memory_key;
 use super::{key_print, tag, varint_len};
 
 /// Containers nested deeper than this are left to serde_json (its recursion limit and
@@ -151,9 +151,8 @@ impl Reader<'_> {
             w.prints.push(print);
             // Written in memory (a name's number where the table has one); the portable form's
             // extra bytes are counted.
-            let at = w.buf.len();
-            push_key_in(&mut w.buf, key, Form::Memory);
-            w.extra += (varint_len(key.len()) + key.len()) as isize - (w.buf.len() - at) as isize;
+            let portable = varint_len(key.len()) + key.len();
+            w.extra += portable as isize - push_memory_key(&mut w.buf, key, print) as isize;
             self.skip_ws();
             if self.peek()? != b':' {
                 return None;

@@ -50,9 +50,10 @@ static NUMBERS: LazyLock<RwLock<Numbers>> = LazyLock::new(|| RwLock::new(HashMap
 const CACHE_SLOTS: usize = 256;
 
 thread_local! {
-    /// Recent names by a print of their bytes (see [`number_of`]): a hit costs a word compared
-    /// and the name's bytes checked, not a lock.
-    static CACHE: [Cell<(u64, u32)>; CACHE_SLOTS] = const { [const { Cell::new((0, u32::MAX)) }; CACHE_SLOTS] };
+    /// Recent names by their first seven bytes and length and their last eight bytes (see
+    /// [`number_of`]): a hit costs two words compared (and a long name's bytes), not a lock.
+    /// An empty slot's number is one the table never gives.
+    static CACHE: [Cell<(u64, u64, u32)>; CACHE_SLOTS] = const { [const { Cell::new((0, 0, u32::MAX)) }; CACHE_SLOTS] };
 }
 
 /// Name `id`'s bytes, if the table holds it.
@@ -69,23 +70,26 @@ pub(super) fn name_json(id: usize) -> Option<&'static [u8]> {
 }
 
 /// The number of `key` in the table, adding it when there is room; `None` for a key the table
-/// does not take (too long, escaped in JSON, not UTF-8) or once the table is full.
+/// does not take (too long, escaped in JSON, not UTF-8) or once the table is full. `head` is
+/// the key's print, `key_print(key, key.len())`.
 #[inline]
-pub(super) fn number_of(key: &[u8]) -> Option<u32> {
+pub(super) fn number_of(key: &[u8], head: u64) -> Option<u32> {
     if key.len() > MAX_NAME_LEN {
         return None;
     }
-    // The first seven bytes and the length, and the last eight: names alike at their start
+    // The first seven bytes and the length, and the last eight: they are the whole name up to
+    // 15 bytes (longer ones are compared with the table's), and names alike at their start
     // (`sensor_a`, `sensor_b`) take different slots.
     let tail = key.last_chunk::<8>().map_or(0, |t| u64::from_le_bytes(*t));
-    let print = key_print(key, key.len()) ^ tail.rotate_left(29).wrapping_mul(0xFF51_AFD7_ED55_8CCD);
-    let slot = (print.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize % CACHE_SLOTS;
-    let (seen, id) = CACHE.with(|cache| cache[slot].get());
-    if seen == print && name(id as usize) == Some(key) {
+    let mix = head ^ tail.rotate_left(29).wrapping_mul(0xFF51_AFD7_ED55_8CCD);
+    let slot = (mix.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize % CACHE_SLOTS;
+    let (seen_head, seen_tail, id) = CACHE.with(|cache| cache[slot].get());
+    // (An empty slot would match the empty name but for its number.)
+    if seen_head == head && seen_tail == tail && id != u32::MAX && (key.len() <= 15 || name(id as usize) == Some(key)) {
         return Some(id);
     }
     let id = number_in_table(key)?;
-    CACHE.with(|cache| cache[slot].set((print, id)));
+    CACHE.with(|cache| cache[slot].set((head, tail, id)));
     Some(id)
 }
 
@@ -160,13 +164,29 @@ pub(super) fn write_key<'a>(out: &mut Vec<u8>, b: &'a [u8]) -> Option<&'a [u8]> 
 #[inline]
 pub(super) fn push_key_in(buf: &mut Vec<u8>, key: &[u8], form: Form) {
     match form {
-        Form::Portable => push_varint(buf, key.len()),
-        Form::Memory => match number_of(key) {
-            Some(id) => return push_varint(buf, (id as usize) << 1 | 1),
-            None => push_varint(buf, key.len() << 1),
-        },
+        Form::Portable => {
+            push_varint(buf, key.len());
+            buf.extend_from_slice(key);
+        }
+        Form::Memory => {
+            push_memory_key(buf, key, key_print(key, key.len()));
+        }
     }
-    buf.extend_from_slice(key);
+}
+
+/// Appends an object entry's key in the in-memory form, given its print (`key_print(key,
+/// key.len())`, which the direct JSON reader has made already); the bytes written.
+#[inline]
+pub(super) fn push_memory_key(buf: &mut Vec<u8>, key: &[u8], print: u64) -> usize {
+    let at = buf.len();
+    match number_of(key, print) {
+        Some(id) => push_varint(buf, (id as usize) << 1 | 1),
+        None => {
+            push_varint(buf, key.len() << 1);
+            buf.extend_from_slice(key);
+        }
+    }
+    buf.len() - at
 }
 
 /// Appends the value at the start of `b` (in `from`) to `out` in the other form: its size in

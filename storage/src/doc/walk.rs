@@ -41,6 +41,7 @@ pub struct RawEntries<'a> {
 impl<'a> Iterator for RawEntries<'a> {
     type Item = (&'a [u8], DocRef<'a>);
 
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
         if self.rest.is_empty() {
             return None;
