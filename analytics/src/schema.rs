@@ -1,0 +1,414 @@
+//! The analytical store's schema, inferred from the items as Azure Cosmos DB documents it
+//! ("What is Azure Cosmos DB analytical store?", quoted in `docs/design/analytical-store-research.md`,
+//! section 1).
+//!
+//! * The first level's properties are the columns; nested objects and arrays stay inside their
+//!   column. The first document defines the schema, later ones add to it; it never shrinks.
+//! * Names are compared case-insensitively: in one object only the first of names equal but for
+//!   case is represented; across documents they share the column, named as first seen.
+//! * At most [`MAX_PROPERTIES`] properties across all levels and [`MAX_NESTING`] levels (the
+//!   root's properties are level 1; an array's elements and an object's properties are one
+//!   level below it): the rest is not represented.
+//! * **Well-defined** ([`SchemaMode::WellDefined`], the default for the API for NoSQL): a
+//!   property's first non-null value fixes its type; a later value of another type is not
+//!   represented, its item is (the documented `"code"` example). Null fits every type. Integers
+//!   and other numbers are one family ("From `float` to `integer`" and back, "All documents are
+//!   represented"): a column that has held both is [`ColumnType::Float64`]. An array must hold
+//!   one type ("`{"a": ["str",12]}` isn't a well-defined schema"): an item with a mixed array is
+//!   not represented at all. An array or object value that does not fit its column's type is not
+//!   represented as a whole.
+//! * **Full fidelity** ([`SchemaMode::FullFidelity`]): every value is kept under a child named
+//!   for its type ([`ColumnType::Variants`]); nothing is dropped but past the limits. Numbers are
+//!   one type, `num` ("`float` and `integer` values are represented as `num`" for the API for
+//!   NoSQL); each type of each property counts toward the property limit.
+//!
+//! Where the documentation contradicts itself (one bullet says a document "not following the
+//! first non-null datatype won't be represented", its example keeps the document and drops the
+//! property), the example is followed.
+
+use std::collections::{HashMap, HashSet};
+
+use cosmoql_value::{Map, Value};
+
+/// The most properties, across all levels, the schema represents.
+pub const MAX_PROPERTIES: usize = 1000;
+
+/// The deepest level represented (the root's properties are level 1).
+pub const MAX_NESTING: usize = 127;
+
+/// How values of different types in one property are represented.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SchemaMode {
+    /// One type a property: the first non-null value's.
+    WellDefined,
+    /// One child a type a property.
+    FullFidelity,
+}
+
+/// The type of a column, or of a value inside one.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ColumnType {
+    /// Only nulls so far (well-defined: the first non-null value will fix the type), or the null
+    /// child of a full-fidelity property.
+    Null,
+    Bool,
+    /// Integers (within ±2^63) only so far.
+    Int64,
+    /// Numbers with a fraction, or past ±2^63, or integers and others in one column; every number
+    /// in full fidelity (`num`).
+    Float64,
+    String,
+    /// An array whose elements have this type.
+    Array(Box<ColumnType>),
+    Object(ObjectSchema),
+    /// Full fidelity: one child a type the property held, in the order first seen (never two of
+    /// one kind, never a `Variants` among them).
+    Variants(Vec<ColumnType>),
+}
+
+impl ColumnType {
+    /// The name of the type: the name of a full-fidelity child (`num` for numbers there).
+    pub fn name(&self) -> &'static str {
+        match self {
+            ColumnType::Null => "null",
+            ColumnType::Bool => "bool",
+            ColumnType::Int64 => "int64",
+            ColumnType::Float64 => "float64",
+            ColumnType::String => "string",
+            ColumnType::Array(_) => "array",
+            ColumnType::Object(_) => "object",
+            ColumnType::Variants(_) => "variants",
+        }
+    }
+}
+
+/// The properties of an object column (the top level's are the columns), in the order first seen.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ObjectSchema {
+    fields: Vec<Field>,
+    /// Field positions by lower-cased name.
+    folded: HashMap<String, usize>,
+}
+
+/// A property: its name as first seen, and its type.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Field {
+    pub name: String,
+    pub ty: ColumnType,
+}
+
+impl ObjectSchema {
+    /// The properties, in the order first seen.
+    pub fn fields(&self) -> &[Field] {
+        &self.fields
+    }
+
+    /// The property named `name`, compared case-insensitively.
+    pub fn get(&self, name: &str) -> Option<&Field> {
+        self.folded.get(&name.to_lowercase()).map(|&i| &self.fields[i])
+    }
+}
+
+/// What became of one item ([`Schema::observe`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Observed {
+    /// Represented, but for `dropped` values (another type than their column's, a name
+    /// repeated but for case, past the limits).
+    Included { dropped: u64 },
+    /// Not represented: a mixed-type array at `path` (well-defined), or not an object.
+    Excluded { path: String },
+}
+
+/// What the schema has not represented so far, by cause.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Dropped {
+    /// Items left out whole (a mixed-type array).
+    pub items: u64,
+    /// Values of another type than their property's.
+    pub type_mismatches: u64,
+    /// Properties whose name repeated an earlier one of their object but for case.
+    pub case_duplicates: u64,
+    /// New properties past [`MAX_PROPERTIES`].
+    pub over_properties: u64,
+    /// Values nested past [`MAX_NESTING`].
+    pub over_nesting: u64,
+}
+
+impl Dropped {
+    fn values(&self) -> u64 {
+        self.type_mismatches + self.case_duplicates + self.over_properties + self.over_nesting
+    }
+}
+
+/// A container's analytical schema: it grows with every item observed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Schema {
+    mode: SchemaMode,
+    root: ObjectSchema,
+    /// Properties (full fidelity: property types) represented, across all levels.
+    properties: usize,
+    dropped: Dropped,
+}
+
+impl Schema {
+    pub fn new(mode: SchemaMode) -> Self {
+        Schema { mode, root: ObjectSchema::default(), properties: 0, dropped: Dropped::default() }
+    }
+
+    pub fn mode(&self) -> SchemaMode {
+        self.mode
+    }
+
+    /// The columns: the first level's properties.
+    pub fn columns(&self) -> &ObjectSchema {
+        &self.root
+    }
+
+    /// Properties represented across all levels (in full fidelity, each type of each property).
+    pub fn properties(&self) -> usize {
+        self.properties
+    }
+
+    /// What was not represented so far.
+    pub fn dropped(&self) -> Dropped {
+        self.dropped
+    }
+
+    /// Adds what `item` (a document, without system properties) brings to the schema.
+    pub fn observe(&mut self, item: &Value) -> Observed {
+        let Value::Object(map) = item else {
+            self.dropped.items += 1;
+            return Observed::Excluded { path: String::new() };
+        };
+        if self.mode == SchemaMode::WellDefined {
+            if let Some(path) = mixed_array_in(map, 1, "") {
+                self.dropped.items += 1;
+                return Observed::Excluded { path };
+            }
+        }
+        let before = self.dropped.values();
+        let mut root = std::mem::take(&mut self.root);
+        self.merge_object(&mut root, map, 1);
+        self.root = root;
+        Observed::Included { dropped: self.dropped.values() - before }
+    }
+
+    /// Merges the properties of `map`, at level `level`, into `schema`.
+    fn merge_object(&mut self, schema: &mut ObjectSchema, map: &Map, level: usize) {
+        let mut seen: HashSet<String> = HashSet::with_capacity(map.len());
+        for (name, value) in map.iter() {
+            if value.is_undefined() {
+                continue;
+            }
+            if level > MAX_NESTING {
+                self.dropped.over_nesting += 1;
+                continue;
+            }
+            let folded = name.to_lowercase();
+            if !seen.insert(folded.clone()) {
+                self.dropped.case_duplicates += 1;
+                continue;
+            }
+            let at = match schema.folded.get(&folded) {
+                Some(&at) => at,
+                None => {
+                    if self.properties >= MAX_PROPERTIES {
+                        self.dropped.over_properties += 1;
+                        continue;
+                    }
+                    self.properties += 1;
+                    let ty = match self.mode {
+                        SchemaMode::WellDefined => ColumnType::Null,
+                        SchemaMode::FullFidelity => ColumnType::Variants(Vec::new()),
+                    };
+                    schema.folded.insert(folded, schema.fields.len());
+                    schema.fields.push(Field { name: name.clone(), ty });
+                    schema.fields.len() - 1
+                }
+            };
+            let mut ty = std::mem::replace(&mut schema.fields[at].ty, ColumnType::Null);
+            if !self.merge(&mut ty, value, level, true) {
+                self.dropped.type_mismatches += 1;
+            }
+            schema.fields[at].ty = ty;
+        }
+    }
+
+    /// Merges `value` (at level `level`; a property's value, or an array's element) into `ty`;
+    /// `false` when it does not fit (well-defined: another type than the column's), and then
+    /// `ty` is unchanged.
+    fn merge(&mut self, ty: &mut ColumnType, value: &Value, level: usize, property: bool) -> bool {
+        if let ColumnType::Variants(children) = ty {
+            return self.merge_variant(children, value, level, property);
+        }
+        if !fits(ty, value) {
+            return false;
+        }
+        match value {
+            Value::Undefined | Value::Null => {}
+            Value::Bool(_) => *ty = ColumnType::Bool,
+            Value::String(_) => *ty = ColumnType::String,
+            Value::Number(n) => {
+                *ty = match ty {
+                    ColumnType::Null | ColumnType::Int64 if is_int64(*n) => ColumnType::Int64,
+                    _ => ColumnType::Float64,
+                }
+            }
+            Value::Array(items) => {
+                let mut element = match std::mem::replace(ty, ColumnType::Null) {
+                    ColumnType::Array(element) => *element,
+                    _ => ColumnType::Null,
+                };
+                self.merge_elements(&mut element, items, level);
+                *ty = ColumnType::Array(Box::new(element));
+            }
+            Value::Object(map) => {
+                let mut schema = match std::mem::replace(ty, ColumnType::Null) {
+                    ColumnType::Object(schema) => schema,
+                    _ => ObjectSchema::default(),
+                };
+                self.merge_object(&mut schema, map, level + 1);
+                *ty = ColumnType::Object(schema);
+            }
+        }
+        true
+    }
+
+    /// Merges an array's elements (one level below the array) into its element type.
+    fn merge_elements(&mut self, element: &mut ColumnType, items: &[Value], level: usize) {
+        for item in items {
+            if item.is_undefined() {
+                continue;
+            }
+            if level + 1 > MAX_NESTING {
+                self.dropped.over_nesting += 1;
+                continue;
+            }
+            // Well-defined elements fit (the array was checked to hold one type, and as a whole
+            // against the column); full-fidelity elements always do.
+            self.merge(element, item, level + 1, false);
+        }
+    }
+
+    /// Full fidelity: `value` goes to the child of its type, made when first seen (for a
+    /// property, a property type of its own: "each datatype of each property ... count as one of
+    /// the 1000 maximum properties"; an array's element types are not properties).
+    fn merge_variant(&mut self, children: &mut Vec<ColumnType>, value: &Value, level: usize, property: bool) -> bool {
+        let kind = variant_of(value);
+        let at = match children.iter().position(|c| c.name() == kind.name()) {
+            Some(at) => at,
+            None => {
+                // The property's first type counted when the property was made.
+                if property && !children.is_empty() {
+                    if self.properties >= MAX_PROPERTIES {
+                        self.dropped.over_properties += 1;
+                        return true;
+                    }
+                    self.properties += 1;
+                }
+                children.push(kind);
+                children.len() - 1
+            }
+        };
+        match (&mut children[at], value) {
+            (ColumnType::Array(element), Value::Array(items)) => self.merge_elements(element, items, level),
+            (ColumnType::Object(schema), Value::Object(map)) => self.merge_object(schema, map, level + 1),
+            _ => {}
+        }
+        true
+    }
+}
+
+/// The full-fidelity child a value goes to, empty.
+fn variant_of(value: &Value) -> ColumnType {
+    match value {
+        Value::Undefined | Value::Null => ColumnType::Null,
+        Value::Bool(_) => ColumnType::Bool,
+        Value::Number(_) => ColumnType::Float64,
+        Value::String(_) => ColumnType::String,
+        Value::Array(_) => ColumnType::Array(Box::new(ColumnType::Variants(Vec::new()))),
+        Value::Object(_) => ColumnType::Object(ObjectSchema::default()),
+    }
+}
+
+/// An integer the column can hold as one (`-0` and numbers past ±2^63 are not).
+fn is_int64(n: f64) -> bool {
+    n.fract() == 0.0 && n.abs() < 9.223_372_036_854_776e18 && !(n == 0.0 && n.is_sign_negative())
+}
+
+/// Whether `value` fits a well-defined `ty` (whatever it holds inside: its parts that do not fit
+/// are dropped one by one, except an array's elements, which fit as a whole or not at all).
+fn fits(ty: &ColumnType, value: &Value) -> bool {
+    match (ty, value) {
+        (_, Value::Undefined | Value::Null) | (ColumnType::Null, _) => true,
+        (ColumnType::Bool, Value::Bool(_)) | (ColumnType::String, Value::String(_)) => true,
+        (ColumnType::Int64 | ColumnType::Float64, Value::Number(_)) => true,
+        (ColumnType::Array(element), Value::Array(items)) => items.iter().all(|item| fits(element, item)),
+        (ColumnType::Object(_), Value::Object(_)) => true,
+        _ => false,
+    }
+}
+
+/// The family of a non-null value, for the one-type rule of arrays (numbers are one).
+fn family(value: &Value) -> Option<u8> {
+    match value {
+        Value::Undefined | Value::Null => None,
+        Value::Bool(_) => Some(0),
+        Value::Number(_) => Some(1),
+        Value::String(_) => Some(2),
+        Value::Array(_) => Some(3),
+        Value::Object(_) => Some(4),
+    }
+}
+
+/// The path of the first array holding values of two types among the properties of `map` (at
+/// `level`, under `path`), down to the deepest level represented.
+fn mixed_array_in(map: &Map, level: usize, path: &str) -> Option<String> {
+    if level > MAX_NESTING {
+        return None;
+    }
+    map.iter().find_map(|(name, value)| mixed_array(value, level, &format!("{path}/{name}")))
+}
+
+/// The types an array holds, level by level down its nested arrays (objects merge their
+/// properties instead: a property of two types in an array's objects is dropped, not the item).
+#[derive(Default)]
+struct ArrayShape {
+    family: Option<u8>,
+    inner: Option<Box<ArrayShape>>,
+}
+
+impl ArrayShape {
+    /// Adds `items`; `false` when one of them (or of the arrays among them, at any depth) is of
+    /// another type than those before.
+    fn add(&mut self, items: &[Value]) -> bool {
+        for item in items {
+            let Some(f) = family(item) else { continue };
+            if *self.family.get_or_insert(f) != f {
+                return false;
+            }
+            if let Value::Array(inner) = item {
+                if !self.inner.get_or_insert_with(Box::default).add(inner) {
+                    return false;
+                }
+            }
+        }
+        true
+    }
+}
+
+fn mixed_array(value: &Value, level: usize, path: &str) -> Option<String> {
+    match value {
+        Value::Array(items) => {
+            if !ArrayShape::default().add(items) {
+                return Some(path.to_string());
+            }
+            if level + 1 > MAX_NESTING {
+                return None;
+            }
+            items.iter().enumerate().find_map(|(i, item)| mixed_array(item, level + 1, &format!("{path}/{i}")))
+        }
+        Value::Object(map) => mixed_array_in(map, level + 1, path),
+        _ => None,
+    }
+}

@@ -1,0 +1,158 @@
+//! The analytical schema against the rules and examples Azure Cosmos DB documents
+//! (`docs/design/analytical-store-research.md`, section 1; each test names the rule it checks).
+
+use cosmoql_analytics::{ColumnType, Observed, Schema, SchemaMode, MAX_NESTING, MAX_PROPERTIES};
+use std::sync::Arc;
+
+use cosmoql_value::{parse_json, Map, Value};
+
+fn json(text: &str) -> Value {
+    parse_json(text).unwrap()
+}
+
+fn schema_of(mode: SchemaMode, items: &[&str]) -> (Schema, Vec<Observed>) {
+    let mut schema = Schema::new(mode);
+    let observed = items.iter().map(|text| schema.observe(&json(text))).collect();
+    (schema, observed)
+}
+
+fn column(schema: &Schema, name: &str) -> ColumnType {
+    schema.columns().get(name).unwrap_or_else(|| panic!("no column {name}")).ty.clone()
+}
+
+#[test]
+fn the_first_non_null_type_is_the_column_s_and_a_value_of_another_is_dropped_not_its_item() {
+    // "`{"id": "1", "code":123}` / `{"id": "2", "code": "123"}` ... the second document will
+    // still be included in analytical store, but its `"code"` property won't."
+    let (schema, observed) =
+        schema_of(SchemaMode::WellDefined, &[r#"{"id":"1","code":123}"#, r#"{"id":"2","code":"123"}"#]);
+    assert_eq!(observed, [Observed::Included { dropped: 0 }, Observed::Included { dropped: 1 }]);
+    assert_eq!(column(&schema, "code"), ColumnType::Int64);
+    assert_eq!(column(&schema, "id"), ColumnType::String);
+    assert_eq!(schema.dropped().type_mismatches, 1);
+    // "The condition above doesn't apply for `NULL` properties": null fits, and does not fix a type.
+    let (schema, observed) = schema_of(SchemaMode::WellDefined, &[r#"{"a":null}"#, r#"{"a":123}"#, r#"{"a":null}"#]);
+    assert!(observed.iter().all(|o| *o == Observed::Included { dropped: 0 }));
+    assert_eq!(column(&schema, "a"), ColumnType::Int64);
+}
+
+#[test]
+fn integers_and_other_numbers_are_one_family() {
+    // "From `float` to `integer`" and "From `integer` to `float`": "All documents are represented".
+    let (schema, observed) = schema_of(SchemaMode::WellDefined, &[r#"{"n":1}"#, r#"{"n":1.5}"#, r#"{"n":2}"#]);
+    assert!(observed.iter().all(|o| *o == Observed::Included { dropped: 0 }));
+    assert_eq!(column(&schema, "n"), ColumnType::Float64);
+    let (schema, _) = schema_of(SchemaMode::WellDefined, &[r#"{"n":-0.0}"#, r#"{"big":1e300}"#]);
+    assert_eq!((column(&schema, "n"), column(&schema, "big")), (ColumnType::Float64, ColumnType::Float64));
+}
+
+#[test]
+fn an_item_with_a_mixed_type_array_is_not_represented() {
+    // "`{"a": ["str",12]}` isn't a well-defined schema ... those items won't be included".
+    let (schema, observed) = schema_of(
+        SchemaMode::WellDefined,
+        &[r#"{"id":"1","a":["str",12]}"#, r#"{"id":"2","b":{"c":[[1,2],[true]]}}"#, r#"{"id":"3","a":[1,2.5,null]}"#],
+    );
+    assert_eq!(observed[0], Observed::Excluded { path: "/a".into() });
+    assert_eq!(observed[1], Observed::Excluded { path: "/b/c".into() });
+    assert_eq!(observed[2], Observed::Included { dropped: 0 });
+    assert_eq!(schema.dropped().items, 2);
+    // The excluded items added nothing.
+    assert_eq!(schema.columns().fields().len(), 2);
+    assert_eq!(column(&schema, "a"), ColumnType::Array(Box::new(ColumnType::Float64)));
+    assert!(schema.columns().get("b").is_none());
+}
+
+#[test]
+fn names_are_compared_without_case() {
+    // "`{"id": 1, "Name": "fred", "name": "john"}` ... Only `"Name": "fred"` will be represented".
+    let (schema, observed) = schema_of(SchemaMode::WellDefined, &[r#"{"id":1,"Name":"fred","name":"john"}"#]);
+    assert_eq!(observed, [Observed::Included { dropped: 1 }]);
+    assert_eq!(schema.dropped().case_duplicates, 1);
+    assert_eq!(schema.columns().fields().len(), 2);
+    // "In different documents: ... represented within the same column, using the name format of
+    // the first occurrence."
+    let (schema, _) = schema_of(SchemaMode::WellDefined, &[r#"{"id":1,"Name":"fred"}"#, r#"{"id":2,"name":"john"}"#]);
+    let names: Vec<&str> = schema.columns().fields().iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["id", "Name"]);
+    assert!(schema.columns().get("NAME").is_some());
+}
+
+#[test]
+fn nested_values_stay_in_their_column_and_objects_merge() {
+    // The documented `myArray` example: two columns, `id` and `myArray`; four properties.
+    let (schema, _) = schema_of(
+        SchemaMode::WellDefined,
+        &[
+            r#"{"id":"1","myArray":[{"nested1":"abc","nested2":"cde"}]}"#,
+            r#"{"id":"2","myArray":[{"nested3":1}],"o":{"x":{"y":true}}}"#,
+        ],
+    );
+    let names: Vec<&str> = schema.columns().fields().iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["id", "myArray", "o"]);
+    let ColumnType::Array(element) = column(&schema, "myArray") else { panic!("not an array") };
+    let ColumnType::Object(inner) = *element else { panic!("not objects") };
+    let inner_names: Vec<&str> = inner.fields().iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(inner_names, ["nested1", "nested2", "nested3"]);
+    assert_eq!(schema.properties(), 8);
+    // An object value where the column holds strings is dropped whole; its siblings stay.
+    let mut schema = schema;
+    assert_eq!(
+        schema.observe(&json(r#"{"id":{"x":1},"o":{"x":{"y":false,"z":1}}}"#)),
+        Observed::Included { dropped: 1 }
+    );
+    let ColumnType::Object(o) = column(&schema, "o") else { panic!("not an object") };
+    let ColumnType::Object(x) = o.get("x").unwrap().ty.clone() else { panic!("not an object") };
+    assert_eq!(x.get("z").map(|f| f.ty.clone()), Some(ColumnType::Int64));
+}
+
+#[test]
+fn past_a_thousand_properties_or_127_levels_nothing_is_represented() {
+    // "If your document's first level has 2000 properties, the sync process will represent the
+    // first 1000 of them."
+    let fields: Vec<String> = (0..2000).map(|i| format!(r#""p{i}":{i}"#)).collect();
+    let (schema, observed) = schema_of(SchemaMode::WellDefined, &[&format!("{{{}}}", fields.join(","))]);
+    assert_eq!(schema.columns().fields().len(), MAX_PROPERTIES);
+    assert_eq!(observed, [Observed::Included { dropped: 1000 }]);
+    assert_eq!(schema.columns().fields()[999].name, "p999");
+    // Levels: the root's properties are level 1; each object is one more.
+    // (Built as a value: JSON text this deep is past the parser's recursion limit.)
+    let mut nested = Value::Number(1.0);
+    for _ in 0..MAX_NESTING + 3 {
+        let mut map = Map::default();
+        map.insert("d".to_string(), nested);
+        nested = Value::Object(Arc::new(map));
+    }
+    let mut schema = Schema::new(SchemaMode::WellDefined);
+    let observed = [schema.observe(&nested)];
+    assert_eq!(observed, [Observed::Included { dropped: 1 }]);
+    assert_eq!(schema.dropped().over_nesting, 1);
+    let mut depth = 0;
+    let mut ty = column(&schema, "d");
+    while let ColumnType::Object(o) = ty {
+        depth += 1;
+        ty = o.get("d").map_or(ColumnType::Null, |f| f.ty.clone());
+    }
+    assert_eq!(depth, MAX_NESTING, "levels 1..=127 hold the property `d`, the last one an empty object");
+}
+
+#[test]
+fn full_fidelity_keeps_every_value_under_its_type() {
+    // The training module's example: `productID` 123, then "124": in full fidelity both stay.
+    let (schema, observed) = schema_of(
+        SchemaMode::FullFidelity,
+        &[r#"{"productID":123}"#, r#"{"productID":"124"}"#, r#"{"productID":1.5,"a":["str",12,{"x":1}]}"#],
+    );
+    assert!(observed.iter().all(|o| *o == Observed::Included { dropped: 0 }));
+    let ColumnType::Variants(children) = column(&schema, "productID") else { panic!("not variants") };
+    let names: Vec<&str> = children.iter().map(ColumnType::name).collect();
+    // "`float` and `integer` values are represented as `num`": one child for numbers.
+    assert_eq!(names, ["float64", "string"]);
+    let ColumnType::Variants(a) = column(&schema, "a") else { panic!("not variants") };
+    let ColumnType::Array(element) = &a[0] else { panic!("not an array") };
+    let ColumnType::Variants(element) = &**element else { panic!("not variants") };
+    let names: Vec<&str> = element.iter().map(ColumnType::name).collect();
+    assert_eq!(names, ["string", "float64", "object"]);
+    // Each type of each property counts toward the limit.
+    assert_eq!(schema.properties(), 4);
+}
