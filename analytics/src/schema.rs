@@ -412,3 +412,56 @@ fn mixed_array(value: &Value, level: usize, path: &str) -> Option<String> {
         _ => None,
     }
 }
+
+impl Schema {
+    /// The schema as an indented tree, a property a line (`name: type`, a full-fidelity
+    /// property's types after it), then what was not represented: what a user reads to see
+    /// how the items were taken.
+    pub fn describe(&self) -> String {
+        let mut out = String::new();
+        describe_object(&self.root, 0, &mut out);
+        let d = self.dropped;
+        out.push_str(&format!(
+            "{} properties; not represented: items with a mixed-type array {}, values of another type than their \
+             property's {}, names repeated but for case {}, properties past {MAX_PROPERTIES} {}, values past \
+             {MAX_NESTING} levels {}\n",
+            self.properties, d.items, d.type_mismatches, d.case_duplicates, d.over_properties, d.over_nesting
+        ));
+        out
+    }
+}
+
+fn describe_object(schema: &ObjectSchema, indent: usize, out: &mut String) {
+    for field in &schema.fields {
+        out.push_str(&format!("{:indent$}{}: ", "", field.name, indent = indent));
+        describe_type(&field.ty, indent, out);
+    }
+}
+
+fn describe_type(ty: &ColumnType, indent: usize, out: &mut String) {
+    match ty {
+        ColumnType::Object(schema) => {
+            out.push_str("object\n");
+            describe_object(schema, indent + 2, out);
+        }
+        ColumnType::Array(element) => {
+            out.push_str("array of ");
+            describe_type(element, indent, out);
+        }
+        ColumnType::Variants(children) => {
+            let names: Vec<&str> =
+                children.iter().map(|c| if matches!(c, ColumnType::Float64) { "num" } else { c.name() }).collect();
+            out.push_str(&format!("{{{}}}\n", names.join(", ")));
+            for child in children {
+                if matches!(child, ColumnType::Object(_) | ColumnType::Array(_)) {
+                    out.push_str(&format!("{:indent$}  .{} ", "", child.name(), indent = indent));
+                    describe_type(child, indent + 2, out);
+                }
+            }
+        }
+        other => {
+            out.push_str(other.name());
+            out.push('\n');
+        }
+    }
+}

@@ -156,3 +156,84 @@ fn full_fidelity_keeps_every_value_under_its_type() {
     // Each type of each property counts toward the limit.
     assert_eq!(schema.properties(), 4);
 }
+
+#[test]
+fn describe_shows_the_tree_and_what_was_dropped() {
+    let (schema, _) = schema_of(
+        SchemaMode::WellDefined,
+        &[r#"{"id":"1","code":123,"loc":{"city":"Redmond"},"tags":["a"]}"#, r#"{"id":"2","code":"x","a":[1,"b"]}"#],
+    );
+    assert_eq!(
+        schema.describe(),
+        "id: string\ncode: int64\nloc: object\n  city: string\ntags: array of string\n5 properties; not represented: items \
+         with a mixed-type array 1, values of another type than their property's 0, names repeated but for case 0, \
+         properties past 1000 0, values past 127 levels 0\n"
+    );
+    let (schema, _) = schema_of(SchemaMode::FullFidelity, &[r#"{"p":1}"#, r#"{"p":"x"}"#, r#"{"p":{"q":true}}"#]);
+    assert_eq!(
+        schema.describe(),
+        "p: {num, string, object}\n  .object object\n    q: {bool}\n4 properties; not represented: items with a \
+         mixed-type array 0, values of another type than their property's 0, names repeated but for case 0, properties \
+         past 1000 0, values past 127 levels 0\n"
+    );
+}
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            (-5i32..5).prop_map(|n| Value::Number(f64::from(n))),
+            Just(Value::Number(0.5)),
+            "[a-c]{0,2}".prop_map(|s| Value::String(s.into())),
+        ];
+        leaf.prop_recursive(4, 24, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(|v| Value::Array(Arc::new(v))),
+                prop::collection::vec(("[aAbB]{1,2}", inner), 0..4).prop_map(|entries| {
+                    let mut map = Map::default();
+                    for (k, v) in entries {
+                        map.insert(k, v);
+                    }
+                    Value::Object(Arc::new(map))
+                }),
+            ]
+        })
+    }
+
+    fn names(schema: &Schema) -> Vec<String> {
+        schema.columns().fields().iter().map(|f| f.name.clone()).collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, failure_persistence: None, ..ProptestConfig::default() })]
+
+        /// The schema only grows: columns keep their names, places and (well-defined) their
+        /// first non-null type's family; full fidelity never drops a value under the limits.
+        #[test]
+        fn the_schema_only_grows(items in prop::collection::vec(value(), 1..12), full in any::<bool>()) {
+            let mode = if full { SchemaMode::FullFidelity } else { SchemaMode::WellDefined };
+            let mut schema = Schema::new(mode);
+            for item in &items {
+                let before = schema.clone();
+                let observed = schema.observe(item);
+                let (old, new) = (names(&before), names(&schema));
+                prop_assert_eq!(&new[..old.len()], &old[..]);
+                prop_assert!(schema.properties() >= before.properties() && schema.properties() <= MAX_PROPERTIES);
+                for field in before.columns().fields() {
+                    let now = &schema.columns().get(&field.name).unwrap().ty;
+                    let widened = matches!((&field.ty, now), (ColumnType::Int64, ColumnType::Float64));
+                    prop_assert!(field.ty == ColumnType::Null || field.ty.name() == now.name() || widened);
+                }
+                if full {
+                    let excluded = matches!(observed, Observed::Excluded { .. });
+                    prop_assert!(!excluded || !item.is_object(), "full fidelity left out {:?}", item);
+                    prop_assert_eq!(schema.dropped().type_mismatches, 0);
+                }
+            }
+        }
+    }
+}
