@@ -67,7 +67,8 @@ pub enum ColumnType {
 }
 
 impl ColumnType {
-    /// The name of the type: the name of a full-fidelity child (`num` for numbers there).
+    /// The name of the type (a full-fidelity property's number child is [`ColumnType::Float64`],
+    /// which [`Schema::describe`] writes `num`).
     pub fn name(&self) -> &'static str {
         match self {
             ColumnType::Null => "null",
@@ -181,9 +182,9 @@ impl Schema {
             return Observed::Excluded { path: String::new() };
         };
         if self.mode == SchemaMode::WellDefined {
-            if let Some(path) = mixed_array_in(map, 1, "") {
+            if let Some(steps) = mixed_array_in(map, 1) {
                 self.dropped.items += 1;
-                return Observed::Excluded { path };
+                return Observed::Excluded { path: steps.iter().rev().map(|step| format!("/{step}")).collect() };
             }
         }
         let before = self.dropped.values();
@@ -362,12 +363,17 @@ fn family(value: &Value) -> Option<u8> {
 }
 
 /// The path of the first array holding values of two types among the properties of `map` (at
-/// `level`, under `path`), down to the deepest level represented.
-fn mixed_array_in(map: &Map, level: usize, path: &str) -> Option<String> {
+/// `level`), down to the deepest level represented: its steps, the last first (the path is
+/// spelled out only for an item that has one).
+fn mixed_array_in(map: &Map, level: usize) -> Option<Vec<String>> {
     if level > MAX_NESTING {
         return None;
     }
-    map.iter().find_map(|(name, value)| mixed_array(value, level, &format!("{path}/{name}")))
+    map.iter().find_map(|(name, value)| {
+        let mut steps = mixed_array(value, level)?;
+        steps.push(name.clone());
+        Some(steps)
+    })
 }
 
 /// The types an array holds, level by level down its nested arrays (objects merge their
@@ -397,18 +403,23 @@ impl ArrayShape {
     }
 }
 
-fn mixed_array(value: &Value, level: usize, path: &str) -> Option<String> {
+/// [`mixed_array_in`] for one value at `level`.
+fn mixed_array(value: &Value, level: usize) -> Option<Vec<String>> {
     match value {
         Value::Array(items) => {
             if !ArrayShape::default().add(items) {
-                return Some(path.to_string());
+                return Some(Vec::new());
             }
             if level + 1 > MAX_NESTING {
                 return None;
             }
-            items.iter().enumerate().find_map(|(i, item)| mixed_array(item, level + 1, &format!("{path}/{i}")))
+            items.iter().enumerate().find_map(|(i, item)| {
+                let mut steps = mixed_array(item, level + 1)?;
+                steps.push(i.to_string());
+                Some(steps)
+            })
         }
-        Value::Object(map) => mixed_array_in(map, level + 1, path),
+        Value::Object(map) => mixed_array_in(map, level + 1),
         _ => None,
     }
 }

@@ -5,11 +5,10 @@
 //! are scanned), nested less than [`FAST_DEPTH`], whose numbers are finite doubles. Anything else (an error, a lone surrogate, deep nesting, a
 //! number out of range) makes it give up, and serde_json reads the text instead, so every error,
 //! its message and its position are serde_json's. What it accepts it encodes exactly as the
-//! serde path does (`tests` checks the two against each other), and in the in-memory form
-//! straight away (keys by their names' numbers, `super::names`), counting how much longer the
-//! portable form is: numbers are correctly rounded
+//! serde path does (`tests` checks the two against each other): numbers are correctly rounded
 //! by both (`float_roundtrip`), `-0` stays `-0`, and a repeated key keeps its first position and
-//! its last value.
+//! its last value. It writes the in-memory form straight away (keys by their names' numbers,
+//! `super::names`), counting how much longer the portable form is.
 
 use super::encode::{begin_container, end_container_counted, end_object, push_number, push_varint, Writer};
 use super::names::push_memory_key;
