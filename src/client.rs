@@ -131,6 +131,10 @@ pub struct ContainerProperties {
     /// Dedicated throughput (default: none of its own: the database's shared throughput if it has
     /// some, else unlimited).
     pub throughput: Option<Provisioned>,
+    /// The analytical store's time to live (`analyticalStorageTtl`): `None` or `0` without an
+    /// analytical store, `-1` keeping every item, `n` keeping items `n` seconds after their last
+    /// write (the `cosmoql-analytics` crate mirrors containers that have one).
+    pub analytical_storage_ttl: Option<i64>,
 }
 
 impl ContainerProperties {
@@ -142,6 +146,7 @@ impl ContainerProperties {
             settings: ContainerSettings::default(),
             indexing_policy: IndexingPolicy::default(),
             throughput: None,
+            analytical_storage_ttl: None,
         })
     }
 
@@ -153,6 +158,7 @@ impl ContainerProperties {
             settings: ContainerSettings::default(),
             indexing_policy: IndexingPolicy::default(),
             throughput: None,
+            analytical_storage_ttl: None,
         }
     }
 
@@ -192,6 +198,14 @@ impl ContainerProperties {
     /// write unless their own `ttl` says otherwise.
     pub fn default_ttl(mut self, ttl: Option<i64>) -> Self {
         self.settings.default_ttl = ttl;
+        self
+    }
+
+    /// Sets the analytical store's time to live (`analyticalStorageTtl`): `None` or `Some(0)`
+    /// without an analytical store, `Some(-1)` keeping every item written (even past the
+    /// transactional time to live), `Some(n)` keeping each `n` seconds after its last write.
+    pub fn analytical_storage_ttl(mut self, ttl: Option<i64>) -> Self {
+        self.analytical_storage_ttl = ttl;
         self
     }
 
@@ -251,6 +265,9 @@ impl DatabaseClient {
     /// Creates a container; an error (409) if it exists.
     pub fn create_container(&self, properties: ContainerProperties) -> Result<ContainerClient, Error> {
         let db = self.store.database(&self.id)?;
+        if let Some(ttl) = properties.analytical_storage_ttl.filter(|t| *t != 0) {
+            cosmoql_storage::container::validate_ttl(ttl, "analyticalStorageTtl")?;
+        }
         let mut settings = properties.settings;
         let dedicated = cosmoql_storage::throughput::dedicated_at_creation(
             properties.throughput,
@@ -259,7 +276,7 @@ impl DatabaseClient {
         )?;
         let container = db.create_container_with(&properties.id, properties.partition_key, settings, dedicated)?;
         container.replace_indexing_policy(properties.indexing_policy);
-        container.persist_properties()?;
+        container.set_analytical_ttl(properties.analytical_storage_ttl)?;
         container.set_clock(Arc::clone(&self.clock));
         Ok(ContainerClient {
             container,
@@ -491,6 +508,12 @@ impl ContainerClient {
     /// `n` seconds); 400 for another value. Items' expiry follows at once.
     pub fn replace_default_ttl(&self, ttl: Option<i64>) -> Result<(), Error> {
         Ok(self.container.set_default_ttl(ttl)?)
+    }
+
+    /// Replaces the analytical store's time to live (`None` or `0` turns the analytical store
+    /// off, `-1` keeps every item, `n` seconds); 400 for another value.
+    pub fn replace_analytical_storage_ttl(&self, ttl: Option<i64>) -> Result<(), Error> {
+        Ok(self.container.set_analytical_ttl(ttl)?)
     }
 
     /// The same container with provisioned throughput timed by `clock` from now on (for

@@ -141,6 +141,7 @@ fn write_everything(store: &Store) {
     );
     readings.persist_properties().unwrap();
     readings.set_default_ttl(Some(-1)).unwrap();
+    readings.set_analytical_ttl(Some(3600)).unwrap();
     readings.set_throughput(Some(Arc::new(Throttle::provisioned(
         Provisioned::Manual(12_000.0),
         Arc::new(SystemClock::default()),
@@ -158,6 +159,7 @@ fn write_everything(store: &Store) {
     other.persist_throughput().unwrap();
     let plain = other.create_container("plain", PartitionKeyDefinition::none(), ContainerSettings::default()).unwrap();
     plain.create(&json(r#"{"id":"only","x":[1,2,{"y":null}]}"#)).unwrap();
+    plain.set_analytical_ttl(Some(-1)).unwrap();
     let gone = other
         .create_container("gone", PartitionKeyDefinition::hash("/k").unwrap(), ContainerSettings::default())
         .unwrap();
@@ -175,6 +177,8 @@ fn everything_written_is_there_after_reopening_with_and_without_a_checkpoint() {
         write_everything(&store);
         dump(&store)
     };
+    // The analytical time to live, from the properties record and the container record.
+    assert!(before.contains(r#""analyticalStorageTtl":3600"#) && before.contains(r#""analyticalStorageTtl":-1"#));
     let store = open(&dir);
     assert_eq!(dump(&store), before, "reopened from the log");
     store.checkpoint().unwrap();

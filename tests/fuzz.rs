@@ -628,9 +628,10 @@ fn a_log_with_the_largest_container_number_is_refused() {
     assert!(err.message.contains("out of range"), "{}", err.message);
 }
 
-/// A log written before databases and containers kept their creation time (a database record
-/// ends before it; a container record before its kept properties and it) opens as it did then:
-/// the same items, and creation times taken at opening.
+/// A log written before databases and containers kept their creation time and containers their
+/// analytical time to live (a database record ends before the time; a container record before
+/// its kept properties; a properties record before the analytical time to live) opens as it did
+/// then: the same items, and creation times taken at opening.
 #[test]
 fn a_log_from_before_creation_times_opens() {
     let mut frames = log_seed().clone();
@@ -639,10 +640,17 @@ fn a_log_from_before_creation_times_opens() {
         match f[0] {
             // CREATE_DATABASE: its creation time is the last 8 bytes.
             1 => f.truncate(f.len() - 8),
-            // CREATE_CONTAINER: an empty kept-properties string (its length, 0), then the time.
+            // CREATE_CONTAINER: an empty kept-properties string (its length, 0), the time, then
+            // no analytical time to live (0).
             4 => {
-                assert_eq!(&f[f.len() - 12..f.len() - 8], &[0, 0, 0, 0]);
-                f.truncate(f.len() - 12);
+                assert_eq!(&f[f.len() - 13..f.len() - 9], &[0, 0, 0, 0]);
+                assert_eq!(f[f.len() - 1], 0);
+                f.truncate(f.len() - 13);
+            }
+            // CONTAINER_PROPERTIES: no analytical time to live (0), last.
+            6 => {
+                assert_eq!(f[f.len() - 1], 0);
+                f.truncate(f.len() - 1);
             }
             _ => continue,
         }

@@ -241,6 +241,15 @@ impl Gateway {
             _ => return Err(request.bad_request("defaultTtl must be an integer.")),
         };
         container.client.replace_default_ttl(ttl).map_err(fail)?;
+        // Omitted, the analytical time to live stays as it was (the service's documented rule).
+        match body.get("analyticalStorageTtl") {
+            Value::Undefined => {}
+            Value::Null => container.client.replace_analytical_storage_ttl(None).map_err(fail)?,
+            Value::Number(n) if n.fract() == 0.0 => {
+                container.client.replace_analytical_storage_ttl(Some(*n as i64)).map_err(fail)?
+            }
+            _ => return Err(request.bad_request("analyticalStorageTtl must be an integer.")),
+        }
         Ok(Reply::json(200, &self.container_document(&container)))
     }
 
@@ -370,6 +379,11 @@ fn container_properties(body: &Value, request: &Request) -> Result<ContainerProp
         Value::Undefined | Value::Null => {}
         Value::Number(n) if n.fract() == 0.0 => properties = properties.default_ttl(Some(*n as i64)),
         _ => return Err(request.bad_request("defaultTtl must be an integer.")),
+    }
+    match body.get("analyticalStorageTtl") {
+        Value::Undefined | Value::Null => {}
+        Value::Number(n) if n.fract() == 0.0 => properties = properties.analytical_storage_ttl(Some(*n as i64)),
+        _ => return Err(request.bad_request("analyticalStorageTtl must be an integer.")),
     }
     match body.get("changeFeedPolicy").get("retentionDuration") {
         Value::Undefined | Value::Null => {}

@@ -528,9 +528,19 @@ impl Database {
             )
             .filter(|s| *s > 0),
         };
+        let analytical_ttl =
+            match properties.get("analyticalStorageTtl") {
+                Value::Undefined | Value::Null => None,
+                v => Some(v.as_f64().filter(|n| n.fract() == 0.0 && n.abs() < 1e15).map(|n| n as i64).ok_or_else(
+                    || StorageError::bad_request("analyticalStorageTtl is an integer: 0, -1 or 1 to 2147483647"),
+                )?),
+            };
+        if let Some(ttl) = analytical_ttl.filter(|t| *t != 0) {
+            crate::container::validate_ttl(ttl, "analyticalStorageTtl")?;
+        }
         let container = self.create_container(id, key, settings)?;
         container.replace_indexing_policy(policy);
-        container.persist_properties()?;
+        container.set_analytical_ttl(analytical_ttl)?;
         Ok(container)
     }
 

@@ -330,6 +330,18 @@ def check_replace_throughput(database):
     expect(got == 500, f"offer_throughput {got} after replace_throughput(500)")
 
 
+def check_analytical_storage_ttl(database):
+    """A container made with an analytical store (`analytical_storage_ttl`, written as the
+    service's `analyticalStorageTtl`) reads it back, and a replace changes it."""
+    container = database.create_container("analytical", PartitionKey(path="/pk"), analytical_storage_ttl=-1)
+    got = container.read().get("analyticalStorageTtl")
+    expect(got == -1, f"analyticalStorageTtl {got!r}, not -1")
+    database.replace_container(container, PartitionKey(path="/pk"), analytical_storage_ttl=3600)
+    got = database.get_container_client("analytical").read().get("analyticalStorageTtl")
+    expect(got == 3600, f"analyticalStorageTtl {got!r} after a replace with 3600")
+    database.delete_container("analytical")
+
+
 def split_items():
     return [{"id": f"s{i:03}", "pk": f"k{i % 12}", "n": i} for i in range(60)]
 
@@ -862,6 +874,7 @@ def run(suite, oracle, args):
     suite.check("containers: without a partition key", check_keyless_container, database)
     suite.check("throughput: get_throughput", check_get_throughput, database)
     suite.check("throughput: replace_throughput", check_replace_throughput, database)
+    suite.check("containers: analytical_storage_ttl", check_analytical_storage_ttl, database)
     suite.check("throughput: 429s retried by the SDK's policy, or surfaced with retry-after", check_throttling,
                 database, args.endpoint, args.key)
     suite.check("split: change feed and paged query tokens from before a split", check_split, database)

@@ -2,8 +2,8 @@
 //! file); by concern, in files of their own: `items.rs` (item operations), `batch.rs`
 //! (transactional batches), `scan.rs` (scans and item positions), `serving.rs` (what the
 //! indexes serve to queries), `splits.rs`, `ttl.rs` (time to live), `feed.rs` (reading the
-//! change feed), `settings.rs` (settings and limits) and `persist.rs` (the write-ahead log and
-//! rebuilding from it).
+//! change feed), `mirror.rs` (what the analytical store reads), `settings.rs` (settings, limits
+//! and the properties' JSON) and `persist.rs` (the write-ahead log and rebuilding from it).
 //!
 //! Concurrency: an operation read-locks the partition map (`RwLock<Vec<Arc<PhysicalPartition>>>`)
 //! and then the one physical partition it needs (read or write). Readers never block readers, and
@@ -41,6 +41,7 @@ mod ids;
 mod items;
 mod local_order;
 mod logical;
+mod mirror;
 mod persist;
 mod scan;
 mod serving;
@@ -54,6 +55,7 @@ use logical::*;
 pub(crate) use persist::Journal;
 use persist::{Entry, Pending};
 
+pub use mirror::PartitionDelta;
 pub use scan::{ItemPosition, Scan};
 pub use serving::{CompositeWalk, IndexBounds, IndexServing, OrderedEntries, OrderedWalk, RangeItems};
 pub use settings::*;
@@ -320,6 +322,8 @@ pub struct Container {
     created: u64,
     /// The default time to live (`defaultTtl`; `None`: off).
     default_ttl: RwLock<Option<i64>>,
+    /// The analytical store's time to live (`mirror.rs`).
+    analytical_ttl: RwLock<Option<i64>>,
     /// Items that may expire, by when: (expiry, EPK, id). Entries go stale when their item is
     /// written again or deleted; they are checked when they come due.
     expiry: Mutex<BTreeSet<(u64, Epk, Arc<str>)>>,
@@ -410,6 +414,7 @@ impl Container {
             clock: RwLock::new(Arc::new(SystemClock::default())),
             created: SystemClock::default().unix_seconds(),
             default_ttl: RwLock::new(settings_ttl),
+            analytical_ttl: RwLock::new(None),
             expiry: Mutex::new(BTreeSet::new()),
             expired: AtomicU64::new(0),
             next_expiry: AtomicU64::new(u64::MAX),
@@ -562,46 +567,6 @@ impl Container {
     /// How many splits happened so far.
     pub fn split_count(&self) -> u64 {
         self.splits.load(Ordering::Relaxed)
-    }
-
-    /// The container's properties in Cosmos DB's JSON form.
-    pub fn properties(&self) -> Value {
-        let mut m = Map::default();
-        m.insert("id".into(), Value::from(self.id.as_str()));
-        m.insert("indexingPolicy".into(), self.indexing_policy().to_json());
-        m.insert("partitionKey".into(), self.definition.to_json());
-        if let Some(ttl) = self.default_ttl() {
-            m.insert("defaultTtl".into(), Value::from(ttl as f64));
-        }
-        if let Some(seconds) = self.settings.change_feed_retention {
-            m.insert(
-                "changeFeedPolicy".into(),
-                Value::object([("retentionDuration", Value::from((seconds / 60) as f64))]),
-            );
-        }
-        if !self.settings.unique_keys.is_empty() {
-            let keys: Vec<Value> = self
-                .settings
-                .unique_keys
-                .iter()
-                .map(|k| {
-                    let paths: Vec<Value> = k.paths.iter().map(|p| Value::from(p.as_str())).collect();
-                    Value::object([("paths", Value::from(paths))])
-                })
-                .collect();
-            m.insert("uniqueKeyPolicy".into(), Value::object([("uniqueKeys", Value::from(keys))]));
-        }
-        if let Some(kept) = &self.settings.kept_properties {
-            for name in KEPT_PROPERTIES {
-                let v = kept.get(name);
-                if !v.is_undefined() {
-                    m.insert(name.into(), v.clone());
-                }
-            }
-        }
-        m.insert("_rid".into(), Value::from(self.rid_text()));
-        m.insert("_ts".into(), Value::from(self.created as f64));
-        Value::from(m)
     }
 
     /// A number unique among the containers of the process that changes whenever the container's

@@ -284,6 +284,8 @@ impl Container {
         let mut w = Writer::new();
         w.u8(tag::CONTAINER_PROPERTIES).u32(journal.handle);
         self.encode_changeable(&mut w);
+        // Last, so records written before it existed still read.
+        w.opt_i64(self.analytical_ttl());
         journal.durable.append_synced(&w.buf)
     }
 
@@ -334,7 +336,7 @@ impl Container {
         // Last, so records written before they existed still read: the properties kept for the
         // service's sake (empty: none), then the creation time.
         let kept = s.kept_properties.as_ref().and_then(cosmoql_value::to_json_string);
-        w.str(kept.as_deref().unwrap_or_default()).u64(self.created);
+        w.str(kept.as_deref().unwrap_or_default()).u64(self.created).opt_i64(self.analytical_ttl());
         w.buf
     }
 
@@ -400,12 +402,18 @@ impl Container {
         if !r.is_done() {
             container.created = r.u64()?;
         }
+        if !r.is_done() {
+            *container.analytical_ttl.write() = r.opt_i64()?;
+        }
         Ok((container, handle))
     }
 
     /// Replays a changeable-properties record.
     pub(crate) fn replay_properties(&self, r: &mut Reader<'_>) -> Decoded<()> {
         self.replay_changeable(r)?;
+        if !r.is_done() {
+            *self.analytical_ttl.write() = r.opt_i64()?;
+        }
         self.suspend_indexes();
         Ok(())
     }

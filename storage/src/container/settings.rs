@@ -1,5 +1,6 @@
 //! A container's settings and the service's limits: sizes of items, ids and logical partitions,
-//! batches, initial partitions and split thresholds, unique keys, time to live.
+//! batches, initial partitions and split thresholds, unique keys, time to live; the container's
+//! properties in the service's JSON form.
 
 use super::*;
 
@@ -161,5 +162,50 @@ impl ContainerSettings {
             validate_ttl(ttl, "defaultTtl")?;
         }
         Ok(())
+    }
+}
+
+impl Container {
+    /// The container's properties in Cosmos DB's JSON form.
+    pub fn properties(&self) -> Value {
+        let mut m = Map::default();
+        m.insert("id".into(), Value::from(self.id.as_str()));
+        m.insert("indexingPolicy".into(), self.indexing_policy().to_json());
+        m.insert("partitionKey".into(), self.definition.to_json());
+        if let Some(ttl) = self.default_ttl() {
+            m.insert("defaultTtl".into(), Value::from(ttl as f64));
+        }
+        if let Some(ttl) = self.analytical_ttl() {
+            m.insert("analyticalStorageTtl".into(), Value::from(ttl as f64));
+        }
+        if let Some(seconds) = self.settings.change_feed_retention {
+            m.insert(
+                "changeFeedPolicy".into(),
+                Value::object([("retentionDuration", Value::from((seconds / 60) as f64))]),
+            );
+        }
+        if !self.settings.unique_keys.is_empty() {
+            let keys: Vec<Value> = self
+                .settings
+                .unique_keys
+                .iter()
+                .map(|k| {
+                    let paths: Vec<Value> = k.paths.iter().map(|p| Value::from(p.as_str())).collect();
+                    Value::object([("paths", Value::from(paths))])
+                })
+                .collect();
+            m.insert("uniqueKeyPolicy".into(), Value::object([("uniqueKeys", Value::from(keys))]));
+        }
+        if let Some(kept) = &self.settings.kept_properties {
+            for name in KEPT_PROPERTIES {
+                let v = kept.get(name);
+                if !v.is_undefined() {
+                    m.insert(name.into(), v.clone());
+                }
+            }
+        }
+        m.insert("_rid".into(), Value::from(self.rid_text()));
+        m.insert("_ts".into(), Value::from(self.created as f64));
+        Value::from(m)
     }
 }
