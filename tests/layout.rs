@@ -206,8 +206,8 @@ fn no_script_is_over_a_thousand_lines() {
 
 /// The layers of `docs/ARCHITECTURE.md`: each crate and the workspace crates it may depend on
 /// (`[dependencies]`, not dev-dependencies). The planner knows the catalog, never the storage
-/// engine; nothing below the facade knows the facade or the REPL; the REPL knows only the facade and the
-/// gateway (`cosmoql serve`).
+/// engine; nothing below the facade knows the facade or the REPL; the REPL knows only the facade, the
+/// gateway (`cosmoql serve`) and the analytical store (`cosmoql analyze`).
 const LAYERS: &[(&str, &[&str])] = &[
     ("value", &[]),
     ("catalog", &["cosmoql-value"]),
@@ -215,12 +215,13 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("planner", &["cosmoql-value", "cosmoql-parser", "cosmoql-catalog"]),
     ("storage", &["cosmoql-value", "cosmoql-catalog"]),
     ("executor", &["cosmoql-value", "cosmoql-parser", "cosmoql-catalog", "cosmoql-planner", "cosmoql-storage"]),
-    // The `cosmoql` binary: the facade (`cosmoql`, not an engine crate) and the gateway it serves.
-    ("repl", &["cosmoql-gateway"]),
+    // The `cosmoql` binary: the facade (`cosmoql`, not an engine crate), the gateway it serves and
+    // the analytical store it queries (`cosmoql analyze`).
+    ("repl", &["cosmoql-gateway", "cosmoql-analytics"]),
     // The REST gateway: above the facade, never an engine crate directly.
     ("gateway", &[]),
-    // The analytical store (issue 25): above the storage engine, beside the query crates, never
-    // imported by them.
+    // The analytical store (issue 25): above the facade (whose containers it mirrors) and the
+    // storage engine, never imported by the query crates.
     ("analytics", &["cosmoql-value", "cosmoql-catalog", "cosmoql-storage"]),
 ];
 

@@ -1,11 +1,25 @@
-//! The analytical store: a columnar mirror of a container, with the schema Azure Cosmos DB's
-//! analytical store infers, for standard SQL over it (issue 25).
+//! The analytical store: a columnar mirror of a container on Arrow, with the schema Azure Cosmos
+//! DB's analytical store infers, and standard SQL over it through DataFusion (issue 25). The only
+//! crate of the workspace on DataFusion: above the storage engine, never imported by the query
+//! crates.
 //!
-//! Built so far: the schema inference ([`schema`]), as the service documents it
-//! (`docs/design/analytical-store-research.md`, section 1). The mirror on Arrow, DataFusion over
-//! it and Parquet out come next; this crate is the only one that will depend on them, above the
-//! storage engine and never imported by the query crates.
+//! * [`schema`]: the schema inference, as the service documents it
+//!   (`docs/design/analytical-store-research.md`, section 1).
+//! * [`columns`]: the schema as Arrow types, items as Arrow columns.
+//! * [`mirror`]: a container's mirror, a partition a physical partition, synced from the change
+//!   feed, read as snapshots.
+//! * [`table`]: a snapshot as a DataFusion table that reads only the partitions a key filter
+//!   pins.
+//! * [`session`]: the SQL session over every container with an analytical store.
+//! * [`values`]: results as cosmoql values.
 
+pub mod columns;
+pub mod mirror;
 pub mod schema;
+pub mod session;
+pub mod table;
+pub mod values;
 
+pub use mirror::{Mirror, Snapshot, SyncReport};
 pub use schema::{ColumnType, Dropped, Field, ObjectSchema, Observed, Schema, SchemaMode, MAX_NESTING, MAX_PROPERTIES};
+pub use session::{Analytics, AnalyticsError, Synced};

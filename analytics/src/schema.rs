@@ -106,7 +106,12 @@ impl ObjectSchema {
 
     /// The property named `name`, compared case-insensitively.
     pub fn get(&self, name: &str) -> Option<&Field> {
-        self.folded.get(&name.to_lowercase()).map(|&i| &self.fields[i])
+        self.position(name).map(|i| &self.fields[i])
+    }
+
+    /// Where the property named `name` (compared case-insensitively) is among [`Self::fields`].
+    pub fn position(&self, name: &str) -> Option<usize> {
+        self.folded.get(fold(name).as_ref()).copied()
     }
 }
 
@@ -175,6 +180,15 @@ impl Schema {
         self.dropped
     }
 
+    /// Whether `item` is represented at all (an object without, in well-defined mode, an array
+    /// of mixed types), as [`Self::observe`] decides.
+    pub fn represents(&self, item: &Value) -> bool {
+        match item {
+            Value::Object(map) => self.mode == SchemaMode::FullFidelity || mixed_array_in(map, 1).is_none(),
+            _ => false,
+        }
+    }
+
     /// Adds what `item` (a document, without system properties) brings to the schema.
     pub fn observe(&mut self, item: &Value) -> Observed {
         let Value::Object(map) = item else {
@@ -205,7 +219,7 @@ impl Schema {
                 self.dropped.over_nesting += 1;
                 continue;
             }
-            let folded = name.to_lowercase();
+            let folded = fold(name).into_owned();
             if !seen.insert(folded.clone()) {
                 self.dropped.case_duplicates += 1;
                 continue;
@@ -332,14 +346,23 @@ fn variant_of(value: &Value) -> ColumnType {
     }
 }
 
+/// A name as names are compared: lower-cased (without a copy when it is already).
+pub(crate) fn fold(name: &str) -> std::borrow::Cow<'_, str> {
+    if name.bytes().any(|b| b.is_ascii_uppercase() || !b.is_ascii()) {
+        std::borrow::Cow::Owned(name.to_lowercase())
+    } else {
+        std::borrow::Cow::Borrowed(name)
+    }
+}
+
 /// An integer the column can hold as one (`-0` and numbers past ±2^63 are not).
-fn is_int64(n: f64) -> bool {
+pub(crate) fn is_int64(n: f64) -> bool {
     n.fract() == 0.0 && n.abs() < 9.223_372_036_854_776e18 && !(n == 0.0 && n.is_sign_negative())
 }
 
 /// Whether `value` fits a well-defined `ty` (whatever it holds inside: its parts that do not fit
 /// are dropped one by one, except an array's elements, which fit as a whole or not at all).
-fn fits(ty: &ColumnType, value: &Value) -> bool {
+pub(crate) fn fits(ty: &ColumnType, value: &Value) -> bool {
     match (ty, value) {
         (_, Value::Undefined | Value::Null) | (ColumnType::Null, _) => true,
         (ColumnType::Bool, Value::Bool(_)) | (ColumnType::String, Value::String(_)) => true,

@@ -1,0 +1,225 @@
+//! The mirror's Arrow form: the inferred schema as Arrow types, and items as Arrow columns.
+//!
+//! * The columns are the system columns `_rid`, `_ts` and `_etag` (as the service's analytical
+//!   store has them, with `id` among the user's properties), then the first level's properties
+//!   in the order first seen.
+//! * Well-defined: a column of the property's type; a value of another type is null (it was
+//!   counted as dropped when observed). Numbers are `Int64` while a property held only integers,
+//!   `Float64` after; a property with only nulls so far is of Arrow's `Null` type. Nested objects
+//!   are `Struct`s of their properties, arrays `List`s of their element type.
+//! * Full fidelity: a property is a `Struct` with one child a type it held, named `null`,
+//!   `bool`, `num`, `string`, `array` or `object` (not Arrow's `Union`, which Parquet cannot
+//!   hold): a value sits in the child of its type, the others are null.
+//! * Names match case-insensitively: in an object, the first property whose name folds to the
+//!   column's is its value (a later one, equal but for case, is not represented).
+
+use std::sync::Arc;
+
+use cosmoql_value::{Map, Value};
+use datafusion::arrow::array::{
+    new_null_array, ArrayRef, BooleanArray, Float64Array, Int64Array, ListArray, StringArray, StructArray,
+};
+use datafusion::arrow::buffer::{NullBuffer, OffsetBuffer};
+use datafusion::arrow::datatypes::{DataType, Field, Fields, Schema as ArrowSchema, SchemaRef};
+use datafusion::arrow::error::ArrowError;
+use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
+
+use crate::schema::{fold, ColumnType, ObjectSchema, Schema, SchemaMode};
+
+/// The system columns, first in every mirror.
+pub const SYSTEM_COLUMNS: [&str; 3] = ["_rid", "_ts", "_etag"];
+
+/// A full-fidelity child's name for a type.
+fn variant_name(ty: &ColumnType) -> &'static str {
+    match ty {
+        ColumnType::Float64 | ColumnType::Int64 => "num",
+        other => other.name(),
+    }
+}
+
+/// The Arrow type of a column of type `ty`.
+pub fn data_type(ty: &ColumnType) -> DataType {
+    match ty {
+        ColumnType::Null => DataType::Null,
+        ColumnType::Bool => DataType::Boolean,
+        ColumnType::Int64 => DataType::Int64,
+        ColumnType::Float64 => DataType::Float64,
+        ColumnType::String => DataType::Utf8,
+        ColumnType::Array(element) => DataType::List(Arc::new(Field::new("item", data_type(element), true))),
+        ColumnType::Object(schema) => DataType::Struct(object_fields(schema)),
+        ColumnType::Variants(children) => DataType::Struct(
+            children.iter().map(|child| Field::new(variant_name(child), data_type(child), true)).collect(),
+        ),
+    }
+}
+
+fn object_fields(schema: &ObjectSchema) -> Fields {
+    schema.fields().iter().map(|f| Field::new(f.name.clone(), data_type(&f.ty), true)).collect()
+}
+
+/// The mirror's Arrow schema: the system columns, then the user's (a user property named as a
+/// system column, but for case, is left out: the system column holds that name).
+pub fn arrow_schema(schema: &Schema) -> SchemaRef {
+    let mut fields = vec![
+        Field::new("_rid", DataType::Utf8, false),
+        Field::new("_ts", DataType::Int64, false),
+        Field::new("_etag", DataType::Utf8, false),
+    ];
+    for f in user_fields(schema) {
+        fields.push(Field::new(f.name.clone(), data_type(&f.ty), true));
+    }
+    let mut metadata = std::collections::HashMap::new();
+    let mode = match schema.mode() {
+        SchemaMode::WellDefined => "well-defined",
+        SchemaMode::FullFidelity => "full-fidelity",
+    };
+    metadata.insert("cosmoql.schema_mode".to_string(), mode.to_string());
+    Arc::new(ArrowSchema::new_with_metadata(fields, metadata))
+}
+
+fn user_fields(schema: &Schema) -> impl Iterator<Item = &crate::schema::Field> {
+    schema.columns().fields().iter().filter(|f| !SYSTEM_COLUMNS.contains(&fold(&f.name).as_ref()))
+}
+
+/// One row of the mirror: an item's properties and its system columns.
+#[derive(Debug)]
+pub struct Row<'a> {
+    pub doc: &'a Value,
+    pub rid: String,
+    pub ts: i64,
+    pub etag: String,
+}
+
+/// The rows as a record batch of [`arrow_schema`]'s schema.
+pub fn record_batch(schema: &Schema, arrow: &SchemaRef, rows: &[Row<'_>]) -> Result<RecordBatch, ArrowError> {
+    let mode = schema.mode();
+    let mut columns: Vec<ArrayRef> = Vec::with_capacity(arrow.fields().len());
+    columns.push(Arc::new(StringArray::from_iter_values(rows.iter().map(|r| r.rid.as_str()))));
+    columns.push(Arc::new(Int64Array::from_iter_values(rows.iter().map(|r| r.ts))));
+    columns.push(Arc::new(StringArray::from_iter_values(rows.iter().map(|r| r.etag.as_str()))));
+    let fields: Vec<&crate::schema::Field> = user_fields(schema).collect();
+    let maps: Vec<Option<&Map>> = rows.iter().map(|r| r.doc.as_object()).collect();
+    for values in gather(schema.columns(), &fields, &maps) {
+        let at = columns.len() - SYSTEM_COLUMNS.len();
+        columns.push(build(&fields[at].ty, &values, mode));
+    }
+    RecordBatch::try_new_with_options(
+        Arc::clone(arrow),
+        columns,
+        &RecordBatchOptions::new().with_row_count(Some(rows.len())),
+    )
+}
+
+/// For each of `fields` (of `schema`), its value in each of `maps`: the first property whose
+/// name folds to the field's (`None` where there is none, or no object).
+fn gather<'a>(
+    schema: &ObjectSchema,
+    fields: &[&crate::schema::Field],
+    maps: &[Option<&'a Map>],
+) -> Vec<Vec<Option<&'a Value>>> {
+    let mut positions = vec![usize::MAX; schema.fields().len()];
+    for (i, f) in fields.iter().enumerate() {
+        if let Some(at) = schema.position(&f.name) {
+            positions[at] = i;
+        }
+    }
+    let mut columns: Vec<Vec<Option<&Value>>> = vec![vec![None; maps.len()]; fields.len()];
+    for (row, map) in maps.iter().enumerate() {
+        let Some(map) = map else { continue };
+        for (name, value) in map.iter() {
+            let Some(at) = schema.position(name) else { continue };
+            let column = positions[at];
+            if column != usize::MAX && columns[column][row].is_none() && !value.is_undefined() {
+                columns[column][row] = Some(value);
+            }
+        }
+    }
+    columns
+}
+
+/// The Arrow column of type `ty` holding `values` (`None`, null and values of another type:
+/// null).
+fn build(ty: &ColumnType, values: &[Option<&Value>], mode: SchemaMode) -> ArrayRef {
+    match ty {
+        ColumnType::Null => new_null_array(&DataType::Null, values.len()),
+        ColumnType::Bool => Arc::new(values.iter().map(|v| v.and_then(Value::as_bool)).collect::<BooleanArray>()),
+        ColumnType::Int64 => Arc::new(
+            values
+                .iter()
+                .map(|v| match v {
+                    Some(Value::Number(n)) if crate::schema::is_int64(*n) => Some(*n as i64),
+                    _ => None,
+                })
+                .collect::<Int64Array>(),
+        ),
+        ColumnType::Float64 => Arc::new(values.iter().map(|v| v.and_then(Value::as_f64)).collect::<Float64Array>()),
+        ColumnType::String => Arc::new(values.iter().map(|v| v.and_then(Value::as_str)).collect::<StringArray>()),
+        ColumnType::Array(element) => {
+            let mut offsets = Vec::with_capacity(values.len() + 1);
+            let mut valid = Vec::with_capacity(values.len());
+            let mut children: Vec<Option<&Value>> = Vec::new();
+            offsets.push(0i32);
+            for v in values {
+                match v {
+                    Some(Value::Array(items))
+                        if mode == SchemaMode::FullFidelity
+                            || items.iter().all(|item| crate::schema::fits(element, item)) =>
+                    {
+                        children.extend(items.iter().map(|item| (!item.is_undefined()).then_some(item)));
+                        valid.push(true);
+                    }
+                    _ => valid.push(false),
+                }
+                // An item holds at most 2 MB, so far fewer than 2^31 elements in a batch's
+                // partition of items (a batch past it is refused when built, never wrapped).
+                offsets.push(i32::try_from(children.len()).unwrap_or(i32::MAX));
+            }
+            let child = build(element, &children, mode);
+            let field = Arc::new(Field::new("item", data_type(element), true));
+            Arc::new(ListArray::new(field, OffsetBuffer::new(offsets.into()), child, Some(NullBuffer::from(valid))))
+        }
+        ColumnType::Object(schema) => {
+            let maps: Vec<Option<&Map>> = values.iter().map(|v| v.and_then(Value::as_object)).collect();
+            let fields: Vec<&crate::schema::Field> = schema.fields().iter().collect();
+            let arrays: Vec<ArrayRef> = gather(schema, &fields, &maps)
+                .iter()
+                .zip(&fields)
+                .map(|(column, f)| build(&f.ty, column, mode))
+                .collect();
+            let nulls = NullBuffer::from(maps.iter().map(Option::is_some).collect::<Vec<bool>>());
+            struct_array(object_fields(schema), arrays, nulls, values.len())
+        }
+        ColumnType::Variants(children) => {
+            let mut arrays = Vec::with_capacity(children.len());
+            let mut fields = Vec::with_capacity(children.len());
+            for child in children {
+                let name = variant_name(child);
+                let column: Vec<Option<&Value>> =
+                    values.iter().map(|v| v.filter(|v| variant_kind(v) == name)).collect();
+                arrays.push(build(child, &column, mode));
+                fields.push(Field::new(name, data_type(child), true));
+            }
+            let nulls = NullBuffer::from(values.iter().map(Option::is_some).collect::<Vec<bool>>());
+            struct_array(fields.into(), arrays, nulls, values.len())
+        }
+    }
+}
+
+fn struct_array(fields: Fields, arrays: Vec<ArrayRef>, nulls: NullBuffer, len: usize) -> ArrayRef {
+    if fields.is_empty() {
+        return Arc::new(StructArray::new_empty_fields(len, Some(nulls)));
+    }
+    Arc::new(StructArray::new(fields, arrays, Some(nulls)))
+}
+
+/// The full-fidelity child a value goes to.
+fn variant_kind(value: &Value) -> &'static str {
+    match value {
+        Value::Undefined | Value::Null => "null",
+        Value::Bool(_) => "bool",
+        Value::Number(_) => "num",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}

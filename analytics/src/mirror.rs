@@ -1,0 +1,383 @@
+//! A container's columnar mirror: one mirror partition a physical partition, fed from the
+//! container's change feed, published as snapshots that queries read.
+//!
+//! * **Sync** ([`Mirror::sync`]): each mirror partition keeps the LSN it has read its physical
+//!   partition's change feed up to. It takes the items written since (creates and replaces, in
+//!   their latest versions, observed into the schema) and compares its count of live items with
+//!   the partition's, read at the same moment. Every live item is either unchanged since the last
+//!   sync (so held) or among the changes, so the counts differ exactly when items were deleted;
+//!   then it walks the partition's item positions and lets go of the items no longer there.
+//! * **Analytical time to live**: an item the container let go because its own time to live
+//!   passed stays in the mirror while the analytical time to live keeps it (`-1`: always; `n`:
+//!   `n` seconds after its last write), as the service's analytical store does; an item deleted
+//!   by a user goes.
+//! * **Splits**: a physical partition the mirror has not seen took its items from a partition
+//!   that split; its mirror partition takes the parent's rows in its range and reads the change
+//!   feed on from the parent's LSN (its items' LSNs are the parent's), so nothing is lost or held
+//!   twice.
+//! * **Snapshots**: a sync rebuilds the Arrow batch of each partition that changed (all of them
+//!   when the schema grew), on both cores, and publishes a new [`Snapshot`]. A query reads the
+//!   snapshot it started with; a sync never waits for a query and a query never waits for a sync
+//!   (syncs wait for each other).
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::Arc;
+
+use cosmoql_catalog::epk::Epk;
+use cosmoql_storage::{Container, ItemPosition, StoredItem};
+use cosmoql_value::Value;
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::arrow::error::ArrowError;
+use datafusion::arrow::record_batch::RecordBatch;
+use std::sync::{Mutex, RwLock};
+
+use crate::columns::{arrow_schema, record_batch, Row};
+use crate::schema::{Schema, SchemaMode};
+
+/// Rows in one record batch of a snapshot (a partition's rows come in several, so a scan of one
+/// partition can still run on several threads).
+const BATCH_ROWS: usize = 64 * 1024;
+
+/// What a query reads: the mirror at one moment.
+#[derive(Debug)]
+pub struct Snapshot {
+    /// The Arrow schema of every batch.
+    pub schema: SchemaRef,
+    /// The mirror partitions, in EPK order.
+    pub partitions: Vec<SnapshotPartition>,
+}
+
+/// One mirror partition in a snapshot.
+#[derive(Debug, Clone)]
+pub struct SnapshotPartition {
+    /// The physical partition's id.
+    pub id: u32,
+    pub min: Epk,
+    pub max: Epk,
+    pub batches: Vec<RecordBatch>,
+}
+
+impl Snapshot {
+    /// Rows in the snapshot.
+    pub fn rows(&self) -> usize {
+        self.partitions.iter().flat_map(|p| &p.batches).map(RecordBatch::num_rows).sum()
+    }
+}
+
+/// A mirror partition's item: held while it is live in the container, and after (`expired`) while
+/// the analytical time to live keeps it.
+#[derive(Debug, Clone)]
+struct Held {
+    item: StoredItem,
+    expired: bool,
+}
+
+#[derive(Debug)]
+struct MirrorPartition {
+    id: u32,
+    min: Epk,
+    max: Epk,
+    /// The LSN of the physical partition's change feed read up to.
+    lsn: u64,
+    rows: BTreeMap<ItemPosition, Held>,
+    /// Rows live in the container (not `expired`).
+    live: usize,
+    /// The partition's batches, built with the mirror's current Arrow schema; `None`: to build.
+    batches: Option<Vec<RecordBatch>>,
+    /// With a positive analytical time to live: when the next held item leaves it.
+    next_leave: Option<u64>,
+}
+
+#[derive(Debug)]
+struct State {
+    schema: Schema,
+    arrow: SchemaRef,
+    partitions: Vec<MirrorPartition>,
+    /// The analytical time to live the batches were built under.
+    attl: Option<i64>,
+}
+
+/// A container's mirror.
+#[derive(Debug)]
+pub struct Mirror {
+    container: Arc<Container>,
+    state: Mutex<State>,
+    published: RwLock<Arc<Snapshot>>,
+}
+
+/// What a sync did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SyncReport {
+    /// Items taken from the change feed (created or replaced since the last sync).
+    pub changed: usize,
+    /// Items let go (deleted, or past the analytical time to live).
+    pub removed: usize,
+    /// Mirror partitions whose batches were rebuilt.
+    pub rebuilt: usize,
+}
+
+impl Mirror {
+    /// An empty mirror of `container` (its first [`Self::sync`] fills it).
+    pub fn new(container: Arc<Container>, mode: SchemaMode) -> Mirror {
+        let schema = Schema::new(mode);
+        let arrow = arrow_schema(&schema);
+        let snapshot = Snapshot { schema: Arc::clone(&arrow), partitions: Vec::new() };
+        Mirror {
+            container,
+            state: Mutex::new(State { schema, arrow, partitions: Vec::new(), attl: None }),
+            published: RwLock::new(Arc::new(snapshot)),
+        }
+    }
+
+    pub fn container(&self) -> &Arc<Container> {
+        &self.container
+    }
+
+    /// The snapshot the last sync published.
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        Arc::clone(&self.published.read().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// The inferred schema now (a copy).
+    pub fn schema(&self) -> Schema {
+        self.lock().schema.clone()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Brings the mirror up to the container's writes so far and publishes a snapshot of it.
+    pub fn sync(&self) -> Result<SyncReport, ArrowError> {
+        let mut state = self.lock();
+        let mut report = SyncReport::default();
+        let now = self.container.clock_now();
+        let attl = self.container.analytical_ttl();
+        // A partition that splits while this runs is found gone; its children are read on the
+        // next round (a split moves items, it never loses them).
+        for _ in 0..64 {
+            if self.sync_round(&mut state, now, attl, &mut report) {
+                break;
+            }
+        }
+        // A grown schema, or another analytical time to live: every batch is built again.
+        let arrow = arrow_schema(&state.schema);
+        if arrow != state.arrow || attl != state.attl {
+            state.arrow = arrow;
+            state.attl = attl;
+            for p in &mut state.partitions {
+                p.batches = None;
+            }
+        }
+        let State { schema, arrow, partitions, .. } = &mut *state;
+        for p in partitions.iter_mut() {
+            if p.next_leave.is_some_and(|at| at <= now) {
+                p.batches = None;
+            }
+        }
+        report.rebuilt = build_batches(schema, arrow, partitions, &self.container, now, attl)?;
+        let snapshot = Snapshot {
+            schema: Arc::clone(arrow),
+            partitions: partitions
+                .iter()
+                .map(|p| SnapshotPartition {
+                    id: p.id,
+                    min: p.min.clone(),
+                    max: p.max.clone(),
+                    batches: p.batches.clone().unwrap_or_default(),
+                })
+                .collect(),
+        };
+        *self.published.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(snapshot);
+        Ok(report)
+    }
+
+    /// One pass over the container's partitions; `false` when one split under it (run again).
+    fn sync_round(&self, state: &mut State, now: u64, attl: Option<i64>, report: &mut SyncReport) -> bool {
+        let layout = self.container.partitions();
+        let mut old: Vec<MirrorPartition> = std::mem::take(&mut state.partitions);
+        let mut next = Vec::with_capacity(layout.len());
+        let mut complete = true;
+        for info in &layout {
+            let mut p = match old.iter().position(|p| p.id == info.id) {
+                Some(at) => old.swap_remove(at),
+                None => inherit(&old, info.id, &info.min, &info.max),
+            };
+            let Some(delta) = self.container.partition_delta(p.id, p.lsn) else {
+                complete = false;
+                next.push(p);
+                continue;
+            };
+            if !delta.changes.is_empty() {
+                p.batches = None;
+            }
+            report.changed += delta.changes.len();
+            for (item, epk) in delta.changes {
+                state.schema.observe(&item.doc.to_value());
+                let position = ItemPosition { epk, seq: item.meta.seq };
+                if let Some(was) = p.rows.insert(position, Held { item, expired: false }) {
+                    p.live -= usize::from(!was.expired);
+                }
+                p.live += 1;
+            }
+            p.lsn = delta.lsn;
+            if p.live != delta.items {
+                report.removed += self.let_go(&mut p, now, attl);
+            }
+            next.push(p);
+        }
+        // Partitions gone (split) whose children all exist now are done with; one whose child
+        // was not made yet (a split between the layout read and now) waits for the next round.
+        if !complete {
+            next.extend(old);
+        }
+        next.sort_by(|a, b| a.min.cmp(&b.min));
+        state.partitions = next;
+        complete
+    }
+
+    /// Lets go of the rows of `p` that its physical partition no longer holds, unless the
+    /// analytical time to live keeps them (an item expired by its time to live); returns how
+    /// many went.
+    fn let_go(&self, p: &mut MirrorPartition, now: u64, attl: Option<i64>) -> usize {
+        let Some(positions) = self.container.partition_positions(p.id) else { return 0 };
+        let live: HashSet<&ItemPosition> = positions.iter().collect();
+        let before = p.rows.len();
+        p.rows.retain(|position, held| {
+            if held.expired || live.contains(position) {
+                return true;
+            }
+            // Gone from the container: kept when its own time to live took it and the
+            // analytical one keeps it.
+            let expired = self.container.item_expiry(&held.item.meta).is_some_and(|at| at <= now);
+            held.expired = expired && attl.is_some_and(|t| t == -1 || keeps(&held.item, t, now));
+            held.expired
+        });
+        p.live = p.rows.values().filter(|h| !h.expired).count();
+        p.batches = None;
+        before - p.rows.len()
+    }
+}
+
+/// Whether a positive analytical time to live `ttl` still keeps `item` at `now`.
+fn keeps(item: &StoredItem, ttl: i64, now: u64) -> bool {
+    ttl < 0 || item.meta.ts.saturating_add(ttl as u64) > now
+}
+
+/// A new mirror partition for physical partition `id` over `[min, max)`: the rows of the old
+/// partitions in that range (its parent's, after a split), read on from the lowest LSN among
+/// them (0 for a partition the mirror never held).
+fn inherit(old: &[MirrorPartition], id: u32, min: &Epk, max: &Epk) -> MirrorPartition {
+    let mut rows = BTreeMap::new();
+    let mut lsn = None::<u64>;
+    for parent in old.iter().filter(|p| p.min < *max && *min < p.max) {
+        let from = ItemPosition::start_of(min.clone());
+        rows.extend(
+            parent
+                .rows
+                .range(from..)
+                .take_while(|(position, _)| position.epk < *max)
+                .map(|(k, v)| (k.clone(), v.clone())),
+        );
+        lsn = Some(lsn.map_or(parent.lsn, |l| l.min(parent.lsn)));
+    }
+    let live = rows.values().filter(|h: &&Held| !h.expired).count();
+    MirrorPartition {
+        id,
+        min: min.clone(),
+        max: max.clone(),
+        lsn: lsn.unwrap_or(0),
+        rows,
+        live,
+        batches: None,
+        next_leave: None,
+    }
+}
+
+/// Builds the batches of the partitions that have none, on up to two threads; returns how many.
+fn build_batches(
+    schema: &Schema,
+    arrow: &SchemaRef,
+    partitions: &mut [MirrorPartition],
+    container: &Container,
+    now: u64,
+    attl: Option<i64>,
+) -> Result<usize, ArrowError> {
+    let todo: Vec<&mut MirrorPartition> = partitions.iter_mut().filter(|p| p.batches.is_none()).collect();
+    let count = todo.len();
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(todo.len()).max(1);
+    let mut shares: Vec<Vec<&mut MirrorPartition>> = (0..threads).map(|_| Vec::new()).collect();
+    // Biggest first, each to the least loaded thread.
+    let mut todo = todo;
+    todo.sort_by_key(|p| std::cmp::Reverse(p.rows.len()));
+    let mut loads = vec![0usize; threads];
+    for p in todo {
+        let at = (0..threads).min_by_key(|&t| loads[t]).unwrap_or(0);
+        loads[at] += p.rows.len();
+        shares[at].push(p);
+    }
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = shares
+            .into_iter()
+            .map(|share| {
+                scope.spawn(move || -> Result<(), ArrowError> {
+                    for p in share {
+                        let (batches, next_leave) = partition_batches(schema, arrow, p, container, now, attl)?;
+                        p.batches = Some(batches);
+                        p.next_leave = next_leave;
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        handles.into_iter().try_for_each(|h| {
+            h.join().unwrap_or_else(|_| Err(ArrowError::ComputeError("a mirror build thread panicked (a bug)".into())))
+        })
+    })?;
+    Ok(count)
+}
+
+/// One partition's batches (its rows the analytical time to live keeps), and when the next of
+/// them leaves it.
+fn partition_batches(
+    schema: &Schema,
+    arrow: &SchemaRef,
+    p: &MirrorPartition,
+    container: &Container,
+    now: u64,
+    attl: Option<i64>,
+) -> Result<(Vec<RecordBatch>, Option<u64>), ArrowError> {
+    let ttl = attl.filter(|t| *t > 0);
+    let mut next_leave = None::<u64>;
+    let kept: Vec<&Held> = p
+        .rows
+        .values()
+        .filter(|h| match ttl {
+            Some(t) => {
+                let leaves = h.item.meta.ts.saturating_add(t as u64);
+                if leaves > now {
+                    next_leave = Some(next_leave.map_or(leaves, |n| n.min(leaves)));
+                }
+                leaves > now
+            }
+            None => true,
+        })
+        .collect();
+    let mut batches = Vec::with_capacity(kept.len().div_ceil(BATCH_ROWS));
+    for chunk in kept.chunks(BATCH_ROWS) {
+        let docs: Vec<Value> = chunk.iter().map(|h| h.item.doc.to_value()).collect();
+        let rows: Vec<Row<'_>> = chunk
+            .iter()
+            .zip(&docs)
+            .filter(|(_, doc)| schema.represents(doc))
+            .map(|(h, doc)| Row {
+                doc,
+                rid: container.system_property(&h.item, "_rid").as_str().unwrap_or_default().to_string(),
+                ts: i64::try_from(h.item.meta.ts).unwrap_or(i64::MAX),
+                etag: h.item.meta.etag(),
+            })
+            .collect();
+        batches.push(record_batch(schema, arrow, &rows)?);
+    }
+    Ok((batches, next_leave))
+}

@@ -1,0 +1,209 @@
+//! The mirror against the store: any writes, deletes and splits followed by a sync leave the
+//! mirror holding exactly the container's items (a property test); the analytical time to live
+//! apart from the transactional one; the schema shown.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use cosmoql::value::{parse_json, to_json_string, Value};
+use cosmoql::{ContainerClient, ContainerProperties, ManualClock, PartitionKey, QueryOptions};
+use cosmoql_analytics::{values, Analytics, Mirror, SchemaMode};
+use proptest::prelude::*;
+
+/// `v` with every object's properties sorted and null properties left out (the mirror holds a
+/// missing property as null), as JSON text.
+fn canonical(v: &Value) -> String {
+    fn sorted(v: &Value) -> Value {
+        match v {
+            Value::Object(map) => {
+                let m: BTreeMap<String, Value> =
+                    map.iter().filter(|(_, v)| !v.is_null()).map(|(k, v)| (k.to_string(), sorted(v))).collect();
+                let mut out = cosmoql::value::Map::default();
+                for (k, v) in m {
+                    out.insert(k, v);
+                }
+                Value::from(out)
+            }
+            Value::Array(items) => Value::from(items.iter().map(sorted).collect::<Vec<_>>()),
+            other => other.clone(),
+        }
+    }
+    to_json_string(&sorted(v)).unwrap()
+}
+
+/// The mirror's rows, canonical and sorted.
+fn mirror_rows(mirror: &Mirror) -> Vec<String> {
+    let snapshot = mirror.snapshot();
+    let batches: Vec<_> = snapshot.partitions.iter().flat_map(|p| p.batches.clone()).collect();
+    let mut rows: Vec<String> = values::rows(&batches).unwrap().iter().map(canonical).collect();
+    rows.sort();
+    rows
+}
+
+/// The container's items with the mirror's system columns, canonical and sorted.
+fn store_rows(client: &ContainerClient) -> Vec<String> {
+    let items: Vec<Value> = client.query_items_blocking("SELECT * FROM c", QueryOptions::default()).unwrap();
+    let mut rows: Vec<String> = items
+        .into_iter()
+        .map(|mut item| {
+            let map = item.as_object_mut().unwrap();
+            map.shift_remove("_self");
+            map.shift_remove("_attachments");
+            canonical(&item)
+        })
+        .collect();
+    rows.sort();
+    rows
+}
+
+fn container(partitions: usize, mut properties: ContainerProperties) -> ContainerClient {
+    properties.settings.initial_partitions = partitions;
+    ContainerClient::standalone(properties).unwrap()
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    Upsert { id: u8, key: u8, n: i32, text: bool },
+    Delete { id: u8, key: u8 },
+    Split,
+    Sync,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        6 => (0u8..40, 0u8..6, -5i32..5, any::<bool>()).prop_map(|(id, key, n, text)| Op::Upsert { id, key, n, text }),
+        3 => (0u8..40, 0u8..6).prop_map(|(id, key)| Op::Delete { id, key }),
+        1 => Just(Op::Split),
+        2 => Just(Op::Sync),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn writes_deletes_and_splits_then_a_sync_leave_the_mirror_equal_to_the_store(ops in proptest::collection::vec(op(), 1..60)) {
+        let client = container(1, ContainerProperties::new("c", "/k").unwrap());
+        let analytics = Analytics::new(SchemaMode::WellDefined).unwrap().with_container("db", &client).unwrap();
+        let mirror = analytics.mirror("db", "c").unwrap();
+        for op in ops {
+            match op {
+                Op::Upsert { id, key, n, text } => {
+                    // A property that changes type (`v`) and one in a nested object.
+                    let v = if text { format!("\"t{n}\"") } else { n.to_string() };
+                    let item = parse_json(&format!(r#"{{"id":"i{id}","k":"k{key}","v":{v},"o":{{"n":{n}}}}}"#)).unwrap();
+                    client.upsert_item(&item).unwrap();
+                }
+                Op::Delete { id, key } => {
+                    let _ = client.delete_item(PartitionKey::from(format!("k{key}").as_str()), &format!("i{id}"));
+                }
+                Op::Split => {
+                    let c = client.container();
+                    let n = c.partition_count();
+                    c.split_to(n + 1);
+                }
+                Op::Sync => {
+                    mirror.sync().unwrap();
+                }
+            }
+        }
+        mirror.sync().unwrap();
+        // `v` is well-defined: its first type holds, values of the other are null in the
+        // mirror; compare the rest whole and `v` where it is of the column's type.
+        let v_type = mirror.schema().columns().get("v").map(|f| f.ty.name());
+        let strip = |rows: Vec<String>| -> Vec<String> {
+            rows.into_iter()
+                .map(|r| {
+                    let mut v = parse_json(&r).unwrap();
+                    let map = v.as_object_mut().unwrap();
+                    let keep = matches!(
+                        (map.get("v"), v_type),
+                        (Some(Value::String(_)), Some("string")) | (Some(Value::Number(_)), Some("int64" | "float64"))
+                    );
+                    if !keep {
+                        map.shift_remove("v");
+                    }
+                    canonical(&v)
+                })
+                .collect()
+        };
+        let mut store = strip(store_rows(&client));
+        let mut mirrored = strip(mirror_rows(&mirror));
+        store.sort();
+        mirrored.sort();
+        prop_assert_eq!(mirrored, store);
+        prop_assert_eq!(mirror.snapshot().partitions.len(), client.container().partition_count());
+    }
+}
+
+#[test]
+fn items_expired_from_the_container_stay_while_the_analytical_ttl_keeps_them() {
+    let clock = Arc::new(ManualClock::default());
+    let props = ContainerProperties::new("c", "/k").unwrap().default_ttl(Some(100)).analytical_storage_ttl(Some(-1));
+    let client = container(2, props);
+    client.container().set_clock(clock.clone());
+    for i in 0..6 {
+        client.create_item(&parse_json(&format!(r#"{{"id":"i{i}","k":"k{}"}}"#, i % 3)).unwrap()).unwrap();
+    }
+    let analytics = Analytics::new(SchemaMode::WellDefined).unwrap().with_container("db", &client).unwrap();
+    let count = |a: &Analytics| a.sql("SELECT COUNT(*) AS n FROM c").unwrap()[0].get("n").clone();
+    assert_eq!(count(&analytics), Value::from(6.0));
+    // A user's delete leaves the analytical store too.
+    client.delete_item(PartitionKey::from("k0"), "i0").unwrap();
+    assert_eq!(count(&analytics), Value::from(5.0));
+    // Past the transactional time to live: gone from the container, kept in the analytical store.
+    clock.advance(Duration::from_secs(150));
+    let live: Vec<Value> =
+        client.query_items_blocking("SELECT VALUE COUNT(1) FROM c", QueryOptions::default()).unwrap();
+    assert_eq!(live, vec![Value::from(0.0)]);
+    assert_eq!(count(&analytics), Value::from(5.0));
+    // A positive analytical time to live lets them go after their time.
+    client.replace_analytical_storage_ttl(Some(200)).unwrap();
+    assert_eq!(count(&analytics), Value::from(5.0));
+    clock.advance(Duration::from_secs(60));
+    assert_eq!(count(&analytics), Value::from(0.0));
+    // Back to -1: "all the data will show up again" (the service deletes nothing either).
+    client.replace_analytical_storage_ttl(Some(-1)).unwrap();
+    assert_eq!(count(&analytics), Value::from(5.0));
+}
+
+#[test]
+fn a_container_without_an_analytical_store_is_not_a_table() {
+    let account = cosmoql::CosmosClient::new();
+    let db = account.create_database("shop").unwrap();
+    db.create_container(ContainerProperties::new("plain", "/k").unwrap()).unwrap();
+    let orders = db
+        .create_container(ContainerProperties::new("orders", "/k").unwrap().analytical_storage_ttl(Some(-1)))
+        .unwrap();
+    orders.create_item(&parse_json(r#"{"id":"1","k":"a","total":12.5}"#).unwrap()).unwrap();
+    let analytics = Analytics::new(SchemaMode::WellDefined).unwrap().with_account(&account);
+    assert_eq!(analytics.tables(), vec![("shop".to_string(), "orders".to_string())]);
+    let rows = analytics.sql("SELECT total FROM shop.orders").unwrap();
+    assert_eq!(rows, vec![parse_json(r#"{"total":12.5}"#).unwrap()]);
+    let err = analytics.sql("SELECT * FROM shop.plain").unwrap_err();
+    assert!(err.message.contains("plain"), "{err}");
+    let err = analytics.mirror("shop", "plain").unwrap_err();
+    assert!(err.message.contains("analyticalStorageTtl"), "{err}");
+    // Made later, found at the next statement.
+    db.create_container(ContainerProperties::new("later", "/k").unwrap().analytical_storage_ttl(Some(-1))).unwrap();
+    assert_eq!(analytics.sql("SELECT COUNT(*) AS n FROM shop.later").unwrap()[0].get("n"), &Value::from(0.0));
+}
+
+#[test]
+fn a_parse_error_points_at_the_query() {
+    let client = container(1, ContainerProperties::new("c", "/k").unwrap());
+    client.create_item(&parse_json(r#"{"id":"1","k":"a"}"#).unwrap()).unwrap();
+    let analytics = Analytics::new(SchemaMode::WellDefined).unwrap().with_container("db", &client).unwrap();
+    // The parser's position, the end of the text, an unknown column's first mention.
+    for (sql, caret_at) in [
+        ("SELECT COUNT(*) FROM c WHERE x = = 1", 33),
+        ("SELECT COUNT(*) FROM c WHERE", 23),
+        ("SELECT k, nosuch FROM c", 10),
+    ] {
+        let err = analytics.sql(sql).unwrap_err();
+        let rendered = err.render(sql);
+        let caret_line = rendered.lines().last().unwrap();
+        assert_eq!(caret_line.find('^'), Some(caret_at), "{sql}\n{rendered}");
+    }
+}
