@@ -21,6 +21,14 @@ FROM is an alias, as in Cosmos DB). Ctrl-C clears the line or cancels a running 
   SELECT ...;                       run a query
   EXPLAIN [ANALYZE] SELECT ...;     the plan (targets and why, per-partition work, merges)
   .explain SQL                      same as EXPLAIN
+  .analytics [on|off]               statements as standard SQL (DataFusion: joins, window
+                                    functions, ...) on the analytical store, the columnar mirror
+                                    of the containers that have one (<database>.<container>);
+                                    ANALYZE SQL runs one statement there in either mode
+  .analytics enable|disable [NAME]  give the current (or NAME) container an analytical store
+                                    (analyticalStorageTtl -1), or take it away
+  .analytics schema                 the current container's inferred analytical schema and what
+                                    it left out
   .containers                       list containers (items, partitions, key)
   .use NAME                         switch the current container
   .create NAME /path [/path2 ...]   new container, keyed on one path or hierarchical (2-3 paths)

@@ -14,6 +14,8 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 #[macro_use]
 mod output;
 mod advise_cmd;
+mod analytics_cmd;
+mod analyze_cmd;
 mod commands;
 mod container_cmd;
 mod demo;
@@ -138,6 +140,12 @@ enum Command {
     /// (the service's PopulateIndexMetrics JSON: indexes used, indexes that would help) and
     /// queryMetrics (the service's x-ms-documentdb-query-metrics string).
     Query(query_cmd::QueryArgs),
+    /// Run one statement of standard SQL (DataFusion's dialect: joins, window functions, ...) on
+    /// the analytical store, the columnar mirror of the items: loaded files are the table `c`,
+    /// a database directory's containers with an analytical store are `<database>.<container>`
+    /// (`--enable` gives them one). Prints the rows as one JSON array (exit 0), or the rendered
+    /// error (exit 1); `--schema` prints the inferred schema and what it left out.
+    Analyze(analyze_cmd::AnalyzeArgs),
     /// Load items from files and report how they spread over the physical partitions: items,
     /// bytes and logical partitions per partition, spread measures, the heaviest logical
     /// partitions and flags (a key near its cap, uneven key space); `--json` for one JSON object.
@@ -297,6 +305,7 @@ fn run(cli: Cli) -> ExitCode {
         Command::Epk { key, hash_version, kind } => epk_command(&key, hash_version, kind),
         Command::Import(args) => report(import_cmd::run(&args)),
         Command::Query(args) => report(query_cmd::run_query(&args)),
+        Command::Analyze(args) => report(analyze_cmd::run(&args)),
         Command::Item(args) => report(items::run_command(&args)),
         Command::Skew(args) => report(query_cmd::run_skew(&args)),
         Command::Changes(args) => report(query_cmd::run_changes(&args)),

@@ -1,6 +1,6 @@
 //! Running input: statements split from text (SQL ended by `;` or an empty line, `.commands`
-//! one a line), each a query (`session.rs`) or a dot-command (`commands.rs`), and `.read` files
-//! inside one another.
+//! one a line), each a query (`session.rs`), a statement on the analytical store
+//! (`analytics_cmd.rs`) or a dot-command (`commands.rs`), and `.read` files inside one another.
 
 use crate::commands::Flow;
 use crate::session::{Outcome, Session};
@@ -88,9 +88,12 @@ impl Session {
     /// 0-based `line`.
     fn sql(&mut self, sql: &str, line: usize, column: usize) -> bool {
         let (explain_mode, query) = strip_explain(sql);
-        let result = match explain_mode {
-            Some(analyze) => self.explain(query, analyze),
-            None => self.query(query),
+        let analytical = if self.analytics_mode { Some(sql) } else { crate::analytics_cmd::strip_prefix(sql) };
+        let result = match (analytical, explain_mode) {
+            // Standard SQL on the analytical store (its own EXPLAIN included).
+            (Some(statement), _) => self.analyze(statement),
+            (None, Some(analyze)) => self.explain(query, analyze),
+            (None, None) => self.query(query),
         };
         match result {
             Ok(()) => true,

@@ -79,6 +79,10 @@ pub struct Session {
     pub bail: bool,
     /// `.pager on|off`: long tables go through `$PAGER` (interactive sessions on a terminal).
     pub pager: bool,
+    /// `.analytics on`: statements are standard SQL on the analytical store.
+    pub(crate) analytics_mode: bool,
+    /// The analytical store over the session's account, made at its first use.
+    pub(crate) analytics: Option<cosmoql_analytics::Analytics>,
 }
 
 impl Session {
@@ -108,6 +112,8 @@ impl Session {
             reading: 0,
             bail: false,
             pager: interactive,
+            analytics_mode: false,
+            analytics: None,
         };
         session.refresh_vocabulary();
         session
