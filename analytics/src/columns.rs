@@ -15,7 +15,7 @@
 
 use std::sync::Arc;
 
-use cosmoql_value::{Map, Value};
+use cosmoql_value::ValueKind;
 use datafusion::arrow::array::{
     new_null_array, ArrayRef, BooleanArray, Float64Array, Int64Array, ListArray, StringArray, StructArray,
 };
@@ -25,6 +25,7 @@ use datafusion::arrow::error::ArrowError;
 use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
 
 use crate::schema::{fold, ColumnType, ObjectSchema, Schema, SchemaMode};
+use crate::view::View;
 
 /// The system columns, first in every mirror.
 pub const SYSTEM_COLUMNS: [&str; 3] = ["_rid", "_ts", "_etag"];
@@ -81,27 +82,31 @@ fn user_fields(schema: &Schema) -> impl Iterator<Item = &crate::schema::Field> {
     schema.columns().fields().iter().filter(|f| !SYSTEM_COLUMNS.contains(&fold(&f.name).as_ref()))
 }
 
-/// One row of the mirror: an item's properties and its system columns.
+/// One row of the mirror: an item's properties (a [`View`]: stored bytes, or a value) and its
+/// system columns.
 #[derive(Debug)]
-pub struct Row<'a> {
-    pub doc: &'a Value,
+pub struct Row<V> {
+    pub doc: V,
     pub rid: String,
     pub ts: i64,
     pub etag: String,
 }
 
 /// The rows as a record batch of [`arrow_schema`]'s schema.
-pub fn record_batch(schema: &Schema, arrow: &SchemaRef, rows: &[Row<'_>]) -> Result<RecordBatch, ArrowError> {
+pub fn record_batch<'a, V: View<'a>>(
+    schema: &Schema,
+    arrow: &SchemaRef,
+    rows: &[Row<V>],
+) -> Result<RecordBatch, ArrowError> {
     let mode = schema.mode();
     let mut columns: Vec<ArrayRef> = Vec::with_capacity(arrow.fields().len());
     columns.push(Arc::new(StringArray::from_iter_values(rows.iter().map(|r| r.rid.as_str()))));
     columns.push(Arc::new(Int64Array::from_iter_values(rows.iter().map(|r| r.ts))));
     columns.push(Arc::new(StringArray::from_iter_values(rows.iter().map(|r| r.etag.as_str()))));
     let fields: Vec<&crate::schema::Field> = user_fields(schema).collect();
-    let maps: Vec<Option<&Map>> = rows.iter().map(|r| r.doc.as_object()).collect();
-    for values in gather(schema.columns(), &fields, &maps) {
-        let at = columns.len() - SYSTEM_COLUMNS.len();
-        columns.push(build(&fields[at].ty, &values, mode));
+    let objects: Vec<Option<V>> = rows.iter().map(|r| Some(r.doc)).collect();
+    for (values, f) in gather(schema.columns(), &fields, &objects).iter().zip(&fields) {
+        columns.push(build(&f.ty, values, mode));
     }
     RecordBatch::try_new_with_options(
         Arc::clone(arrow),
@@ -110,26 +115,26 @@ pub fn record_batch(schema: &Schema, arrow: &SchemaRef, rows: &[Row<'_>]) -> Res
     )
 }
 
-/// For each of `fields` (of `schema`), its value in each of `maps`: the first property whose
+/// For each of `fields` (of `schema`), its value in each of `objects`: the first property whose
 /// name folds to the field's (`None` where there is none, or no object).
-fn gather<'a>(
+fn gather<'a, V: View<'a>>(
     schema: &ObjectSchema,
     fields: &[&crate::schema::Field],
-    maps: &[Option<&'a Map>],
-) -> Vec<Vec<Option<&'a Value>>> {
+    objects: &[Option<V>],
+) -> Vec<Vec<Option<V>>> {
     let mut positions = vec![usize::MAX; schema.fields().len()];
     for (i, f) in fields.iter().enumerate() {
         if let Some(at) = schema.position(&f.name) {
             positions[at] = i;
         }
     }
-    let mut columns: Vec<Vec<Option<&Value>>> = vec![vec![None; maps.len()]; fields.len()];
-    for (row, map) in maps.iter().enumerate() {
-        let Some(map) = map else { continue };
-        for (name, value) in map.iter() {
+    let mut columns: Vec<Vec<Option<V>>> = vec![vec![None; objects.len()]; fields.len()];
+    for (row, object) in objects.iter().enumerate() {
+        let Some(object) = object.filter(|o| o.kind() == ValueKind::Object) else { continue };
+        for (name, value) in object.entries() {
             let Some(at) = schema.position(name) else { continue };
             let column = positions[at];
-            if column != usize::MAX && columns[column][row].is_none() && !value.is_undefined() {
+            if column != usize::MAX && columns[column][row].is_none() && value.kind() != ValueKind::Undefined {
                 columns[column][row] = Some(value);
             }
         }
@@ -139,39 +144,38 @@ fn gather<'a>(
 
 /// The Arrow column of type `ty` holding `values` (`None`, null and values of another type:
 /// null).
-fn build(ty: &ColumnType, values: &[Option<&Value>], mode: SchemaMode) -> ArrayRef {
+fn build<'a, V: View<'a>>(ty: &ColumnType, values: &[Option<V>], mode: SchemaMode) -> ArrayRef {
     match ty {
         ColumnType::Null => new_null_array(&DataType::Null, values.len()),
-        ColumnType::Bool => Arc::new(values.iter().map(|v| v.and_then(Value::as_bool)).collect::<BooleanArray>()),
+        ColumnType::Bool => Arc::new(values.iter().map(|v| v.and_then(View::as_bool)).collect::<BooleanArray>()),
         ColumnType::Int64 => Arc::new(
             values
                 .iter()
-                .map(|v| match v {
-                    Some(Value::Number(n)) if crate::schema::is_int64(*n) => Some(*n as i64),
-                    _ => None,
-                })
+                .map(|v| v.and_then(View::as_f64).filter(|n| crate::schema::is_int64(*n)).map(|n| n as i64))
                 .collect::<Int64Array>(),
         ),
-        ColumnType::Float64 => Arc::new(values.iter().map(|v| v.and_then(Value::as_f64)).collect::<Float64Array>()),
-        ColumnType::String => Arc::new(values.iter().map(|v| v.and_then(Value::as_str)).collect::<StringArray>()),
+        ColumnType::Float64 => Arc::new(values.iter().map(|v| v.and_then(View::as_f64)).collect::<Float64Array>()),
+        ColumnType::String => Arc::new(values.iter().map(|v| v.and_then(View::as_str)).collect::<StringArray>()),
         ColumnType::Array(element) => {
             let mut offsets = Vec::with_capacity(values.len() + 1);
             let mut valid = Vec::with_capacity(values.len());
-            let mut children: Vec<Option<&Value>> = Vec::new();
+            let mut children: Vec<Option<V>> = Vec::new();
             offsets.push(0i32);
             for v in values {
                 match v {
-                    Some(Value::Array(items))
-                        if mode == SchemaMode::FullFidelity
-                            || items.iter().all(|item| crate::schema::fits(element, item)) =>
+                    Some(array)
+                        if array.kind() == ValueKind::Array
+                            && (mode == SchemaMode::FullFidelity
+                                || array.elements().all(|item| crate::schema::fits(element, item))) =>
                     {
-                        children.extend(items.iter().map(|item| (!item.is_undefined()).then_some(item)));
+                        children
+                            .extend(array.elements().map(|item| (item.kind() != ValueKind::Undefined).then_some(item)));
                         valid.push(true);
                     }
                     _ => valid.push(false),
                 }
-                // An item holds at most 2 MB, so far fewer than 2^31 elements in a batch's
-                // partition of items (a batch past it is refused when built, never wrapped).
+                // An item holds at most 2 MB, so a batch of at most 65,536 items holds far fewer
+                // than 2^31 elements.
                 offsets.push(i32::try_from(children.len()).unwrap_or(i32::MAX));
             }
             let child = build(element, &children, mode);
@@ -179,14 +183,14 @@ fn build(ty: &ColumnType, values: &[Option<&Value>], mode: SchemaMode) -> ArrayR
             Arc::new(ListArray::new(field, OffsetBuffer::new(offsets.into()), child, Some(NullBuffer::from(valid))))
         }
         ColumnType::Object(schema) => {
-            let maps: Vec<Option<&Map>> = values.iter().map(|v| v.and_then(Value::as_object)).collect();
+            let objects: Vec<Option<V>> = values.iter().map(|v| v.filter(|v| v.kind() == ValueKind::Object)).collect();
             let fields: Vec<&crate::schema::Field> = schema.fields().iter().collect();
-            let arrays: Vec<ArrayRef> = gather(schema, &fields, &maps)
+            let arrays: Vec<ArrayRef> = gather(schema, &fields, &objects)
                 .iter()
                 .zip(&fields)
                 .map(|(column, f)| build(&f.ty, column, mode))
                 .collect();
-            let nulls = NullBuffer::from(maps.iter().map(Option::is_some).collect::<Vec<bool>>());
+            let nulls = NullBuffer::from(objects.iter().map(Option::is_some).collect::<Vec<bool>>());
             struct_array(object_fields(schema), arrays, nulls, values.len())
         }
         ColumnType::Variants(children) => {
@@ -194,8 +198,8 @@ fn build(ty: &ColumnType, values: &[Option<&Value>], mode: SchemaMode) -> ArrayR
             let mut fields = Vec::with_capacity(children.len());
             for child in children {
                 let name = variant_name(child);
-                let column: Vec<Option<&Value>> =
-                    values.iter().map(|v| v.filter(|v| variant_kind(v) == name)).collect();
+                let column: Vec<Option<V>> =
+                    values.iter().map(|v| v.filter(|v| variant_kind(v.kind()) == name)).collect();
                 arrays.push(build(child, &column, mode));
                 fields.push(Field::new(name, data_type(child), true));
             }
@@ -212,14 +216,14 @@ fn struct_array(fields: Fields, arrays: Vec<ArrayRef>, nulls: NullBuffer, len: u
     Arc::new(StructArray::new(fields, arrays, Some(nulls)))
 }
 
-/// The full-fidelity child a value goes to.
-fn variant_kind(value: &Value) -> &'static str {
-    match value {
-        Value::Undefined | Value::Null => "null",
-        Value::Bool(_) => "bool",
-        Value::Number(_) => "num",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
+/// The full-fidelity child a value of `kind` goes to.
+fn variant_kind(kind: ValueKind) -> &'static str {
+    match kind {
+        ValueKind::Undefined | ValueKind::Null => "null",
+        ValueKind::Boolean => "bool",
+        ValueKind::Number => "num",
+        ValueKind::String => "string",
+        ValueKind::Array => "array",
+        ValueKind::Object => "object",
     }
 }

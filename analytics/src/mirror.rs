@@ -24,8 +24,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
 use cosmoql_catalog::epk::Epk;
-use cosmoql_storage::{Container, ItemPosition, StoredItem};
-use cosmoql_value::Value;
+use cosmoql_storage::{Container, DocRef, ItemPosition, StoredItem};
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::error::ArrowError;
 use datafusion::arrow::record_batch::RecordBatch;
@@ -138,6 +137,22 @@ impl Mirror {
         Arc::clone(&self.published.read().unwrap_or_else(|e| e.into_inner()))
     }
 
+    /// Bytes the mirror holds: its Arrow columns, and its map of the items (their positions and
+    /// handles; the items' bytes are the container's, shared).
+    pub fn memory_bytes(&self) -> usize {
+        let state = self.lock();
+        let per_row = size_of::<ItemPosition>() + size_of::<Held>();
+        state
+            .partitions
+            .iter()
+            .map(|p| {
+                let columns: usize = p.batches.iter().flatten().map(RecordBatch::get_array_memory_size).sum::<usize>();
+                // A B-tree node holds up to 11 entries; about two thirds full.
+                columns + p.rows.len() * per_row * 3 / 2
+            })
+            .sum()
+    }
+
     /// The inferred schema now (a copy).
     pub fn schema(&self) -> Schema {
         self.lock().schema.clone()
@@ -213,7 +228,7 @@ impl Mirror {
             }
             report.changed += delta.changes.len();
             for (item, epk) in delta.changes {
-                state.schema.observe(&item.doc.to_value());
+                state.schema.observe(item.doc.root());
                 let position = ItemPosition { epk, seq: item.meta.seq };
                 if let Some(was) = p.rows.insert(position, Held { item, expired: false }) {
                     p.live -= usize::from(!was.expired);
@@ -365,11 +380,10 @@ fn partition_batches(
         .collect();
     let mut batches = Vec::with_capacity(kept.len().div_ceil(BATCH_ROWS));
     for chunk in kept.chunks(BATCH_ROWS) {
-        let docs: Vec<Value> = chunk.iter().map(|h| h.item.doc.to_value()).collect();
-        let rows: Vec<Row<'_>> = chunk
+        let rows: Vec<Row<DocRef<'_>>> = chunk
             .iter()
-            .zip(&docs)
-            .filter(|(_, doc)| schema.represents(doc))
+            .map(|h| (h, h.item.doc.root()))
+            .filter(|(_, doc)| schema.represents(*doc))
             .map(|(h, doc)| Row {
                 doc,
                 rid: container.system_property(&h.item, "_rid").as_str().unwrap_or_default().to_string(),

@@ -26,9 +26,11 @@
 //! first non-null datatype won't be represented", its example keeps the document and drops the
 //! property), the example is followed.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
-use cosmoql_value::{Map, Value};
+use cosmoql_value::ValueKind;
+
+use crate::view::View;
 
 /// The most properties, across all levels, the schema represents.
 pub const MAX_PROPERTIES: usize = 1000;
@@ -84,12 +86,24 @@ impl ColumnType {
 }
 
 /// The properties of an object column (the top level's are the columns), in the order first seen.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default)]
 pub struct ObjectSchema {
     fields: Vec<Field>,
     /// Field positions by lower-cased name.
     folded: HashMap<String, usize>,
+    /// Field positions by the names seen for them, as spelled.
+    spelled: HashMap<String, usize>,
 }
+
+/// Two object schemas are equal when their fields are (what spellings each has met aside).
+impl PartialEq for ObjectSchema {
+    fn eq(&self, other: &Self) -> bool {
+        self.fields == other.fields
+    }
+}
+
+/// The most spellings an object schema remembers.
+const MAX_SPELLINGS: usize = 4 * MAX_PROPERTIES;
 
 /// A property: its name as first seen, and its type.
 #[derive(Clone, Debug, PartialEq)]
@@ -111,7 +125,18 @@ impl ObjectSchema {
 
     /// Where the property named `name` (compared case-insensitively) is among [`Self::fields`].
     pub fn position(&self, name: &str) -> Option<usize> {
+        if let Some(&at) = self.spelled.get(name) {
+            return Some(at);
+        }
         self.folded.get(fold(name).as_ref()).copied()
+    }
+
+    /// Notes `name` as a spelling of field `at`, so that it is found again without folding (at
+    /// most [`MAX_SPELLINGS`] a schema: names of many casings are folded each time).
+    fn remember(&mut self, name: &str, at: usize) {
+        if self.spelled.len() < MAX_SPELLINGS && !self.spelled.contains_key(name) {
+            self.spelled.insert(name.to_string(), at);
+        }
     }
 }
 
@@ -182,53 +207,58 @@ impl Schema {
 
     /// Whether `item` is represented at all (an object without, in well-defined mode, an array
     /// of mixed types), as [`Self::observe`] decides.
-    pub fn represents(&self, item: &Value) -> bool {
-        match item {
-            Value::Object(map) => self.mode == SchemaMode::FullFidelity || mixed_array_in(map, 1).is_none(),
-            _ => false,
-        }
+    pub fn represents<'a>(&self, item: impl View<'a>) -> bool {
+        item.kind() == ValueKind::Object && (self.mode == SchemaMode::FullFidelity || mixed_array_in(item, 1).is_none())
     }
 
-    /// Adds what `item` (a document, without system properties) brings to the schema.
-    pub fn observe(&mut self, item: &Value) -> Observed {
-        let Value::Object(map) = item else {
+    /// Adds what `item` (a document, without system properties; a [`Value`] or stored bytes)
+    /// brings to the schema.
+    pub fn observe<'a>(&mut self, item: impl View<'a>) -> Observed {
+        if item.kind() != ValueKind::Object {
             self.dropped.items += 1;
             return Observed::Excluded { path: String::new() };
-        };
+        }
         if self.mode == SchemaMode::WellDefined {
-            if let Some(steps) = mixed_array_in(map, 1) {
+            if let Some(steps) = mixed_array_in(item, 1) {
                 self.dropped.items += 1;
                 return Observed::Excluded { path: steps.iter().rev().map(|step| format!("/{step}")).collect() };
             }
         }
         let before = self.dropped.values();
         let mut root = std::mem::take(&mut self.root);
-        self.merge_object(&mut root, map, 1);
+        self.merge_object(&mut root, item, 1);
         self.root = root;
         Observed::Included { dropped: self.dropped.values() - before }
     }
 
-    /// Merges the properties of `map`, at level `level`, into `schema`.
-    fn merge_object(&mut self, schema: &mut ObjectSchema, map: &Map, level: usize) {
-        let mut seen: HashSet<String> = HashSet::with_capacity(map.len());
-        for (name, value) in map.iter() {
-            if value.is_undefined() {
+    /// Merges the properties of `object`, at level `level`, into `schema`.
+    fn merge_object<'a>(&mut self, schema: &mut ObjectSchema, object: impl View<'a>, level: usize) {
+        // The fields this object has given a value (a later name equal but for case is a
+        // duplicate), and the folded names it brought past the limit.
+        let mut seen: Vec<usize> = Vec::new();
+        let mut seen_over: Vec<String> = Vec::new();
+        for (name, value) in object.entries() {
+            if value.kind() == ValueKind::Undefined {
                 continue;
             }
             if level > MAX_NESTING {
                 self.dropped.over_nesting += 1;
                 continue;
             }
-            let folded = fold(name).into_owned();
-            if !seen.insert(folded.clone()) {
-                self.dropped.case_duplicates += 1;
-                continue;
-            }
-            let at = match schema.folded.get(&folded) {
-                Some(&at) => at,
+            let at = match schema.position(name) {
+                Some(at) => {
+                    schema.remember(name, at);
+                    at
+                }
                 None => {
+                    let folded = fold(name).into_owned();
                     if self.properties >= MAX_PROPERTIES {
-                        self.dropped.over_properties += 1;
+                        if seen_over.contains(&folded) {
+                            self.dropped.case_duplicates += 1;
+                        } else {
+                            self.dropped.over_properties += 1;
+                            seen_over.push(folded);
+                        }
                         continue;
                     }
                     self.properties += 1;
@@ -236,11 +266,18 @@ impl Schema {
                         SchemaMode::WellDefined => ColumnType::Null,
                         SchemaMode::FullFidelity => ColumnType::Variants(Vec::new()),
                     };
-                    schema.folded.insert(folded, schema.fields.len());
-                    schema.fields.push(Field { name: name.clone(), ty });
-                    schema.fields.len() - 1
+                    let at = schema.fields.len();
+                    schema.folded.insert(folded, at);
+                    schema.remember(name, at);
+                    schema.fields.push(Field { name: name.to_string(), ty });
+                    at
                 }
             };
+            if seen.contains(&at) {
+                self.dropped.case_duplicates += 1;
+                continue;
+            }
+            seen.push(at);
             let mut ty = std::mem::replace(&mut schema.fields[at].ty, ColumnType::Null);
             if !self.merge(&mut ty, value, level, true) {
                 self.dropped.type_mismatches += 1;
@@ -252,37 +289,38 @@ impl Schema {
     /// Merges `value` (at level `level`; a property's value, or an array's element) into `ty`;
     /// `false` when it does not fit (well-defined: another type than the column's), and then
     /// `ty` is unchanged.
-    fn merge(&mut self, ty: &mut ColumnType, value: &Value, level: usize, property: bool) -> bool {
+    fn merge<'a>(&mut self, ty: &mut ColumnType, value: impl View<'a>, level: usize, property: bool) -> bool {
         if let ColumnType::Variants(children) = ty {
             return self.merge_variant(children, value, level, property);
         }
         if !fits(ty, value) {
             return false;
         }
-        match value {
-            Value::Undefined | Value::Null => {}
-            Value::Bool(_) => *ty = ColumnType::Bool,
-            Value::String(_) => *ty = ColumnType::String,
-            Value::Number(n) => {
+        match value.kind() {
+            ValueKind::Undefined | ValueKind::Null => {}
+            ValueKind::Boolean => *ty = ColumnType::Bool,
+            ValueKind::String => *ty = ColumnType::String,
+            ValueKind::Number => {
+                let n = value.as_f64().unwrap_or(0.5);
                 *ty = match ty {
-                    ColumnType::Null | ColumnType::Int64 if is_int64(*n) => ColumnType::Int64,
+                    ColumnType::Null | ColumnType::Int64 if is_int64(n) => ColumnType::Int64,
                     _ => ColumnType::Float64,
                 }
             }
-            Value::Array(items) => {
+            ValueKind::Array => {
                 let mut element = match std::mem::replace(ty, ColumnType::Null) {
                     ColumnType::Array(element) => *element,
                     _ => ColumnType::Null,
                 };
-                self.merge_elements(&mut element, items, level);
+                self.merge_elements(&mut element, value, level);
                 *ty = ColumnType::Array(Box::new(element));
             }
-            Value::Object(map) => {
+            ValueKind::Object => {
                 let mut schema = match std::mem::replace(ty, ColumnType::Null) {
                     ColumnType::Object(schema) => schema,
                     _ => ObjectSchema::default(),
                 };
-                self.merge_object(&mut schema, map, level + 1);
+                self.merge_object(&mut schema, value, level + 1);
                 *ty = ColumnType::Object(schema);
             }
         }
@@ -290,9 +328,9 @@ impl Schema {
     }
 
     /// Merges an array's elements (one level below the array) into its element type.
-    fn merge_elements(&mut self, element: &mut ColumnType, items: &[Value], level: usize) {
-        for item in items {
-            if item.is_undefined() {
+    fn merge_elements<'a>(&mut self, element: &mut ColumnType, array: impl View<'a>, level: usize) {
+        for item in array.elements() {
+            if item.kind() == ValueKind::Undefined {
                 continue;
             }
             if level + 1 > MAX_NESTING {
@@ -308,8 +346,14 @@ impl Schema {
     /// Full fidelity: `value` goes to the child of its type, made when first seen (for a
     /// property, a property type of its own: "each datatype of each property ... count as one of
     /// the 1000 maximum properties"; an array's element types are not properties).
-    fn merge_variant(&mut self, children: &mut Vec<ColumnType>, value: &Value, level: usize, property: bool) -> bool {
-        let kind = variant_of(value);
+    fn merge_variant<'a>(
+        &mut self,
+        children: &mut Vec<ColumnType>,
+        value: impl View<'a>,
+        level: usize,
+        property: bool,
+    ) -> bool {
+        let kind = variant_of(value.kind());
         let at = match children.iter().position(|c| c.name() == kind.name()) {
             Some(at) => at,
             None => {
@@ -325,24 +369,24 @@ impl Schema {
                 children.len() - 1
             }
         };
-        match (&mut children[at], value) {
-            (ColumnType::Array(element), Value::Array(items)) => self.merge_elements(element, items, level),
-            (ColumnType::Object(schema), Value::Object(map)) => self.merge_object(schema, map, level + 1),
+        match &mut children[at] {
+            ColumnType::Array(element) => self.merge_elements(element, value, level),
+            ColumnType::Object(schema) => self.merge_object(schema, value, level + 1),
             _ => {}
         }
         true
     }
 }
 
-/// The full-fidelity child a value goes to, empty.
-fn variant_of(value: &Value) -> ColumnType {
-    match value {
-        Value::Undefined | Value::Null => ColumnType::Null,
-        Value::Bool(_) => ColumnType::Bool,
-        Value::Number(_) => ColumnType::Float64,
-        Value::String(_) => ColumnType::String,
-        Value::Array(_) => ColumnType::Array(Box::new(ColumnType::Variants(Vec::new()))),
-        Value::Object(_) => ColumnType::Object(ObjectSchema::default()),
+/// The full-fidelity child a value of `kind` goes to, empty.
+fn variant_of(kind: ValueKind) -> ColumnType {
+    match kind {
+        ValueKind::Undefined | ValueKind::Null => ColumnType::Null,
+        ValueKind::Boolean => ColumnType::Bool,
+        ValueKind::Number => ColumnType::Float64,
+        ValueKind::String => ColumnType::String,
+        ValueKind::Array => ColumnType::Array(Box::new(ColumnType::Variants(Vec::new()))),
+        ValueKind::Object => ColumnType::Object(ObjectSchema::default()),
     }
 }
 
@@ -362,39 +406,39 @@ pub(crate) fn is_int64(n: f64) -> bool {
 
 /// Whether `value` fits a well-defined `ty` (whatever it holds inside: its parts that do not fit
 /// are dropped one by one, except an array's elements, which fit as a whole or not at all).
-pub(crate) fn fits(ty: &ColumnType, value: &Value) -> bool {
-    match (ty, value) {
-        (_, Value::Undefined | Value::Null) | (ColumnType::Null, _) => true,
-        (ColumnType::Bool, Value::Bool(_)) | (ColumnType::String, Value::String(_)) => true,
-        (ColumnType::Int64 | ColumnType::Float64, Value::Number(_)) => true,
-        (ColumnType::Array(element), Value::Array(items)) => items.iter().all(|item| fits(element, item)),
-        (ColumnType::Object(_), Value::Object(_)) => true,
+pub(crate) fn fits<'a>(ty: &ColumnType, value: impl View<'a>) -> bool {
+    match (ty, value.kind()) {
+        (_, ValueKind::Undefined | ValueKind::Null) | (ColumnType::Null, _) => true,
+        (ColumnType::Bool, ValueKind::Boolean) | (ColumnType::String, ValueKind::String) => true,
+        (ColumnType::Int64 | ColumnType::Float64, ValueKind::Number) => true,
+        (ColumnType::Array(element), ValueKind::Array) => value.elements().all(|item| fits(element, item)),
+        (ColumnType::Object(_), ValueKind::Object) => true,
         _ => false,
     }
 }
 
 /// The family of a non-null value, for the one-type rule of arrays (numbers are one).
-fn family(value: &Value) -> Option<u8> {
-    match value {
-        Value::Undefined | Value::Null => None,
-        Value::Bool(_) => Some(0),
-        Value::Number(_) => Some(1),
-        Value::String(_) => Some(2),
-        Value::Array(_) => Some(3),
-        Value::Object(_) => Some(4),
+fn family(kind: ValueKind) -> Option<u8> {
+    match kind {
+        ValueKind::Undefined | ValueKind::Null => None,
+        ValueKind::Boolean => Some(0),
+        ValueKind::Number => Some(1),
+        ValueKind::String => Some(2),
+        ValueKind::Array => Some(3),
+        ValueKind::Object => Some(4),
     }
 }
 
-/// The path of the first array holding values of two types among the properties of `map` (at
-/// `level`), down to the deepest level represented: its steps, the last first (the path is
+/// The path of the first array holding values of two types among the properties of `object`
+/// (at `level`), down to the deepest level represented: its steps, the last first (the path is
 /// spelled out only for an item that has one).
-fn mixed_array_in(map: &Map, level: usize) -> Option<Vec<String>> {
+fn mixed_array_in<'a>(object: impl View<'a>, level: usize) -> Option<Vec<String>> {
     if level > MAX_NESTING {
         return None;
     }
-    map.iter().find_map(|(name, value)| {
+    object.entries().find_map(|(name, value)| {
         let mut steps = mixed_array(value, level)?;
-        steps.push(name.clone());
+        steps.push(name.to_string());
         Some(steps)
     })
 }
@@ -408,18 +452,16 @@ struct ArrayShape {
 }
 
 impl ArrayShape {
-    /// Adds `items`; `false` when one of them (or of the arrays among them, at any depth) is of
-    /// another type than those before.
-    fn add(&mut self, items: &[Value]) -> bool {
-        for item in items {
-            let Some(f) = family(item) else { continue };
+    /// Adds the elements of `array`; `false` when one of them (or of the arrays among them, at
+    /// any depth) is of another type than those before.
+    fn add<'a>(&mut self, array: impl View<'a>) -> bool {
+        for item in array.elements() {
+            let Some(f) = family(item.kind()) else { continue };
             if *self.family.get_or_insert(f) != f {
                 return false;
             }
-            if let Value::Array(inner) = item {
-                if !self.inner.get_or_insert_with(Box::default).add(inner) {
-                    return false;
-                }
+            if item.kind() == ValueKind::Array && !self.inner.get_or_insert_with(Box::default).add(item) {
+                return false;
             }
         }
         true
@@ -427,22 +469,22 @@ impl ArrayShape {
 }
 
 /// [`mixed_array_in`] for one value at `level`.
-fn mixed_array(value: &Value, level: usize) -> Option<Vec<String>> {
-    match value {
-        Value::Array(items) => {
-            if !ArrayShape::default().add(items) {
+fn mixed_array<'a>(value: impl View<'a>, level: usize) -> Option<Vec<String>> {
+    match value.kind() {
+        ValueKind::Array => {
+            if !ArrayShape::default().add(value) {
                 return Some(Vec::new());
             }
             if level + 1 > MAX_NESTING {
                 return None;
             }
-            items.iter().enumerate().find_map(|(i, item)| {
+            value.elements().enumerate().find_map(|(i, item)| {
                 let mut steps = mixed_array(item, level + 1)?;
                 steps.push(i.to_string());
                 Some(steps)
             })
         }
-        Value::Object(map) => mixed_array_in(map, level + 1),
+        ValueKind::Object => mixed_array_in(value, level + 1),
         _ => None,
     }
 }

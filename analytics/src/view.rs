@@ -1,0 +1,84 @@
+//! One way to read a JSON value whatever holds it: a decoded [`Value`], or a stored document's
+//! bytes ([`DocRef`]), so that the schema inference and the columns read items where they are
+//! stored, without decoding them into values first.
+
+use cosmoql_storage::DocRef;
+use cosmoql_value::{Value, ValueKind};
+
+/// A JSON value to read (cheap to copy: a reference).
+pub trait View<'a>: Copy {
+    type Entries: Iterator<Item = (&'a str, Self)>;
+    type Elements: Iterator<Item = Self>;
+    fn kind(self) -> ValueKind;
+    fn as_bool(self) -> Option<bool>;
+    fn as_f64(self) -> Option<f64>;
+    fn as_str(self) -> Option<&'a str>;
+    /// An object's properties, in order (nothing for another kind).
+    fn entries(self) -> Self::Entries;
+    /// An array's elements, in order (nothing for another kind).
+    fn elements(self) -> Self::Elements;
+    /// How many elements an array has (0 for another kind).
+    fn element_count(self) -> usize {
+        self.elements().count()
+    }
+}
+
+impl<'a> View<'a> for &'a Value {
+    type Entries = Box<dyn Iterator<Item = (&'a str, &'a Value)> + 'a>;
+    type Elements = std::slice::Iter<'a, Value>;
+
+    fn kind(self) -> ValueKind {
+        Value::kind(self)
+    }
+    fn as_bool(self) -> Option<bool> {
+        Value::as_bool(self)
+    }
+    fn as_f64(self) -> Option<f64> {
+        Value::as_f64(self)
+    }
+    fn as_str(self) -> Option<&'a str> {
+        Value::as_str(self)
+    }
+    fn entries(self) -> Self::Entries {
+        match self {
+            Value::Object(map) => Box::new(map.iter().map(|(k, v)| (k.as_str(), v))),
+            _ => Box::new(std::iter::empty()),
+        }
+    }
+    fn elements(self) -> Self::Elements {
+        match self {
+            Value::Array(items) => items.iter(),
+            _ => [].iter(),
+        }
+    }
+    fn element_count(self) -> usize {
+        match self {
+            Value::Array(items) => items.len(),
+            _ => 0,
+        }
+    }
+}
+
+impl<'a> View<'a> for DocRef<'a> {
+    type Entries = cosmoql_storage::doc::Entries<'a>;
+    type Elements = cosmoql_storage::doc::Elements<'a>;
+
+    fn kind(self) -> ValueKind {
+        DocRef::kind(&self)
+    }
+    fn as_bool(self) -> Option<bool> {
+        DocRef::as_bool(&self)
+    }
+    fn as_f64(self) -> Option<f64> {
+        DocRef::as_f64(&self)
+    }
+    fn as_str(self) -> Option<&'a str> {
+        DocRef::as_str(&self)
+    }
+    fn entries(self) -> Self::Entries {
+        DocRef::entries(&self)
+    }
+    fn elements(self) -> Self::Elements {
+        DocRef::elements(&self)
+    }
+}
