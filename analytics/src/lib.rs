@@ -12,13 +12,17 @@
 //!   pins.
 //! * [`session`]: the SQL session over every container with an analytical store.
 //! * [`values`]: results as cosmoql values.
+//! * [`view`]: one way to read values and stored documents alike.
+//! * [`parquet`]: the mirror as Parquet files, one a physical partition, in a hive layout.
 
 pub mod columns;
 pub mod mirror;
+pub mod parquet;
 pub mod schema;
 pub mod session;
 pub mod table;
 pub mod values;
+pub mod view;
 
 pub use mirror::{Mirror, Snapshot, SyncReport};
 pub use schema::{ColumnType, Dropped, Field, ObjectSchema, Observed, Schema, SchemaMode, MAX_NESTING, MAX_PROPERTIES};

@@ -4,6 +4,7 @@
 //! when its name is unique).
 
 use std::io::{BufWriter, Write};
+use std::path::PathBuf;
 
 use cosmoql_analytics::SchemaMode;
 
@@ -73,4 +74,35 @@ pub fn run(args: &AnalyzeArgs) -> Result<(), String> {
     }
     text.push_str("]\n");
     out.write_all(text.as_bytes()).and_then(|()| out.flush()).map_err(|e| e.to_string())
+}
+
+/// Options of `cosmoql export-parquet`.
+#[derive(Debug, clap::Args)]
+pub struct ExportParquetArgs {
+    #[command(flatten)]
+    data: DataArgs,
+    /// The schema representation (as `analyze`'s).
+    #[arg(long = "schema-mode", value_enum, default_value = "well-defined")]
+    mode: ModeArg,
+    /// With `--db`: first give the `--use` container (without `--use`: every container) an
+    /// analytical store, durably (as `analyze --enable`).
+    #[arg(long)]
+    enable: bool,
+    /// The folder the files go to (made if missing): `<out>/<database>/<container>/pkrange=<id>/part-0.parquet`.
+    #[arg(long, value_name = "DIR")]
+    out: PathBuf,
+}
+
+/// `cosmoql export-parquet`: the analytical store as Parquet files, one a physical partition;
+/// prints a line a file (its path and rows).
+pub fn run_export(args: &ExportParquetArgs) -> Result<(), String> {
+    let loaded = load(&args.data)?;
+    let analytics = analytics_for(&loaded, &args.data, args.mode.mode(), args.enable)?;
+    let files = cosmoql_analytics::parquet::export(&analytics, &args.out).map_err(|e| e.to_string())?;
+    let rows: usize = files.iter().map(|f| f.rows).sum();
+    for f in &files {
+        outln!("{}  {} rows", f.path.display(), f.rows);
+    }
+    errln!("wrote {} rows in {} files under {}", rows, files.len(), args.out.display());
+    Ok(())
 }

@@ -146,6 +146,10 @@ enum Command {
     /// (`--enable` gives them one). Prints the rows as one JSON array (exit 0), or the rendered
     /// error (exit 1); `--schema` prints the inferred schema and what it left out.
     Analyze(analyze_cmd::AnalyzeArgs),
+    /// Write the analytical store as Parquet (zstd), one file per physical partition in a hive
+    /// layout: OUT/<database>/<container>/pkrange=<id>/part-0.parquet, the schema mode in the
+    /// files' metadata; DataFusion, DuckDB and pyarrow read it back. Prints a line a file.
+    ExportParquet(analyze_cmd::ExportParquetArgs),
     /// Load items from files and report how they spread over the physical partitions: items,
     /// bytes and logical partitions per partition, spread measures, the heaviest logical
     /// partitions and flags (a key near its cap, uneven key space); `--json` for one JSON object.
@@ -306,6 +310,7 @@ fn run(cli: Cli) -> ExitCode {
         Command::Import(args) => report(import_cmd::run(&args)),
         Command::Query(args) => report(query_cmd::run_query(&args)),
         Command::Analyze(args) => report(analyze_cmd::run(&args)),
+        Command::ExportParquet(args) => report(analyze_cmd::run_export(&args)),
         Command::Item(args) => report(items::run_command(&args)),
         Command::Skew(args) => report(query_cmd::run_skew(&args)),
         Command::Changes(args) => report(query_cmd::run_changes(&args)),
