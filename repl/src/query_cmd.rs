@@ -206,7 +206,8 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 10, value_name = "R")]
     repeat: usize,
     /// Time a statement of standard SQL on the analytical store (`cosmoql analyze`'s) instead of
-    /// a Cosmos SQL query; the line adds mirrorSeconds, the first sync's build of the mirror.
+    /// a Cosmos SQL query; the line adds mirrorSeconds and mirrorBytes, the first sync's build
+    /// of the mirror and what it holds.
     #[arg(long)]
     analytics: bool,
     /// The query.
@@ -495,8 +496,11 @@ pub fn run_bench(args: &BenchArgs) -> Result<(), String> {
         let mode = cosmoql_analytics::SchemaMode::WellDefined;
         let analytics = analytics_for(&loaded, &args.data, mode, false)?;
         let started = Instant::now();
-        analytics.sync().map_err(|e| e.to_string())?;
-        mirror_seconds = Some(started.elapsed().as_secs_f64());
+        let synced = analytics.sync().map_err(|e| e.to_string())?;
+        let seconds = started.elapsed().as_secs_f64();
+        let bytes: usize =
+            synced.iter().map(|s| analytics.mirror(&s.database, &s.container).map_or(0, |m| m.memory_bytes())).sum();
+        mirror_seconds = Some((seconds, bytes));
         Some(analytics)
     } else {
         None
@@ -520,7 +524,8 @@ pub fn run_bench(args: &BenchArgs) -> Result<(), String> {
     } else {
         (times[times.len() / 2 - 1] + times[times.len() / 2]) / 2.0
     };
-    let mirror = mirror_seconds.map(|s| format!("\"mirrorSeconds\":{s},")).unwrap_or_default();
+    let mirror =
+        mirror_seconds.map(|(s, bytes)| format!("\"mirrorSeconds\":{s},\"mirrorBytes\":{bytes},")).unwrap_or_default();
     outln!(
         "{{\"loadSeconds\":{},{mirror}\"items\":{},\"results\":{},\"minSeconds\":{},\"medianSeconds\":{},\"maxSeconds\":{},\"peakRssBytes\":{}}}",
         loaded.load_seconds,

@@ -297,3 +297,25 @@ fn timing_off_prints_no_time_even_with_metrics() {
     let out = run(&["-c", ".timing on", "-c", "SELECT VALUE COUNT(1) FROM c"]);
     assert!(wall_time(&text(&out.stderr)), "{}", text(&out.stderr));
 }
+
+#[test]
+fn analytics_mode_runs_standard_sql_on_the_analytical_store() {
+    let data = temp_file("people-analytics.ndjson", PEOPLE);
+    let input = format!(
+        ".create people /city\n.import {}\nANALYZE SELECT city, COUNT(*) AS n FROM people GROUP BY city;\n\
+         .analytics enable\nANALYZE SELECT city, COUNT(*) AS n FROM people GROUP BY city ORDER BY city;\n\
+         .analytics on\nSELECT name FROM demo.people WHERE city = 'Oslo' ORDER BY name;\n\
+         .analytics schema\n.analytics off\nSELECT VALUE COUNT(1) FROM p\n",
+        data.display()
+    );
+    let out = run_stdin(&["--empty"], &input);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    // Before `.analytics enable` the container has no analytical store: the statement fails.
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("no analytical store") || stderr.contains("people"), "{stderr}");
+    assert!(stdout.contains(r#"[{"city":"Oslo","n":2},{"city":"Rome","n":1}]"#), "{stdout}");
+    assert!(stdout.contains(r#"[{"name":"Ada"},{"name":"Al"}]"#), "{stdout}");
+    // The schema, and the row engine again after `.analytics off`.
+    assert!(stderr.contains("kids: array of object"), "{stderr}");
+    assert!(stdout.ends_with("[3]\n"), "{stdout}");
+}
