@@ -33,14 +33,14 @@ def main():
     n, s, d, ranges = duckdb.sql(
         f"SELECT COUNT(*), SUM(metricValue), COUNT(DISTINCT deviceId), COUNT(DISTINCT pkrange) "
         f"FROM read_parquet('{glob}', hive_partitioning = true)"
-    ).fetchone()
+    ).fetchall()[0]
     if n != expected["n"] or not close(s, expected["s"]) or d != expected["d"]:
         failures.append(f"duckdb read {n} rows, sum {s}, {d} devices; the mirror {expected}")
     if ranges != len(files):
         failures.append(f"duckdb saw {ranges} ranges in the pkrange column, {len(files)} files")
     (mode,) = duckdb.sql(
         f"SELECT decode(value) FROM parquet_kv_metadata('{files[0]}') WHERE decode(key) = 'cosmoql.schema_mode'"
-    ).fetchone()
+    ).fetchall()[0]
     if mode != "well-defined":
         failures.append(f"duckdb read the schema mode {mode!r}")
 
