@@ -185,9 +185,13 @@ fn a_container_without_an_analytical_store_is_not_a_table() {
     assert!(err.message.contains("plain"), "{err}");
     let err = analytics.mirror("shop", "plain").unwrap_err();
     assert!(err.message.contains("analyticalStorageTtl"), "{err}");
-    // Made later, found at the next statement.
-    db.create_container(ContainerProperties::new("later", "/k").unwrap().analytical_storage_ttl(Some(-1))).unwrap();
+    // Made later, found at the next statement; and joined with another container.
+    let later =
+        db.create_container(ContainerProperties::new("later", "/k").unwrap().analytical_storage_ttl(Some(-1))).unwrap();
     assert_eq!(analytics.sql("SELECT COUNT(*) AS n FROM shop.later").unwrap()[0].get("n"), &Value::from(0.0));
+    later.create_item(&parse_json(r#"{"id":"x","k":"a","label":"first"}"#).unwrap()).unwrap();
+    let joined = analytics.sql("SELECT o.total, l.label FROM shop.orders o JOIN shop.later l ON o.k = l.k").unwrap();
+    assert_eq!(joined, vec![parse_json(r#"{"total":12.5,"label":"first"}"#).unwrap()]);
 }
 
 #[test]

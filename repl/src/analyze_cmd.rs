@@ -28,9 +28,10 @@ impl ModeArg {
     }
 }
 
-/// Options of `cosmoql analyze`.
+/// What `analyze` and `export-parquet` read: the loaded items or database directory, the schema
+/// representation, and whether to give a directory's containers an analytical store first.
 #[derive(Debug, clap::Args)]
-pub struct AnalyzeArgs {
+pub struct StoreArgs {
     #[command(flatten)]
     data: DataArgs,
     /// The schema representation (the service's default for the API for NoSQL: well-defined).
@@ -40,6 +41,22 @@ pub struct AnalyzeArgs {
     /// analytical store (`analyticalStorageTtl` -1), durably. Loaded files always have one.
     #[arg(long)]
     enable: bool,
+}
+
+impl StoreArgs {
+    /// The loaded items and the analytical store over them.
+    fn open(&self) -> Result<(crate::query_cmd::Loaded, cosmoql_analytics::Analytics), String> {
+        let loaded = load(&self.data)?;
+        let analytics = analytics_for(&loaded, &self.data, self.mode.mode(), self.enable)?;
+        Ok((loaded, analytics))
+    }
+}
+
+/// Options of `cosmoql analyze`.
+#[derive(Debug, clap::Args)]
+pub struct AnalyzeArgs {
+    #[command(flatten)]
+    store: StoreArgs,
     /// Print each table's inferred schema and what it left out, instead of running a statement.
     #[arg(long, conflicts_with = "sql")]
     schema: bool,
@@ -51,8 +68,7 @@ pub struct AnalyzeArgs {
 /// `cosmoql analyze`: the statement's rows as one JSON array (as `query` prints results), or the
 /// rendered error.
 pub fn run(args: &AnalyzeArgs) -> Result<(), String> {
-    let loaded = load(&args.data)?;
-    let analytics = analytics_for(&loaded, &args.data, args.mode.mode(), args.enable)?;
+    let (_loaded, analytics) = args.store.open()?;
     if args.schema {
         for (db, c) in analytics.tables() {
             let mirror = analytics.mirror(&db, &c).map_err(|e| e.to_string())?;
@@ -80,14 +96,7 @@ pub fn run(args: &AnalyzeArgs) -> Result<(), String> {
 #[derive(Debug, clap::Args)]
 pub struct ExportParquetArgs {
     #[command(flatten)]
-    data: DataArgs,
-    /// The schema representation (as `analyze`'s).
-    #[arg(long = "schema-mode", value_enum, default_value = "well-defined")]
-    mode: ModeArg,
-    /// With `--db`: first give the `--use` container (without `--use`: every container) an
-    /// analytical store, durably (as `analyze --enable`).
-    #[arg(long)]
-    enable: bool,
+    store: StoreArgs,
     /// The folder the files go to (made if missing): `<out>/<database>/<container>/pkrange=<id>/part-0.parquet`.
     #[arg(long, value_name = "DIR")]
     out: PathBuf,
@@ -96,8 +105,7 @@ pub struct ExportParquetArgs {
 /// `cosmoql export-parquet`: the analytical store as Parquet files, one a physical partition;
 /// prints a line a file (its path and rows).
 pub fn run_export(args: &ExportParquetArgs) -> Result<(), String> {
-    let loaded = load(&args.data)?;
-    let analytics = analytics_for(&loaded, &args.data, args.mode.mode(), args.enable)?;
+    let (_loaded, analytics) = args.store.open()?;
     let files = cosmoql_analytics::parquet::export(&analytics, &args.out).map_err(|e| e.to_string())?;
     let rows: usize = files.iter().map(|f| f.rows).sum();
     for f in &files {
