@@ -6,7 +6,8 @@
 //! * Well-defined: a column of the property's type; a value of another type is null (it was
 //!   counted as dropped when observed). Numbers are `Int64` while a property held only integers,
 //!   `Float64` after; a property with only nulls so far is of Arrow's `Null` type. Nested objects
-//!   are `Struct`s of their properties, arrays `List`s of their element type.
+//!   are `Struct`s of their properties, arrays `LargeList`s of their element type (64-bit
+//!   offsets: a batch's items may hold more than 2^31 elements in all).
 //! * Full fidelity: a property is a `Struct` with one child a type it held, named `null`,
 //!   `bool`, `num`, `string`, `array` or `object` (not Arrow's `Union`, which Parquet cannot
 //!   hold): a value sits in the child of its type, the others are null.
@@ -17,7 +18,7 @@ use std::sync::Arc;
 
 use cosmoql_value::ValueKind;
 use datafusion::arrow::array::{
-    new_null_array, ArrayRef, BooleanArray, Float64Array, Int64Array, ListArray, StringArray, StructArray,
+    new_null_array, ArrayRef, BooleanArray, Float64Array, Int64Array, LargeListArray, StringArray, StructArray,
 };
 use datafusion::arrow::buffer::{NullBuffer, OffsetBuffer};
 use datafusion::arrow::datatypes::{DataType, Field, Fields, Schema as ArrowSchema, SchemaRef};
@@ -46,7 +47,7 @@ pub fn data_type(ty: &ColumnType) -> DataType {
         ColumnType::Int64 => DataType::Int64,
         ColumnType::Float64 => DataType::Float64,
         ColumnType::String => DataType::Utf8,
-        ColumnType::Array(element) => DataType::List(Arc::new(Field::new("item", data_type(element), true))),
+        ColumnType::Array(element) => DataType::LargeList(Arc::new(Field::new("item", data_type(element), true))),
         ColumnType::Object(schema) => DataType::Struct(object_fields(schema)),
         ColumnType::Variants(children) => DataType::Struct(
             children.iter().map(|child| Field::new(variant_name(child), data_type(child), true)).collect(),
@@ -160,7 +161,7 @@ fn build<'a, V: View<'a>>(ty: &ColumnType, values: &[Option<V>], mode: SchemaMod
             let mut offsets = Vec::with_capacity(values.len() + 1);
             let mut valid = Vec::with_capacity(values.len());
             let mut children: Vec<Option<V>> = Vec::new();
-            offsets.push(0i32);
+            offsets.push(0i64);
             for v in values {
                 match v {
                     Some(array)
@@ -174,13 +175,16 @@ fn build<'a, V: View<'a>>(ty: &ColumnType, values: &[Option<V>], mode: SchemaMod
                     }
                     _ => valid.push(false),
                 }
-                // An item holds at most 2 MB, so a batch of at most 65,536 items holds far fewer
-                // than 2^31 elements.
-                offsets.push(i32::try_from(children.len()).unwrap_or(i32::MAX));
+                offsets.push(i64::try_from(children.len()).unwrap_or(i64::MAX));
             }
             let child = build(element, &children, mode);
             let field = Arc::new(Field::new("item", data_type(element), true));
-            Arc::new(ListArray::new(field, OffsetBuffer::new(offsets.into()), child, Some(NullBuffer::from(valid))))
+            Arc::new(LargeListArray::new(
+                field,
+                OffsetBuffer::new(offsets.into()),
+                child,
+                Some(NullBuffer::from(valid)),
+            ))
         }
         ColumnType::Object(schema) => {
             let objects: Vec<Option<V>> = values.iter().map(|v| v.filter(|v| v.kind() == ValueKind::Object)).collect();
