@@ -382,3 +382,63 @@ fn a_key_filter_reads_one_mirror_partition() {
         .unwrap();
     assert_eq!(n[0].get("n"), &rows[0]);
 }
+
+/// Items whose types differ from one to the next, where the analytical store and the row engine
+/// answer differently by design (the service's documented rules): pinned, not hidden.
+fn mixed() -> ContainerClient {
+    let client = container(2);
+    for item in [
+        r#"{"id":"1","deviceId":"a","code":123}"#,
+        r#"{"id":"2","deviceId":"a","code":"123"}"#,
+        r#"{"id":"3","deviceId":"b","code":7.5}"#,
+        r#"{"id":"4","deviceId":"b","tags":["x",1]}"#,
+        r#"{"id":"5","deviceId":"c","Name":"fred","name":"john"}"#,
+        r#"{"id":"6","deviceId":"c","name":"ann"}"#,
+    ] {
+        client.create_item(&cosmoql::value::parse_json(item).unwrap()).unwrap();
+    }
+    client
+}
+
+fn json(rows: &[Value]) -> String {
+    cosmoql::value::to_json_string(&Value::from(rows.to_vec())).unwrap()
+}
+
+#[test]
+fn a_mixed_type_fixture_pins_the_documented_divergences() {
+    let client = mixed();
+    let cosmos = |sql: &str| json(&client.query_items_blocking::<Value>(sql, QueryOptions::default()).unwrap());
+    let well = Analytics::new(SchemaMode::WellDefined).unwrap().with_container("db", &client).unwrap();
+    let mirror = |a: &Analytics, sql: &str| json(&a.sql(sql).unwrap());
+
+    // An item with a mixed-type array is not in the well-defined store at all.
+    assert_eq!(mirror(&well, "SELECT COUNT(*) AS n FROM c"), r#"[{"n":5}]"#);
+    assert_eq!(cosmos("SELECT COUNT(1) AS n FROM c"), r#"[{"n":6}]"#);
+    // `code` is a number column (its first non-null value, 123; 7.5 widens it to float64): the
+    // string "123" is not represented, its item is.
+    assert_eq!(mirror(&well, "SELECT COUNT(code) AS n, SUM(code) AS s FROM c"), r#"[{"n":2,"s":130.5}]"#);
+    assert_eq!(cosmos("SELECT COUNT(c.code) AS n FROM c"), r#"[{"n":3}]"#);
+    assert_eq!(mirror(&well, "SELECT id FROM c WHERE id = '2' AND code IS NULL"), r#"[{"id":"2"}]"#);
+    // Names equal but for case are one column, named as first seen; in one item only the first
+    // is represented ("john" is not), across items they share it ("ann").
+    assert_eq!(
+        mirror(&well, "SELECT id, Name FROM c WHERE Name IS NOT NULL ORDER BY id"),
+        r#"[{"id":"5","Name":"fred"},{"id":"6","Name":"ann"}]"#
+    );
+    assert_eq!(
+        cosmos("SELECT c.id, c.name FROM c WHERE IS_DEFINED(c.name) ORDER BY c.id"),
+        r#"[{"id":"5","name":"john"},{"id":"6","name":"ann"}]"#
+    );
+    let schema = well.mirror("db", "c").unwrap().schema();
+    assert_eq!(schema.dropped().items, 1);
+    assert_eq!(schema.dropped().type_mismatches, 1);
+    assert_eq!(schema.dropped().case_duplicates, 1);
+
+    // Full fidelity keeps every value under a child of its type, the mixed array's item too.
+    let full = Analytics::new(SchemaMode::FullFidelity).unwrap().with_container("db", &client).unwrap();
+    assert_eq!(mirror(&full, "SELECT COUNT(*) AS n FROM c"), r#"[{"n":6}]"#);
+    assert_eq!(
+        mirror(&full, "SELECT COUNT(code.num) AS nums, COUNT(code.string) AS strings FROM c"),
+        r#"[{"nums":2,"strings":1}]"#
+    );
+}
