@@ -265,9 +265,8 @@ impl DatabaseClient {
     /// Creates a container; an error (409) if it exists.
     pub fn create_container(&self, properties: ContainerProperties) -> Result<ContainerClient, Error> {
         let db = self.store.database(&self.id)?;
-        if let Some(ttl) = properties.analytical_storage_ttl.filter(|t| *t != 0) {
-            cosmoql_storage::container::validate_ttl(ttl, "analyticalStorageTtl")?;
-        }
+        // Refused before the container is made.
+        cosmoql_storage::container::checked_analytical_ttl(properties.analytical_storage_ttl)?;
         let mut settings = properties.settings;
         let dedicated = cosmoql_storage::throughput::dedicated_at_creation(
             properties.throughput,

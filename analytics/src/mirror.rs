@@ -265,7 +265,7 @@ impl Mirror {
             // Gone from the container: kept when its own time to live took it and the
             // analytical one keeps it.
             let expired = self.container.item_expiry(&held.item.meta).is_some_and(|at| at <= now);
-            held.expired = expired && attl.is_some_and(|t| t == -1 || keeps(&held.item, t, now));
+            held.expired = expired && attl.is_some_and(|t| leaves_at(&held.item, t).is_none_or(|at| at > now));
             held.expired
         });
         p.live = p.rows.values().filter(|h| !h.expired).count();
@@ -274,9 +274,10 @@ impl Mirror {
     }
 }
 
-/// Whether a positive analytical time to live `ttl` still keeps `item` at `now`.
-fn keeps(item: &StoredItem, ttl: i64, now: u64) -> bool {
-    ttl < 0 || item.meta.ts.saturating_add(ttl as u64) > now
+/// When the analytical time to live `ttl` lets `item` go (Unix seconds); `None` for `-1`, which
+/// keeps it.
+fn leaves_at(item: &StoredItem, ttl: i64) -> Option<u64> {
+    u64::try_from(ttl).ok().map(|t| item.meta.ts.saturating_add(t))
 }
 
 /// A new mirror partition for physical partition `id` over `[min, max)`: the rows of the old
@@ -362,14 +363,12 @@ fn partition_batches(
     now: u64,
     attl: Option<i64>,
 ) -> Result<(Vec<RecordBatch>, Option<u64>), ArrowError> {
-    let ttl = attl.filter(|t| *t > 0);
     let mut next_leave = None::<u64>;
     let kept: Vec<&Held> = p
         .rows
         .values()
-        .filter(|h| match ttl {
-            Some(t) => {
-                let leaves = h.item.meta.ts.saturating_add(t as u64);
+        .filter(|h| match attl.and_then(|t| leaves_at(&h.item, t)) {
+            Some(leaves) => {
                 if leaves > now {
                     next_leave = Some(next_leave.map_or(leaves, |n| n.min(leaves)));
                 }
@@ -386,7 +385,7 @@ fn partition_batches(
             .filter(|(_, doc)| schema.represents(*doc))
             .map(|(h, doc)| Row {
                 doc,
-                rid: container.system_property(&h.item, "_rid").as_str().unwrap_or_default().to_string(),
+                rid: container.item_rid(&h.item),
                 ts: i64::try_from(h.item.meta.ts).unwrap_or(i64::MAX),
                 etag: h.item.meta.etag(),
             })

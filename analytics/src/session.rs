@@ -255,7 +255,6 @@ impl Analytics {
     /// A DataFusion session over fresh snapshots of every mirror (for joins, `EXPLAIN` and
     /// everything DataFusion plans; [`Self::sql`] runs one statement on one).
     pub fn context(&self) -> Result<SessionContext, AnalyticsError> {
-        self.sync()?;
         let config = SessionConfig::new()
             .with_information_schema(true)
             .set_bool("datafusion.sql_parser.enable_ident_normalization", false);
@@ -268,6 +267,7 @@ impl Analytics {
         for (db, c) in &tables {
             let (db, c) = (db.clone(), c.clone());
             let mirror = self.mirror(&db, &c)?;
+            mirror.sync().map_err(|e| AnalyticsError::new(e.to_string()))?;
             let schema = schemas.entry(db.clone()).or_insert_with(|| {
                 let s = Arc::new(MemorySchemaProvider::new());
                 let _ = catalog.register_schema(&db, Arc::clone(&s) as Arc<dyn SchemaProvider>);
@@ -284,6 +284,14 @@ impl Analytics {
             }
         }
         Ok(ctx)
+    }
+
+    /// The inferred schema of a container's mirror, synced first, as [`crate::Schema::describe`]
+    /// writes it.
+    pub fn describe(&self, database: &str, container: &str) -> Result<String, AnalyticsError> {
+        let mirror = self.mirror(database, container)?;
+        mirror.sync().map_err(|e| AnalyticsError::new(e.to_string()))?;
+        Ok(mirror.schema().describe())
     }
 
     /// Runs one statement; its result's batches.

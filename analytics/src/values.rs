@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use cosmoql_value::{Map, Value};
 use datafusion::arrow::array::{Array, AsArray, RecordBatch};
-use datafusion::arrow::datatypes::{DataType, Float64Type, Int64Type, UInt64Type};
+use datafusion::arrow::datatypes::{DataType, Float64Type};
 use datafusion::arrow::error::ArrowError;
 use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 
@@ -38,21 +38,16 @@ pub fn column(array: &dyn Array) -> Result<Vec<Value>, ArrowError> {
     Ok(match array.data_type() {
         DataType::Null => vec![Value::Null; n],
         DataType::Boolean => nulls(array.as_boolean().iter().map(|b| b.map_or(Value::Null, Value::Bool)).collect()),
-        DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 => {
-            let cast = datafusion::arrow::compute::cast(array, &DataType::Int64)?;
-            cast.as_primitive::<Int64Type>()
-                .iter()
-                .map(|v| v.map_or(Value::Null, |v| Value::Number(v as f64)))
-                .collect()
-        }
-        DataType::UInt8 | DataType::UInt16 | DataType::UInt32 | DataType::UInt64 => {
-            let cast = datafusion::arrow::compute::cast(array, &DataType::UInt64)?;
-            cast.as_primitive::<UInt64Type>()
-                .iter()
-                .map(|v| v.map_or(Value::Null, |v| Value::Number(v as f64)))
-                .collect()
-        }
-        DataType::Float16
+        // Every number is a double, as the row engine's (an integer past 2^53 rounds as there).
+        DataType::Int8
+        | DataType::Int16
+        | DataType::Int32
+        | DataType::Int64
+        | DataType::UInt8
+        | DataType::UInt16
+        | DataType::UInt32
+        | DataType::UInt64
+        | DataType::Float16
         | DataType::Float32
         | DataType::Float64
         | DataType::Decimal128(..)

@@ -84,9 +84,8 @@ impl Session {
                 let container = self.container()?;
                 let id = container.read_properties().get("id").as_str().unwrap_or_default().to_string();
                 let db = self.db.id().to_string();
-                let mirror = self.analytics()?.mirror(&db, &id).map_err(|e| e.to_string())?;
-                mirror.sync().map_err(|e| e.to_string())?;
-                self.say(mirror.schema().describe().trim_end());
+                let schema = self.analytics()?.describe(&db, &id).map_err(|e| e.to_string())?;
+                self.say(schema.trim_end());
                 Ok(())
             }
             _ => Err("usage: .analytics [on|off|enable [CONTAINER]|disable [CONTAINER]|schema]".into()),

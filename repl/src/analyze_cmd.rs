@@ -71,10 +71,9 @@ pub fn run(args: &AnalyzeArgs) -> Result<(), String> {
     let (_loaded, analytics) = args.store.open()?;
     if args.schema {
         for (db, c) in analytics.tables() {
-            let mirror = analytics.mirror(&db, &c).map_err(|e| e.to_string())?;
-            mirror.sync().map_err(|e| e.to_string())?;
+            let schema = analytics.describe(&db, &c).map_err(|e| e.to_string())?;
             outln!("{db}.{c}:");
-            outln!("{}", mirror.schema().describe().trim_end());
+            outln!("{}", schema.trim_end());
         }
         return Ok(());
     }

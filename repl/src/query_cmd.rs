@@ -550,12 +550,11 @@ pub fn analytics_for(
     let analytics = match loaded.account() {
         Some(account) => {
             if enable {
-                let only = loaded.client.read_properties();
-                let only = data.use_container().map(|_| only.get("id").as_str().unwrap_or_default().to_string());
+                let only = data.use_container();
                 for db in account.database_ids() {
                     let db = account.database_client(&db);
                     for id in db.container_ids().map_err(|e| e.to_string())? {
-                        if only.as_ref().is_none_or(|o| *o == id) {
+                        if only.is_none_or(|o| o == id) {
                             let c = db.container_client(&id).map_err(|e| e.to_string())?;
                             if c.read_properties().get("analyticalStorageTtl").is_undefined() {
                                 c.replace_analytical_storage_ttl(Some(-1)).map_err(|e| e.to_string())?;

@@ -535,9 +535,8 @@ impl Database {
                     || StorageError::bad_request("analyticalStorageTtl is an integer: 0, -1 or 1 to 2147483647"),
                 )?),
             };
-        if let Some(ttl) = analytical_ttl.filter(|t| *t != 0) {
-            crate::container::validate_ttl(ttl, "analyticalStorageTtl")?;
-        }
+        // Refused before the container is made.
+        crate::container::checked_analytical_ttl(analytical_ttl)?;
         let container = self.create_container(id, key, settings)?;
         container.replace_indexing_policy(policy);
         container.set_analytical_ttl(analytical_ttl)?;

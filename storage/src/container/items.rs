@@ -135,6 +135,11 @@ impl Container {
         crate::index::indexed_terms(&self.indexing_policy(), item)
     }
 
+    /// An item's `_rid`.
+    pub fn item_rid(&self, item: &StoredItem) -> String {
+        self.names.item_rid(item.meta.seq)
+    }
+
     /// One system property of an item (`_rid`, `_self`, `_etag`, `_attachments`, `_ts`);
     /// `Undefined` for any other name.
     pub fn system_property(&self, item: &StoredItem, name: &str) -> Value {

@@ -29,10 +29,7 @@ impl Container {
     /// Sets the analytical time to live (400 for a value other than `0`, `-1` or 1 to
     /// 2,147,483,647; `0` turns the analytical store off, as `None`), durably in a durable store.
     pub fn set_analytical_ttl(&self, ttl: Option<i64>) -> Result<()> {
-        if let Some(ttl) = ttl.filter(|t| *t != 0) {
-            validate_ttl(ttl, "analyticalStorageTtl")?;
-        }
-        *self.analytical_ttl.write() = ttl.filter(|t| *t != 0);
+        *self.analytical_ttl.write() = checked_analytical_ttl(ttl)?;
         self.persist_properties()
     }
 

@@ -113,6 +113,16 @@ pub fn validate_ttl(ttl: i64, what: &str) -> Result<()> {
     )))
 }
 
+/// The analytical time to live `ttl` as a container keeps it (`0` turns the analytical store
+/// off, as `None`); a 400 for a value other than `0`, `-1` or 1 to 2,147,483,647.
+pub fn checked_analytical_ttl(ttl: Option<i64>) -> Result<Option<i64>> {
+    let ttl = ttl.filter(|t| *t != 0);
+    if let Some(ttl) = ttl {
+        validate_ttl(ttl, "analyticalStorageTtl")?;
+    }
+    Ok(ttl)
+}
+
 impl Default for ContainerSettings {
     fn default() -> Self {
         ContainerSettings {
