@@ -15,6 +15,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::pager::QueryPager;
+use crate::route::{QueryRoute, Routing};
 use crate::typed::{from_output, from_value, to_value};
 use crate::Error;
 use cosmoql_storage::RetryOptions;
@@ -282,6 +283,7 @@ impl DatabaseClient {
             retry: RetryOptions::default(),
             consistency: Consistency::Session,
             clock: Arc::clone(&self.clock),
+            route: None,
         })
     }
 
@@ -292,6 +294,7 @@ impl DatabaseClient {
             retry: RetryOptions::default(),
             consistency: Consistency::Session,
             clock: Arc::clone(&self.clock),
+            route: None,
         })
     }
 
@@ -459,6 +462,8 @@ pub struct ContainerClient {
     consistency: Consistency,
     /// Where provisioned throughput takes its time from.
     pub(crate) clock: Arc<dyn Clock>,
+    /// Another engine consulted before the row engine runs a query (the analytical store).
+    route: Option<Arc<dyn QueryRoute>>,
 }
 
 impl ContainerClient {
@@ -469,6 +474,7 @@ impl ContainerClient {
             retry: RetryOptions::default(),
             consistency: Consistency::Session,
             clock: Arc::new(SystemClock::default()),
+            route: None,
         }
     }
 
@@ -487,6 +493,12 @@ impl ContainerClient {
     /// Staleness reads (point reads and queries) cost twice the request units.
     pub fn with_consistency(&self, consistency: Consistency) -> Self {
         ContainerClient { consistency, ..self.clone() }
+    }
+
+    /// A client of the same container whose queries first ask `route` whether it answers them
+    /// (see [`QueryRoute`]; EXPLAIN then says which engine runs a query, and why).
+    pub fn with_route(&self, route: Arc<dyn QueryRoute>) -> Self {
+        ContainerClient { route: Some(route), ..self.clone() }
     }
 
     /// The charge of a storage response at this client's consistency.
@@ -859,6 +871,7 @@ impl ContainerClient {
             sql: query.text,
             options,
             plan: None,
+            route: self.route.clone(),
             done: false,
             marker: PhantomData,
         }
@@ -880,6 +893,13 @@ impl ContainerClient {
         let fail = |error: QueryError| Error::Query { sql: sql.clone(), error };
         let plan = cosmoql_executor::plan_query(&*self.container, &sql, &options).map_err(fail)?;
         let mut explain = cosmoql_executor::explain_plan(&*self.container, plan.clone(), &options);
+        if let Some(route) = &self.route {
+            let routing = match crate::route::request_allows_routing(&plan, &options) {
+                Ok(()) => route.route(&self.container, &plan, &options),
+                Err(why) => Routing::RowEngine { why },
+            };
+            explain.routing = Some(routing.to_string());
+        }
         if analyze {
             let started = std::time::Instant::now();
             let pager: QueryPager<Value> = QueryPager {
@@ -888,6 +908,7 @@ impl ContainerClient {
                 sql: sql.clone(),
                 options,
                 plan: Some(Arc::new(plan)),
+                route: self.route.clone(),
                 done: false,
                 marker: PhantomData,
             };

@@ -15,6 +15,7 @@ use cosmoql_storage::{Container, RequestKind};
 use cosmoql_value::Value;
 use serde::de::DeserializeOwned;
 
+use crate::route::QueryRoute;
 use crate::typed::from_output;
 use crate::Error;
 
@@ -96,6 +97,8 @@ pub struct QueryPager<T> {
     pub(crate) sql: String,
     pub(crate) options: QueryOptions,
     pub(crate) plan: Option<Arc<Plan>>,
+    /// Asked before the first page whether another engine answers the query whole.
+    pub(crate) route: Option<Arc<dyn QueryRoute>>,
     pub(crate) done: bool,
     pub(crate) marker: PhantomData<fn() -> T>,
 }
@@ -131,6 +134,29 @@ impl<T: DeserializeOwned + 'static> QueryPager<T> {
         });
     }
 
+    /// When the route answers `plan` (asked once, before the first page): every result, in
+    /// one page, with its metrics (no request units: the row engine read nothing).
+    fn routed(&mut self, plan: &Plan, compile_time_ns: u64) -> Option<Result<(Vec<T>, QueryMetrics), Error>> {
+        let route = self.route.take()?;
+        crate::route::request_allows_routing(plan, &self.options).ok()?;
+        let started = std::time::Instant::now();
+        let answer = route.answer(&self.container, plan, &self.options)?;
+        self.done = true;
+        let values = match answer {
+            Ok(values) => values,
+            Err(e) => return Some(Err(self.error(e))),
+        };
+        let metrics = QueryMetrics {
+            physical_partitions: self.container.partition_count(),
+            output_document_count: values.len() as u64,
+            compile_time_ns,
+            execution_time_ns: started.elapsed().as_nanos() as u64,
+            ..QueryMetrics::default()
+        };
+        let items = values.into_iter().map(|v| from_output(Output::Value(v))).collect::<Result<Vec<T>, _>>();
+        Some(items.map(|items| (items, metrics)))
+    }
+
     /// The next page, computed now; `None` after the last.
     pub fn next_page(&mut self) -> Option<Result<FeedPage<T>, Error>> {
         if self.done {
@@ -149,6 +175,17 @@ impl<T: DeserializeOwned + 'static> QueryPager<T> {
                 }
             },
         };
+        if let Some(routed) = self.routed(&plan, compile_time_ns) {
+            return Some(routed.map(|(items, metrics)| FeedPage {
+                items,
+                continuation: None,
+                request_charge: 0.0,
+                metrics,
+                partitions: Vec::new(),
+                index_metrics: None,
+                retries: 0,
+            }));
+        }
         // Under provisioned throughput, every partition the page reads must admit it.
         let throttle = self.container.throughput();
         let (ids, retries) = match &throttle {
@@ -199,6 +236,16 @@ impl<T: DeserializeOwned + 'static> QueryPager<T> {
                 None => cosmoql_executor::timed_plan(&*self.container, &self.sql, &self.options)
                     .map_err(|e| self.error(e))?,
             };
+            if let Some(routed) = self.routed(&plan, compile_time_ns) {
+                let (items, metrics) = routed?;
+                summary.add(&metrics, Vec::new(), None);
+                for item in items {
+                    if !f(item) {
+                        break;
+                    }
+                }
+                return Ok(summary);
+            }
             let throttle = self.container.throughput();
             let ids = match &throttle {
                 Some(t) => self.container.admit_retrying(t, self.retry, || Ok(self.partitions_read(&plan)))?.0,

@@ -38,6 +38,7 @@ impl ContainerClient {
         )?;
         let container = Container::new(properties.id, properties.partition_key, settings);
         container.replace_indexing_policy(properties.indexing_policy);
+        container.set_analytical_ttl(properties.analytical_storage_ttl)?;
         container.set_throughput(dedicated);
         Ok(ContainerClient::from_container(Arc::new(container)).with_clock(clock))
     }

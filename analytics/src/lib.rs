@@ -13,11 +13,13 @@
 //! * [`session`]: the SQL session over every container with an analytical store.
 //! * [`values`]: results as cosmoql values.
 //! * [`view`]: one way to read values and stored documents alike.
+//! * [`route`]: Cosmos SQL aggregates the mirror answers exactly, routed to it.
 //! * [`parquet`]: the mirror as Parquet files, one a physical partition, in a hive layout.
 
 pub mod columns;
 pub mod mirror;
 pub mod parquet;
+pub mod route;
 pub mod schema;
 pub mod session;
 pub mod table;
@@ -25,5 +27,6 @@ pub mod values;
 pub mod view;
 
 pub use mirror::{Mirror, Snapshot, SyncReport};
+pub use route::AnalyticalRoute;
 pub use schema::{ColumnType, Dropped, Field, ObjectSchema, Observed, Schema, SchemaMode, MAX_NESTING, MAX_PROPERTIES};
 pub use session::{Analytics, AnalyticsError, Synced};

@@ -110,6 +110,11 @@ const MAX_SPELLINGS: usize = 4 * MAX_PROPERTIES;
 pub struct Field {
     pub name: String,
     pub ty: ColumnType,
+    /// Every value the property has had is represented, under this very name: none was of
+    /// another type, none was spelled otherwise (case-insensitive names share a field, where a
+    /// Cosmos SQL path tells them apart). What routing a query to the mirror asks of each
+    /// property it reads.
+    pub exact: bool,
 }
 
 impl ObjectSchema {
@@ -248,6 +253,9 @@ impl Schema {
             let at = match schema.position(name) {
                 Some(at) => {
                     schema.remember(name, at);
+                    if schema.fields[at].exact && schema.fields[at].name != name {
+                        schema.fields[at].exact = false;
+                    }
                     at
                 }
                 None => {
@@ -269,18 +277,20 @@ impl Schema {
                     let at = schema.fields.len();
                     schema.folded.insert(folded, at);
                     schema.remember(name, at);
-                    schema.fields.push(Field { name: name.to_string(), ty });
+                    schema.fields.push(Field { name: name.to_string(), ty, exact: true });
                     at
                 }
             };
             if seen.contains(&at) {
                 self.dropped.case_duplicates += 1;
+                schema.fields[at].exact = false;
                 continue;
             }
             seen.push(at);
             let mut ty = std::mem::replace(&mut schema.fields[at].ty, ColumnType::Null);
             if !self.merge(&mut ty, value, level, true) {
                 self.dropped.type_mismatches += 1;
+                schema.fields[at].exact = false;
             }
             schema.fields[at].ty = ty;
         }

@@ -155,6 +155,11 @@ impl Analytics {
         Ok(Analytics { sources: Vec::new(), mode, mirrors: Mutex::new(HashMap::new()), runtime })
     }
 
+    /// The schema representation of every mirror.
+    pub fn mode(&self) -> SchemaMode {
+        self.mode
+    }
+
     /// Adds an account's containers with an analytical store, as `<database>.<container>` (those
     /// made or given an analytical time to live later are found at the next statement).
     pub fn with_account(mut self, client: &CosmosClient) -> Self {
@@ -255,10 +260,7 @@ impl Analytics {
     /// A DataFusion session over fresh snapshots of every mirror (for joins, `EXPLAIN` and
     /// everything DataFusion plans; [`Self::sql`] runs one statement on one).
     pub fn context(&self) -> Result<SessionContext, AnalyticsError> {
-        let config = SessionConfig::new()
-            .with_information_schema(true)
-            .set_bool("datafusion.sql_parser.enable_ident_normalization", false);
-        let ctx = SessionContext::new_with_config(config);
+        let ctx = new_context();
         let catalog = ctx
             .catalog("datafusion")
             .ok_or_else(|| AnalyticsError::new("DataFusion's default catalog is missing (a bug)"))?;
@@ -284,6 +286,35 @@ impl Analytics {
             }
         }
         Ok(ctx)
+    }
+
+    /// A session with one table: `table` as `database.container` (the statement a Cosmos SQL
+    /// query is routed to runs on the snapshot it was checked against).
+    pub fn context_over(
+        &self,
+        database: &str,
+        container: &str,
+        table: Arc<MirrorTable>,
+    ) -> Result<SessionContext, AnalyticsError> {
+        let ctx = new_context();
+        let catalog = ctx
+            .catalog("datafusion")
+            .ok_or_else(|| AnalyticsError::new("DataFusion's default catalog is missing (a bug)"))?;
+        let schema = Arc::new(MemorySchemaProvider::new());
+        let _ = catalog.register_schema(database, Arc::clone(&schema) as Arc<dyn SchemaProvider>);
+        schema.register_table(container.to_string(), table).map_err(|e| AnalyticsError::new(e.strip_backtrace()))?;
+        Ok(ctx)
+    }
+
+    /// The database, name and mirror of `container` when it is one of the sources' containers
+    /// with an analytical store.
+    pub fn mirror_of(&self, container: &Arc<Container>) -> Option<(String, String, Arc<Mirror>)> {
+        let (database, id) = self
+            .tables()
+            .into_iter()
+            .find(|(db, c)| self.find(db, c).is_ok_and(|found| Arc::ptr_eq(&found, container)))?;
+        let mirror = self.mirror(&database, &id).ok()?;
+        Some((database, id, mirror))
     }
 
     /// The inferred schema of a container's mirror, synced first, as [`crate::Schema::describe`]
@@ -313,4 +344,13 @@ impl Analytics {
     pub fn block_on<F: std::future::Future>(&self, f: F) -> F::Output {
         self.runtime.block_on(f)
     }
+}
+
+/// A session as every statement gets: names as written (no lower-casing), with
+/// `information_schema`.
+fn new_context() -> SessionContext {
+    let config = SessionConfig::new()
+        .with_information_schema(true)
+        .set_bool("datafusion.sql_parser.enable_ident_normalization", false);
+    SessionContext::new_with_config(config)
 }

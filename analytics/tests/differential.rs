@@ -3,45 +3,12 @@
 //! physical partitions (splits in between, and writes, replaces and deletes between the runs),
 //! their results equal. Then a mixed-type fixture pins where the two differ by design.
 
+mod fixture;
+
 use cosmoql::value::Value;
-use cosmoql::{ContainerClient, ContainerProperties, ContainerSettings, PartitionKey, QueryOptions};
+use cosmoql::{ContainerClient, PartitionKey, QueryOptions};
 use cosmoql_analytics::{Analytics, SchemaMode};
-
-const DEVICES: usize = 23;
-const SITES: [&str; 5] = ["north", "south", "east", "west", "lab"];
-const CITIES: [&str; 4] = ["Oslo", "Lima", "Pune", "Kyiv"];
-
-/// Item `i` of the uniform fixture: every property of one type; `note` and `extra` on some.
-fn item(i: usize, version: usize) -> Value {
-    let mut tags: Vec<Value> = Vec::new();
-    for t in 0..(i % 4) {
-        tags.push(Value::from(["hot", "cold", "wet", "dry", "windy"][(i + t) % 5]));
-    }
-    let text = format!(
-        r#"{{"id":"item-{i}","deviceId":"dev-{}","site":"{}","metricValue":{},"count":{},"ok":{},"ts":{},
-            "location":{{"city":"{}","zone":{}}},"version":{version}}}"#,
-        i % DEVICES,
-        SITES[(i * 7) % SITES.len()],
-        ((i * 37) % 1000) as f64 / 8.0 + version as f64,
-        (i * 13) % 50,
-        !i.is_multiple_of(3),
-        1_700_000_000 + (i as u64) * 60,
-        CITIES[i % CITIES.len()],
-        i % 6,
-    );
-    let mut v = cosmoql::value::parse_json(&text).unwrap();
-    let map = v.as_object_mut().unwrap();
-    map.insert("tags".into(), Value::from(tags));
-    if i.is_multiple_of(5) {
-        map.insert("note".into(), Value::from(format!("note {}", i % 7)));
-    }
-    v
-}
-
-fn container(partitions: usize) -> ContainerClient {
-    let settings = ContainerSettings { initial_partitions: partitions, ..ContainerSettings::default() };
-    ContainerClient::standalone(ContainerProperties::new("c", "/deviceId").unwrap().settings(settings)).unwrap()
-}
+use fixture::{container, item, DEVICES};
 
 /// The pairs: (standard SQL on the mirror, Cosmos SQL on the row engine, whether order counts).
 /// Each pair returns rows of the same shape: objects with the same property names.

@@ -409,6 +409,9 @@ pub struct Explain {
     pub producers: usize,
     /// EXPLAIN ANALYZE: what running the plan did.
     pub analysis: Option<Analysis>,
+    /// Where a client with another engine to ask (the analytical store) runs the query, and why:
+    /// a line or two, written after the partitions.
+    pub routing: Option<String>,
 }
 
 /// What running a plan did, for EXPLAIN ANALYZE.
@@ -430,7 +433,14 @@ pub fn explain(source: &dyn QuerySource, sql: &str, options: &QueryOptions) -> R
 pub fn explain_plan(source: &dyn QuerySource, plan: Plan, options: &QueryOptions) -> Explain {
     let partitions: Vec<u32> = units(source, &plan, options).iter().map(|u| u.partition).collect();
     let producers = producer_threads(options.max_degree_of_parallelism, partitions.len());
-    Explain { physical_partitions: source.partition_count(), partitions, producers, plan, analysis: None }
+    Explain {
+        physical_partitions: source.partition_count(),
+        partitions,
+        producers,
+        plan,
+        analysis: None,
+        routing: None,
+    }
 }
 
 impl fmt::Display for Explain {
@@ -447,6 +457,9 @@ impl fmt::Display for Explain {
                 self.producers,
                 if self.producers == 1 { "" } else { "s" }
             )?;
+        }
+        if let Some(routing) = &self.routing {
+            write!(f, "\n{routing}")?;
         }
         if let Some(a) = &self.analysis {
             let m = &a.metrics;

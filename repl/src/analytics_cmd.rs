@@ -1,10 +1,13 @@
-//! The REPL's analytical store: `.analytics` (the mode, an analytical store for a container, its
-//! schema) and statements run as standard SQL on the mirrors (in analytics mode, or any
-//! statement that starts with `ANALYZE`).
+//! The REPL's analytical store: `.analytics` (the mode, routing, an analytical store for a
+//! container, its schema), statements run as standard SQL on the mirrors (in analytics mode, or
+//! any statement that starts with `ANALYZE`), and the route that sends the Cosmos SQL aggregates
+//! a container's analytical store answers exactly there.
 
+use std::sync::Arc;
 use std::time::Instant;
 
-use cosmoql_analytics::{Analytics, SchemaMode};
+use cosmoql::ContainerClient;
+use cosmoql_analytics::{AnalyticalRoute, Analytics, SchemaMode};
 
 use crate::printer::Printer;
 use crate::session::Session;
@@ -20,12 +23,22 @@ pub fn strip_prefix(sql: &str) -> Option<&str> {
 
 impl Session {
     /// The session's analytical store, made at its first use.
-    fn analytics(&mut self) -> Result<&Analytics, String> {
-        if self.analytics.is_none() {
-            let analytics = Analytics::new(SchemaMode::WellDefined).map_err(|e| e.to_string())?;
-            self.analytics = Some(analytics.with_account(&self._client));
+    fn analytics(&self) -> Result<Arc<Analytics>, String> {
+        let mut analytics = self.analytics.lock().unwrap_or_else(|e| e.into_inner());
+        if analytics.is_none() {
+            let made = Analytics::new(SchemaMode::WellDefined).map_err(|e| e.to_string())?;
+            *analytics = Some(Arc::new(made.with_account(&self._client)));
         }
-        self.analytics.as_ref().ok_or_else(|| "the analytical store is missing (a bug)".to_string())
+        analytics.clone().ok_or_else(|| "the analytical store is missing (a bug)".to_string())
+    }
+
+    /// `client`, routing the Cosmos SQL aggregates its analytical store answers exactly there
+    /// (when it has one and routing is on).
+    pub(crate) fn routed(&self, client: ContainerClient) -> Result<ContainerClient, String> {
+        if !self.routing || client.container().analytical_ttl().is_none() {
+            return Ok(client);
+        }
+        Ok(client.with_route(Arc::new(AnalyticalRoute::new(self.analytics()?))))
     }
 
     /// Runs a statement of standard SQL on the analytical store and prints its rows as a query's.
@@ -48,15 +61,16 @@ impl Session {
         Ok(())
     }
 
-    /// `.analytics [on|off|enable [NAME]|disable [NAME]|schema]`.
+    /// `.analytics [on|off|route on|off|enable [NAME]|disable [NAME]|schema]`.
     pub(crate) fn analytics_command(&mut self, args: &[&str]) -> Result<(), String> {
         match args {
             [] => {
                 let tables = self.analytics()?.tables();
                 let names: Vec<String> = tables.iter().map(|(db, c)| format!("{db}.{c}")).collect();
                 let mode = if self.analytics_mode { "on" } else { "off" };
+                let route = if self.routing { "on" } else { "off" };
                 self.say(&format!(
-                    "analytics mode {mode}; containers with an analytical store: {}",
+                    "analytics mode {mode}; routing {route}; containers with an analytical store: {}",
                     if names.is_empty() { "none (.analytics enable)".to_string() } else { names.join(", ") }
                 ));
                 Ok(())
@@ -68,6 +82,10 @@ impl Session {
             }
             ["off"] => {
                 self.analytics_mode = false;
+                Ok(())
+            }
+            ["route", switch @ ("on" | "off")] => {
+                self.routing = *switch == "on";
                 Ok(())
             }
             ["enable" | "disable", rest @ ..] => {
@@ -88,7 +106,7 @@ impl Session {
                 self.say(schema.trim_end());
                 Ok(())
             }
-            _ => Err("usage: .analytics [on|off|enable [CONTAINER]|disable [CONTAINER]|schema]".into()),
+            _ => Err("usage: .analytics [on|off|route on|off|enable [CONTAINER]|disable [CONTAINER]|schema]".into()),
         }
     }
 }

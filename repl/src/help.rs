@@ -29,6 +29,8 @@ FROM is an alias, as in Cosmos DB). Ctrl-C clears the line or cancels a running 
                                     (analyticalStorageTtl -1), or take it away
   .analytics schema                 the current container's inferred analytical schema and what
                                     it left out
+  .analytics route on|off           run the Cosmos SQL aggregates a container's analytical store
+                                    answers exactly there (on; EXPLAIN says where and why)
   .containers                       list containers (items, partitions, key)
   .use NAME                         switch the current container
   .create NAME /path [/path2 ...]   new container, keyed on one path or hierarchical (2-3 paths)

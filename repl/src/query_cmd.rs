@@ -63,6 +63,11 @@ pub struct QueryFlags {
     /// Refuse a query that would read more than one physical partition.
     #[arg(long = "no-cross-partition")]
     no_cross_partition: bool,
+    /// Run every query on the row engine, even an aggregate the container's analytical store
+    /// (`analyticalStorageTtl`) answers exactly, which otherwise runs there (EXPLAIN says where
+    /// and why).
+    #[arg(long = "row-engine")]
+    row_engine: bool,
     /// Bytes a query's sorts without LIMIT, groups, DISTINCT and ranking may hold at once; past
     /// it the query fails with a clear error. Results returned are not counted (they stream); those
     /// held for the next pages are.
@@ -101,7 +106,7 @@ pub struct ExplainArgs {
 /// `cosmoql explain`: the plan (targets and why, per-partition work, merge stages); with
 /// `--analyze`, also what running it did.
 pub fn run_explain(args: &ExplainArgs) -> Result<(), String> {
-    let loaded = load(&args.data)?;
+    let loaded = load_routed(&args.data, &args.flags)?;
     let options = query_options(&args.flags, &loaded)?;
     let explained = loaded.client.explain(args.sql.as_str(), options, args.analyze).map_err(|e| e.to_string())?;
     outln!("{explained}");
@@ -274,6 +279,14 @@ pub fn load(args: &DataArgs) -> Result<Loaded, String> {
                     .map_err(|e| format!("--container: indexingPolicy: {}", e.message))?;
                 container = container.indexing_policy(policy);
             }
+            let attl = properties.as_ref().map(|p| p.get("analyticalStorageTtl")).unwrap_or(&Value::Undefined);
+            if !attl.is_undefined() {
+                let ttl = attl
+                    .as_f64()
+                    .filter(|t| t.fract() == 0.0 && t.abs() < 1e15)
+                    .ok_or("--container: analyticalStorageTtl is an integer: 0, -1 or 1 to 2147483647".to_string())?;
+                container = container.analytical_storage_ttl(Some(ttl as i64));
+            }
             let client = ContainerClient::standalone(container).map_err(|e| e.to_string())?;
             for path in &args.data {
                 let file = File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
@@ -289,6 +302,18 @@ pub fn load(args: &DataArgs) -> Result<Loaded, String> {
     };
     let containers = account.as_ref().map(container_ids).unwrap_or_default();
     Ok(Loaded { account, client, properties, containers, load_seconds: started.elapsed().as_secs_f64() })
+}
+
+/// [`load`], with the client routing the Cosmos SQL aggregates the container's analytical store
+/// answers exactly there (when it has one, and without `--row-engine`).
+fn load_routed(data: &DataArgs, flags: &QueryFlags) -> Result<Loaded, String> {
+    let mut loaded = load(data)?;
+    if !flags.row_engine && loaded.client.container().analytical_ttl().is_some() {
+        let analytics = analytics_for(&loaded, data, cosmoql_analytics::SchemaMode::WellDefined, false)?;
+        let route = cosmoql_analytics::AnalyticalRoute::new(std::sync::Arc::new(analytics));
+        loaded.client = loaded.client.with_route(std::sync::Arc::new(route));
+    }
+    Ok(loaded)
 }
 
 /// The query options `flags` (and `--container`'s vector policies) give.
@@ -399,7 +424,7 @@ fn run_all(loaded: &Loaded, options: &QueryOptions, sql: &str) -> Result<QueryRe
 /// `cosmoql query`: results as one JSON array on stdout, written as they are produced (a page at
 /// a time with `--page-size`), so no result set is held in memory.
 pub fn run_query(args: &QueryArgs) -> Result<(), String> {
-    let loaded = load(&args.data)?;
+    let loaded = load_routed(&args.data, &args.flags)?;
     let options = query_options(&args.flags, &loaded)?;
     let mut out = BufWriter::new(crate::output::stdout());
     let mut opened = false;
@@ -489,7 +514,7 @@ pub fn run_bench(args: &BenchArgs) -> Result<(), String> {
     if args.repeat == 0 {
         return Err("--repeat must be at least 1".to_string());
     }
-    let loaded = load(&args.data)?;
+    let loaded = if args.analytics { load(&args.data)? } else { load_routed(&args.data, &args.flags)? };
     let options = query_options(&args.flags, &loaded)?;
     let mut mirror_seconds = None;
     let analytics = if args.analytics {

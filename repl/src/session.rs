@@ -82,7 +82,10 @@ pub struct Session {
     /// `.analytics on`: statements are standard SQL on the analytical store.
     pub(crate) analytics_mode: bool,
     /// The analytical store over the session's account, made at its first use.
-    pub(crate) analytics: Option<cosmoql_analytics::Analytics>,
+    pub(crate) analytics: std::sync::Mutex<Option<Arc<cosmoql_analytics::Analytics>>>,
+    /// `.analytics route on|off`: Cosmos SQL aggregates that a container's analytical store
+    /// answers exactly run there (on by default).
+    pub(crate) routing: bool,
 }
 
 impl Session {
@@ -113,7 +116,8 @@ impl Session {
             bail: false,
             pager: interactive,
             analytics_mode: false,
-            analytics: None,
+            analytics: std::sync::Mutex::new(None),
+            routing: true,
         };
         session.refresh_vocabulary();
         session
@@ -140,7 +144,8 @@ impl Session {
                 ),
             });
         };
-        self.db.container_client(name).map_err(|e| e.to_string())
+        let client = self.db.container_client(name).map_err(|e| e.to_string())?;
+        self.routed(client)
     }
 
     /// The ids of the database's containers.

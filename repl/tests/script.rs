@@ -319,3 +319,33 @@ fn analytics_mode_runs_standard_sql_on_the_analytical_store() {
     assert!(stderr.contains("kids: array of object"), "{stderr}");
     assert!(stdout.ends_with("[3]\n"), "{stdout}");
 }
+
+#[test]
+fn cosmos_sql_aggregates_route_to_the_analytical_store_until_routing_is_off() {
+    let data = temp_file("people-route.ndjson", PEOPLE);
+    let sql = "SELECT c.city, COUNT(1) AS n FROM c GROUP BY c.city";
+    let input = format!(
+        ".create people /city\n.import {}\nEXPLAIN {sql};\n.analytics enable\nEXPLAIN {sql};\n\
+         SELECT VALUE COUNT(1) FROM c WHERE c.city = 'Oslo';\nEXPLAIN SELECT COUNT(c.date) AS n FROM c;\n\
+         .analytics route off\nEXPLAIN {sql};\n.analytics\n",
+        data.display()
+    );
+    let out = run_stdin(&["--empty"], &input);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let explains: Vec<&str> = stdout.split("query       ").skip(1).collect();
+    assert_eq!(explains.len(), 4, "{stdout}");
+    // No analytical store yet: EXPLAIN says nothing of engines.
+    assert!(!explains[0].contains("engine"), "{}", explains[0]);
+    assert!(
+        explains[1].contains(
+            "engine      analytical store: an aggregate over columns of one type, in every item (c.city string)"
+        ),
+        "{}",
+        explains[1]
+    );
+    assert!(stdout.contains("[2]"), "{stdout}");
+    assert!(explains[2].contains("engine      row engine: c.date is null or missing in 2 item(s)"), "{}", explains[2]);
+    assert!(!explains[3].contains("engine"), "{}", explains[3]);
+    assert!(stderr.contains("routing off"), "{stderr}");
+}
