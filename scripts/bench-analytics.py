@@ -11,13 +11,20 @@ runs of fetchall). Prints a Markdown table of medians and ratios, then the mirro
 and both processes' peak memory. Needs duckdb: the Parquet check's venv
 (`scripts/sdk/python/setup.sh scripts/parquet/requirements.txt` prints its path; run this script
 with that venv's python).
+
+Three more rows: Q6 written in Cosmos SQL, which `cosmoql bench` routes to the analytical store
+(the container given an `analyticalStorageTtl`) and then runs on the row engine (`--row-engine`)
+for comparison; and a join of two containers (the readings and a `devices` container made from
+the same file, one item a device) in a database directory, beside DuckDB's join of two tables.
 """
 
 import json
+import os
 import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 import duckdb
@@ -50,11 +57,44 @@ QUERIES = [
 ]
 
 
-def cosmoql(binary, data, sql, repeat):
-    out = subprocess.run(
-        [binary, "bench", "--analytics", "--data", data, "--partition-key", "/deviceId", "--repeat", str(repeat), sql],
-        check=True, capture_output=True, text=True).stdout
+Q6_COSMOS = "SELECT c.metricType, COUNT(1) AS n, AVG(c.metricValue) AS avgValue FROM c GROUP BY c.metricType"
+Q6_DUCK = QUERIES[0][2]
+
+JOIN_MIRROR = ("SELECT d.model, COUNT(*) AS n, AVG(r.metricValue) AS a FROM readings r JOIN devices d "
+               "ON r.deviceId = d.deviceId WHERE r.metricType = 'Temperature' GROUP BY d.model")
+JOIN_DUCK = ("SELECT d.model, count(*), avg(r.metricValue) FROM docs r JOIN devices d "
+             "ON r.deviceId = d.deviceId WHERE r.metricType = 'Temperature' GROUP BY d.model")
+
+
+def cosmoql(binary, args, sql, repeat):
+    out = subprocess.run([binary, "bench", *args, "--repeat", str(repeat), sql],
+                         check=True, capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
+
+
+def devices(data, out):
+    """One item a device of the telemetry: its id, city, a model and the year it was installed."""
+    seen = {}
+    with open(data) as f:
+        for line in f:
+            d = json.loads(line)
+            if d["deviceId"] not in seen:
+                n = int(d["deviceId"].split("-")[1])
+                seen[d["deviceId"]] = {"id": d["deviceId"], "deviceId": d["deviceId"], "city": d["location"]["city"],
+                                       "model": ["A100", "B200", "C300", "D400"][n % 4], "installed": 2018 + n % 6}
+    with open(out, "w") as f:
+        for d in seen.values():
+            f.write(json.dumps(d) + "\n")
+
+
+def duck_median(con, sql, repeat):
+    con.execute(sql).fetchall()
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        con.execute(sql).fetchall()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
 
 
 def main():
@@ -66,18 +106,33 @@ def main():
     duck_load = time.perf_counter() - t0
     rows = []
     first = None
+    mirror = ["--analytics", "--data", data, "--partition-key", "/deviceId"]
     for name, ours, theirs in QUERIES:
-        line = cosmoql(binary, data, ours, repeat)
+        line = cosmoql(binary, mirror, ours, repeat)
         first = first or line
-        con.execute(theirs).fetchall()
-        times = []
-        for _ in range(repeat):
-            t0 = time.perf_counter()
-            con.execute(theirs).fetchall()
-            times.append(time.perf_counter() - t0)
-        duck = statistics.median(times)
-        rows.append((name, line["medianSeconds"] * 1000, duck * 1000, line["results"]))
-    print(f"| query | cosmoql mirror ms | DuckDB ms | ratio | rows |")
+        rows.append((name, line["medianSeconds"] * 1000, duck_median(con, theirs, repeat) * 1000, line["results"]))
+    work = tempfile.mkdtemp(prefix="bench-analytics-")
+    # Q6 in Cosmos SQL: routed to the analytical store, then on the row engine.
+    props = os.path.join(work, "container.json")
+    with open(props, "w") as f:
+        json.dump({"id": "c", "partitionKey": {"paths": ["/deviceId"], "kind": "Hash"}, "analyticalStorageTtl": -1}, f)
+    duck = duck_median(con, Q6_DUCK, repeat) * 1000
+    for name, extra in (("Q6 in Cosmos SQL, routed to the mirror", []), ("Q6 in Cosmos SQL, row engine", ["--row-engine"])):
+        line = cosmoql(binary, ["--data", data, "--container", props, *extra], Q6_COSMOS, repeat)
+        rows.append((name, line["medianSeconds"] * 1000, duck, line["results"]))
+    # Two containers joined.
+    dev = os.path.join(work, "devices.ndjson")
+    devices(data, dev)
+    db = os.path.join(work, "db")
+    for into, path in (("readings", data), ("devices", dev)):
+        subprocess.run([binary, "import", "--db", db, "--into", into, "--partition-key", "/deviceId", "--fail-fast", path],
+                       check=True, capture_output=True)
+    subprocess.run([binary, "analyze", "--db", db, "--enable", "SELECT 1"], check=True, capture_output=True)
+    line = cosmoql(binary, ["--analytics", "--db", db, "--use", "readings"], JOIN_MIRROR, repeat)
+    con.execute(f"CREATE TABLE devices AS SELECT * FROM read_json_auto('{dev}')")
+    rows.append(("join of two containers (readings, devices)", line["medianSeconds"] * 1000,
+                 duck_median(con, JOIN_DUCK, repeat) * 1000, line["results"]))
+    print("| query | cosmoql ms | DuckDB ms | ratio | rows |")
     print("|---|---|---|---|---|")
     for name, ours, theirs, n in rows:
         print(f"| {name} | {ours:.1f} | {theirs:.1f} | {ours / theirs:.2f} | {n} |")

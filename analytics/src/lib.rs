@@ -29,4 +29,4 @@ pub mod view;
 pub use mirror::{Mirror, Snapshot, SyncReport};
 pub use route::AnalyticalRoute;
 pub use schema::{ColumnType, Dropped, Field, ObjectSchema, Observed, Schema, SchemaMode, MAX_NESTING, MAX_PROPERTIES};
-pub use session::{Analytics, AnalyticsError, Synced};
+pub use session::{Analytics, AnalyticsError, IntervalSync, SyncPolicy, Synced};

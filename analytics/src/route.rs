@@ -17,6 +17,9 @@
 //!   (no value of another type dropped, no spelling in another case); and none is null or
 //!   missing in any item.
 //!
+//! The mirror syncs before the check (unless its sync policy says otherwise: then a mirror behind
+//! its container holds other items, and the query stays on the row engine until it catches up).
+//!
 //! SUM and AVG add doubles, as the row engine does; in another order (the row engine's changes
 //! with the partitions too), so a sum of numbers with fractions may differ in its last bits.
 //! SUM over no items is 0; AVG, MIN and MAX over none are undefined (the property is left out),
@@ -72,7 +75,7 @@ impl AnalyticalRoute {
                         different items"
                 .into());
         }
-        mirror.sync().map_err(|e| format!("the analytical store could not sync: {e}"))?;
+        self.analytics.catch_up(&mirror).map_err(|e| format!("the analytical store could not sync: {e}"))?;
         // The schema after the snapshot: it has seen at least what the snapshot holds.
         let snapshot = mirror.snapshot();
         let schema = mirror.schema();

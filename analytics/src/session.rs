@@ -2,7 +2,8 @@
 //! (`analyticalStorageTtl` set) is a table `<database>.<container>` of a DataFusion session, and
 //! `<container>` alone when no other database has a container of that name.
 //! Each statement first syncs the mirrors (read-your-writes), then reads the snapshots it
-//! registered, whatever is written meanwhile.
+//! registered, whatever is written meanwhile; or the mirrors sync only by hand, or on an
+//! interval on a thread of their own ([`SyncPolicy`], [`Analytics::sync_every`]).
 //!
 //! Identifiers are not lower-cased (`enable_ident_normalization` off): JSON property names are
 //! mostly camelCase, and `SELECT deviceId FROM db.telemetry` finds the column `deviceId` without
@@ -10,7 +11,9 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
 
 use cosmoql::{ContainerClient, CosmosClient};
 use cosmoql_storage::{Container, Store};
@@ -125,6 +128,42 @@ pub struct Synced {
     pub report: SyncReport,
 }
 
+/// When the mirrors catch up with their containers (the third way, on an interval, is
+/// [`Analytics::sync_every`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SyncPolicy {
+    /// Before each statement, the mirrors it reads (read-your-writes): the default.
+    OnQuery,
+    /// Only when [`Analytics::sync`] is called (or an [`IntervalSync`] runs).
+    Manual,
+}
+
+/// The thread [`Analytics::sync_every`] started: stopped (and waited for) when dropped.
+#[derive(Debug)]
+pub struct IntervalSync {
+    stop: Arc<(Mutex<bool>, Condvar)>,
+    last_error: Arc<Mutex<Option<String>>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl IntervalSync {
+    /// Why the last sync failed, if it did.
+    pub fn last_error(&self) -> Option<String> {
+        self.last_error.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
+
+impl Drop for IntervalSync {
+    fn drop(&mut self) {
+        let (lock, wake) = &*self.stop;
+        *lock.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        wake.notify_all();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
 /// Where the analytical store finds containers: an account's (every database's containers with
 /// an analytical time to live, found again at each statement), or one container.
 #[derive(Debug)]
@@ -139,6 +178,8 @@ enum Source {
 pub struct Analytics {
     sources: Vec<Source>,
     mode: SchemaMode,
+    /// Whether each statement first syncs the mirrors it reads ([`SyncPolicy`]).
+    on_query: AtomicBool,
     mirrors: Mutex<HashMap<(String, String), Arc<Mirror>>>,
     runtime: tokio::runtime::Runtime,
 }
@@ -152,7 +193,62 @@ impl Analytics {
             .thread_name("cosmoql-analytics")
             .build()
             .map_err(|e| AnalyticsError::new(format!("the analytics runtime could not start: {e}")))?;
-        Ok(Analytics { sources: Vec::new(), mode, mirrors: Mutex::new(HashMap::new()), runtime })
+        Ok(Analytics {
+            sources: Vec::new(),
+            mode,
+            on_query: AtomicBool::new(true),
+            mirrors: Mutex::new(HashMap::new()),
+            runtime,
+        })
+    }
+
+    /// When the mirrors catch up with their containers (before each statement by default).
+    pub fn with_sync_policy(self, policy: SyncPolicy) -> Self {
+        self.on_query.store(policy == SyncPolicy::OnQuery, Ordering::Relaxed);
+        self
+    }
+
+    /// When the mirrors catch up with their containers now.
+    pub fn sync_policy(&self) -> SyncPolicy {
+        if self.on_query.load(Ordering::Relaxed) {
+            SyncPolicy::OnQuery
+        } else {
+            SyncPolicy::Manual
+        }
+    }
+
+    /// Syncs every mirror every `period` on a thread of its own, from now until the handle is
+    /// dropped (or the store is); statements then read the mirrors as the last sync left them
+    /// (the policy becomes [`SyncPolicy::Manual`]). A sync that fails is tried again at the next
+    /// period; [`IntervalSync::last_error`] says why.
+    pub fn sync_every(self: &Arc<Self>, period: Duration) -> IntervalSync {
+        self.on_query.store(false, Ordering::Relaxed);
+        let period = period.max(Duration::from_millis(1));
+        let stop = Arc::new((Mutex::new(false), Condvar::new()));
+        let last_error = Arc::new(Mutex::new(None));
+        let analytics = Arc::downgrade(self);
+        let (stop_here, error_here) = (Arc::clone(&stop), Arc::clone(&last_error));
+        let thread = std::thread::Builder::new().name("cosmoql-analytics-sync".into()).spawn(move || loop {
+            let (lock, wake) = &*stop_here;
+            let stopped = lock.lock().unwrap_or_else(|e| e.into_inner());
+            let (stopped, _) = wake.wait_timeout_while(stopped, period, |s| !*s).unwrap_or_else(|e| e.into_inner());
+            if *stopped {
+                return;
+            }
+            drop(stopped);
+            let Some(analytics) = analytics.upgrade() else { return };
+            let result = analytics.sync();
+            *error_here.lock().unwrap_or_else(|e| e.into_inner()) = result.err().map(|e| e.message);
+        });
+        IntervalSync { stop, last_error, thread: thread.ok() }
+    }
+
+    /// Brings `mirror` up to date when statements sync first ([`SyncPolicy::OnQuery`]).
+    pub fn catch_up(&self, mirror: &Mirror) -> Result<(), AnalyticsError> {
+        if self.on_query.load(Ordering::Relaxed) {
+            mirror.sync().map_err(|e| AnalyticsError::new(e.to_string()))?;
+        }
+        Ok(())
     }
 
     /// The schema representation of every mirror.
@@ -269,7 +365,7 @@ impl Analytics {
         for (db, c) in &tables {
             let (db, c) = (db.clone(), c.clone());
             let mirror = self.mirror(&db, &c)?;
-            mirror.sync().map_err(|e| AnalyticsError::new(e.to_string()))?;
+            self.catch_up(&mirror)?;
             let schema = schemas.entry(db.clone()).or_insert_with(|| {
                 let s = Arc::new(MemorySchemaProvider::new());
                 let _ = catalog.register_schema(&db, Arc::clone(&s) as Arc<dyn SchemaProvider>);
@@ -321,7 +417,7 @@ impl Analytics {
     /// writes it.
     pub fn describe(&self, database: &str, container: &str) -> Result<String, AnalyticsError> {
         let mirror = self.mirror(database, container)?;
-        mirror.sync().map_err(|e| AnalyticsError::new(e.to_string()))?;
+        self.catch_up(&mirror)?;
         Ok(mirror.schema().describe())
     }
 

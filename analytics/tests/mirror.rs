@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use cosmoql::value::{parse_json, to_json_string, Value};
 use cosmoql::{ContainerClient, ContainerProperties, ManualClock, PartitionKey, QueryOptions};
-use cosmoql_analytics::{values, Analytics, Mirror, SchemaMode};
+use cosmoql_analytics::{values, Analytics, Mirror, SchemaMode, SyncPolicy};
 use proptest::prelude::*;
 
 /// `v` with every object's properties sorted and null properties left out (the mirror holds a
@@ -210,4 +210,48 @@ fn a_parse_error_points_at_the_query() {
         let caret_line = rendered.lines().last().unwrap();
         assert_eq!(caret_line.find('^'), Some(caret_at), "{sql}\n{rendered}");
     }
+}
+
+#[test]
+fn the_mirrors_sync_on_query_by_hand_or_on_an_interval() {
+    let client = container(2, ContainerProperties::new("c", "/k").unwrap());
+    let write = |from: usize, to: usize| {
+        for i in from..to {
+            let item = parse_json(&format!(r#"{{"id":"{i}","k":"k{}","n":{i}}}"#, i % 3)).unwrap();
+            client.create_item(&item).unwrap();
+        }
+    };
+    write(0, 10);
+    let analytics = Analytics::new(SchemaMode::WellDefined)
+        .unwrap()
+        .with_container("db", &client)
+        .unwrap()
+        .with_sync_policy(SyncPolicy::Manual);
+    let count = |a: &Analytics| to_json_string(&a.sql("SELECT COUNT(*) AS n FROM c").unwrap()[0]).unwrap();
+    // By hand: nothing until a sync.
+    assert_eq!(count(&analytics), r#"{"n":0}"#);
+    analytics.sync().unwrap();
+    assert_eq!(count(&analytics), r#"{"n":10}"#);
+    write(10, 15);
+    assert_eq!(count(&analytics), r#"{"n":10}"#);
+    // On an interval: the thread catches up (waited for, up to a minute, on a busy machine).
+    let analytics = Arc::new(analytics);
+    let interval = analytics.sync_every(Duration::from_millis(10));
+    let started = std::time::Instant::now();
+    while count(&analytics) != r#"{"n":15}"# {
+        assert!(started.elapsed() < Duration::from_secs(60), "the interval sync never caught up");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(interval.last_error(), None);
+    // Stopped with its handle: later writes wait for a sync by hand.
+    drop(interval);
+    write(15, 20);
+    std::thread::sleep(Duration::from_millis(50));
+    assert_eq!(count(&analytics), r#"{"n":15}"#);
+    analytics.sync().unwrap();
+    assert_eq!(count(&analytics), r#"{"n":20}"#);
+    // The store dropped first: the thread ends by itself (its handle's drop does not hang).
+    let interval = analytics.sync_every(Duration::from_millis(10));
+    drop(analytics);
+    drop(interval);
 }
