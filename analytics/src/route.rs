@@ -212,8 +212,11 @@ fn shape_of(query: &BoundQuery) -> Result<Shape, String> {
 /// The type family a property is read as.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Family {
-    /// Any scalar (grouped, counted, MIN and MAX).
+    /// Any scalar (counted, MIN and MAX).
     Scalar,
+    /// A scalar to group by: not a float64 column (-0 and 0 are one group in Cosmos SQL, and
+    /// floating-point keys are left to the row engine's rules).
+    Key,
     Number,
     String,
     Bool,
@@ -234,7 +237,7 @@ impl Sql<'_> {
         let mut groups = Vec::new();
         for g in query.group_by.iter().flatten() {
             let path = path_of(g, item).ok_or("it groups by something other than properties")?;
-            groups.push((path.clone(), self.column(&path, Family::Scalar)?));
+            groups.push((path.clone(), self.column(&path, Family::Key)?));
         }
         let exprs: Vec<&BoundExpr> = match &query.projection {
             BoundProjection::Value(e) => vec![e],
@@ -383,10 +386,14 @@ impl Sql<'_> {
         let fits = match (family, ty) {
             (_, ColumnType::Null | ColumnType::Array(_) | ColumnType::Object(_) | ColumnType::Variants(_)) => false,
             (Family::Scalar, _) => true,
+            (Family::Key, t) => !matches!(t, ColumnType::Float64),
             (Family::Number, t) => matches!(t, ColumnType::Int64 | ColumnType::Float64),
             (Family::String, t) => matches!(t, ColumnType::String),
             (Family::Bool, t) => matches!(t, ColumnType::Bool),
         };
+        if family == Family::Key && matches!(ty, ColumnType::Float64) {
+            return Err(format!("{shown} holds float64: grouping by numbers with fractions stays on the row engine"));
+        }
         if !fits {
             return Err(format!("{shown} holds {}, read here as another type", ty.name()));
         }

@@ -68,6 +68,7 @@ const STAYING: &[(&str, &str)] = &[
     ("SELECT c.site FROM c", "it does not aggregate"),
     ("SELECT TOP 1 c.site, COUNT(1) AS n FROM c GROUP BY c.site", "TOP"),
     ("SELECT COUNTIF(c.ok) AS n FROM c", "COUNTIF"),
+    ("SELECT c.metricValue AS v, COUNT(1) AS n FROM c GROUP BY c.metricValue", "c.metricValue holds float64: grouping"),
     ("SELECT COUNT(1) AS n FROM c WHERE ARRAY_CONTAINS(c.tags, 'hot')", "its filter is not only comparisons"),
     ("SELECT COUNT(1) AS n FROM c WHERE c.count = c.ts", "its filter is not only comparisons"),
     ("SELECT COUNT(1) AS n FROM c GROUP BY LOWER(c.site)", "groups by something other than properties"),
