@@ -18,7 +18,8 @@ use std::sync::Arc;
 
 use cosmoql_value::ValueKind;
 use datafusion::arrow::array::{
-    new_null_array, ArrayRef, BooleanArray, Float64Array, Int64Array, LargeListArray, StringArray, StructArray,
+    new_null_array, ArrayRef, BinaryArray, BooleanArray, Float64Array, Int64Array, LargeListArray, StringArray,
+    StructArray,
 };
 use datafusion::arrow::buffer::{NullBuffer, OffsetBuffer};
 use datafusion::arrow::datatypes::{DataType, Field, Fields, Schema as ArrowSchema, SchemaRef};
@@ -156,7 +157,15 @@ fn build<'a, V: View<'a>>(ty: &ColumnType, values: &[Option<V>], mode: SchemaMod
                 .collect::<Int64Array>(),
         ),
         ColumnType::Float64 => Arc::new(values.iter().map(|v| v.and_then(View::as_f64)).collect::<Float64Array>()),
-        ColumnType::String => Arc::new(values.iter().map(|v| v.and_then(View::as_str)).collect::<StringArray>()),
+        // The bytes as stored, checked to be UTF-8 in one pass over the column (not a string at a
+        // time); were any not, each is checked alone and those become null.
+        ColumnType::String => {
+            let bytes: BinaryArray = values.iter().map(|v| v.and_then(View::str_bytes)).collect();
+            match StringArray::try_from_binary(bytes) {
+                Ok(strings) => Arc::new(strings),
+                Err(_) => Arc::new(values.iter().map(|v| v.and_then(View::as_str)).collect::<StringArray>()),
+            }
+        }
         ColumnType::Array(element) => {
             let mut offsets = Vec::with_capacity(values.len() + 1);
             let mut valid = Vec::with_capacity(values.len());

@@ -31,7 +31,7 @@ use datafusion::arrow::record_batch::RecordBatch;
 use std::sync::{Mutex, RwLock};
 
 use crate::columns::{arrow_schema, record_batch, Row};
-use crate::schema::{Schema, SchemaMode};
+use crate::schema::{Observed, Schema, SchemaMode};
 
 /// Rows in one record batch of a snapshot (a partition's rows come in several, so a scan of one
 /// partition can still run on several threads).
@@ -69,6 +69,9 @@ impl Snapshot {
 struct Held {
     item: StoredItem,
     expired: bool,
+    /// The schema represents it (what [`Schema::observe`] said when it came): an object, and in
+    /// well-defined mode without a mixed-type array.
+    represented: bool,
 }
 
 #[derive(Debug)]
@@ -228,9 +231,9 @@ impl Mirror {
             }
             report.changed += delta.changes.len();
             for (item, epk) in delta.changes {
-                state.schema.observe(item.doc.root());
+                let represented = matches!(state.schema.observe(item.doc.root()), Observed::Included { .. });
                 let position = ItemPosition { epk, seq: item.meta.seq };
-                if let Some(was) = p.rows.insert(position, Held { item, expired: false }) {
+                if let Some(was) = p.rows.insert(position, Held { item, expired: false, represented }) {
                     p.live -= usize::from(!was.expired);
                 }
                 p.live += 1;
@@ -381,10 +384,9 @@ fn partition_batches(
     for chunk in kept.chunks(BATCH_ROWS) {
         let rows: Vec<Row<DocRef<'_>>> = chunk
             .iter()
-            .map(|h| (h, h.item.doc.root()))
-            .filter(|(_, doc)| schema.represents(*doc))
-            .map(|(h, doc)| Row {
-                doc,
+            .filter(|h| h.represented)
+            .map(|h| Row {
+                doc: h.item.doc.root(),
                 rid: container.item_rid(&h.item),
                 ts: i64::try_from(h.item.meta.ts).unwrap_or(i64::MAX),
                 etag: h.item.meta.etag(),

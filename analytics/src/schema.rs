@@ -90,9 +90,10 @@ impl ColumnType {
 pub struct ObjectSchema {
     fields: Vec<Field>,
     /// Field positions by lower-cased name.
-    folded: HashMap<String, usize>,
-    /// Field positions by the names seen for them, as spelled.
-    spelled: HashMap<String, usize>,
+    folded: HashMap<String, usize, foldhash::fast::RandomState>,
+    /// Field positions by the names seen for them, as spelled (looked up for every property of
+    /// every item: foldhash, not SipHash).
+    spelled: HashMap<String, usize, foldhash::fast::RandomState>,
 }
 
 /// Two object schemas are equal when their fields are (what spellings each has met aside).
@@ -208,12 +209,6 @@ impl Schema {
     /// What was not represented so far.
     pub fn dropped(&self) -> Dropped {
         self.dropped
-    }
-
-    /// Whether `item` is represented at all (an object without, in well-defined mode, an array
-    /// of mixed types), as [`Self::observe`] decides.
-    pub fn represents<'a>(&self, item: impl View<'a>) -> bool {
-        item.kind() == ValueKind::Object && (self.mode == SchemaMode::FullFidelity || mixed_array_in(item, 1).is_none())
     }
 
     /// Adds what `item` (a document, without system properties; a [`Value`] or stored bytes)

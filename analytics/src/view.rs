@@ -13,6 +13,10 @@ pub trait View<'a>: Copy {
     fn as_bool(self) -> Option<bool>;
     fn as_f64(self) -> Option<f64>;
     fn as_str(self) -> Option<&'a str>;
+    /// A string's UTF-8 bytes, not checked again (a column of strings checks them all at once).
+    fn str_bytes(self) -> Option<&'a [u8]> {
+        self.as_str().map(str::as_bytes)
+    }
     /// An object's properties, in order (nothing for another kind).
     fn entries(self) -> Self::Entries;
     /// An array's elements, in order (nothing for another kind).
@@ -74,6 +78,9 @@ impl<'a> View<'a> for DocRef<'a> {
     }
     fn as_str(self) -> Option<&'a str> {
         DocRef::as_str(&self)
+    }
+    fn str_bytes(self) -> Option<&'a [u8]> {
+        DocRef::str_bytes(&self)
     }
     fn entries(self) -> Self::Entries {
         DocRef::entries(&self)

@@ -703,9 +703,36 @@ impl<'a> DocRef<'a> {
         head(self.bytes).map(|(h, _)| h)
     }
 
-    /// The JSON type (`Undefined` only for malformed bytes).
+    /// The JSON type (`Undefined` only for malformed bytes). From the tag and the value's size
+    /// alone (what [`head`] would decode is not needed): the schema walks and column builds of the
+    /// analytical store ask it of every value, several times.
+    #[inline]
     pub fn kind(&self) -> ValueKind {
-        self.head().map_or(ValueKind::Undefined, Head::kind)
+        let Some(&t) = self.bytes.first() else { return ValueKind::Undefined };
+        let kind = match t {
+            tag::NULL => ValueKind::Null,
+            tag::FALSE | tag::TRUE => ValueKind::Boolean,
+            tag::F64 | tag::I8 | tag::I16 | tag::I32 | tag::SMALL_INT..=0xFF => ValueKind::Number,
+            tag::STRING | tag::SHORT_STRING..=tag::SHORT_STRING_LAST => ValueKind::String,
+            tag::ARRAY => ValueKind::Array,
+            tag::OBJECT => ValueKind::Object,
+            _ => return ValueKind::Undefined,
+        };
+        // Whole, as `head` requires: its bytes all there.
+        if value_size(self.bytes).is_some() {
+            kind
+        } else {
+            ValueKind::Undefined
+        }
+    }
+
+    /// A string's UTF-8 bytes as stored (checked when the document was made, not again), if this
+    /// is one: for building many strings at once and checking them together.
+    pub fn str_bytes(&self) -> Option<&'a [u8]> {
+        match self.head()? {
+            Head::String(s) => Some(s),
+            _ => None,
+        }
     }
 
     /// `true` for `null`.

@@ -370,3 +370,18 @@ fn strings_are_escaped_wherever_the_character_falls() {
         }
     }
 }
+
+#[test]
+fn kind_from_the_tag_is_what_the_header_says_for_every_value_and_every_truncation() {
+    let doc = enc(r#"{"n":null,"t":true,"f":false,"small":7,"i8":-100,"i16":3000,"i32":-70000,"f64":0.5,"s":"short",
+            "long":"a string longer than sixty-three bytes, stored with a varint length in front of it",
+            "a":[1,"x",[],{}],"o":{"k":{"deep":[null]}}}"#);
+    let bytes = doc.as_bytes();
+    for start in 0..bytes.len() {
+        for end in start..=bytes.len() {
+            let part = &bytes[start..end];
+            let expected = head(part).map_or(ValueKind::Undefined, |(h, _)| h.kind());
+            assert_eq!(DocRef::trusted(part).kind(), expected, "bytes {start}..{end}");
+        }
+    }
+}
