@@ -230,13 +230,24 @@ impl Mirror {
                 p.batches = None;
             }
             report.changed += delta.changes.len();
-            for (item, epk) in delta.changes {
-                let represented = matches!(state.schema.observe(item.doc.root()), Observed::Included { .. });
-                let position = ItemPosition { epk, seq: item.meta.seq };
-                if let Some(was) = p.rows.insert(position, Held { item, expired: false, represented }) {
-                    p.live -= usize::from(!was.expired);
+            let (represented, order) = observe_and_order(&mut state.schema, &delta.changes);
+            let mut changes: Vec<Option<(StoredItem, Epk)>> = delta.changes.into_iter().map(Some).collect();
+            let filed = order.into_iter().filter_map(|at| {
+                let (item, epk) = changes[at].take()?;
+                let held = Held { item, expired: false, represented: represented[at] };
+                Some((ItemPosition { epk, seq: held.item.meta.seq }, held))
+            });
+            if p.rows.is_empty() {
+                // In order already: built in one pass, not item by item.
+                p.rows = filed.collect();
+                p.live = p.rows.len();
+            } else {
+                for (position, held) in filed {
+                    if let Some(was) = p.rows.insert(position, held) {
+                        p.live -= usize::from(!was.expired);
+                    }
+                    p.live += 1;
                 }
-                p.live += 1;
             }
             p.lsn = delta.lsn;
             if p.live != delta.items {
@@ -275,6 +286,36 @@ impl Mirror {
         p.batches = None;
         before - p.rows.len()
     }
+}
+
+/// Changes past which the schema observes them on a thread of its own while this one sorts them.
+const OBSERVE_APART: usize = 8 * 1024;
+
+/// Observes `changes` into `schema`, in order (whether each is represented), and their order by
+/// position: on two threads for many changes (the schema's walk is the longest serial part of a
+/// first build).
+fn observe_and_order(schema: &mut Schema, changes: &[(StoredItem, Epk)]) -> (Vec<bool>, Vec<usize>) {
+    let observe = |schema: &mut Schema| -> Vec<bool> {
+        changes.iter().map(|(item, _)| matches!(schema.observe(item.doc.root()), Observed::Included { .. })).collect()
+    };
+    let order = || {
+        let mut order: Vec<usize> = (0..changes.len()).collect();
+        order.sort_unstable_by(|&a, &b| {
+            let ((x, ex), (y, ey)) = (&changes[a], &changes[b]);
+            ex.cmp(ey).then(x.meta.seq.cmp(&y.meta.seq))
+        });
+        order
+    };
+    if changes.len() < OBSERVE_APART {
+        return (observe(schema), order());
+    }
+    std::thread::scope(|scope| {
+        let observing = scope.spawn(|| observe(schema));
+        let order = order();
+        // A panic in the schema's walk is a bug: it surfaces here as it would have inline.
+        let represented = observing.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+        (represented, order)
+    })
 }
 
 /// When the analytical time to live `ttl` lets `item` go (Unix seconds); `None` for `-1`, which

@@ -245,9 +245,13 @@ impl Schema {
                 self.dropped.over_nesting += 1;
                 continue;
             }
-            let at = match schema.position(name) {
+            // A spelling met before is found in one lookup (most properties of most items).
+            let known = schema.spelled.get(name).copied();
+            let at = match known.or_else(|| schema.folded.get(fold(name).as_ref()).copied()) {
                 Some(at) => {
-                    schema.remember(name, at);
+                    if known.is_none() {
+                        schema.remember(name, at);
+                    }
                     if schema.fields[at].exact && schema.fields[at].name != name {
                         schema.fields[at].exact = false;
                     }

@@ -255,3 +255,36 @@ fn the_mirrors_sync_on_query_by_hand_or_on_an_interval() {
     drop(analytics);
     drop(interval);
 }
+
+#[test]
+fn a_partition_of_many_changes_is_observed_apart_and_filed_in_one_pass() {
+    // Past the changes at which the schema observes on a thread of its own (8,192), in one
+    // partition, then more into the rows already filed; one item of each kind the schema judges.
+    let client = container(1, ContainerProperties::new("c", "/k").unwrap());
+    let write = |from: usize, to: usize| {
+        for i in from..to {
+            let extra = match i % 1000 {
+                7 => r#","mixed":[1,"x"]"#,
+                8 => r#","n":"a string where numbers were""#,
+                _ => "",
+            };
+            let text = format!(r#"{{"id":"{i}","k":"k{}","n":{i},"s":"v{}"{extra}}}"#, i % 97, i % 13);
+            client.create_item(&parse_json(&text).unwrap()).unwrap();
+        }
+    };
+    write(0, 10_000);
+    let mirror = Mirror::new(Arc::clone(client.container()), SchemaMode::WellDefined);
+    mirror.sync().unwrap();
+    // The items with a mixed-type array are left out; the others are there, each once.
+    let kept = |rows: Vec<String>| rows.into_iter().filter(|r| !r.contains("\"mixed\"")).collect::<Vec<_>>();
+    let (m, s) = (mirror_rows(&mirror), kept(store_rows(&client)));
+    assert_eq!(m.len(), 9_990);
+    // The strings where numbers were are not represented (nulls are left out of the rows).
+    assert_eq!(m.iter().filter(|r| !r.contains(r#""n":"#)).count(), 10);
+    assert_eq!(m.len(), s.len());
+    assert_eq!(mirror.schema().dropped().type_mismatches, 10);
+    write(10_000, 19_000);
+    mirror.sync().unwrap();
+    assert_eq!(mirror_rows(&mirror).len(), 18_981);
+    assert_eq!(mirror.schema().dropped().items, 19);
+}
