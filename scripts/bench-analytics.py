@@ -127,7 +127,9 @@ def main():
     for into, path in (("readings", data), ("devices", dev)):
         subprocess.run([binary, "import", "--db", db, "--into", into, "--partition-key", "/deviceId", "--fail-fast", path],
                        check=True, capture_output=True)
-    subprocess.run([binary, "analyze", "--db", db, "--enable", "SELECT 1"], check=True, capture_output=True)
+    for name in ("readings", "devices"):
+        subprocess.run([binary, "analyze", "--db", db, "--use", name, "--enable", "SELECT 1"], check=True,
+                       capture_output=True)
     line = cosmoql(binary, ["--analytics", "--db", db, "--use", "readings"], JOIN_MIRROR, repeat)
     con.execute(f"CREATE TABLE devices AS SELECT * FROM read_json_auto('{dev}')")
     rows.append(("join of two containers (readings, devices)", line["medianSeconds"] * 1000,

@@ -15,7 +15,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use crate::pager::QueryPager;
-use crate::route::{QueryRoute, Routing};
+use crate::route::QueryRoute;
 use crate::typed::{from_output, from_value, to_value};
 use crate::Error;
 use cosmoql_storage::RetryOptions;
@@ -894,11 +894,7 @@ impl ContainerClient {
         let plan = cosmoql_executor::plan_query(&*self.container, &sql, &options).map_err(fail)?;
         let mut explain = cosmoql_executor::explain_plan(&*self.container, plan.clone(), &options);
         if let Some(route) = &self.route {
-            let routing = match crate::route::request_allows_routing(&plan, &options) {
-                Ok(()) => route.route(&self.container, &plan, &options),
-                Err(why) => Routing::RowEngine { why },
-            };
-            explain.routing = Some(routing.to_string());
+            explain.routing = Some(crate::route::consult(&**route, &self.container, &plan, &options).to_string());
         }
         if analyze {
             let started = std::time::Instant::now();

@@ -69,7 +69,7 @@ pub use inspect::LogicalPartitionSize;
 pub use pager::{FeedPage, QueryPager, QueryResults, QuerySummary};
 pub use processor::{ChangeFeedProcessor, LeaseLag, LEASE_EXPIRY_SECONDS};
 pub use provisioning::{ThroughputProperties, MAX_OFFER};
-pub use route::{request_allows_routing, QueryRoute, Routing};
+pub use route::{QueryRoute, Routing};
 pub use typed::JsonText;
 
 /// Errors of the embedded API. Each says what the service would answer: [`Error::status`] and

@@ -65,10 +65,24 @@ pub trait QueryRoute: Send + Sync + fmt::Debug {
     ) -> Option<Result<Vec<Value>, QueryError>>;
 }
 
+/// Where `route` would run `plan` under `options` (EXPLAIN): the request's rules first, then the
+/// engine's.
+pub(crate) fn consult(
+    route: &dyn QueryRoute,
+    container: &Arc<Container>,
+    plan: &Plan,
+    options: &QueryOptions,
+) -> Routing {
+    match request_allows_routing(plan, options) {
+        Ok(()) => route.route(container, plan, options),
+        Err(why) => Routing::RowEngine { why },
+    }
+}
+
 /// Whether a query may leave the row engine at all under `options`, whatever the engine: only
 /// whole answers (no continuation token to resume or hand out, no request-scoped partition or
-/// feed range).
-pub fn request_allows_routing(plan: &Plan, options: &QueryOptions) -> Result<(), String> {
+/// feed range). The client asks it before it asks a route.
+pub(crate) fn request_allows_routing(plan: &Plan, options: &QueryOptions) -> Result<(), String> {
     if options.continuation.is_some() {
         return Err("resumed from a continuation token".into());
     }

@@ -35,6 +35,7 @@ use cosmoql_storage::Container;
 use cosmoql_value::{Map, Value};
 use datafusion::arrow::array::{Array, AsArray, RecordBatch};
 use datafusion::arrow::datatypes::DataType;
+use datafusion::error::DataFusionError;
 
 use crate::mirror::Snapshot;
 use crate::schema::{ColumnType, ObjectSchema, Schema, SchemaMode};
@@ -57,8 +58,8 @@ impl AnalyticalRoute {
 
     /// The statement `plan` becomes on `container`'s mirror, synced now, with the snapshot it
     /// was checked against; or why the query stays on the row engine.
+    /// (Whether the request allows routing at all is the client's to ask first.)
     fn check(&self, container: &Arc<Container>, plan: &Plan, options: &QueryOptions) -> Result<Checked, String> {
-        cosmoql::request_allows_routing(plan, options)?;
         // Bound again: the plan drops a filter its partition targets answer whole (the mirror
         // reads every partition, so it filters itself).
         let context = BindContext { parameters: &options.parameters, vector_policies: &options.vector_policies };
@@ -126,24 +127,48 @@ impl QueryRoute for AnalyticalRoute {
         options: &QueryOptions,
     ) -> Option<Result<Vec<Value>, QueryError>> {
         let checked = self.check(container, plan, options).ok()?;
-        Some(self.run(container, checked).map_err(|e| {
-            QueryError::internal(format!("the analytical store failed a query routed to it (a bug): {e}"))
-        }))
+        if options.cancel.as_ref().is_some_and(|c| c.load(std::sync::atomic::Ordering::Relaxed)) {
+            return Some(Err(QueryError::cancelled()));
+        }
+        let budget = options.memory_budget.unwrap_or(cosmoql::DEFAULT_MEMORY_BUDGET);
+        match self.run(container, checked, usize::try_from(budget).unwrap_or(usize::MAX)) {
+            Ok(values) => Some(Ok(values)),
+            // Past the query's memory budget: the row engine runs it, holding it to the budget
+            // as it holds every query (and failing it as it fails them, if it must).
+            Err(Failure::Budget) => None,
+            Err(Failure::Bug(e)) => Some(Err(QueryError::internal(format!(
+                "the analytical store failed a query routed to it (a bug): {e}"
+            )))),
+        }
     }
+}
+
+/// Why a routed statement did not finish.
+enum Failure {
+    /// It needed more memory than the query's budget.
+    Budget,
+    /// Anything else: a bug.
+    Bug(String),
 }
 
 impl AnalyticalRoute {
     /// Runs a checked statement on its snapshot; its rows as the Cosmos query's results.
-    fn run(&self, container: &Arc<Container>, checked: Checked) -> Result<Vec<Value>, String> {
+    fn run(&self, container: &Arc<Container>, checked: Checked, budget: usize) -> Result<Vec<Value>, Failure> {
         let table = Arc::new(MirrorTable::new(checked.snapshot, container.partition_key().clone()));
-        let ctx = self.analytics.context_over(&checked.database, &checked.container, table).map_err(|e| e.message)?;
+        let ctx = self
+            .analytics
+            .context_over(&checked.database, &checked.container, table, budget)
+            .map_err(|e| Failure::Bug(e.message))?;
         let batches: Vec<RecordBatch> = self
             .analytics
             .block_on(async {
                 let frame = ctx.sql(&checked.statement).await?;
                 frame.collect().await
             })
-            .map_err(|e| e.strip_backtrace())?;
+            .map_err(|e| match e.find_root() {
+                DataFusionError::ResourcesExhausted(_) => Failure::Budget,
+                _ => Failure::Bug(e.strip_backtrace()),
+            })?;
         let mut out = Vec::new();
         for batch in &batches {
             let mut columns: Vec<std::vec::IntoIter<Value>> = batch
@@ -151,7 +176,7 @@ impl AnalyticalRoute {
                 .iter()
                 .map(|c| crate::values::column(c.as_ref()).map(Vec::into_iter))
                 .collect::<Result<_, _>>()
-                .map_err(|e| e.to_string())?;
+                .map_err(|e| Failure::Bug(e.to_string()))?;
             for _ in 0..batch.num_rows() {
                 // A null is an aggregate over no items (nothing read is null): undefined.
                 let mut row = columns.iter_mut().map(|c| match c.next() {

@@ -22,6 +22,7 @@ use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::catalog::{MemorySchemaProvider, SchemaProvider};
 use datafusion::common::TableReference;
 use datafusion::error::DataFusionError;
+use datafusion::execution::runtime_env::RuntimeEnvBuilder;
 use datafusion::prelude::{SessionConfig, SessionContext};
 
 use crate::mirror::{Mirror, SyncReport};
@@ -386,13 +387,20 @@ impl Analytics {
 
     /// A session with one table: `table` as `database.container` (the statement a Cosmos SQL
     /// query is routed to runs on the snapshot it was checked against).
+    /// Its operators may hold `memory_limit` bytes at most (past it the statement fails with
+    /// DataFusion's `ResourcesExhausted`).
     pub fn context_over(
         &self,
         database: &str,
         container: &str,
         table: Arc<MirrorTable>,
+        memory_limit: usize,
     ) -> Result<SessionContext, AnalyticsError> {
-        let ctx = new_context();
+        let runtime = RuntimeEnvBuilder::new()
+            .with_memory_limit(memory_limit, 1.0)
+            .build_arc()
+            .map_err(|e| AnalyticsError::new(e.strip_backtrace()))?;
+        let ctx = SessionContext::new_with_config_rt(config(), runtime);
         let catalog = ctx
             .catalog("datafusion")
             .ok_or_else(|| AnalyticsError::new("DataFusion's default catalog is missing (a bug)"))?;
@@ -445,8 +453,12 @@ impl Analytics {
 /// A session as every statement gets: names as written (no lower-casing), with
 /// `information_schema`.
 fn new_context() -> SessionContext {
-    let config = SessionConfig::new()
+    SessionContext::new_with_config(config())
+}
+
+/// The configuration of every session.
+fn config() -> SessionConfig {
+    SessionConfig::new()
         .with_information_schema(true)
-        .set_bool("datafusion.sql_parser.enable_ident_normalization", false);
-    SessionContext::new_with_config(config)
+        .set_bool("datafusion.sql_parser.enable_ident_normalization", false)
 }

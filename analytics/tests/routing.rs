@@ -233,3 +233,30 @@ fn two_times_to_live_that_both_let_items_go_keep_queries_on_the_row_engine() {
     let explained = routed.explain("SELECT COUNT(1) AS n FROM c", QueryOptions::default(), false).unwrap();
     assert!(explained.to_string().contains("engine      analytical store:"), "{explained}");
 }
+
+#[test]
+fn a_routed_query_keeps_the_memory_budget_and_the_cancel_flag_of_the_row_engine() {
+    let plain = container(2);
+    for i in 0..3000 {
+        plain.create_item(&item(i, 0)).unwrap();
+    }
+    let analytics = Analytics::new(SchemaMode::WellDefined).unwrap().with_container("db", &plain).unwrap();
+    let routed = plain.with_route(route(analytics));
+    let sql = "SELECT c.deviceId, c.site, c.count, COUNT(1) AS n FROM c GROUP BY c.deviceId, c.site, c.count";
+    let run = |client: &ContainerClient, options: QueryOptions| {
+        client.query_items_blocking::<Value>(sql, options).map(|rows| normalized(sql, &rows)).map_err(|e| e.to_string())
+    };
+    // Past a small budget DataFusion gives up; the row engine then answers as it would alone.
+    let small = || QueryOptions { memory_budget: Some(4096), ..QueryOptions::default() };
+    let (on_route, alone) = (run(&routed, small()), run(&plain, small()));
+    assert_eq!(on_route, alone);
+    assert!(alone.is_err(), "the budget is small enough to stop the row engine too");
+    // Within the default budget it is answered on the mirror, charging nothing.
+    let fine = routed.query_pages::<Value>(sql, QueryOptions::default()).drain().unwrap();
+    assert_eq!(fine.metrics.request_charge, 0.0);
+    // A query cancelled before it runs ends as the row engine's would.
+    let cancelled =
+        || QueryOptions { cancel: Some(Arc::new(std::sync::atomic::AtomicBool::new(true))), ..QueryOptions::default() };
+    let (on_route, alone) = (run(&routed, cancelled()), run(&plain, cancelled()));
+    assert!(on_route.is_err() && alone.is_err(), "{on_route:?} {alone:?}");
+}

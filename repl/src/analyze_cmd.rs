@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use cosmoql_analytics::SchemaMode;
 
-use crate::query_cmd::{analytics_for, load, DataArgs};
+use crate::query_cmd::{analytics_for, load_any, DataArgs};
 
 /// How the analytical store represents values of different types in one property.
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -46,7 +46,7 @@ pub struct StoreArgs {
 impl StoreArgs {
     /// The loaded items and the analytical store over them.
     fn open(&self) -> Result<(crate::query_cmd::Loaded, cosmoql_analytics::Analytics), String> {
-        let loaded = load(&self.data)?;
+        let loaded = load_any(&self.data)?;
         let analytics = analytics_for(&loaded, &self.data, self.mode.mode(), self.enable)?;
         Ok((loaded, analytics))
     }

@@ -425,7 +425,7 @@ pub fn run_command(args: &ItemArgs) -> Result<(), String> {
         let what = e.split("\nusage:").next().unwrap_or(&e).to_string();
         format!("{what} (cosmoql item {} --help)", &name[1..])
     })?;
-    let (_account, client) = crate::query_cmd::open_container(dir, args.use_container.as_deref())?;
+    let (_account, client) = crate::query_cmd::open_container(dir, args.use_container.as_deref(), false)?;
     let answer = run(&client, op)?;
     // One item as one JSON object a line (several when a lookup by id finds several).
     for item in &answer.items {

@@ -246,6 +246,16 @@ impl DataArgs {
 }
 
 pub fn load(args: &DataArgs) -> Result<Loaded, String> {
+    load_with(args, false)
+}
+
+/// [`load`] for the analytical store, whose statements name their containers: a database
+/// directory of several containers needs no `--use` (the first is the loaded one).
+pub fn load_any(args: &DataArgs) -> Result<Loaded, String> {
+    load_with(args, true)
+}
+
+fn load_with(args: &DataArgs, any: bool) -> Result<Loaded, String> {
     let started = Instant::now();
     let properties = match &args.container {
         Some(path) => {
@@ -269,7 +279,7 @@ pub fn load(args: &DataArgs) -> Result<Loaded, String> {
     settings.validate().map_err(|e| format!("--partitions: {}", e.message))?;
     let (account, client) = match &args.db {
         Some(dir) => {
-            let (account, client) = open_container(dir, args.use_container.as_deref())?;
+            let (account, client) = open_container(dir, args.use_container.as_deref(), any)?;
             (Some(account), client)
         }
         None => {
@@ -352,7 +362,13 @@ fn container_ids(account: &CosmosClient) -> Vec<String> {
 
 /// A database directory's container: `name`, or the only one there is; with the account, which
 /// holds the directory's lock while it is kept.
-pub fn open_container(dir: &std::path::Path, name: Option<&str>) -> Result<(CosmosClient, ContainerClient), String> {
+/// The account of the database directory `dir` and its container `name` (or its only one; with
+/// `any`, its first of several).
+pub fn open_container(
+    dir: &std::path::Path,
+    name: Option<&str>,
+    any: bool,
+) -> Result<(CosmosClient, ContainerClient), String> {
     if !dir.exists() {
         return Err(format!(
             "{} does not exist (cosmoql import --db, or cosmoql DIR, creates a database)",
@@ -377,6 +393,10 @@ pub fn open_container(dir: &std::path::Path, name: Option<&str>) -> Result<(Cosm
     }
     match (found.len(), name) {
         (1, _) => {
+            let container = found.remove(0);
+            Ok((account, container))
+        }
+        (2.., None) if any => {
             let container = found.remove(0);
             Ok((account, container))
         }
