@@ -82,7 +82,7 @@ impl AnalyticalRoute {
         let schema = mirror.schema();
         if schema.dropped().items > 0 {
             return Err(format!(
-                "the analytical store left out {} item(s) (mixed-type arrays)",
+                "the analytical store has left items out ({} so far, for mixed-type arrays)",
                 schema.dropped().items
             ));
         }
