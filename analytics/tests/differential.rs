@@ -8,7 +8,7 @@ mod fixture;
 use cosmoql::value::Value;
 use cosmoql::{ContainerClient, PartitionKey, QueryOptions};
 use cosmoql_analytics::{Analytics, SchemaMode};
-use fixture::{container, item, DEVICES};
+use fixture::{container, filled, item, DEVICES};
 
 /// The pairs: (standard SQL on the mirror, Cosmos SQL on the row engine, whether order counts).
 /// Each pair returns rows of the same shape: objects with the same property names.
@@ -292,10 +292,7 @@ fn the_suite_has_at_least_60_pairs() {
 
 #[test]
 fn mirror_and_row_engine_agree_at_1_3_and_16_partitions_through_splits_and_writes() {
-    let client = container(1);
-    for i in 0..1500 {
-        client.create_item(&item(i, 0)).unwrap();
-    }
+    let client = filled(1, 1500);
     let analytics = Analytics::new(SchemaMode::WellDefined).unwrap().with_container("db", &client).unwrap();
     check_all(&analytics, &client, "1 partition");
 
@@ -327,10 +324,7 @@ fn mirror_and_row_engine_agree_at_1_3_and_16_partitions_through_splits_and_write
 
 #[test]
 fn a_key_filter_reads_one_mirror_partition() {
-    let client = container(8);
-    for i in 0..400 {
-        client.create_item(&item(i, 0)).unwrap();
-    }
+    let client = filled(8, 400);
     let analytics = Analytics::new(SchemaMode::WellDefined).unwrap().with_container("db", &client).unwrap();
     let plan = |sql: &str| {
         let rows = analytics.sql(&format!("EXPLAIN {sql}")).unwrap();

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use cosmoql::value::Value;
 use cosmoql::{ContainerClient, ContainerProperties, PartitionKey, QueryOptions};
 use cosmoql_analytics::{AnalyticalRoute, Analytics, SchemaMode};
-use fixture::{container, item, DEVICES};
+use fixture::{container, filled, item, DEVICES};
 
 /// Queries the mirror answers, and whether their results come in an order (no GROUP BY).
 const ROUTED: &[&str] = &[
@@ -120,18 +120,16 @@ fn check_all(routed: &ContainerClient, plain: &ContainerClient, stage: &str) {
     assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
 }
 
-fn route(analytics: Analytics) -> Arc<AnalyticalRoute> {
-    Arc::new(AnalyticalRoute::new(Arc::new(analytics)))
+/// A client of `plain`'s container that routes to its analytical store (given one, `-1`).
+fn with_analytical_route(plain: &ContainerClient) -> ContainerClient {
+    let analytics = Analytics::new(SchemaMode::WellDefined).unwrap().with_container("db", plain).unwrap();
+    plain.with_route(Arc::new(AnalyticalRoute::new(Arc::new(analytics))))
 }
 
 #[test]
 fn routed_aggregates_equal_the_row_engine_at_1_3_and_16_partitions() {
-    let plain = container(1);
-    for i in 0..1500 {
-        plain.create_item(&item(i, 0)).unwrap();
-    }
-    let analytics = Analytics::new(SchemaMode::WellDefined).unwrap().with_container("db", &plain).unwrap();
-    let routed = plain.with_route(route(analytics));
+    let plain = filled(1, 1500);
+    let routed = with_analytical_route(&plain);
     check_all(&routed, &plain, "1 partition");
 
     for i in 1500..1800 {
@@ -156,12 +154,8 @@ fn routed_aggregates_equal_the_row_engine_at_1_3_and_16_partitions() {
 
 #[test]
 fn explain_names_the_engine_the_reason_and_the_statement() {
-    let plain = container(4);
-    for i in 0..200 {
-        plain.create_item(&item(i, 0)).unwrap();
-    }
-    let analytics = Analytics::new(SchemaMode::WellDefined).unwrap().with_container("db", &plain).unwrap();
-    let routed = plain.with_route(route(analytics));
+    let plain = filled(4, 200);
+    let routed = with_analytical_route(&plain);
     let sql = "SELECT c.site, COUNT(1) AS n, AVG(c.metricValue) AS avgValue FROM c WHERE c.ok GROUP BY c.site";
     let explained = routed.explain(sql, QueryOptions::default(), false).unwrap().to_string();
     assert!(
@@ -201,8 +195,7 @@ fn values_the_mirror_does_not_represent_keep_a_query_on_the_row_engine() {
     ] {
         plain.create_item(&cosmoql::value::parse_json(text).unwrap()).unwrap();
     }
-    let analytics = Analytics::new(SchemaMode::WellDefined).unwrap().with_container("db", &plain).unwrap();
-    let routed = plain.with_route(route(analytics));
+    let routed = with_analytical_route(&plain);
     let why = |sql: &str| routed.explain(sql, QueryOptions::default(), false).unwrap().to_string();
     assert!(why("SELECT SUM(c.code) AS s FROM c").contains("c.code has had values the analytical store does not"));
     assert!(why("SELECT MIN(c.name) AS s FROM c").contains("c.name has had values the analytical store does not"));
@@ -223,8 +216,7 @@ fn two_times_to_live_that_both_let_items_go_keep_queries_on_the_row_engine() {
     let properties = ContainerProperties::new("c", "/deviceId").unwrap().default_ttl(Some(3600));
     let plain = ContainerClient::standalone(properties.analytical_storage_ttl(Some(60))).unwrap();
     plain.create_item(&item(1, 0)).unwrap();
-    let analytics = Analytics::new(SchemaMode::WellDefined).unwrap().with_container("db", &plain).unwrap();
-    let routed = plain.with_route(route(analytics));
+    let routed = with_analytical_route(&plain);
     let explained = routed.explain("SELECT COUNT(1) AS n FROM c", QueryOptions::default(), false).unwrap();
     assert!(explained.to_string().contains("both let items go"), "{explained}");
     // With an analytical store that keeps everything, the mirror holds at least the container's
@@ -236,12 +228,8 @@ fn two_times_to_live_that_both_let_items_go_keep_queries_on_the_row_engine() {
 
 #[test]
 fn a_routed_query_keeps_the_memory_budget_and_the_cancel_flag_of_the_row_engine() {
-    let plain = container(2);
-    for i in 0..3000 {
-        plain.create_item(&item(i, 0)).unwrap();
-    }
-    let analytics = Analytics::new(SchemaMode::WellDefined).unwrap().with_container("db", &plain).unwrap();
-    let routed = plain.with_route(route(analytics));
+    let plain = filled(2, 3000);
+    let routed = with_analytical_route(&plain);
     let sql = "SELECT c.deviceId, c.site, c.count, COUNT(1) AS n FROM c GROUP BY c.deviceId, c.site, c.count";
     let run = |client: &ContainerClient, options: QueryOptions| {
         client.query_items_blocking::<Value>(sql, options).map(|rows| normalized(sql, &rows)).map_err(|e| e.to_string())
