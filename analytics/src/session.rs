@@ -221,9 +221,9 @@ impl Analytics {
     /// Syncs every mirror every `period` on a thread of its own, from now until the handle is
     /// dropped (or the store is); statements then read the mirrors as the last sync left them
     /// (the policy becomes [`SyncPolicy::Manual`]). A sync that fails is tried again at the next
-    /// period; [`IntervalSync::last_error`] says why.
-    pub fn sync_every(self: &Arc<Self>, period: Duration) -> IntervalSync {
-        self.on_query.store(false, Ordering::Relaxed);
+    /// period; [`IntervalSync::last_error`] says why. An error when the thread cannot start (the
+    /// policy is then as it was).
+    pub fn sync_every(self: &Arc<Self>, period: Duration) -> Result<IntervalSync, AnalyticsError> {
         let period = period.max(Duration::from_millis(1));
         let stop = Arc::new((Mutex::new(false), Condvar::new()));
         let last_error = Arc::new(Mutex::new(None));
@@ -241,7 +241,9 @@ impl Analytics {
             let result = analytics.sync();
             *error_here.lock().unwrap_or_else(|e| e.into_inner()) = result.err().map(|e| e.message);
         });
-        IntervalSync { stop, last_error, thread: thread.ok() }
+        let thread = thread.map_err(|e| AnalyticsError::new(format!("the interval sync could not start: {e}")))?;
+        self.on_query.store(false, Ordering::Relaxed);
+        Ok(IntervalSync { stop, last_error, thread: Some(thread) })
     }
 
     /// Brings `mirror` up to date when statements sync first ([`SyncPolicy::OnQuery`]).

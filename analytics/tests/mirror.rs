@@ -236,7 +236,7 @@ fn the_mirrors_sync_on_query_by_hand_or_on_an_interval() {
     assert_eq!(count(&analytics), r#"{"n":10}"#);
     // On an interval: the thread catches up (waited for, up to a minute, on a busy machine).
     let analytics = Arc::new(analytics);
-    let interval = analytics.sync_every(Duration::from_millis(10));
+    let interval = analytics.sync_every(Duration::from_millis(10)).unwrap();
     let started = std::time::Instant::now();
     while count(&analytics) != r#"{"n":15}"# {
         assert!(started.elapsed() < Duration::from_secs(60), "the interval sync never caught up");
@@ -251,7 +251,7 @@ fn the_mirrors_sync_on_query_by_hand_or_on_an_interval() {
     analytics.sync().unwrap();
     assert_eq!(count(&analytics), r#"{"n":20}"#);
     // The store dropped first: the thread ends by itself (its handle's drop does not hang).
-    let interval = analytics.sync_every(Duration::from_millis(10));
+    let interval = analytics.sync_every(Duration::from_millis(10)).unwrap();
     drop(analytics);
     drop(interval);
 }
