@@ -81,6 +81,14 @@ impl AnalyticsError {
     }
 }
 
+/// The last name of the table a planner message says it did not find (`table
+/// 'datafusion.shop.plain' not found`: `plain`).
+fn missing_table(message: &str) -> Option<&str> {
+    let rest = &message[message.find("table '")? + "table '".len()..];
+    let quoted = &rest[..rest.find('\'')?];
+    rest[quoted.len()..].starts_with("' not found").then(|| quoted.rsplit('.').next().unwrap_or(quoted))
+}
+
 /// The line and column (both from 1) a parser message names.
 fn position(message: &str) -> Option<(usize, usize)> {
     let at = message.find("Line: ")?;
@@ -321,6 +329,12 @@ impl Analytics {
 
     /// The containers with an analytical store, as `(database, container)`, sorted.
     pub fn tables(&self) -> Vec<(String, String)> {
+        self.containers(true)
+    }
+
+    /// The sources' containers with an analytical store (`with_store`) or without, as
+    /// `(database, container)`, sorted.
+    fn containers(&self, with_store: bool) -> Vec<(String, String)> {
         let mut out = Vec::new();
         for source in &self.sources {
             match source {
@@ -328,14 +342,14 @@ impl Analytics {
                     for db in store.database_ids() {
                         let Ok(database) = store.database(&db) else { continue };
                         for id in database.container_ids() {
-                            if database.container(&id).is_ok_and(|c| c.analytical_ttl().is_some()) {
+                            if database.container(&id).is_ok_and(|c| c.analytical_ttl().is_some() == with_store) {
                                 out.push((db.clone(), id));
                             }
                         }
                     }
                 }
                 Source::Container { database, id, container } => {
-                    if container.analytical_ttl().is_some() {
+                    if container.analytical_ttl().is_some() == with_store {
                         out.push((database.clone(), id.clone()));
                     }
                 }
@@ -344,6 +358,19 @@ impl Analytics {
         out.sort();
         out.dedup();
         out
+    }
+
+    /// `error`, saying so when the table it did not find is a container without an analytical
+    /// store (the most likely slip: the container exists, its store was never turned on).
+    fn with_hint(&self, mut error: AnalyticsError) -> AnalyticsError {
+        let Some(name) = missing_table(&error.message) else { return error };
+        if let Some((db, id)) = self.containers(false).into_iter().find(|(_, id)| id == name) {
+            error.message.push_str(&format!(
+                " (container `{id}` of database `{db}` has no analytical store: set its analyticalStorageTtl; -1 keeps \
+                 every item)"
+            ));
+        }
+        error
     }
 
     /// Brings every mirror up to date; what each sync did, as `(database, container, report)`.
@@ -435,7 +462,7 @@ impl Analytics {
     pub fn sql_batches(&self, sql: &str) -> Result<Vec<RecordBatch>, AnalyticsError> {
         let ctx = self.context()?;
         self.runtime.block_on(async {
-            let frame = ctx.sql(sql).await.map_err(|e| AnalyticsError::from_datafusion(e, sql))?;
+            let frame = ctx.sql(sql).await.map_err(|e| self.with_hint(AnalyticsError::from_datafusion(e, sql)))?;
             frame.collect().await.map_err(|e| AnalyticsError::from_datafusion(e, sql))
         })
     }

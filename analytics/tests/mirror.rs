@@ -182,7 +182,16 @@ fn a_container_without_an_analytical_store_is_not_a_table() {
     let rows = analytics.sql("SELECT total FROM shop.orders").unwrap();
     assert_eq!(rows, vec![parse_json(r#"{"total":12.5}"#).unwrap()]);
     let err = analytics.sql("SELECT * FROM shop.plain").unwrap_err();
-    assert!(err.message.contains("plain"), "{err}");
+    assert!(
+        err.message.ends_with(
+            "not found (container `plain` of database `shop` has no analytical store: set its \
+             analyticalStorageTtl; -1 keeps every item)"
+        ),
+        "{err}"
+    );
+    // A name no container has gets DataFusion's message alone.
+    let err = analytics.sql("SELECT * FROM shop.nowhere").unwrap_err();
+    assert!(err.message.ends_with("not found"), "{err}");
     let err = analytics.mirror("shop", "plain").unwrap_err();
     assert!(err.message.contains("analyticalStorageTtl"), "{err}");
     // Made later, found at the next statement; and joined with another container.
