@@ -6,9 +6,9 @@
 mod fixture;
 
 use cosmoql::value::Value;
-use cosmoql::{ContainerClient, PartitionKey, QueryOptions};
+use cosmoql::{ContainerClient, QueryOptions};
 use cosmoql_analytics::{Analytics, SchemaMode};
-use fixture::{container, filled, item, DEVICES};
+use fixture::{container, filled, through_splits_and_writes};
 
 /// The pairs: (standard SQL on the mirror, Cosmos SQL on the row engine, whether order counts).
 /// Each pair returns rows of the same shape: objects with the same property names.
@@ -294,32 +294,11 @@ fn the_suite_has_at_least_60_pairs() {
 fn mirror_and_row_engine_agree_at_1_3_and_16_partitions_through_splits_and_writes() {
     let client = filled(1, 1500);
     let analytics = Analytics::new(SchemaMode::WellDefined).unwrap().with_container("db", &client).unwrap();
-    check_all(&analytics, &client, "1 partition");
-
-    // Splits to 3, with writes on either side of them.
-    for i in 1500..1800 {
-        client.create_item(&item(i, 0)).unwrap();
-    }
-    analytics.sync().unwrap();
-    client.container().split_to(3);
-    assert_eq!(client.container().partition_count(), 3);
-    for i in (0..1800).step_by(9) {
-        client.upsert_item(&item(i, 1)).unwrap();
-    }
-    for i in (0..1800).step_by(11) {
-        let key = PartitionKey::from(format!("dev-{}", i % DEVICES).as_str());
-        client.delete_item(key, &format!("item-{i}")).unwrap();
-    }
-    check_all(&analytics, &client, "3 partitions");
-
-    // On to 16, splitting between a sync and the next query.
-    analytics.sync().unwrap();
-    client.container().split_to(16);
-    assert_eq!(client.container().partition_count(), 16);
-    for i in 1800..2000 {
-        client.create_item(&item(i, 2)).unwrap();
-    }
-    check_all(&analytics, &client, "16 partitions");
+    // Each split comes between a sync and the next statement.
+    let sync = || {
+        analytics.sync().unwrap();
+    };
+    through_splits_and_writes(&client, sync, |stage| check_all(&analytics, &client, stage));
 }
 
 #[test]

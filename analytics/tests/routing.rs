@@ -8,9 +8,9 @@ mod fixture;
 use std::sync::Arc;
 
 use cosmoql::value::Value;
-use cosmoql::{ContainerClient, ContainerProperties, PartitionKey, QueryOptions};
+use cosmoql::{ContainerClient, ContainerProperties, QueryOptions};
 use cosmoql_analytics::{AnalyticalRoute, Analytics, SchemaMode};
-use fixture::{container, filled, item, DEVICES};
+use fixture::{container, filled, item, through_splits_and_writes};
 
 /// Queries the mirror answers, and whether their results come in an order (no GROUP BY).
 const ROUTED: &[&str] = &[
@@ -130,26 +130,7 @@ fn with_analytical_route(plain: &ContainerClient) -> ContainerClient {
 fn routed_aggregates_equal_the_row_engine_at_1_3_and_16_partitions() {
     let plain = filled(1, 1500);
     let routed = with_analytical_route(&plain);
-    check_all(&routed, &plain, "1 partition");
-
-    for i in 1500..1800 {
-        plain.create_item(&item(i, 0)).unwrap();
-    }
-    plain.container().split_to(3);
-    for i in (0..1800).step_by(9) {
-        plain.upsert_item(&item(i, 1)).unwrap();
-    }
-    for i in (0..1800).step_by(11) {
-        let key = PartitionKey::from(format!("dev-{}", i % DEVICES).as_str());
-        plain.delete_item(key, &format!("item-{i}")).unwrap();
-    }
-    check_all(&routed, &plain, "3 partitions");
-
-    plain.container().split_to(16);
-    for i in 1800..2000 {
-        plain.create_item(&item(i, 2)).unwrap();
-    }
-    check_all(&routed, &plain, "16 partitions");
+    through_splits_and_writes(&plain, || {}, |stage| check_all(&routed, &plain, stage));
 }
 
 #[test]
