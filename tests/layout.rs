@@ -18,6 +18,8 @@ const CRATES: &[&str] = &[
     "repl/src",
     "gateway/src",
     "analytics/src",
+    // A workspace of its own (out of the default build), checked all the same.
+    "ballista/src",
 ];
 
 /// Files over 1,000 lines today, with their length now: they may shrink, not grow (issue 22
@@ -138,8 +140,11 @@ fn cycle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
 fn no_two_modules_of_a_crate_import_each_other() {
     let mut cycles = Vec::new();
     for src in CRATES {
+        let mut files = Vec::new();
+        rust_files(&root().join(src), &mut files);
+        assert!(!files.is_empty(), "{src}: no Rust files found");
+        // A crate of one file and a binary (ballista/src) has no modules to import each other.
         let graph = module_graph(&root().join(src));
-        assert!(!graph.is_empty(), "{src}: no modules found");
         if let Some(found) = cycle(&graph) {
             cycles.push(format!("{src}: {}", found.join(" -> ")));
         }
@@ -223,6 +228,9 @@ const LAYERS: &[(&str, &[&str])] = &[
     // The analytical store (issue 25): above the facade (whose containers it mirrors) and the
     // storage engine, never imported by the query crates.
     ("analytics", &["cosmoql-value", "cosmoql-catalog", "cosmoql-storage"]),
+    // Ballista over the analytical store's Parquet layout: above the analytical store (its values),
+    // a workspace of its own that nothing imports.
+    ("ballista", &["cosmoql-analytics"]),
 ];
 
 /// The workspace crates named in a manifest's `[dependencies]` table.
