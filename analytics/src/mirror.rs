@@ -288,16 +288,19 @@ impl Mirror {
     }
 }
 
-/// Changes past which the schema observes them on a thread of its own while this one sorts them.
+/// Changes past which the schema observes them on threads of their own while this one sorts them.
 const OBSERVE_APART: usize = 8 * 1024;
 
 /// Observes `changes` into `schema`, in order (whether each is represented), and their order by
-/// position: on two threads for many changes (the schema's walk is the longest serial part of a
-/// first build).
+/// position. Many changes are observed on two threads while this one sorts them (the schema's
+/// walk is the longest part of a first build): the first half into `schema`, the second into a
+/// copy of it as it was, which [`Schema::absorb`] then takes in, or, when the halves could have
+/// come out otherwise than in order (a type of one half the other would drop), observed again
+/// into `schema`, in order.
 fn observe_and_order(schema: &mut Schema, changes: &[(StoredItem, Epk)]) -> (Vec<bool>, Vec<usize>) {
-    let observe = |schema: &mut Schema| -> Vec<bool> {
+    fn observe(schema: &mut Schema, changes: &[(StoredItem, Epk)]) -> Vec<bool> {
         changes.iter().map(|(item, _)| matches!(schema.observe(item.doc.root()), Observed::Included { .. })).collect()
-    };
+    }
     let order = || {
         let mut order: Vec<usize> = (0..changes.len()).collect();
         order.sort_unstable_by(|&a, &b| {
@@ -307,15 +310,32 @@ fn observe_and_order(schema: &mut Schema, changes: &[(StoredItem, Epk)]) -> (Vec
         order
     };
     if changes.len() < OBSERVE_APART {
-        return (observe(schema), order());
+        return (observe(schema, changes), order());
     }
-    std::thread::scope(|scope| {
-        let observing = scope.spawn(|| observe(schema));
+    if schema.mode() != SchemaMode::WellDefined {
+        return std::thread::scope(|scope| {
+            let observing = scope.spawn(|| observe(schema, changes));
+            let order = order();
+            (joined(observing), order)
+        });
+    }
+    let (first, second) = changes.split_at(changes.len() / 2);
+    let base = schema.clone();
+    let mut later = base.clone();
+    let (mut represented, observed_later, order) = std::thread::scope(|scope| {
+        let observing_first = scope.spawn(|| observe(schema, first));
+        let observing_second = scope.spawn(|| observe(&mut later, second));
         let order = order();
-        // A panic in the schema's walk is a bug: it surfaces here as it would have inline.
-        let represented = observing.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
-        (represented, order)
-    })
+        (joined(observing_first), joined(observing_second), order)
+    });
+    let mut observed_later = if schema.absorb(&later, &base) { observed_later } else { observe(schema, second) };
+    represented.append(&mut observed_later);
+    (represented, order)
+}
+
+/// A scoped thread's result; a panic in it (a bug) goes on here as it would have inline.
+fn joined<T>(handle: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    handle.join().unwrap_or_else(|e| std::panic::resume_unwind(e))
 }
 
 /// When the analytical time to live `ttl` lets `item` go (Unix seconds); `None` for `-1`, which

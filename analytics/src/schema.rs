@@ -387,6 +387,106 @@ impl Schema {
     }
 }
 
+impl Schema {
+    /// Takes in what `later` observed, as though this schema had observed those items itself,
+    /// after its own: `later` and this schema both grew from `base`, and `later`'s items come
+    /// after this one's. So a partition's items can be observed in two halves at once, the
+    /// second half into a copy of the schema as it was.
+    ///
+    /// `false`, and this schema unchanged, when the result could differ from observing the items
+    /// in order (then observe them again, in order): `later` dropped a value for its type or past
+    /// the property limit (this schema's types could have taken or dropped others), two types that
+    /// do not fit each other, more properties than the limit together, or full fidelity. What an
+    /// item decides alone carries over: an item left out for a mixed-type array, a name repeated
+    /// but for case in one object, a value nested too deep.
+    pub fn absorb(&mut self, later: &Schema, base: &Schema) -> bool {
+        let (l, b) = (later.dropped, base.dropped);
+        if self.mode != SchemaMode::WellDefined
+            || later.mode != self.mode
+            || l.type_mismatches != b.type_mismatches
+            || l.over_properties != b.over_properties
+        {
+            return false;
+        }
+        let mut root = self.root.clone();
+        let mut added = 0;
+        if !absorb_object(&mut root, &later.root, &mut added) || self.properties + added > MAX_PROPERTIES {
+            return false;
+        }
+        self.root = root;
+        self.properties += added;
+        self.dropped.items += l.items.saturating_sub(b.items);
+        self.dropped.case_duplicates += l.case_duplicates.saturating_sub(b.case_duplicates);
+        self.dropped.over_nesting += l.over_nesting.saturating_sub(b.over_nesting);
+        true
+    }
+}
+
+/// [`Schema::absorb`] for an object: `later`'s fields into `into`'s (found by folded name; a new
+/// one appended, in `later`'s order, as observing would have appended it); the properties added
+/// counted in `added`; `false` when two types do not fit.
+fn absorb_object(into: &mut ObjectSchema, later: &ObjectSchema, added: &mut usize) -> bool {
+    let mut places = Vec::with_capacity(later.fields.len());
+    for field in &later.fields {
+        let at = match into.position(&field.name) {
+            Some(at) => {
+                let target = &mut into.fields[at];
+                // Another spelling of the field (observing would have met it), or one `later`
+                // met: no longer exact.
+                target.exact &= field.exact && target.name == field.name;
+                if !absorb_type(&mut target.ty, &field.ty, added) {
+                    return false;
+                }
+                at
+            }
+            None => {
+                *added += 1 + properties_in(&field.ty);
+                into.folded.insert(fold(&field.name).into_owned(), into.fields.len());
+                into.fields.push(field.clone());
+                into.fields.len() - 1
+            }
+        };
+        places.push(at);
+    }
+    for (name, &at) in &later.spelled {
+        into.remember(name, places[at]);
+    }
+    true
+}
+
+/// [`Schema::absorb`] for a type: what observing `later`'s values into `into` would have made of
+/// it; `false` when they would not all have fit.
+fn absorb_type(into: &mut ColumnType, later: &ColumnType, added: &mut usize) -> bool {
+    match (&mut *into, later) {
+        (_, ColumnType::Null) => true,
+        (ColumnType::Null, _) => {
+            *added += properties_in(later);
+            *into = later.clone();
+            true
+        }
+        (ColumnType::Bool, ColumnType::Bool)
+        | (ColumnType::String, ColumnType::String)
+        | (ColumnType::Int64, ColumnType::Int64)
+        | (ColumnType::Float64, ColumnType::Int64 | ColumnType::Float64) => true,
+        (ColumnType::Int64, ColumnType::Float64) => {
+            *into = ColumnType::Float64;
+            true
+        }
+        (ColumnType::Array(element), ColumnType::Array(other)) => absorb_type(element, other, added),
+        (ColumnType::Object(schema), ColumnType::Object(other)) => absorb_object(schema, other, added),
+        _ => false,
+    }
+}
+
+/// The properties inside a well-defined type, at every level (an object's fields and theirs).
+fn properties_in(ty: &ColumnType) -> usize {
+    match ty {
+        ColumnType::Object(schema) => schema.fields.iter().map(|f| 1 + properties_in(&f.ty)).sum(),
+        ColumnType::Array(element) => properties_in(element),
+        _ => 0,
+    }
+}
+
 /// The full-fidelity child a value of `kind` goes to, empty.
 fn variant_of(kind: ValueKind) -> ColumnType {
     match kind {

@@ -297,3 +297,37 @@ fn a_partition_of_many_changes_is_observed_apart_and_filed_in_one_pass() {
     assert_eq!(mirror_rows(&mirror).len(), 18_981);
     assert_eq!(mirror.schema().dropped().items, 19);
 }
+
+#[test]
+fn a_partition_observed_in_two_halves_has_the_schema_of_its_items_in_order() {
+    // 20,000 changes in one partition: its halves are observed at once. In the first case the
+    // second half brings new properties (nested ones, and a name repeated but for case) and widens a
+    // column, which the first half's schema takes in; in the second, a property's first type in
+    // the second half is not the one the first half fixed, so the second half is observed again
+    // in order.
+    for conflict in [false, true] {
+        let client = container(1, ContainerProperties::new("c", "/k").unwrap());
+        let mut serial = cosmoql_analytics::Schema::new(SchemaMode::WellDefined);
+        for i in 0..20_000 {
+            let late = if i < 10_000 { String::new() } else { format!(r#","late":{{"x":[{i}]}},"S":"u{i}""#) };
+            let n = if i >= 15_000 && i % 2 == 1 { format!("{i}.5") } else { format!("{i}") };
+            let code = match (conflict, i) {
+                (true, 9_000) => r#","code":1"#,
+                (true, 12_000) => r#","code":"one""#,
+                _ => "",
+            };
+            let text = format!(r#"{{"id":"{i}","k":"k{}","n":{n},"s":"v{}"{late}{code}}}"#, i % 97, i % 13);
+            let item = parse_json(&text).unwrap();
+            serial.observe(&item);
+            client.create_item(&item).unwrap();
+        }
+        let mirror = Mirror::new(Arc::clone(client.container()), SchemaMode::WellDefined);
+        mirror.sync().unwrap();
+        assert_eq!(mirror.schema(), serial, "conflict: {conflict}");
+        assert_eq!(mirror.schema().dropped().type_mismatches, u64::from(conflict));
+        // "S" beside "s" in one object: a name repeated but for case, in the second half.
+        assert!(!mirror.schema().columns().get("s").unwrap().exact);
+        assert_eq!(mirror.schema().dropped().case_duplicates, 10_000);
+        assert_eq!(mirror_rows(&mirror).len(), 20_000);
+    }
+}

@@ -211,6 +211,38 @@ mod properties {
     proptest! {
         #![proptest_config(ProptestConfig { cases: 256, failure_persistence: None, ..ProptestConfig::default() })]
 
+        /// Observing a sequence in two halves at once (the second into a copy of the schema as
+        /// it was) and absorbing the second gives the schema observing it in order gives, and
+        /// the same items represented; or the absorb declines and changes nothing.
+        #[test]
+        fn two_halves_absorbed_are_the_sequence_in_order(
+            items in prop::collection::vec(value(), 0..14),
+            prefix in 0usize..4,
+            cut in 0usize..14,
+        ) {
+            let prefix = prefix.min(items.len());
+            let cut = cut.clamp(prefix, items.len());
+            let mut serial = Schema::new(SchemaMode::WellDefined);
+            let in_order: Vec<Observed> = items.iter().map(|i| serial.observe(i)).collect();
+            let mut base = Schema::new(SchemaMode::WellDefined);
+            for item in &items[..prefix] {
+                base.observe(item);
+            }
+            let (mut first, mut later) = (base.clone(), base.clone());
+            for item in &items[prefix..cut] {
+                first.observe(item);
+            }
+            let halves: Vec<Observed> = items[cut..].iter().map(|i| later.observe(i)).collect();
+            let before = first.clone();
+            if first.absorb(&later, &base) {
+                prop_assert_eq!(&first, &serial);
+                let kinds = |o: &[Observed]| o.iter().map(|o| matches!(o, Observed::Included { .. })).collect::<Vec<_>>();
+                prop_assert_eq!(kinds(&halves), kinds(&in_order[cut..]));
+            } else {
+                prop_assert_eq!(&first, &before);
+            }
+        }
+
         /// The schema only grows: columns keep their names, places and (well-defined) their
         /// first non-null type's family; full fidelity never drops a value under the limits.
         #[test]
@@ -236,4 +268,57 @@ mod properties {
             }
         }
     }
+}
+
+/// Two halves of items whose properties each keep one type family are absorbed (the fast path
+/// of a mirror's first build is taken), and equal the items observed in order.
+#[test]
+fn halves_of_one_type_a_property_are_absorbed() {
+    let items: Vec<Value> = (0..40)
+        .map(|i| {
+            let extra = if i >= 20 { format!(r#","late{}":{{"x":[{i}]}}"#, i % 3) } else { String::new() };
+            let number = if i % 2 == 0 { format!("{i}") } else { format!("{i}.5") };
+            json(&format!(
+                r#"{{"id":"{i}","n":{number},"tags":["a"],"at":{{"city":"c{i}"}},"Maybe":{},"mixed":{}{extra}}}"#,
+                if i < 30 { "null".to_string() } else { "true".to_string() },
+                if i == 35 { r#"[1,"x"]"# } else { "[]" },
+            ))
+        })
+        .collect();
+    let mut serial = Schema::new(SchemaMode::WellDefined);
+    for item in &items {
+        serial.observe(item);
+    }
+    let base = Schema::new(SchemaMode::WellDefined);
+    let (mut first, mut later) = (base.clone(), base.clone());
+    for item in &items[..20] {
+        first.observe(item);
+    }
+    for item in &items[20..] {
+        later.observe(item);
+    }
+    assert!(first.absorb(&later, &base));
+    assert_eq!(first, serial);
+    assert_eq!(first.dropped().items, 1, "the item with a mixed-type array, from the second half");
+    assert_eq!(column(&first, "n"), ColumnType::Float64);
+    assert_eq!(column(&first, "Maybe"), ColumnType::Bool);
+}
+
+/// The documented `"code"` example split across the halves: the second half's first type is
+/// not the column's, so absorbing declines (observing in order drops the string).
+#[test]
+fn halves_whose_types_differ_are_not_absorbed() {
+    let base = Schema::new(SchemaMode::WellDefined);
+    let (mut first, mut later) = (base.clone(), base.clone());
+    first.observe(&json(r#"{"id":"1","code":123}"#));
+    later.observe(&json(r#"{"id":"2","code":"123"}"#));
+    let before = first.clone();
+    assert!(!first.absorb(&later, &base));
+    assert_eq!(first, before);
+    // A spelling of the other half makes the property inexact, as observing it in order does.
+    let mut later = base.clone();
+    later.observe(&json(r#"{"id":"2","CODE":5}"#));
+    assert!(first.absorb(&later, &base));
+    assert!(!first.columns().get("code").unwrap().exact);
+    assert_eq!(first.columns().get("CODE").unwrap().name, "code");
 }
