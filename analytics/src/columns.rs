@@ -131,10 +131,15 @@ fn gather<'a, V: View<'a>>(
         }
     }
     let mut columns: Vec<Vec<Option<V>>> = vec![vec![None; objects.len()]; fields.len()];
+    // The field of each property of the last object: the next of the same shape finds its
+    // fields by comparing names, without a lookup.
+    let mut recent: Vec<usize> = Vec::new();
     for (row, object) in objects.iter().enumerate() {
         let Some(object) = object.filter(|o| o.kind() == ValueKind::Object) else { continue };
-        for (name, value) in object.entries() {
-            let Some(at) = schema.position(name) else { continue };
+        for (place, (name, value)) in object.entries().enumerate() {
+            let cached = recent.get(place).copied().filter(|&at| schema.fields()[at].name == name);
+            let Some(at) = cached.or_else(|| schema.position(name)) else { continue };
+            crate::schema::note_recent(&mut recent, place, at);
             let column = positions[at];
             if column != usize::MAX && columns[column][row].is_none() && value.kind() != ValueKind::Undefined {
                 columns[column][row] = Some(value);

@@ -15,10 +15,12 @@
 //! * [`view`]: one way to read values and stored documents alike.
 //! * [`route`]: Cosmos SQL aggregates the mirror answers exactly, routed to it.
 //! * [`parquet`]: the mirror as Parquet files, one a physical partition, in a hive layout.
+//! * `persist`: a durable database's mirrors on disk between processes.
 
 pub mod columns;
 pub mod mirror;
 pub mod parquet;
+mod persist;
 pub mod route;
 pub mod schema;
 pub mod session;

@@ -21,6 +21,7 @@
 //!   (syncs wait for each other).
 
 use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use cosmoql_catalog::epk::Epk;
@@ -31,11 +32,14 @@ use datafusion::arrow::record_batch::RecordBatch;
 use std::sync::{Mutex, RwLock};
 
 use crate::columns::{arrow_schema, record_batch, Row};
+use crate::persist::{self, FileEntry, Identity, PartitionFile};
 use crate::schema::{Observed, Schema, SchemaMode};
 
 /// Rows in one record batch of a snapshot (a partition's rows come in several, so a scan of one
-/// partition can still run on several threads).
-const BATCH_ROWS: usize = 64 * 1024;
+/// partition can still run on several threads). DataFusion's own batch size: a batch's items
+/// (about 300 bytes each in the telemetry) and the values gathered from them stay in the cache
+/// while each of its columns is built from them; at 64 Ki rows they did not.
+const BATCH_ROWS: usize = 8 * 1024;
 
 /// What a query reads: the mirror at one moment.
 #[derive(Debug)]
@@ -88,6 +92,9 @@ struct MirrorPartition {
     batches: Option<Vec<RecordBatch>>,
     /// With a positive analytical time to live: when the next held item leaves it.
     next_leave: Option<u64>,
+    /// Its batches as written to the mirror's directory (a durable database's); `None`: not
+    /// written since they were built.
+    file: Option<FileEntry>,
 }
 
 #[derive(Debug)]
@@ -97,12 +104,18 @@ struct State {
     partitions: Vec<MirrorPartition>,
     /// The analytical time to live the batches were built under.
     attl: Option<i64>,
+    /// Whether the first sync looked for the mirror's files.
+    looked_for_files: bool,
+    /// Why the last sync could not write the mirror's files, if it could not.
+    persist_error: Option<String>,
 }
 
 /// A container's mirror.
 #[derive(Debug)]
 pub struct Mirror {
     container: Arc<Container>,
+    /// Where the mirror is kept between processes (a durable database's mirrors).
+    dir: Option<PathBuf>,
     state: Mutex<State>,
     published: RwLock<Arc<Snapshot>>,
 }
@@ -116,6 +129,9 @@ pub struct SyncReport {
     pub removed: usize,
     /// Mirror partitions whose batches were rebuilt.
     pub rebuilt: usize,
+    /// The mirror was read from its files (the first sync of a persisted mirror whose container
+    /// is as the files say).
+    pub restored: bool,
 }
 
 impl Mirror {
@@ -126,13 +142,36 @@ impl Mirror {
         let snapshot = Snapshot { schema: Arc::clone(&arrow), partitions: Vec::new() };
         Mirror {
             container,
-            state: Mutex::new(State { schema, arrow, partitions: Vec::new(), attl: None }),
+            dir: None,
+            state: Mutex::new(State {
+                schema,
+                arrow,
+                partitions: Vec::new(),
+                attl: None,
+                looked_for_files: false,
+                persist_error: None,
+            }),
             published: RwLock::new(Arc::new(snapshot)),
         }
     }
 
+    /// The mirror, kept in `dir` between processes (`persist.rs`): its first sync reads it from
+    /// there when the container is as the files say, and every sync that rebuilt a partition
+    /// writes it there. Only a mirror whose analytical time to live is `-1` and that holds no
+    /// item its container let go of is written (the files hold the batches, not the items).
+    pub fn persisted_in(mut self, dir: PathBuf) -> Mirror {
+        self.dir = Some(dir);
+        self
+    }
+
     pub fn container(&self) -> &Arc<Container> {
         &self.container
+    }
+
+    /// Why the last sync could not write the mirror's files, if it could not (the next process
+    /// builds the mirror again; nothing else is lost).
+    pub fn persist_error(&self) -> Option<String> {
+        self.lock().persist_error.clone()
     }
 
     /// The snapshot the last sync published.
@@ -171,6 +210,10 @@ impl Mirror {
         let mut report = SyncReport::default();
         let now = self.container.clock_now();
         let attl = self.container.analytical_ttl();
+        if let Some(dir) = self.dir.as_deref().filter(|_| !state.looked_for_files) {
+            state.looked_for_files = true;
+            report.restored = self.restore(&mut state, dir, attl);
+        }
         // A partition that splits while this runs is found gone; its children are read on the
         // next round (a split moves items, it never loses them).
         for _ in 0..64 {
@@ -207,7 +250,111 @@ impl Mirror {
                 .collect(),
         };
         *self.published.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(snapshot);
+        if let Some(dir) = self.dir.as_deref().filter(|_| report.rebuilt > 0) {
+            state.persist_error = self.persist(&mut state, dir, attl).err();
+        }
         Ok(report)
+    }
+
+    fn identity(&self, attl: Option<i64>, schema: &Schema) -> Identity {
+        let mode = if schema.mode() == SchemaMode::WellDefined { "well-defined" } else { "full-fidelity" };
+        Identity { container: self.container.rid_text(), mode, attl }
+    }
+
+    /// Reads the mirror from `dir` when its files check out and its container is as they say:
+    /// the same partitions, each with the same live items, none written since (every item's
+    /// LSN at most the partition's in the files). `true` when it did; otherwise the mirror is
+    /// built as without files.
+    fn restore(&self, state: &mut State, dir: &Path, attl: Option<i64>) -> bool {
+        if attl != Some(-1) {
+            return false;
+        }
+        let identity = self.identity(attl, &state.schema);
+        let Ok(Some(persisted)) = persist::read(dir, &identity, arrow_schema) else { return false };
+        let layout = self.container.partitions();
+        if layout.len() != persisted.partitions.len() {
+            return false;
+        }
+        let mut partitions = Vec::with_capacity(layout.len());
+        for (info, file) in layout.iter().zip(persisted.partitions) {
+            if info.id != file.id || info.min != file.min || info.max != file.max {
+                return false;
+            }
+            let Some(delta) = self.container.partition_delta(info.id, 0) else { return false };
+            if delta.items != file.live
+                || delta.changes.len() != file.live
+                || delta.changes.iter().any(|(item, _)| item.meta.lsn > file.lsn)
+            {
+                return false;
+            }
+            let excluded: HashSet<ItemPosition> = file.excluded.into_iter().collect();
+            let mut rows: Vec<(ItemPosition, Held)> = delta
+                .changes
+                .into_iter()
+                .map(|(item, epk)| {
+                    let position = ItemPosition { epk, seq: item.meta.seq };
+                    let represented = !excluded.contains(&position);
+                    (position, Held { item, expired: false, represented })
+                })
+                .collect();
+            rows.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+            if rows.iter().filter(|(_, held)| held.represented).count() != file.file.rows {
+                return false;
+            }
+            partitions.push(MirrorPartition {
+                id: file.id,
+                min: file.min,
+                max: file.max,
+                lsn: file.lsn,
+                rows: rows.into_iter().collect(),
+                live: file.live,
+                batches: Some(file.batches),
+                next_leave: None,
+                file: Some(file.file),
+            });
+        }
+        state.arrow = arrow_schema(&persisted.schema);
+        state.schema = persisted.schema;
+        state.partitions = partitions;
+        state.attl = attl;
+        true
+    }
+
+    /// Writes the mirror to `dir`: the files of the partitions rebuilt since they were last
+    /// written, then the manifest. A mirror the files cannot hold (an analytical time to live
+    /// other than `-1`, items its container let go of) has its manifest removed instead.
+    fn persist(&self, state: &mut State, dir: &Path, attl: Option<i64>) -> Result<(), String> {
+        let State { schema, arrow, partitions, .. } = &mut *state;
+        if attl != Some(-1) || partitions.iter().any(|p| p.live != p.rows.len()) {
+            return match std::fs::remove_file(dir.join("manifest")) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    Err(format!("cannot remove {}: {e}", dir.display()))
+                }
+                _ => Ok(()),
+            };
+        }
+        let mut files = Vec::with_capacity(partitions.len());
+        for p in partitions.iter_mut() {
+            let file = match &p.file {
+                Some(file) => file.clone(),
+                None => {
+                    let file = persist::write_partition(dir, p.id, arrow, p.batches.as_deref().unwrap_or_default())?;
+                    p.file = Some(file.clone());
+                    file
+                }
+            };
+            files.push(PartitionFile {
+                id: p.id,
+                min: p.min.clone(),
+                max: p.max.clone(),
+                lsn: p.lsn,
+                live: p.live,
+                excluded: p.rows.iter().filter(|(_, held)| !held.represented).map(|(at, _)| at.clone()).collect(),
+                file,
+                batches: Vec::new(),
+            });
+        }
+        persist::write_manifest(dir, &self.identity(attl, schema), schema, &files)
     }
 
     /// One pass over the container's partitions; `false` when one split under it (run again).
@@ -371,6 +518,7 @@ fn inherit(old: &[MirrorPartition], id: u32, min: &Epk, max: &Epk) -> MirrorPart
         live,
         batches: None,
         next_leave: None,
+        file: None,
     }
 }
 
@@ -404,6 +552,7 @@ fn build_batches(
                     for p in share {
                         let (batches, next_leave) = partition_batches(schema, arrow, p, container, now, attl)?;
                         p.batches = Some(batches);
+                        p.file = None;
                         p.next_leave = next_leave;
                     }
                     Ok(())

@@ -28,7 +28,7 @@
 
 use std::collections::HashMap;
 
-use cosmoql_value::ValueKind;
+use cosmoql_value::{Map, Value, ValueKind};
 
 use crate::view::View;
 
@@ -94,6 +94,9 @@ pub struct ObjectSchema {
     /// Field positions by the names seen for them, as spelled (looked up for every property of
     /// every item: foldhash, not SipHash).
     spelled: HashMap<String, usize, foldhash::fast::RandomState>,
+    /// The field of each property of the object merged last, in order: the next object of the
+    /// same shape (most items) finds its fields by comparing names, without a lookup.
+    recent: Vec<usize>,
 }
 
 /// Two object schemas are equal when their fields are (what spellings each has met aside).
@@ -142,6 +145,32 @@ impl ObjectSchema {
     fn remember(&mut self, name: &str, at: usize) {
         if self.spelled.len() < MAX_SPELLINGS && !self.spelled.contains_key(name) {
             self.spelled.insert(name.to_string(), at);
+        }
+    }
+}
+
+/// The fields of an object that have been given a value so far, in [`Schema::merge_object`]:
+/// a bit a field among the first 128 (no allocation for an object of most items), a list past
+/// them.
+#[derive(Default)]
+struct Seen {
+    low: u128,
+    high: Vec<usize>,
+}
+
+impl Seen {
+    /// Notes field `at`; `false` when it was noted already.
+    fn insert(&mut self, at: usize) -> bool {
+        if at < 128 {
+            let bit = 1u128 << at;
+            let new = self.low & bit == 0;
+            self.low |= bit;
+            new
+        } else if self.high.contains(&at) {
+            false
+        } else {
+            self.high.push(at);
+            true
         }
     }
 }
@@ -235,9 +264,9 @@ impl Schema {
     fn merge_object<'a>(&mut self, schema: &mut ObjectSchema, object: impl View<'a>, level: usize) {
         // The fields this object has given a value (a later name equal but for case is a
         // duplicate), and the folded names it brought past the limit.
-        let mut seen: Vec<usize> = Vec::new();
+        let mut seen = Seen::default();
         let mut seen_over: Vec<String> = Vec::new();
-        for (name, value) in object.entries() {
+        for (place, (name, value)) in object.entries().enumerate() {
             if value.kind() == ValueKind::Undefined {
                 continue;
             }
@@ -245,8 +274,11 @@ impl Schema {
                 self.dropped.over_nesting += 1;
                 continue;
             }
-            // A spelling met before is found in one lookup (most properties of most items).
-            let known = schema.spelled.get(name).copied();
+            // The field at this place in the last object, when it has this very name; else a
+            // spelling met before is found in one lookup.
+            let recent =
+                schema.recent.get(place).copied().filter(|&at| schema.fields.get(at).is_some_and(|f| f.name == name));
+            let known = recent.or_else(|| schema.spelled.get(name).copied());
             let at = match known.or_else(|| schema.folded.get(fold(name).as_ref()).copied()) {
                 Some(at) => {
                     if known.is_none() {
@@ -280,12 +312,12 @@ impl Schema {
                     at
                 }
             };
-            if seen.contains(&at) {
+            note_recent(&mut schema.recent, place, at);
+            if !seen.insert(at) {
                 self.dropped.case_duplicates += 1;
                 schema.fields[at].exact = false;
                 continue;
             }
-            seen.push(at);
             let mut ty = std::mem::replace(&mut schema.fields[at].ty, ColumnType::Null);
             if !self.merge(&mut ty, value, level, true) {
                 self.dropped.type_mismatches += 1;
@@ -487,6 +519,137 @@ fn properties_in(ty: &ColumnType) -> usize {
     }
 }
 
+impl Schema {
+    /// The schema as a value, what a persisted mirror keeps of it: the mode, the properties
+    /// counted, what was dropped, and each field's name, type and exactness, in order.
+    pub fn to_value(&self) -> Value {
+        let d = self.dropped;
+        let mut map = Map::default();
+        map.insert(
+            "mode".into(),
+            Value::from(if self.mode == SchemaMode::WellDefined { "well-defined" } else { "full-fidelity" }),
+        );
+        map.insert("properties".into(), Value::from(self.properties as f64));
+        let dropped: Vec<Value> = [d.items, d.type_mismatches, d.case_duplicates, d.over_properties, d.over_nesting]
+            .iter()
+            .map(|&n| Value::from(n as f64))
+            .collect();
+        map.insert("dropped".into(), Value::from(dropped));
+        map.insert("columns".into(), object_value(&self.root));
+        Value::from(map)
+    }
+
+    /// The schema [`Self::to_value`] wrote; `None` for anything else (a damaged or foreign
+    /// file): names repeated but for case in an object, more properties or levels than the
+    /// limits, a type that is not one.
+    pub fn from_value(value: &Value) -> Option<Schema> {
+        let mode = match value.get("mode").as_str()? {
+            "well-defined" => SchemaMode::WellDefined,
+            "full-fidelity" => SchemaMode::FullFidelity,
+            _ => return None,
+        };
+        let count = |v: &Value| v.as_i64().and_then(|n| u64::try_from(n).ok());
+        let properties = usize::try_from(count(value.get("properties"))?).ok().filter(|&n| n <= MAX_PROPERTIES)?;
+        let d = value.get("dropped").as_array()?;
+        let [items, type_mismatches, case_duplicates, over_properties, over_nesting] = d else { return None };
+        let dropped = Dropped {
+            items: count(items)?,
+            type_mismatches: count(type_mismatches)?,
+            case_duplicates: count(case_duplicates)?,
+            over_properties: count(over_properties)?,
+            over_nesting: count(over_nesting)?,
+        };
+        let mut fields = 0;
+        let root = object_from(value.get("columns"), 1, &mut fields)?;
+        Some(Schema { mode, root, properties, dropped }).filter(|_| fields <= MAX_PROPERTIES)
+    }
+}
+
+fn object_value(schema: &ObjectSchema) -> Value {
+    let fields: Vec<Value> = schema
+        .fields
+        .iter()
+        .map(|f| {
+            let mut map = Map::default();
+            map.insert("name".into(), Value::from(f.name.as_str()));
+            map.insert("type".into(), type_value(&f.ty));
+            map.insert("exact".into(), Value::Bool(f.exact));
+            Value::from(map)
+        })
+        .collect();
+    Value::from(fields)
+}
+
+fn type_value(ty: &ColumnType) -> Value {
+    let tagged = |tag: &str, inner: Value| {
+        let mut map = Map::default();
+        map.insert(tag.into(), inner);
+        Value::from(map)
+    };
+    match ty {
+        ColumnType::Array(element) => tagged("array", type_value(element)),
+        ColumnType::Object(schema) => tagged("object", object_value(schema)),
+        ColumnType::Variants(children) => {
+            tagged("variants", Value::from(children.iter().map(type_value).collect::<Vec<_>>()))
+        }
+        scalar => Value::from(scalar.name()),
+    }
+}
+
+/// An object schema [`object_value`] wrote, at `level`; its fields counted in `fields`.
+fn object_from(value: &Value, level: usize, fields: &mut usize) -> Option<ObjectSchema> {
+    if level > MAX_NESTING + 1 {
+        return None;
+    }
+    let mut schema = ObjectSchema::default();
+    for f in value.as_array()? {
+        let name = f.get("name").as_str()?;
+        let folded = fold(name).into_owned();
+        if schema.folded.contains_key(&folded) {
+            return None;
+        }
+        *fields += 1;
+        let ty = type_from(f.get("type"), level, fields)?;
+        let exact = match f.get("exact") {
+            Value::Bool(b) => *b,
+            _ => return None,
+        };
+        schema.folded.insert(folded, schema.fields.len());
+        schema.remember(name, schema.fields.len());
+        schema.fields.push(Field { name: name.to_string(), ty, exact });
+    }
+    Some(schema)
+}
+
+fn type_from(value: &Value, level: usize, fields: &mut usize) -> Option<ColumnType> {
+    if level > MAX_NESTING + 1 {
+        return None;
+    }
+    if let Some(name) = value.as_str() {
+        return Some(match name {
+            "null" => ColumnType::Null,
+            "bool" => ColumnType::Bool,
+            "int64" => ColumnType::Int64,
+            "float64" => ColumnType::Float64,
+            "string" => ColumnType::String,
+            _ => return None,
+        });
+    }
+    let map = value.as_object()?;
+    if map.len() != 1 {
+        return None;
+    }
+    let (tag, inner) = map.iter().next()?;
+    Some(match tag.as_ref() {
+        "array" => ColumnType::Array(Box::new(type_from(inner, level + 1, fields)?)),
+        "object" => ColumnType::Object(object_from(inner, level + 1, fields)?),
+        "variants" => ColumnType::Variants(
+            inner.as_array()?.iter().map(|child| type_from(child, level, fields)).collect::<Option<Vec<_>>>()?,
+        ),
+        _ => return None,
+    })
+}
+
 /// The full-fidelity child a value of `kind` goes to, empty.
 fn variant_of(kind: ValueKind) -> ColumnType {
     match kind {
@@ -498,6 +661,19 @@ fn variant_of(kind: ValueKind) -> ColumnType {
         ValueKind::Object => ColumnType::Object(ObjectSchema::default()),
     }
 }
+
+/// Notes that the property at `place` of an object went to field `at` (for the next object's
+/// same place; the first [`MAX_RECENT`] places).
+pub(crate) fn note_recent(recent: &mut Vec<usize>, place: usize, at: usize) {
+    if let Some(slot) = recent.get_mut(place) {
+        *slot = at;
+    } else if place == recent.len() && place < MAX_RECENT {
+        recent.push(at);
+    }
+}
+
+/// The places of an object whose fields are remembered for the next object.
+const MAX_RECENT: usize = 256;
 
 /// A name as names are compared: lower-cased (without a copy when it is already).
 pub(crate) fn fold(name: &str) -> std::borrow::Cow<'_, str> {

@@ -26,6 +26,7 @@ use datafusion::execution::runtime_env::RuntimeEnvBuilder;
 use datafusion::prelude::{SessionConfig, SessionContext};
 
 use crate::mirror::{Mirror, SyncReport};
+use crate::persist;
 use crate::schema::SchemaMode;
 use crate::table::MirrorTable;
 
@@ -307,6 +308,22 @@ impl Analytics {
         Err(AnalyticsError::new(format!("no container `{container}` in database `{database}`")))
     }
 
+    /// The directory of the durable database that holds `container`, if one does.
+    fn database_dir(&self, container: &Arc<Container>) -> Option<std::path::PathBuf> {
+        self.sources.iter().find_map(|source| match source {
+            Source::Account(store) => {
+                let durable = store.durable()?;
+                let holds = store.database_ids().iter().any(|d| {
+                    store
+                        .database(d)
+                        .is_ok_and(|db| db.container(container.id()).is_ok_and(|c| Arc::ptr_eq(&c, container)))
+                });
+                holds.then(|| durable.dir().to_path_buf())
+            }
+            Source::Container { .. } => None,
+        })
+    }
+
     /// The mirror of a container with an analytical store (an error without one).
     pub fn mirror(&self, database: &str, container: &str) -> Result<Arc<Mirror>, AnalyticsError> {
         let c = self.find(database, container)?;
@@ -322,7 +339,12 @@ impl Analytics {
         if let Some(m) = mirrors.get(&key).filter(|m| Arc::ptr_eq(m.container(), &c)) {
             return Ok(Arc::clone(m));
         }
-        let m = Arc::new(Mirror::new(c, self.mode));
+        let mut m = Mirror::new(Arc::clone(&c), self.mode);
+        // A durable database's mirror is kept in its directory between processes.
+        if let Some(dir) = self.database_dir(&c) {
+            m = m.persisted_in(persist::mirror_dir(&dir, database, container));
+        }
+        let m = Arc::new(m);
         mirrors.insert(key, Arc::clone(&m));
         Ok(m)
     }
