@@ -26,6 +26,7 @@ use std::sync::Arc;
 
 use cosmoql_catalog::epk::Epk;
 use cosmoql_storage::{Container, DocRef, ItemPosition, StoredItem};
+use datafusion::arrow::array::ArrayData;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::error::ArrowError;
 use datafusion::arrow::record_batch::RecordBatch;
@@ -184,11 +185,19 @@ impl Mirror {
     pub fn memory_bytes(&self) -> usize {
         let state = self.lock();
         let per_row = size_of::<ItemPosition>() + size_of::<Held>();
+        // Each buffer once: the arrays of a batch read back from a file share its buffer.
+        let mut buffers = HashSet::new();
         state
             .partitions
             .iter()
             .map(|p| {
-                let columns: usize = p.batches.iter().flatten().map(RecordBatch::get_array_memory_size).sum::<usize>();
+                let columns: usize = p
+                    .batches
+                    .iter()
+                    .flatten()
+                    .flat_map(RecordBatch::columns)
+                    .map(|column| buffer_bytes(&column.to_data(), &mut buffers))
+                    .sum();
                 // A B-tree node holds up to 11 entries; about two thirds full.
                 columns + p.rows.len() * per_row * 3 / 2
             })
@@ -433,6 +442,16 @@ impl Mirror {
         p.batches = None;
         before - p.rows.len()
     }
+}
+
+/// The bytes of the buffers of `data` (and of its children) not in `seen` yet, which they join.
+fn buffer_bytes(data: &ArrayData, seen: &mut HashSet<usize>) -> usize {
+    let own = data.buffers().iter().chain(data.nulls().map(|n| n.buffer()));
+    let mut bytes: usize = own.filter(|b| seen.insert(b.data_ptr().as_ptr() as usize)).map(|b| b.capacity()).sum();
+    for child in data.child_data() {
+        bytes += buffer_bytes(child, seen);
+    }
+    bytes
 }
 
 /// Changes past which the schema observes them on threads of their own while this one sorts them.

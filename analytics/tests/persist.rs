@@ -49,7 +49,7 @@ const QUERIES: &[&str] = &[
 
 /// Opens the database at `dir` as a new process would: the first sync's report, the queries'
 /// results, and the schema's description.
-fn open(dir: &Path, write: impl FnOnce(&CosmosClient)) -> (SyncReport, Vec<String>, String) {
+fn open(dir: &Path, write: impl FnOnce(&CosmosClient)) -> (SyncReport, Vec<String>, String, usize) {
     let client = CosmosClient::open(dir).unwrap();
     write(&client);
     let analytics = Analytics::new(SchemaMode::WellDefined).unwrap().with_account(&client);
@@ -61,7 +61,7 @@ fn open(dir: &Path, write: impl FnOnce(&CosmosClient)) -> (SyncReport, Vec<Strin
         .collect();
     let mirror = analytics.mirror("db", "c").unwrap();
     assert_eq!(mirror.persist_error(), None);
-    (synced[0].report, results, mirror.schema().describe())
+    (synced[0].report, results, mirror.schema().describe(), mirror.memory_bytes())
 }
 
 fn manifest(dir: &Path) -> PathBuf {
@@ -72,20 +72,22 @@ fn manifest(dir: &Path) -> PathBuf {
 fn the_next_process_reads_the_mirror_back_and_gets_the_same_results() {
     let dir = scratch("persist-round-trip");
     create(&dir, 3000);
-    let (first, built, schema) = open(&dir, |_| {});
+    let (first, built, schema, built_bytes) = open(&dir, |_| {});
     assert!(!first.restored);
     assert_eq!(first.rebuilt, 3);
     assert!(manifest(&dir).exists());
     assert!(schema.contains("items with a mixed-type array 1"), "{schema}");
 
-    let (second, restored, schema_again) = open(&dir, |_| {});
+    let (second, restored, schema_again, restored_bytes) = open(&dir, |_| {});
     assert!(second.restored, "{second:?}");
+    // Its columns read back share each batch's buffer, counted once: about the bytes built.
+    assert!(restored_bytes < built_bytes * 3 / 2 && restored_bytes > built_bytes / 2, "{restored_bytes} {built_bytes}");
     assert_eq!((second.rebuilt, second.changed), (0, 0));
     assert_eq!(restored, built);
     assert_eq!(schema_again, schema);
 
     // A write after the mirror was read back: its partition is built again, and written.
-    let (third, with_write, _) = open(&dir, |_| {});
+    let (third, with_write, _, _) = open(&dir, |_| {});
     assert!(third.restored);
     let client = CosmosClient::open(&dir).unwrap();
     let analytics = Analytics::new(SchemaMode::WellDefined).unwrap().with_account(&client);
@@ -96,7 +98,7 @@ fn the_next_process_reads_the_mirror_back_and_gets_the_same_results() {
     let n = analytics.sql("SELECT COUNT(*) AS n FROM c").unwrap();
     assert_eq!(n[0].get("n"), &Value::from(3000.0));
     drop((analytics, client));
-    let (fourth, after_write, _) = open(&dir, |_| {});
+    let (fourth, after_write, _, _) = open(&dir, |_| {});
     assert!(fourth.restored, "the files written after the write are read back");
     assert_ne!(after_write, with_write);
     assert!(after_write[0].starts_with(r#"{"n":3000,"#), "{}", after_write[0]);
@@ -106,7 +108,7 @@ fn the_next_process_reads_the_mirror_back_and_gets_the_same_results() {
 fn files_the_container_no_longer_matches_or_that_do_not_check_out_are_built_again() {
     let dir = scratch("persist-rebuilt");
     create(&dir, 2000);
-    let (_, built, _) = open(&dir, |_| {});
+    let (_, built, _, _) = open(&dir, |_| {});
     let expected_after_write = {
         let scratch_dir = scratch("persist-rebuilt-reference");
         create(&scratch_dir, 2000);
@@ -122,7 +124,7 @@ fn files_the_container_no_longer_matches_or_that_do_not_check_out_are_built_agai
     let middle = bytes.len() / 2;
     bytes[middle] ^= 0x40;
     std::fs::write(&file, &bytes).unwrap();
-    let (report, results, _) = open(&dir, |_| {});
+    let (report, results, _, _) = open(&dir, |_| {});
     assert!(!report.restored);
     assert_eq!(results, built);
     // ... and written again, so the next process reads it back.
@@ -131,18 +133,18 @@ fn files_the_container_no_longer_matches_or_that_do_not_check_out_are_built_agai
     // A torn manifest.
     let text = std::fs::read(manifest(&dir)).unwrap();
     std::fs::write(manifest(&dir), &text[..text.len() - 10]).unwrap();
-    let (report, results, _) = open(&dir, |_| {});
+    let (report, results, _, _) = open(&dir, |_| {});
     assert!(!report.restored);
     assert_eq!(results, built);
 
     // A file shorter than the manifest says.
     std::fs::write(&file, &std::fs::read(&file).unwrap()[..100]).unwrap();
-    let (report, results, _) = open(&dir, |_| {});
+    let (report, results, _, _) = open(&dir, |_| {});
     assert!(!report.restored);
     assert_eq!(results, built);
 
     // An item written by a process that did not sync the mirror: the files are older than it.
-    let (report, results, _) = open(&dir, |client| {
+    let (report, results, _, _) = open(&dir, |client| {
         client.database_client("db").container_client("c").unwrap().create_item(&item(9000)).unwrap();
     });
     assert!(!report.restored);
@@ -150,7 +152,7 @@ fn files_the_container_no_longer_matches_or_that_do_not_check_out_are_built_agai
     assert_eq!(results[..3], expected_after_write[..3]);
 
     // An item deleted the same way.
-    let (report, _, _) = open(&dir, |client| {
+    let (report, _, _, _) = open(&dir, |client| {
         let c = client.database_client("db").container_client("c").unwrap();
         c.delete_item(cosmoql::PartitionKey::from("k9"), "9000").unwrap();
         c.delete_item(cosmoql::PartitionKey::from("k9"), "9").unwrap();
@@ -158,11 +160,11 @@ fn files_the_container_no_longer_matches_or_that_do_not_check_out_are_built_agai
     assert!(!report.restored);
 
     // A split: other partitions than the files'.
-    let (report, _, _) = open(&dir, |client| {
+    let (report, _, _, _) = open(&dir, |client| {
         client.database_client("db").container_client("c").unwrap().container().split_to(5);
     });
     assert!(!report.restored);
-    let (report, results, _) = open(&dir, |_| {});
+    let (report, results, _, _) = open(&dir, |_| {});
     assert!(report.restored);
     assert!(results[0].starts_with(r#"{"n":1998,"#), "{}", results[0]);
 }
@@ -172,7 +174,7 @@ fn a_container_made_again_under_its_name_does_not_read_the_old_ones_files() {
     let dir = scratch("persist-made-again");
     create(&dir, 500);
     assert!(!open(&dir, |_| {}).0.restored);
-    let (report, results, _) = open(&dir, |client| {
+    let (report, results, _, _) = open(&dir, |client| {
         let db = client.database_client("db");
         db.delete_container("c").unwrap();
         let mut properties = ContainerProperties::new("c", "/k").unwrap().analytical_storage_ttl(Some(-1));
