@@ -18,6 +18,7 @@ const CRATES: &[&str] = &[
     "repl/src",
     "gateway/src",
     "analytics/src",
+    "js/src",
     // A workspace of its own (out of the default build), checked all the same.
     "ballista/src",
 ];
@@ -228,6 +229,9 @@ const LAYERS: &[(&str, &[&str])] = &[
     // The analytical store (issue 25): above the facade (whose containers it mirrors) and the
     // storage engine, never imported by the query crates.
     ("analytics", &["cosmoql-value", "cosmoql-catalog", "cosmoql-storage"]),
+    // Server-side JavaScript (issue 26): a sandbox on the values alone so far; above the facade
+    // or storage when scripts reach documents, never imported by the query crates.
+    ("js", &["cosmoql-value"]),
     // Ballista over the analytical store's Parquet layout: above the analytical store (its values),
     // a workspace of its own that nothing imports.
     ("ballista", &["cosmoql-analytics"]),
