@@ -18,8 +18,8 @@ use std::sync::Arc;
 
 use cosmoql_value::ValueKind;
 use datafusion::arrow::array::{
-    new_null_array, ArrayRef, BinaryArray, BooleanArray, Float64Array, Int64Array, LargeListArray, StringArray,
-    StructArray,
+    new_null_array, ArrayRef, BinaryArray, BinaryBuilder, BooleanArray, Float64Array, Int64Array, LargeListArray,
+    StringArray, StructArray,
 };
 use datafusion::arrow::buffer::{NullBuffer, OffsetBuffer};
 use datafusion::arrow::datatypes::{DataType, Field, Fields, Schema as ArrowSchema, SchemaRef};
@@ -165,7 +165,14 @@ fn build<'a, V: View<'a>>(ty: &ColumnType, values: &[Option<V>], mode: SchemaMod
         // The bytes as stored, checked to be UTF-8 in one pass over the column (not a string at a
         // time); were any not, each is checked alone and those become null.
         ColumnType::String => {
-            let bytes: BinaryArray = values.iter().map(|v| v.and_then(View::str_bytes)).collect();
+            // Sized once: the column's bytes counted first (the batch's values are in the cache).
+            let strings: Vec<Option<&[u8]>> = values.iter().map(|v| v.and_then(View::str_bytes)).collect();
+            let mut builder =
+                BinaryBuilder::with_capacity(strings.len(), strings.iter().flatten().map(|s| s.len()).sum());
+            for s in &strings {
+                builder.append_option(*s);
+            }
+            let bytes: BinaryArray = builder.finish();
             match StringArray::try_from_binary(bytes) {
                 Ok(strings) => Arc::new(strings),
                 Err(_) => Arc::new(values.iter().map(|v| v.and_then(View::as_str)).collect::<StringArray>()),

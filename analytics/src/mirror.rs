@@ -19,6 +19,9 @@
 //!   when the schema grew), on both cores, and publishes a new [`Snapshot`]. A query reads the
 //!   snapshot it started with; a sync never waits for a query and a query never waits for a sync
 //!   (syncs wait for each other).
+//! * **Files** ([`Mirror::persisted_in`], a durable database's mirrors): the first sync reads the
+//!   mirror back from `persist.rs`'s files when the container is as they say, and a sync that
+//!   rebuilt partitions writes theirs.
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
