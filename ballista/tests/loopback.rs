@@ -12,10 +12,9 @@ mod pairs;
 use std::path::PathBuf;
 
 use cosmoql::value::Value;
-use cosmoql::QueryOptions;
 use cosmoql_analytics::{parquet, Analytics, SchemaMode};
 use fixture::{filled, through_splits_and_writes};
-use pairs::{normalized, PAIRS};
+use pairs::{assert_agree, PAIRS};
 
 fn scratch(name: &str) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
@@ -71,28 +70,7 @@ fn the_differential_suite_runs_on_a_loopback_scheduler_and_executors() {
                 }
                 results
             });
-            let mut failures = Vec::new();
-            for ((sql, cosmos_sql, ordered), result) in PAIRS.iter().zip(results) {
-                let ballista = match result.unwrap() {
-                    Ok(rows) => normalized(rows, *ordered),
-                    Err(e) => {
-                        failures.push(format!("{stage}: {sql}: {e}"));
-                        continue;
-                    }
-                };
-                let rows: Vec<Value> = client.query_items_blocking(*cosmos_sql, QueryOptions::default()).unwrap();
-                let cosmos = normalized(rows, *ordered);
-                if ballista != cosmos {
-                    failures.push(format!("{stage}: {sql}\n  ballista: {ballista:?}\n  cosmos: {cosmos:?}"));
-                }
-            }
-            assert!(
-                failures.is_empty(),
-                "{} of {} pairs differ:\n{}",
-                failures.len(),
-                PAIRS.len(),
-                failures.join("\n")
-            );
+            assert_agree("ballista", stage, &client, results.into_iter().map(Option::unwrap).collect());
         },
     );
     assert_eq!(stages, 3);

@@ -4,6 +4,7 @@
 //! Parquet layout through a Ballista scheduler and executors.
 
 use cosmoql::value::Value;
+use cosmoql::{ContainerClient, QueryOptions};
 
 /// The pairs: (standard SQL on the mirror, Cosmos SQL on the row engine, whether order counts).
 /// Each pair returns rows of the same shape: objects with the same property names.
@@ -259,4 +260,26 @@ pub fn normalized(rows: Vec<Value>, ordered: bool) -> Vec<String> {
         out.sort();
     }
     out
+}
+
+/// Checks each pair's standard-SQL result on `engine` (`results[i]` is `PAIRS[i]`'s) against its
+/// Cosmos SQL twin on the row engine of `client`; panics with every difference, at `stage`.
+pub fn assert_agree(engine: &str, stage: &str, client: &ContainerClient, results: Vec<Result<Vec<Value>, String>>) {
+    assert_eq!(results.len(), PAIRS.len());
+    let mut failures = Vec::new();
+    for ((sql, cosmos_sql, ordered), result) in PAIRS.iter().zip(results) {
+        let ours = match result {
+            Ok(rows) => normalized(rows, *ordered),
+            Err(e) => {
+                failures.push(format!("{stage}: {sql}: {e}"));
+                continue;
+            }
+        };
+        let rows: Vec<Value> = client.query_items_blocking(*cosmos_sql, QueryOptions::default()).unwrap();
+        let cosmos = normalized(rows, *ordered);
+        if ours != cosmos {
+            failures.push(format!("{stage}: {sql}\n  {engine}: {ours:?}\n  cosmos: {cosmos:?}"));
+        }
+    }
+    assert!(failures.is_empty(), "{} of {} pairs differ:\n{}", failures.len(), PAIRS.len(), failures.join("\n"));
 }
