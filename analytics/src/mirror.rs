@@ -373,65 +373,47 @@ impl Mirror {
     fn sync_round(&self, state: &mut State, now: u64, attl: Option<i64>, report: &mut SyncReport) -> bool {
         let layout = self.container.partitions();
         let mut old: Vec<MirrorPartition> = std::mem::take(&mut state.partitions);
-        // This layout's mirror partitions (a new one takes its parent's rows; layouts' ranges
-        // never overlap, so claiming them all first takes the same rows).
-        let parts: Vec<MirrorPartition> = layout
-            .iter()
-            .map(|info| match old.iter().position(|p| p.id == info.id) {
-                Some(at) => old.swap_remove(at),
-                None => inherit(&old, info.id, &info.min, &info.max),
-            })
-            .collect();
-        let wanted: Vec<(u32, u64)> = parts.iter().map(|p| (p.id, p.lsn)).collect();
         let mut next = Vec::with_capacity(layout.len());
         let mut complete = true;
-        let container = &self.container;
-        std::thread::scope(|scope| {
-            // The next partition's delta is read while this one's is taken in (one ahead).
-            let (send, receive) = std::sync::mpsc::sync_channel(1);
-            scope.spawn(move || {
-                for (id, lsn) in wanted {
-                    if send.send(container.partition_delta(id, lsn)).is_err() {
-                        break;
-                    }
-                }
-            });
-            for mut p in parts {
-                let Some(delta) = receive.recv().ok().flatten() else {
-                    complete = false;
-                    next.push(p);
-                    continue;
-                };
-                if !delta.changes.is_empty() {
-                    p.batches = None;
-                }
-                report.changed += delta.changes.len();
-                let (represented, order) = observe_and_order(&mut state.schema, &delta.changes);
-                let mut changes: Vec<Option<(StoredItem, Epk)>> = delta.changes.into_iter().map(Some).collect();
-                let filed = order.into_iter().filter_map(|at| {
-                    let (item, epk) = changes[at].take()?;
-                    let held = Held { item, expired: false, represented: represented[at] };
-                    Some((ItemPosition { epk, seq: held.item.meta.seq }, held))
-                });
-                if p.rows.is_empty() {
-                    // In order already: built in one pass, not item by item.
-                    p.rows = filed.collect();
-                    p.live = p.rows.len();
-                } else {
-                    for (position, held) in filed {
-                        if let Some(was) = p.rows.insert(position, held) {
-                            p.live -= usize::from(!was.expired);
-                        }
-                        p.live += 1;
-                    }
-                }
-                p.lsn = delta.lsn;
-                if p.live != delta.items {
-                    report.removed += self.let_go(&mut p, now, attl);
-                }
+        for info in &layout {
+            let mut p = match old.iter().position(|p| p.id == info.id) {
+                Some(at) => old.swap_remove(at),
+                None => inherit(&old, info.id, &info.min, &info.max),
+            };
+            let Some(delta) = self.container.partition_delta(p.id, p.lsn) else {
+                complete = false;
                 next.push(p);
+                continue;
+            };
+            if !delta.changes.is_empty() {
+                p.batches = None;
             }
-        });
+            report.changed += delta.changes.len();
+            let (represented, order) = observe_and_order(&mut state.schema, &delta.changes);
+            let mut changes: Vec<Option<(StoredItem, Epk)>> = delta.changes.into_iter().map(Some).collect();
+            let filed = order.into_iter().filter_map(|at| {
+                let (item, epk) = changes[at].take()?;
+                let held = Held { item, expired: false, represented: represented[at] };
+                Some((ItemPosition { epk, seq: held.item.meta.seq }, held))
+            });
+            if p.rows.is_empty() {
+                // In order already: built in one pass, not item by item.
+                p.rows = filed.collect();
+                p.live = p.rows.len();
+            } else {
+                for (position, held) in filed {
+                    if let Some(was) = p.rows.insert(position, held) {
+                        p.live -= usize::from(!was.expired);
+                    }
+                    p.live += 1;
+                }
+            }
+            p.lsn = delta.lsn;
+            if p.live != delta.items {
+                report.removed += self.let_go(&mut p, now, attl);
+            }
+            next.push(p);
+        }
         // Partitions gone (split) whose children all exist now are done with; one whose child
         // was not made yet (a split between the layout read and now) waits for the next round.
         if !complete {
