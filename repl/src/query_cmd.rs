@@ -360,10 +360,8 @@ fn container_ids(account: &CosmosClient) -> Vec<String> {
     account.database_ids().iter().flat_map(|d| account.database_client(d).container_ids().unwrap_or_default()).collect()
 }
 
-/// A database directory's container: `name`, or the only one there is; with the account, which
-/// holds the directory's lock while it is kept.
-/// The account of the database directory `dir` and its container `name` (or its only one; with
-/// `any`, its first of several).
+/// A database directory's container: `name`, or the only one there is (with `any`, the first of
+/// several); with the account, which holds the directory's lock while it is kept.
 pub fn open_container(
     dir: &std::path::Path,
     name: Option<&str>,
