@@ -11,6 +11,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
@@ -290,17 +291,18 @@ impl Analytics {
         Ok(self)
     }
 
-    /// The container `database.container` of the sources.
-    fn find(&self, database: &str, container: &str) -> Result<Arc<Container>, AnalyticsError> {
+    /// The container `database.container` of the sources, with the directory of the durable
+    /// database that holds it, if one does.
+    fn find(&self, database: &str, container: &str) -> Result<(Arc<Container>, Option<PathBuf>), AnalyticsError> {
         for source in &self.sources {
             match source {
                 Source::Account(store) => {
                     if let Ok(c) = store.database(database).and_then(|d| d.container(container)) {
-                        return Ok(c);
+                        return Ok((c, store.durable().map(|d| d.dir().to_path_buf())));
                     }
                 }
                 Source::Container { database: d, id, container: c } if d == database && id == container => {
-                    return Ok(Arc::clone(c));
+                    return Ok((Arc::clone(c), None));
                 }
                 Source::Container { .. } => {}
             }
@@ -308,25 +310,9 @@ impl Analytics {
         Err(AnalyticsError::new(format!("no container `{container}` in database `{database}`")))
     }
 
-    /// The directory of the durable database that holds `container`, if one does.
-    fn database_dir(&self, container: &Arc<Container>) -> Option<std::path::PathBuf> {
-        self.sources.iter().find_map(|source| match source {
-            Source::Account(store) => {
-                let durable = store.durable()?;
-                let holds = store.database_ids().iter().any(|d| {
-                    store
-                        .database(d)
-                        .is_ok_and(|db| db.container(container.id()).is_ok_and(|c| Arc::ptr_eq(&c, container)))
-                });
-                holds.then(|| durable.dir().to_path_buf())
-            }
-            Source::Container { .. } => None,
-        })
-    }
-
     /// The mirror of a container with an analytical store (an error without one).
     pub fn mirror(&self, database: &str, container: &str) -> Result<Arc<Mirror>, AnalyticsError> {
-        let c = self.find(database, container)?;
+        let (c, database_dir) = self.find(database, container)?;
         if c.analytical_ttl().is_none() {
             return Err(AnalyticsError::new(format!(
                 "container `{container}` of database `{database}` has no analytical store: set its \
@@ -341,7 +327,7 @@ impl Analytics {
         }
         let mut m = Mirror::new(Arc::clone(&c), self.mode);
         // A durable database's mirror is kept in its directory between processes.
-        if let Some(dir) = self.database_dir(&c) {
+        if let Some(dir) = database_dir {
             m = m.persisted_in(persist::mirror_dir(&dir, database, container));
         }
         let m = Arc::new(m);
@@ -467,7 +453,7 @@ impl Analytics {
         let (database, id) = self
             .tables()
             .into_iter()
-            .find(|(db, c)| self.find(db, c).is_ok_and(|found| Arc::ptr_eq(&found, container)))?;
+            .find(|(db, c)| self.find(db, c).is_ok_and(|(found, _)| Arc::ptr_eq(&found, container)))?;
         let mirror = self.mirror(&database, &id).ok()?;
         Some((database, id, mirror))
     }
