@@ -300,7 +300,7 @@ impl Mirror {
                 return false;
             }
             let excluded: HashSet<ItemPosition> = file.excluded.into_iter().collect();
-            let mut rows: Vec<(ItemPosition, Held)> = delta
+            let rows: Vec<(ItemPosition, Held)> = delta
                 .changes
                 .into_iter()
                 .map(|(item, epk)| {
@@ -309,7 +309,6 @@ impl Mirror {
                     (position, Held { item, expired: false, represented })
                 })
                 .collect();
-            rows.sort_unstable_by(|a, b| a.0.cmp(&b.0));
             if rows.iter().filter(|(_, held)| held.represented).count() != file.file.rows {
                 return false;
             }
@@ -318,6 +317,7 @@ impl Mirror {
                 min: file.min,
                 max: file.max,
                 lsn: file.lsn,
+                // Collected into the map, they are sorted by position.
                 rows: rows.into_iter().collect(),
                 live: file.live,
                 batches: Some(file.batches),
