@@ -26,7 +26,7 @@ use datafusion::arrow::datatypes::{DataType, Field, Fields, Schema as ArrowSchem
 use datafusion::arrow::error::ArrowError;
 use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
 
-use crate::schema::{fold, ColumnType, ObjectSchema, Schema, SchemaMode};
+use crate::schema::{fold, ColumnType, ObjectSchema, Recent, Schema, SchemaMode};
 use crate::view::View;
 
 /// The system columns, first in every mirror.
@@ -131,15 +131,12 @@ fn gather<'a, V: View<'a>>(
         }
     }
     let mut columns: Vec<Vec<Option<V>>> = vec![vec![None; objects.len()]; fields.len()];
-    // The field of each property of the last object: the next of the same shape finds its
-    // fields by comparing names, without a lookup.
-    let mut recent: Vec<usize> = Vec::new();
+    let mut recent = Recent::default();
     for (row, object) in objects.iter().enumerate() {
         let Some(object) = object.filter(|o| o.kind() == ValueKind::Object) else { continue };
         for (place, (name, value)) in object.entries().enumerate() {
-            let cached = recent.get(place).copied().filter(|&at| schema.fields()[at].name == name);
-            let Some(at) = cached.or_else(|| schema.position(name)) else { continue };
-            crate::schema::note_recent(&mut recent, place, at);
+            let Some(at) = recent.get(schema.fields(), place, name).or_else(|| schema.position(name)) else { continue };
+            recent.note(place, at);
             let column = positions[at];
             if column != usize::MAX && columns[column][row].is_none() && value.kind() != ValueKind::Undefined {
                 columns[column][row] = Some(value);

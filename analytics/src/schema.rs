@@ -94,9 +94,8 @@ pub struct ObjectSchema {
     /// Field positions by the names seen for them, as spelled (looked up for every property of
     /// every item: foldhash, not SipHash).
     spelled: HashMap<String, usize, foldhash::fast::RandomState>,
-    /// The field of each property of the object merged last, in order: the next object of the
-    /// same shape (most items) finds its fields by comparing names, without a lookup.
-    recent: Vec<usize>,
+    /// The fields of the object merged last.
+    recent: Recent,
 }
 
 /// Two object schemas are equal when their fields are (what spellings each has met aside).
@@ -276,9 +275,7 @@ impl Schema {
             }
             // The field at this place in the last object, when it has this very name; else a
             // spelling met before is found in one lookup.
-            let recent =
-                schema.recent.get(place).copied().filter(|&at| schema.fields.get(at).is_some_and(|f| f.name == name));
-            let known = recent.or_else(|| schema.spelled.get(name).copied());
+            let known = schema.recent.get(&schema.fields, place, name).or_else(|| schema.spelled.get(name).copied());
             let at = match known.or_else(|| schema.folded.get(fold(name).as_ref()).copied()) {
                 Some(at) => {
                     if known.is_none() {
@@ -312,7 +309,7 @@ impl Schema {
                     at
                 }
             };
-            note_recent(&mut schema.recent, place, at);
+            schema.recent.note(place, at);
             if !seen.insert(at) {
                 self.dropped.case_duplicates += 1;
                 schema.fields[at].exact = false;
@@ -662,13 +659,25 @@ fn variant_of(kind: ValueKind) -> ColumnType {
     }
 }
 
-/// Notes that the property at `place` of an object went to field `at` (for the next object's
-/// same place; the first [`MAX_RECENT`] places).
-pub(crate) fn note_recent(recent: &mut Vec<usize>, place: usize, at: usize) {
-    if let Some(slot) = recent.get_mut(place) {
-        *slot = at;
-    } else if place == recent.len() && place < MAX_RECENT {
-        recent.push(at);
+/// The field each property of the object seen last went to, by place: the next object of the
+/// same shape (most items) finds its fields by comparing names, without a lookup.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Recent(Vec<usize>);
+
+impl Recent {
+    /// The field the property at `place` of the last object went to, when it has this very
+    /// name (then a lookup of `name` finds it too).
+    pub(crate) fn get(&self, fields: &[Field], place: usize, name: &str) -> Option<usize> {
+        self.0.get(place).copied().filter(|&at| fields.get(at).is_some_and(|f| f.name == name))
+    }
+
+    /// Notes that the property at `place` went to field `at` (the first [`MAX_RECENT`] places).
+    pub(crate) fn note(&mut self, place: usize, at: usize) {
+        if let Some(slot) = self.0.get_mut(place) {
+            *slot = at;
+        } else if place == self.0.len() && place < MAX_RECENT {
+            self.0.push(at);
+        }
     }
 }
 
