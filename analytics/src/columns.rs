@@ -72,11 +72,7 @@ pub fn arrow_schema(schema: &Schema) -> SchemaRef {
         fields.push(Field::new(f.name.clone(), data_type(&f.ty), true));
     }
     let mut metadata = std::collections::HashMap::new();
-    let mode = match schema.mode() {
-        SchemaMode::WellDefined => "well-defined",
-        SchemaMode::FullFidelity => "full-fidelity",
-    };
-    metadata.insert("cosmoql.schema_mode".to_string(), mode.to_string());
+    metadata.insert("cosmoql.schema_mode".to_string(), schema.mode().name().to_string());
     Arc::new(ArrowSchema::new_with_metadata(fields, metadata))
 }
 

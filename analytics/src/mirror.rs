@@ -269,8 +269,7 @@ impl Mirror {
     }
 
     fn identity(&self, attl: Option<i64>, schema: &Schema) -> Identity {
-        let mode = if schema.mode() == SchemaMode::WellDefined { "well-defined" } else { "full-fidelity" };
-        Identity { container: self.container.rid_text(), mode, attl }
+        Identity { container: self.container.rid_text(), mode: schema.mode(), attl }
     }
 
     /// Reads the mirror from `dir` when its files check out and its container is as they say:

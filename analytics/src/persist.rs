@@ -27,7 +27,7 @@ use datafusion::arrow::ipc::reader::FileReader;
 use datafusion::arrow::ipc::writer::FileWriter;
 use datafusion::arrow::record_batch::RecordBatch;
 
-use crate::schema::Schema;
+use crate::schema::{Schema, SchemaMode};
 
 /// The manifest's first bytes (the format's version in the last two).
 const MAGIC: &[u8; 8] = b"cqmirr01";
@@ -43,7 +43,7 @@ const MAX_FILE: u64 = 64 << 30;
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Identity {
     pub container: String,
-    pub mode: &'static str,
+    pub mode: SchemaMode,
     pub attl: Option<i64>,
 }
 
@@ -144,7 +144,7 @@ pub(crate) fn write_manifest(
     let number = |n: u64| Value::from(n as f64);
     let mut map = Map::default();
     map.insert("container".into(), Value::from(identity.container.as_str()));
-    map.insert("mode".into(), Value::from(identity.mode));
+    map.insert("mode".into(), Value::from(identity.mode.name()));
     map.insert("attl".into(), identity.attl.map_or(Value::Null, |t| Value::from(t as f64)));
     map.insert("schema".into(), schema.to_value());
     let entries: Vec<Value> = partitions
@@ -234,10 +234,10 @@ pub(crate) fn read(
     };
     let written = Identity {
         container: manifest.get("container").as_str().ok_or_else(|| damaged("container"))?.to_string(),
-        mode: if manifest.get("mode").as_str() == Some("full-fidelity") { "full-fidelity" } else { "well-defined" },
+        mode: manifest.get("mode").as_str().and_then(SchemaMode::from_name).ok_or_else(|| damaged("mode"))?,
         attl,
     };
-    if manifest.get("mode").as_str() != Some(written.mode) || written != *identity {
+    if written != *identity {
         return Err(damaged("written for another container, schema mode or analytical time to live"));
     }
     let schema = Schema::from_value(manifest.get("schema")).ok_or_else(|| damaged("schema"))?;

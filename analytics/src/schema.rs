@@ -47,6 +47,21 @@ pub enum SchemaMode {
     FullFidelity,
 }
 
+impl SchemaMode {
+    /// The mode's name, as the files and the metadata write it.
+    pub fn name(self) -> &'static str {
+        match self {
+            SchemaMode::WellDefined => "well-defined",
+            SchemaMode::FullFidelity => "full-fidelity",
+        }
+    }
+
+    /// The mode named `name` ([`Self::name`]).
+    pub fn from_name(name: &str) -> Option<SchemaMode> {
+        [SchemaMode::WellDefined, SchemaMode::FullFidelity].into_iter().find(|m| m.name() == name)
+    }
+}
+
 /// The type of a column, or of a value inside one.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ColumnType {
@@ -522,10 +537,7 @@ impl Schema {
     pub fn to_value(&self) -> Value {
         let d = self.dropped;
         let mut map = Map::default();
-        map.insert(
-            "mode".into(),
-            Value::from(if self.mode == SchemaMode::WellDefined { "well-defined" } else { "full-fidelity" }),
-        );
+        map.insert("mode".into(), Value::from(self.mode.name()));
         map.insert("properties".into(), Value::from(self.properties as f64));
         let dropped: Vec<Value> = [d.items, d.type_mismatches, d.case_duplicates, d.over_properties, d.over_nesting]
             .iter()
@@ -540,11 +552,7 @@ impl Schema {
     /// file): names repeated but for case in an object, more properties or levels than the
     /// limits, a type that is not one.
     pub fn from_value(value: &Value) -> Option<Schema> {
-        let mode = match value.get("mode").as_str()? {
-            "well-defined" => SchemaMode::WellDefined,
-            "full-fidelity" => SchemaMode::FullFidelity,
-            _ => return None,
-        };
+        let mode = SchemaMode::from_name(value.get("mode").as_str()?)?;
         let count = |v: &Value| v.as_i64().and_then(|n| u64::try_from(n).ok());
         let properties = usize::try_from(count(value.get("properties"))?).ok().filter(|&n| n <= MAX_PROPERTIES)?;
         let d = value.get("dropped").as_array()?;
