@@ -4,13 +4,15 @@
 //!     cargo run --profile quick -p cosmoql-analytics --example mirror_persist -- ITEMS.ndjson
 //!
 //! Loads the items into a container (keyed on `/deviceId`), then times:
-//! * **rebuild**: a new mirror synced from the container (what opening does now);
+//! * **rebuild**: a new mirror synced from the container (what opening did before `persist.rs`,
+//!   and still does without files);
 //! * **persist**: writing the mirror's batches as an Arrow IPC file, then reading them back (from
 //!   the page cache: the most favourable case for persisting). Reading back is not all a
 //!   persisted mirror would need: its item handles and schema, checksums, and the changes since
 //!   the file was written would come on top.
 //!
-//! Prints one JSON line.
+//! Prints one JSON line. It measured the choice; `persist.rs` is what was built, and
+//! `cosmoql bench --analytics --db DIR` times it (`docs/performance.md`, seventeenth stop).
 
 use std::fs::File;
 use std::io::{BufReader, BufWriter};
