@@ -29,8 +29,9 @@ use datafusion::arrow::record_batch::RecordBatch;
 
 use crate::schema::{Schema, SchemaMode};
 
-/// The manifest's first bytes (the format's version in the last two).
-const MAGIC: &[u8; 8] = b"cqmirr01";
+/// The manifest's first bytes (the format's version in the last two). Version 02: strings are
+/// `Utf8View` (a mirror written by version 01 is not read back, and is built again).
+const MAGIC: &[u8; 8] = b"cqmirr02";
 
 /// The largest manifest read back (the schema and every partition's unrepresented items).
 const MAX_MANIFEST: u64 = 64 << 20;

@@ -62,7 +62,8 @@ pub fn column(array: &dyn Array) -> Result<Vec<Value>, ArrowError> {
                 })
                 .collect()
         }
-        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => {
+        DataType::Utf8View => array.as_string_view().iter().map(|s| s.map_or(Value::Null, Value::from)).collect(),
+        DataType::Utf8 | DataType::LargeUtf8 => {
             let cast = datafusion::arrow::compute::cast(array, &DataType::Utf8)?;
             cast.as_string::<i32>().iter().map(|s| s.map_or(Value::Null, Value::from)).collect()
         }
