@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use cosmoql::storage::{
     BatchOperation, ChangeFeedStart, Clock, Container, ContainerSettings, DurableOptions, ErrorKind, Faults, FeedRange,
-    IndexingPolicy, PartitionKey, PartitionKeyDefinition, PatchOperation, Provisioned, Store, SyncMode, SystemClock,
-    Throttle, UniqueKey, WriteOptions,
+    IndexingPolicy, PartitionKey, PartitionKeyDefinition, PatchOperation, Provisioned, Script, ScriptKind, Store,
+    SyncMode, SystemClock, Throttle, TriggerOperation, TriggerType, UniqueKey, WriteOptions,
 };
 use cosmoql::{CosmosClient, Value};
 use cosmoql_value::parse_json;
@@ -51,6 +51,11 @@ fn dump(store: &Store) -> String {
             );
             for p in c.partitions() {
                 out += &format!("  partition {} [{}, {}) {} items\n", p.id, p.min, p.max, p.items);
+            }
+            for kind in [ScriptKind::UserDefinedFunction, ScriptKind::StoredProcedure, ScriptKind::Trigger] {
+                for s in c.scripts(kind) {
+                    out += &format!("  script {s:?} {}\n", s.etag_text());
+                }
             }
             let mut items: Vec<String> =
                 c.scan().map(|(_, item)| cosmoql_value::to_json_string(&c.materialize(&item)).unwrap()).collect();
@@ -140,6 +145,19 @@ fn write_everything(store: &Store) {
             .unwrap(),
     );
     readings.persist_properties().unwrap();
+    // Scripts: created, replaced, deleted.
+    readings.create_script(Script::new(ScriptKind::UserDefinedFunction, "tax", "function (x) { return x; }")).unwrap();
+    readings.create_script(Script::new(ScriptKind::UserDefinedFunction, "gone", "function () {}")).unwrap();
+    readings.create_script(Script::new(ScriptKind::StoredProcedure, "tax", "function () { }")).unwrap();
+    let trigger = Script {
+        trigger: Some((TriggerType::Pre, TriggerOperation::Create)),
+        ..Script::new(ScriptKind::Trigger, "stamp", "function () { }")
+    };
+    readings.create_script(trigger).unwrap();
+    readings
+        .replace_script(Script::new(ScriptKind::UserDefinedFunction, "tax", "function (x) { return 2 * x; }"))
+        .unwrap();
+    readings.delete_script(ScriptKind::UserDefinedFunction, "gone").unwrap();
     readings.set_default_ttl(Some(-1)).unwrap();
     readings.set_analytical_ttl(Some(3600)).unwrap();
     readings.set_throughput(Some(Arc::new(Throttle::provisioned(
@@ -179,6 +197,9 @@ fn everything_written_is_there_after_reopening_with_and_without_a_checkpoint() {
     };
     // The analytical time to live, from the properties record and the container record.
     assert!(before.contains(r#""analyticalStorageTtl":3600"#) && before.contains(r#""analyticalStorageTtl":-1"#));
+    // The scripts, from their records and the container record: three kept, one deleted.
+    assert_eq!(before.matches("  script Script").count(), 3, "{before}");
+    assert!(before.contains("return 2 * x;") && !before.contains("\"gone\""), "{before}");
     let store = open(&dir);
     assert_eq!(dump(&store), before, "reopened from the log");
     store.checkpoint().unwrap();

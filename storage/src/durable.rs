@@ -38,6 +38,7 @@ pub(crate) mod tag {
     pub const WRITES: u8 = 7;
     pub const SPLIT: u8 = 8;
     pub const HISTORY: u8 = 9;
+    pub const SCRIPTS: u8 = 10;
 }
 
 /// How a database directory is opened.

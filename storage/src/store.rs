@@ -213,7 +213,7 @@ impl Store {
                     }
                 }
             }
-            tag::CONTAINER_PROPERTIES | tag::WRITES | tag::SPLIT | tag::HISTORY => {
+            tag::CONTAINER_PROPERTIES | tag::WRITES | tag::SPLIT | tag::HISTORY | tag::SCRIPTS => {
                 let kind = payload[0];
                 let handle = r.u32()?;
                 // A container deleted later in the log (or before a checkpoint) is skipped.
@@ -222,6 +222,7 @@ impl Store {
                     tag::CONTAINER_PROPERTIES => container.replay_properties(&mut r)?,
                     tag::WRITES => container.replay_writes(&mut r)?,
                     tag::SPLIT => container.replay_split(&mut r)?,
+                    tag::SCRIPTS => container.replay_scripts(&mut r)?,
                     _ => container.replay_history(&mut r)?,
                 }
             }

@@ -44,6 +44,7 @@ mod logical;
 mod mirror;
 mod persist;
 mod scan;
+mod scripts;
 mod serving;
 mod settings;
 mod splits;
@@ -57,6 +58,10 @@ use persist::{Entry, Pending};
 
 pub use mirror::PartitionDelta;
 pub use scan::{ItemPosition, Scan};
+pub use scripts::{
+    Script, ScriptKind, TriggerOperation, TriggerType, MAX_SCRIPT_BODY, MAX_STORED_PROCEDURES, MAX_TRIGGERS,
+    MAX_USER_DEFINED_FUNCTIONS,
+};
 pub use serving::{CompositeWalk, IndexBounds, IndexServing, OrderedEntries, OrderedWalk, RangeItems};
 pub use settings::*;
 
@@ -324,6 +329,8 @@ pub struct Container {
     default_ttl: RwLock<Option<i64>>,
     /// The analytical store's time to live (`mirror.rs`).
     analytical_ttl: RwLock<Option<i64>>,
+    /// Its user-defined functions, stored procedures and triggers (`scripts.rs`).
+    scripts: RwLock<scripts::Scripts>,
     /// Items that may expire, by when: (expiry, EPK, id). Entries go stale when their item is
     /// written again or deleted; they are checked when they come due.
     expiry: Mutex<BTreeSet<(u64, Epk, Arc<str>)>>,
@@ -415,6 +422,7 @@ impl Container {
             created: SystemClock::default().unix_seconds(),
             default_ttl: RwLock::new(settings_ttl),
             analytical_ttl: RwLock::new(None),
+            scripts: RwLock::new(scripts::Scripts::default()),
             expiry: Mutex::new(BTreeSet::new()),
             expired: AtomicU64::new(0),
             next_expiry: AtomicU64::new(u64::MAX),

@@ -337,6 +337,7 @@ impl Container {
         // service's sake (empty: none), then the creation time.
         let kept = s.kept_properties.as_ref().and_then(cosmoql_value::to_json_string);
         w.str(kept.as_deref().unwrap_or_default()).u64(self.created).opt_i64(self.analytical_ttl());
+        self.encode_scripts(&mut w);
         w.buf
     }
 
@@ -404,6 +405,9 @@ impl Container {
         }
         if !r.is_done() {
             *container.analytical_ttl.write() = r.opt_i64()?;
+        }
+        if !r.is_done() {
+            container.replay_scripts(r)?;
         }
         Ok((container, handle))
     }
