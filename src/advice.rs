@@ -199,7 +199,7 @@ fn bind_queries(workload: &Workload) -> Result<Vec<(cosmoql_planner::BoundQuery,
                 sql: sql.clone(),
                 error: QueryError::from(cosmoql_planner::PlanError::syntax(e, sql)),
             })?;
-            let context = cosmoql_planner::BindContext { parameters: &parameters, vector_policies: &[] };
+            let context = cosmoql_planner::BindContext { parameters: &parameters, vector_policies: &[], udfs: &[] };
             let query = cosmoql_planner::bind(&query, context)
                 .map_err(|e| Error::Query { sql: sql.clone(), error: QueryError::from(e) })?;
             Ok((query, rate.max(0.0)))

@@ -865,6 +865,9 @@ impl ContainerClient {
         if options.vector_policies.is_empty() {
             options.vector_policies = self.vector_policies();
         }
+        if options.udfs.is_none() {
+            options.udfs = crate::scripts::udf_host(&self.container);
+        }
         QueryPager {
             container: Arc::clone(&self.container),
             retry: self.retry,
@@ -888,6 +891,9 @@ impl ContainerClient {
         // Planned as the query runs: VectorDistance's direction follows the container's policy.
         if options.vector_policies.is_empty() {
             options.vector_policies = self.vector_policies();
+        }
+        if options.udfs.is_none() {
+            options.udfs = crate::scripts::udf_host(&self.container);
         }
         let sql = query.text;
         let fail = |error: QueryError| Error::Query { sql: sql.clone(), error };

@@ -48,6 +48,7 @@ mod pager;
 mod processor;
 mod provisioning;
 mod route;
+mod scripts;
 #[cfg(feature = "testing")]
 pub mod testing;
 mod transfer;
@@ -203,7 +204,7 @@ pub use cosmoql_catalog::epk::{
 pub use cosmoql_executor::cost::Consistency;
 pub use cosmoql_executor::{
     execute, explain, Analysis, Explain, PartitionMetrics, QueryError, QueryErrorKind, QueryMetrics, QueryOptions,
-    QueryOutput, QuerySource, DEFAULT_MEMORY_BUDGET,
+    QueryOutput, QuerySource, UdfHost, DEFAULT_MEMORY_BUDGET,
 };
 pub use cosmoql_parser::{parse, ParseError};
 /// The query language's built-in functions by name (sorted): for completion and help.
@@ -224,6 +225,7 @@ pub use cosmoql_planner::{Limits, Plan, VectorPolicy, LIMITS};
 /// reasons), as `cosmoql advise` prints it; [`ranking_json`] is its JSON form.
 pub use cosmoql_storage::advisor::render as ranking_table;
 pub use cosmoql_storage::advisor::WhatIf;
+pub use cosmoql_storage::container::{Script, ScriptKind, TriggerOperation, TriggerType};
 pub use cosmoql_storage::import::ImportProblem;
 #[cfg(feature = "fault-injection")]
 pub use cosmoql_storage::Faults;
@@ -235,6 +237,7 @@ pub use cosmoql_storage::{
     UniqueKey,
 };
 pub use cosmoql_value::Value;
+pub use scripts::udf_host;
 
 /// The embedded store beneath the client, for programs that use [`Container`] and [`Store`]
 /// directly (no admission, retries or consistency): what their methods take and return.

@@ -124,7 +124,7 @@ fn indexing_policy(case: &Value, sql: &str, options: &QueryOptions) -> Result<In
         p => IndexingPolicy::from_json(p).map_err(|e| format!("bad indexing policy: {e}"))?,
     };
     let Ok(query) = cosmoql::parse(sql) else { return Ok(policy) };
-    let context = BindContext { parameters: &options.parameters, vector_policies: &options.vector_policies };
+    let context = BindContext { parameters: &options.parameters, vector_policies: &options.vector_policies, udfs: &[] };
     let Ok(bound) = bind(&query, context) else { return Ok(policy) };
     if bound.order_by.len() > 1 && case.get("container").get("indexingPolicy").is_undefined() {
         let paths: Option<Vec<CompositePath>> = bound

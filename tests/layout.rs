@@ -229,8 +229,9 @@ const LAYERS: &[(&str, &[&str])] = &[
     // The analytical store (issue 25): above the facade (whose containers it mirrors) and the
     // storage engine, never imported by the query crates.
     ("analytics", &["cosmoql-value", "cosmoql-catalog", "cosmoql-storage"]),
-    // Server-side JavaScript (issue 26): a sandbox on the values alone so far; above the facade
-    // or storage when scripts reach documents, never imported by the query crates.
+    // Server-side JavaScript (issue 26): a sandbox on the values alone. The facade runs scripts
+    // in it (user-defined functions through the executor's `UdfHost`); the query crates never
+    // import it.
     ("js", &["cosmoql-value"]),
     // Ballista over the analytical store's Parquet layout: above the analytical store (its values),
     // a workspace of its own that nothing imports.

@@ -62,7 +62,9 @@ impl AnalyticalRoute {
     fn check(&self, container: &Arc<Container>, plan: &Plan, options: &QueryOptions) -> Result<Checked, String> {
         // Bound again: the plan drops a filter its partition targets answer whole (the mirror
         // reads every partition, so it filters itself).
-        let context = BindContext { parameters: &options.parameters, vector_policies: &options.vector_policies };
+        let udfs = options.udfs.as_ref().map(|host| host.names()).unwrap_or_default();
+        let context =
+            BindContext { parameters: &options.parameters, vector_policies: &options.vector_policies, udfs: &udfs };
         let query = bind(&plan.syntax, context).map_err(|e| format!("it did not bind again (a bug): {e}"))?;
         let shape = shape_of(&query)?;
         let Some((database, id, mirror)) = self.analytics.mirror_of(container) else {

@@ -22,6 +22,16 @@ pub trait Subqueries {
     fn run_subquery(&self, query: &BoundQuery, outer: &Row) -> Result<Vec<Value>, QueryError>;
 }
 
+/// Runs user-defined functions (`udf.name(args)`). The facade implements it over the container's
+/// scripts and an embedded JavaScript engine; the query crates never run JavaScript themselves.
+pub trait UdfHost: Send + Sync + std::fmt::Debug {
+    /// The names of the UDFs the container has (what `udf.name` may bind to).
+    fn names(&self) -> Vec<String>;
+    /// Runs the UDF `name` on `args` (each defined: a call with an undefined argument is skipped
+    /// before it gets here). `span` is the call's, for the error. The result may be undefined.
+    fn call(&self, name: &str, args: &[Value], span: cosmoql_parser::Span) -> Result<Value, QueryError>;
+}
+
 /// Everything evaluation needs besides the row.
 pub struct EvalContext<'a> {
     /// Materializes items and their system properties.
@@ -32,6 +42,8 @@ pub struct EvalContext<'a> {
     pub subqueries: &'a dyn Subqueries,
     /// When the query started (ticks): the `*Static` clock functions' one value.
     pub query_ticks: i64,
+    /// Runs `udf.name(...)` calls (`None`: the container has no UDFs, and no query binds one).
+    pub udfs: Option<&'a dyn UdfHost>,
 }
 
 impl std::fmt::Debug for EvalContext<'_> {
@@ -268,6 +280,23 @@ impl Eval for BoundExpr {
                 let context =
                     FunctionContext { vector_policy: vector_policy.as_ref(), query_ticks: Some(ctx.query_ticks) };
                 body(&values, &context).map_err(|e| QueryError::eval(format!("{}: {e}", function.name()), *span))?
+            }
+            BoundExpr::Udf { name, args, span } => {
+                let mut values = Vec::with_capacity(args.len());
+                for a in args {
+                    let v = a.eval(ctx, row)?;
+                    // "If the properties referred to by the UDF parameters aren't available in
+                    // the JSON value, the parameter is considered as undefined and the UDF
+                    // invocation is skipped" (research, section 4).
+                    if v.is_undefined() {
+                        return Ok(Value::Undefined);
+                    }
+                    values.push(v);
+                }
+                let host = ctx.udfs.ok_or_else(|| {
+                    QueryError::internal(format!("udf.{name} was bound but the query has no UDF host"))
+                })?;
+                host.call(name, &values, *span)?
             }
             BoundExpr::DocumentId(slot) => match row.get(*slot) {
                 Some(Binding::Item(item)) => Value::from(item.meta.seq as f64),

@@ -274,6 +274,7 @@ fn run(
     let take = if hold { None } else { max_item_count.map(|n| (n as u64).saturating_add(1)) };
     let runner = Runner::new(source)
         .with_cancel(options.cancel.clone())
+        .with_udfs(options.udfs.clone())
         .with_budget(options.memory_budget.unwrap_or(DEFAULT_MEMORY_BUDGET));
     // The work read on this thread by the runs whose results the runner produces.
     let meter = std::cell::Cell::new(cost::Work::default());

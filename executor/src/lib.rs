@@ -46,6 +46,7 @@ pub mod source;
 pub use coordinator::PartitionMetrics;
 pub use cosmoql_planner::VectorPolicy;
 pub use error::{FunctionError, QueryError, QueryErrorKind};
+pub use eval::UdfHost;
 pub use execute::{
     execute, execute_plan, execute_plan_output, execute_plan_streaming, explain, explain_plan, Analysis, Explain,
     QueryMetrics, QueryOutput,

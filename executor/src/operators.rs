@@ -19,7 +19,7 @@ use crate::continuation::ResumePoint;
 use crate::cost::Work;
 use crate::emitter::Emitter;
 use crate::error::QueryError;
-use crate::eval::{reach, read_path, Eval, EvalContext, Reached, Subqueries};
+use crate::eval::{reach, read_path, Eval, EvalContext, Reached, Subqueries, UdfHost};
 use crate::memory::{block, hash_entry, heap_bytes, row_bytes, Charge, MemoryBudget, DEFAULT_MEMORY_BUDGET};
 use crate::merge::{SortBuffer, SortCursor, SortedRow};
 use crate::output::Output;
@@ -235,6 +235,8 @@ pub struct Runner<'a> {
     /// The container's full-text statistics, for `ORDER BY RANK` with a FullTextScore (gathered
     /// over every item by [`Runner::gather`] before the query runs).
     pub text_statistics: Option<TextStatistics>,
+    /// Runs the query's `udf.name(...)` calls.
+    pub udfs: Option<Arc<dyn UdfHost>>,
 }
 
 impl std::fmt::Debug for Runner<'_> {
@@ -259,7 +261,14 @@ impl<'a> Runner<'a> {
             query_ticks: crate::functions::clock_ticks(),
             budget: MemoryBudget::new(DEFAULT_MEMORY_BUDGET),
             text_statistics: None,
+            udfs: None,
         }
+    }
+
+    /// Runs `udf.name(...)` calls with `host`.
+    pub fn with_udfs(mut self, host: Option<Arc<dyn UdfHost>>) -> Self {
+        self.udfs = host;
+        self
     }
 
     /// FullTextScore's statistics (what `ORDER BY RANK` scores under).
@@ -305,7 +314,13 @@ impl<'a> Runner<'a> {
     }
 
     pub fn ctx<'c>(&'c self, aggregates: Option<&'c [Value]>) -> EvalContext<'c> {
-        EvalContext { source: self.source, aggregates, subqueries: self, query_ticks: self.query_ticks }
+        EvalContext {
+            source: self.source,
+            aggregates,
+            subqueries: self,
+            query_ticks: self.query_ticks,
+            udfs: self.udfs.as_deref(),
+        }
     }
 
     /// Runs a top-level query over `input`, handing results to `out`.

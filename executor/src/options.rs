@@ -47,6 +47,9 @@ pub struct QueryOptions {
     pub populate_index_metrics: bool,
     /// The read consistency: Strong and Bounded Staleness reads cost twice (see [`cost`]).
     pub consistency: cost::Consistency,
+    /// Runs the container's user-defined functions (`udf.name(...)`); its names are what such
+    /// calls bind to. `None`: the container has none (the facade fills it in).
+    pub udfs: Option<Arc<dyn crate::eval::UdfHost>>,
 }
 
 impl Default for QueryOptions {
@@ -65,6 +68,7 @@ impl Default for QueryOptions {
             memory_budget: None,
             populate_index_metrics: false,
             consistency: cost::Consistency::Session,
+            udfs: None,
         }
     }
 }

@@ -21,6 +21,7 @@ use crate::source::QuerySource;
 /// Plans `sql` for `source` with the request's options.
 pub fn plan_query(source: &dyn QuerySource, sql: &str, options: &QueryOptions) -> Result<Plan, QueryError> {
     let policy = source.indexing_policy();
+    let udfs = options.udfs.as_ref().map(|host| host.names()).unwrap_or_default();
     let context = PlanContext {
         parameters: &options.parameters,
         vector_policies: &options.vector_policies,
@@ -29,6 +30,7 @@ pub fn plan_query(source: &dyn QuerySource, sql: &str, options: &QueryOptions) -
         request_feed_range: options.epk_range.is_some(),
         limits: &LIMITS,
         indexing_policy: &policy,
+        udfs: &udfs,
     };
     Ok(cosmoql_planner::plan(sql, &context)?)
 }

@@ -111,6 +111,8 @@ impl Sandbox {
     /// Calls the function `source` defines (a user-defined function's body: `function tax(income)
     /// { ... }`, or any expression whose value is a function) with `args`; its result.
     pub fn call_function(&self, source: &str, args: &[Value]) -> Result<Value, ScriptError> {
+        // The documentation's own bodies may end with `;` (`function (input, pattern) { ... };`).
+        let source = source.trim_end().trim_end_matches(|c: char| c == ';' || c.is_whitespace());
         self.invoke(|ctx| {
             // A declaration in parentheses is an expression whose value is the function.
             let function: Function = match ctx.eval::<rquickjs::Value, _>(format!("(\n{source}\n)")) {

@@ -712,6 +712,11 @@ impl Chooser<'_> {
 
     fn probe(&self, e: &BoundExpr) -> Result<(IndexProbe, PredicateStrategy), String> {
         use PredicateStrategy::*;
+        if e.calls_udf() {
+            // "UDF's do not utilize the index so evaluating the UDF will require loading
+            // documents" (research, section 4).
+            return Err("a user-defined function: UDFs never use the index, each item read runs it".into());
+        }
         match e {
             BoundExpr::Binary(
                 op @ (BinaryOp::Eq | BinaryOp::Lt | BinaryOp::LtEq | BinaryOp::Gt | BinaryOp::GtEq),

@@ -39,6 +39,8 @@ pub struct BindContext<'a> {
     pub parameters: &'a HashMap<String, Value>,
     /// The container's vector embedding policy (for `VectorDistance`).
     pub vector_policies: &'a [VectorPolicy],
+    /// The names of the container's user-defined functions (`udf.name(...)` binds to these).
+    pub udfs: &'a [String],
 }
 
 /// Binds a parsed top-level query.
@@ -509,10 +511,11 @@ impl Binder<'_> {
         aggs: &mut Aggregates<'_>,
     ) -> Result<BoundExpr, PlanError> {
         if udf {
-            return Err(PlanError::bind(
-                format!("user-defined function udf.{} is not defined (cosmoql has no UDFs yet)", name.name),
-                e.span,
-            ));
+            if !self.context.udfs.contains(&name.name) {
+                return Err(rules::unknown_udf(&name.name, e.span));
+            }
+            let args = args.iter().map(|a| self.expr_inner(a, scope, aggs)).collect::<Result<Vec<_>, _>>()?;
+            return Ok(BoundExpr::Udf { name: name.name.clone(), args, span: e.span });
         }
         let Some(function) = lookup(&name.name) else { return Err(rules::unknown_function(&name.name, name.span)) };
         let signature = function.signature();

@@ -85,6 +85,13 @@ pub enum BoundExpr {
         set: Option<Arc<ValueSet>>,
         span: Span,
     },
+    /// `udf.name(args)`: a user-defined function of the container, run by the executor's
+    /// `UdfHost` (never served by an index).
+    Udf {
+        name: String,
+        args: Vec<BoundExpr>,
+        span: Span,
+    },
     /// The value of the i-th aggregate of the current group.
     Aggregate(usize),
     /// `DocumentId(alias)`: the item's numeric id in its container (undefined for non-items).
@@ -93,6 +100,32 @@ pub enum BoundExpr {
         query: Box<BoundQuery>,
         kind: SubqueryKind,
     },
+}
+
+impl BoundExpr {
+    /// Whether it calls a user-defined function (outside subqueries, which plan on their own).
+    pub fn calls_udf(&self) -> bool {
+        match self {
+            BoundExpr::Udf { .. } => true,
+            BoundExpr::Property(x, _) | BoundExpr::Unary(_, x) => x.calls_udf(),
+            BoundExpr::Index(a, b) | BoundExpr::Binary(_, a, b) => a.calls_udf() || b.calls_udf(),
+            BoundExpr::Array(items) => items.iter().any(BoundExpr::calls_udf),
+            BoundExpr::Object(fields) => fields.iter().any(|(_, x)| x.calls_udf()),
+            BoundExpr::Between { expr, low, high, .. } => expr.calls_udf() || low.calls_udf() || high.calls_udf(),
+            BoundExpr::In { expr, list, .. } => expr.calls_udf() || list.iter().any(BoundExpr::calls_udf),
+            BoundExpr::Like { expr, pattern, .. } => expr.calls_udf() || pattern.calls_udf(),
+            BoundExpr::Conditional { condition, then, otherwise } => {
+                condition.calls_udf() || then.calls_udf() || otherwise.calls_udf()
+            }
+            BoundExpr::Call { args, .. } => args.iter().any(BoundExpr::calls_udf),
+            BoundExpr::Const(_)
+            | BoundExpr::Slot(_)
+            | BoundExpr::Path { .. }
+            | BoundExpr::Aggregate(_)
+            | BoundExpr::DocumentId(_)
+            | BoundExpr::Subquery { .. } => false,
+        }
+    }
 }
 
 /// One ORDER BY item.

@@ -43,6 +43,8 @@ pub struct PlanContext<'a> {
     pub limits: &'a Limits,
     /// The container's indexing policy (ORDER BY needs the index).
     pub indexing_policy: &'a IndexingPolicy,
+    /// The names of the container's user-defined functions.
+    pub udfs: &'a [String],
 }
 
 impl<'a> PlanContext<'a> {
@@ -60,6 +62,7 @@ impl<'a> PlanContext<'a> {
             request_feed_range: false,
             limits: &LIMITS,
             indexing_policy,
+            udfs: &[],
         }
     }
 }
@@ -153,8 +156,10 @@ pub fn plan(sql: &str, context: &PlanContext<'_>) -> Result<Plan, PlanError> {
     rules::check_text(sql, context.limits)?;
     let syntax = cosmoql_parser::parse(sql).map_err(|e| PlanError::syntax(e, sql))?;
     rules::check_limits(&syntax, context.limits)?;
-    let query =
-        bind(&syntax, BindContext { parameters: context.parameters, vector_policies: context.vector_policies })?;
+    let query = bind(
+        &syntax,
+        BindContext { parameters: context.parameters, vector_policies: context.vector_policies, udfs: context.udfs },
+    )?;
     let strategy = if !query.reads_items {
         Strategy::NoItems
     } else if query.rank.is_some() {

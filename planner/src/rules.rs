@@ -88,6 +88,14 @@ pub fn unknown_function(name: &str, span: Span) -> PlanError {
     PlanError::rejected("SC2005", format!("'{name}' is not a recognized built-in function name."), Some(span))
 }
 
+/// `udf.name(...)` where the container has no UDF `name` (names are case-sensitive, as the
+/// prefix is). The service rejects such a query, but its status, substatus and message are not
+/// recorded (`docs/design/server-side-js-research.md`, section 4, "Not found"): this is a 400
+/// without a query error code, worded after SC2005's "is not a recognized built-in function".
+pub fn unknown_udf(name: &str, span: Span) -> PlanError {
+    PlanError::bind(format!("'udf.{name}' is not a recognized user-defined function name."), span)
+}
+
 /// A call with too few or too many arguments (the span is the whole call).
 pub fn wrong_argument_count(signature: &Signature, span: Span) -> PlanError {
     let expected = match signature.max_args {

@@ -54,7 +54,7 @@ fn random_suffix() -> PartitionKeyDefinition {
 fn run(definition: &PartitionKeyDefinition, sql: &str, params: &[(&str, &str)]) -> Pruning {
     let query = cosmoql_parser::parse(sql).unwrap_or_else(|e| panic!("`{sql}` does not parse: {e}"));
     let parameters: HashMap<String, Value> = params.iter().map(|(k, v)| (k.to_string(), json(v))).collect();
-    let bound = bind(&query, BindContext { parameters: &parameters, vector_policies: &[] })
+    let bound = bind(&query, BindContext { parameters: &parameters, vector_policies: &[], udfs: &[] })
         .unwrap_or_else(|e| panic!("`{sql}` does not bind: {e}"));
     prune(&bound, query.where_clause.as_ref().map(|w| w.to_string()).as_deref(), definition)
 }
@@ -421,7 +421,8 @@ fn missing_parameters_do_not_bind() {
         "SELECT * FROM c WHERE c.pk IN ('a', @nope)",
     ] {
         let query = cosmoql_parser::parse(sql).unwrap();
-        let err = bind(&query, BindContext { parameters: &HashMap::new(), vector_policies: &[] }).unwrap_err();
+        let err =
+            bind(&query, BindContext { parameters: &HashMap::new(), vector_policies: &[], udfs: &[] }).unwrap_err();
         assert_eq!(err.message, "the parameter @nope is not defined", "{sql}");
     }
 }

@@ -206,7 +206,7 @@ proptest! {
             .map(|(i, v)| (format!("p{i}"), v))
             .collect();
         // Pruning reads the bound query: parameters are constants there.
-        let bound = bind(&query, BindContext { parameters: &params, vector_policies: &[] })
+        let bound = bind(&query, BindContext { parameters: &params, vector_policies: &[], udfs: &[] })
             .unwrap_or_else(|e| panic!("`{text}` does not bind: {e}"));
         for definition in definitions() {
             let pruning = prune(&bound, query.where_clause.as_ref().map(|w| w.to_string()).as_deref(), &definition);

@@ -31,6 +31,10 @@ FROM is an alias, as in Cosmos DB). Ctrl-C clears the line or cancels a running 
                                     it left out
   .analytics route on|off           run the Cosmos SQL aggregates a container's analytical store
                                     answers exactly there (on; EXPLAIN says where and why)
+  .udf create|replace NAME FILE     register the current container's user-defined function NAME
+                                    (FILE holds its JavaScript, `function (x) { ... }`), called
+                                    in queries as udf.NAME(...); also `.udf list`, `show NAME`,
+                                    `drop NAME`
   .containers                       list containers (items, partitions, key)
   .use NAME                         switch the current container
   .create NAME /path [/path2 ...]   new container, keyed on one path or hierarchical (2-3 paths)

@@ -31,6 +31,7 @@ mod render;
 mod repl;
 mod reports;
 mod run;
+mod scripts_cmd;
 mod serve_cmd;
 mod session;
 mod statements;

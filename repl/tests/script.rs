@@ -349,3 +349,33 @@ fn cosmos_sql_aggregates_route_to_the_analytical_store_until_routing_is_off() {
     assert!(!explains[3].contains("engine"), "{}", explains[3]);
     assert!(stderr.contains("routing off"), "{stderr}");
 }
+
+#[test]
+fn udfs_are_registered_listed_called_and_dropped_and_a_database_directory_keeps_them() {
+    let data = temp_file("people-udf.ndjson", PEOPLE);
+    let script = temp_file("greet.js", "function greet(name) {\n    return 'hello ' + name;\n}\n");
+    let db = dir().join("udf-db");
+    let _ = std::fs::remove_dir_all(&db);
+    let input = format!(
+        ".create people /city\n.import {}\n.udf create greet {}\n.udf list\n\
+         SELECT VALUE udf.greet(c.name) FROM c WHERE c.city = 'Rome';\n\
+         SELECT VALUE udf.nope(c.name) FROM c;\n.udf show greet\n",
+        data.display(),
+        script.display()
+    );
+    let out = run_stdin(&[db.to_str().unwrap()], &input);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(stderr.contains("created udf.greet"), "{stderr}");
+    assert!(stderr.contains("udf.greet  function greet(name) {"), "{stderr}");
+    assert!(stdout.contains(r#"["hello Cy"]"#), "{stdout}");
+    assert!(stderr.contains("'udf.nope' is not a recognized user-defined function name."), "{stderr}");
+    assert!(stderr.contains("return 'hello ' + name;"), "{stderr}");
+    // The next process finds it in the directory; then it is dropped.
+    let out = run_stdin(
+        &[db.to_str().unwrap(), "--use", "people"],
+        "SELECT VALUE udf.greet(c.name) FROM c WHERE c.city = 'Rome';\n.udf drop greet\n.udf list\n",
+    );
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(stdout.contains(r#"["hello Cy"]"#), "{stdout}\n{stderr}");
+    assert!(stderr.contains("dropped udf.greet") && stderr.contains("no user-defined functions"), "{stderr}");
+}
