@@ -3,6 +3,9 @@
 
 use super::*;
 
+/// The most writes one script transaction (a stored procedure's, with its triggers') commits.
+pub const MAX_TRANSACTION_OPERATIONS: usize = 10_000;
+
 impl Container {
     /// Runs up to 100 operations on one logical partition, all or nothing: if one fails, every
     /// earlier one is rolled back and the store is as before.
@@ -11,14 +14,39 @@ impl Container {
         key: &PartitionKey,
         operations: &[BatchOperation],
     ) -> Result<Vec<ItemResponse>, BatchError> {
+        self.execute_operations(key, operations, MAX_BATCH_OPERATIONS, "a batch")
+    }
+
+    /// A script's writes, committed as a batch is (one logical partition, all or nothing, one
+    /// log frame) but up to [`MAX_TRANSACTION_OPERATIONS`] of them.
+    pub fn execute_transaction(
+        &self,
+        key: &PartitionKey,
+        operations: &[BatchOperation],
+    ) -> Result<Vec<ItemResponse>, BatchError> {
+        self.execute_operations(key, operations, MAX_TRANSACTION_OPERATIONS, "a script's transaction")
+    }
+
+    /// The partition key of `item`, checked as a write would check it (id, size, key paths).
+    pub fn item_key(&self, item: &Value) -> Result<PartitionKey> {
+        Ok(self.prepare_value(item)?.key)
+    }
+
+    fn execute_operations(
+        &self,
+        key: &PartitionKey,
+        operations: &[BatchOperation],
+        max: usize,
+        what: &str,
+    ) -> Result<Vec<ItemResponse>, BatchError> {
         self.expire();
         let whole = |error| BatchError { index: 0, error };
         if operations.is_empty() {
-            return Err(whole(StorageError::bad_request("a batch needs at least one operation")));
+            return Err(whole(StorageError::bad_request(format!("{what} needs at least one operation"))));
         }
-        if operations.len() > MAX_BATCH_OPERATIONS {
+        if operations.len() > max {
             return Err(whole(StorageError::bad_request(format!(
-                "a batch holds at most {MAX_BATCH_OPERATIONS} operations, not {}",
+                "{what} holds at most {max} operations, not {}",
                 operations.len()
             ))));
         }

@@ -44,6 +44,7 @@ mod logical;
 mod mirror;
 mod persist;
 mod scan;
+mod scratch;
 mod scripts;
 mod serving;
 mod settings;
@@ -56,6 +57,7 @@ use logical::*;
 pub(crate) use persist::Journal;
 use persist::{Entry, Pending};
 
+pub use batch::MAX_TRANSACTION_OPERATIONS;
 pub use mirror::PartitionDelta;
 pub use scan::{ItemPosition, Scan};
 pub use scripts::{
@@ -749,6 +751,11 @@ impl Container {
     /// The container's resource id (`_rid`) as text.
     pub fn rid_text(&self) -> String {
         rid_text(collection_rid(self.database_rid, self.rid))
+    }
+
+    /// The container's self link: `dbs/<database _rid>/colls/<_rid>/`.
+    pub fn self_link(&self) -> String {
+        format!("dbs/{}/colls/{}/", rid_text(Rid::Database { database: self.database_rid }), self.rid_text())
     }
 
     // ---- partitions ----------------------------------------------------------------------------

@@ -443,7 +443,7 @@ impl Container {
         Ok(())
     }
 
-    fn replay_put(&self, item: StoredItem, from_checkpoint: bool) -> Decoded<()> {
+    pub(super) fn replay_put(&self, item: StoredItem, from_checkpoint: bool) -> Decoded<()> {
         let doc = item.doc.clone();
         let root = doc.root();
         let id: Arc<str> = Arc::from(root.get("id").and_then(|v| v.as_str()).ok_or_else(|| bad("an item without id"))?);
