@@ -284,6 +284,7 @@ impl DatabaseClient {
             consistency: Consistency::Session,
             clock: Arc::clone(&self.clock),
             route: None,
+            database: Some(Arc::from(self.id.as_str())),
         })
     }
 
@@ -295,6 +296,7 @@ impl DatabaseClient {
             consistency: Consistency::Session,
             clock: Arc::clone(&self.clock),
             route: None,
+            database: Some(Arc::from(self.id.as_str())),
         })
     }
 
@@ -459,11 +461,13 @@ impl MemoryReport {
 pub struct ContainerClient {
     pub(crate) container: Arc<Container>,
     retry: RetryOptions,
-    consistency: Consistency,
+    pub(crate) consistency: Consistency,
     /// Where provisioned throughput takes its time from.
     pub(crate) clock: Arc<dyn Clock>,
     /// Another engine consulted before the row engine runs a query (the analytical store).
     route: Option<Arc<dyn QueryRoute>>,
+    /// The database's id, when the client came from one (scripts' `getAltLink()`).
+    pub(crate) database: Option<Arc<str>>,
 }
 
 impl ContainerClient {
@@ -475,6 +479,7 @@ impl ContainerClient {
             consistency: Consistency::Session,
             clock: Arc::new(SystemClock::default()),
             route: None,
+            database: None,
         }
     }
 

@@ -45,6 +45,7 @@ mod client;
 mod condition;
 mod inspect;
 mod pager;
+mod procedures;
 mod processor;
 mod provisioning;
 mod route;
@@ -68,6 +69,7 @@ pub use client::{
 pub use cosmoql_storage::RetryOptions;
 pub use inspect::LogicalPartitionSize;
 pub use pager::{FeedPage, QueryPager, QueryResults, QuerySummary};
+pub use procedures::{ProcedureOptions, ProcedureResponse, ScriptFailure};
 pub use processor::{ChangeFeedProcessor, LeaseLag, LEASE_EXPIRY_SECONDS};
 pub use provisioning::{ThroughputProperties, MAX_OFFER};
 pub use route::{QueryRoute, Routing};
@@ -96,6 +98,9 @@ pub enum Error {
     },
     /// A value did not (de)serialize to the requested type.
     Serialization(String),
+    /// A stored procedure or trigger failed (it threw, ran past a limit, or its writes could not
+    /// be committed); nothing it wrote was kept.
+    Script(ScriptFailure),
 }
 
 impl Error {
@@ -105,6 +110,7 @@ impl Error {
             Error::Storage(e) | Error::Batch { error: e, .. } => Some(e.status_code()),
             Error::Query { error, .. } => Some(error.status),
             Error::Serialization(_) => None,
+            Error::Script(f) => Some(f.status),
         }
     }
 
@@ -114,6 +120,7 @@ impl Error {
             Error::Storage(e) | Error::Batch { error: e, .. } => e.kind.substatus().unwrap_or(0),
             Error::Query { error, .. } => error.substatus,
             Error::Serialization(_) => 0,
+            Error::Script(f) => f.substatus,
         }
     }
 
@@ -132,7 +139,7 @@ impl Error {
     pub fn request_charge(&self) -> f64 {
         match self {
             Error::Storage(e) | Error::Batch { error: e, .. } => e.request_charge,
-            Error::Query { .. } | Error::Serialization(_) => 0.0,
+            Error::Query { .. } | Error::Serialization(_) | Error::Script(_) => 0.0,
         }
     }
 
@@ -152,6 +159,7 @@ impl std::fmt::Display for Error {
             Error::Query { sql, error } => f.write_str(&error.render(sql)),
             Error::Batch { index, error } => write!(f, "batch operation {index} failed, nothing was applied: {error}"),
             Error::Serialization(e) => write!(f, "serialization: {e}"),
+            Error::Script(e) => write!(f, "{e}"),
         }
     }
 }

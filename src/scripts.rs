@@ -77,22 +77,24 @@ impl UdfHost for Udfs {
         let Some((_, body)) = self.functions.iter().find(|(n, _)| n == name) else {
             return Err(QueryError::internal(format!("udf.{name} was bound but the query's UDFs do not hold it")));
         };
-        SANDBOX
-            .with(|cell| {
-                let mut slot = cell.try_borrow_mut().map_err(|_| ScriptError {
-                    kind: ScriptErrorKind::Engine,
-                    message: "a UDF called a UDF on its own thread".into(),
-                })?;
-                if slot.is_none() {
-                    *slot = Some(Sandbox::new(Limits::default())?);
-                }
-                match slot.as_ref() {
-                    Some(sandbox) => sandbox.call_function(body, args),
-                    None => Err(ScriptError { kind: ScriptErrorKind::Engine, message: "no sandbox".into() }),
-                }
-            })
-            .map_err(|e| udf_error(name, e, span))
+        with_sandbox(|sandbox| sandbox.call_function(body, args)).map_err(|e| udf_error(name, e, span))
     }
+}
+
+/// Runs `work` with this thread's sandbox (made on first use).
+pub(crate) fn with_sandbox<T>(work: impl FnOnce(&Sandbox) -> Result<T, ScriptError>) -> Result<T, ScriptError> {
+    SANDBOX.with(|cell| {
+        let mut slot = cell
+            .try_borrow_mut()
+            .map_err(|_| ScriptError::new(ScriptErrorKind::Engine, "a script ran a script on its own thread"))?;
+        if slot.is_none() {
+            *slot = Some(Sandbox::new(Limits::default())?);
+        }
+        match slot.as_ref() {
+            Some(sandbox) => work(sandbox),
+            None => Err(ScriptError::new(ScriptErrorKind::Engine, "no sandbox")),
+        }
+    })
 }
 
 /// A UDF's failure as the service answers it.

@@ -80,6 +80,9 @@ pub fn from_error(error: &Error, activity_id: &str) -> WireError {
         Error::Query { error: e, .. } => e.message.clone(),
         Error::Storage(e) | Error::Batch { error: e, .. } => e.message.clone(),
         Error::Serialization(m) => m.clone(),
+        // As the service words a script's failure: `Message: {"Errors":["Encountered exception
+        // while executing function. ..."]}` (docs/design/server-side-js-research.md, 2.3).
+        Error::Script(f) => format!("Message: {}", json!({ "Errors": [f.message] })),
     };
     WireError {
         status,

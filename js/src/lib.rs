@@ -14,6 +14,10 @@
 //! Values cross the boundary as JSON, as the service's do: arguments are parsed into JavaScript
 //! values, a result is stringified back (`undefined` stays undefined).
 
+mod script;
+
+pub use script::{Host, HostError, Invocation, Outcome, Reply, RequestBody};
+
 use std::cell::Cell;
 use std::fmt;
 use std::rc::Rc;
@@ -63,7 +67,11 @@ pub enum ScriptErrorKind {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScriptError {
     pub kind: ScriptErrorKind,
+    /// What the script threw as JavaScript's `String(e)` gives it (`Error: no input` for an
+    /// `Error`, the text of a thrown string), or the limit it ran past.
     pub message: String,
+    /// The `number` of a thrown `Error(number, message)` (the service's substatus for it).
+    pub number: Option<u32>,
 }
 
 impl fmt::Display for ScriptError {
@@ -74,8 +82,28 @@ impl fmt::Display for ScriptError {
 
 impl std::error::Error for ScriptError {}
 
+impl ScriptError {
+    pub fn new(kind: ScriptErrorKind, message: impl Into<String>) -> ScriptError {
+        error(kind, message)
+    }
+}
+
 fn error(kind: ScriptErrorKind, message: impl Into<String>) -> ScriptError {
-    ScriptError { kind, message: message.into() }
+    ScriptError { kind, message: message.into(), number: None }
+}
+
+/// The function `source` defines: a declaration in parentheses is an expression whose value is
+/// the function.
+fn function_of<'js>(ctx: &Ctx<'js>, source: &str) -> Result<Function<'js>, ScriptError> {
+    match ctx.eval::<rquickjs::Value, _>(format!("(\n{source}\n)")) {
+        Ok(value) => value.into_function().ok_or_else(|| {
+            error(
+                ScriptErrorKind::Syntax,
+                "the script's value is not a function (a script's body is `function name(...) { ... }`)",
+            )
+        }),
+        Err(e) => Err(caught(ctx, e)),
+    }
 }
 
 /// A JavaScript runtime under [`Limits`]: one a thread (QuickJS runtimes are not shared between
@@ -114,16 +142,7 @@ impl Sandbox {
         // The documentation's own bodies may end with `;` (`function (input, pattern) { ... };`).
         let source = source.trim_end().trim_end_matches(|c: char| c == ';' || c.is_whitespace());
         self.invoke(|ctx| {
-            // A declaration in parentheses is an expression whose value is the function.
-            let function: Function = match ctx.eval::<rquickjs::Value, _>(format!("(\n{source}\n)")) {
-                Ok(value) => value.into_function().ok_or_else(|| {
-                    error(
-                        ScriptErrorKind::Syntax,
-                        "the script's value is not a function (a UDF's body is `function name(...) { ... }`)",
-                    )
-                })?,
-                Err(e) => return Err(caught(&ctx, e)),
-            };
+            let function = function_of(&ctx, source)?;
             let mut call = Args::new(ctx.clone(), args.len());
             for arg in args {
                 let value = match arg {
@@ -155,7 +174,7 @@ impl Sandbox {
         out.map_err(|mut e| {
             // QuickJS's own "interrupted" (which scripts cannot catch), not a script's error of
             // that text thrown in time.
-            if e.kind == ScriptErrorKind::Thrown && e.message == "interrupted" && late {
+            if e.kind == ScriptErrorKind::Thrown && e.message.ends_with("interrupted") && late {
                 e = error(
                     ScriptErrorKind::TimeLimit,
                     format!("the script ran past its time limit of {:?}", self.limits.time),
@@ -201,6 +220,11 @@ fn caught(ctx: &Ctx<'_>, e: rquickjs::Error) -> ScriptError {
                     .unwrap_or_else(|| "a value without a JSON form".into()),
             };
             let name = thrown.as_exception().and_then(|x| x.get::<_, String>("name").ok()).unwrap_or_default();
+            let number = thrown
+                .as_object()
+                .and_then(|x| x.get::<_, Option<f64>>("number").ok().flatten())
+                .filter(|n| n.fract() == 0.0 && *n >= 0.0 && *n <= f64::from(u32::MAX))
+                .map(|n| n as u32);
             let kind = match (name.as_str(), message.as_str()) {
                 ("SyntaxError", _) => ScriptErrorKind::Syntax,
                 (_, "out of memory") => ScriptErrorKind::MemoryLimit,
@@ -213,9 +237,11 @@ fn caught(ctx: &Ctx<'_>, e: rquickjs::Error) -> ScriptError {
                     "the script ran past its stack limit (Maximum call stack size exceeded)".to_string()
                 }
                 ScriptErrorKind::Syntax => format!("the script is not valid JavaScript: {message}"),
+                // `String(e)`, as the service quotes what a script threw.
+                _ if !name.is_empty() => format!("{name}: {message}"),
                 _ => message,
             };
-            error(kind, message)
+            ScriptError { kind, message, number }
         }
         rquickjs::Error::Allocation => error(ScriptErrorKind::MemoryLimit, "the script ran past its memory limit"),
         other => error(ScriptErrorKind::Engine, other.to_string()),

@@ -115,7 +115,7 @@ fn hostile_scripts_end_with_a_clear_error_and_the_next_call_works() {
         assert_eq!(s.call_function(TAX, &[json("500")]).unwrap(), json("50"), "after {what}");
     }
     let e = s.call_function(cases[5].1, &[]).unwrap_err();
-    assert_eq!(e.message, "inside 1");
+    assert_eq!(e.message, "Error: inside 1");
 }
 
 /// No host objects: no modules, file system, network, timers or console.
