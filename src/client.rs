@@ -334,6 +334,18 @@ pub struct ItemOptions {
     /// A patch applies only if this predicate (`FROM c WHERE <condition>`, the service's
     /// conditional patch) holds on the current item (else 412).
     pub condition: Option<String>,
+    /// The pre-trigger to run before a create, replace, upsert or delete (at most one, as the
+    /// service allows): it sees the item and may change it.
+    pub pre_triggers: Vec<String>,
+    /// The post-trigger to run after the write, in the same transaction (at most one).
+    pub post_triggers: Vec<String>,
+}
+
+impl ItemOptions {
+    /// Whether the write names a trigger.
+    pub fn has_triggers(&self) -> bool {
+        !self.pre_triggers.is_empty() || !self.post_triggers.is_empty()
+    }
 }
 
 /// A query with typed parameters.
@@ -634,7 +646,19 @@ impl ContainerClient {
 
     /// Creates an item; its partition key is read from it (a synthetic key is computed).
     pub fn create_item<T: Serialize + DeserializeOwned + 'static>(&self, item: &T) -> Result<ItemResponse<T>, Error> {
+        self.create_item_with(item, &ItemOptions::default())
+    }
+
+    /// Creates an item under `options` (its triggers; `if_match` and a condition do not apply).
+    pub fn create_item_with<T: Serialize + DeserializeOwned + 'static>(
+        &self,
+        item: &T,
+        options: &ItemOptions,
+    ) -> Result<ItemResponse<T>, Error> {
         let item = to_value(item)?;
+        if options.has_triggers() {
+            return self.triggered(crate::triggers::Write::Create(&item), options);
+        }
         self.response(self.throttled(
             RequestKind::Write,
             || self.container.partition_of_item(&item),
@@ -689,6 +713,10 @@ impl ContainerClient {
         options: &ItemOptions,
     ) -> Result<ItemResponse<T>, Error> {
         let item = to_value(item)?;
+        if options.has_triggers() {
+            let write = crate::triggers::Write::Replace { key: &partition_key, id, item: &item };
+            return self.triggered(write, options);
+        }
         self.with_write_options(options, false, |write| {
             self.response(self.throttled(
                 RequestKind::Write,
@@ -705,6 +733,9 @@ impl ContainerClient {
         options: &ItemOptions,
     ) -> Result<ItemResponse<T>, Error> {
         let item = to_value(item)?;
+        if options.has_triggers() {
+            return self.triggered(crate::triggers::Write::Upsert(&item), options);
+        }
         self.with_write_options(options, false, |write| {
             self.response(self.throttled(
                 RequestKind::Write,
@@ -726,6 +757,11 @@ impl ContainerClient {
         id: &str,
         options: &ItemOptions,
     ) -> Result<ItemResponse<()>, Error> {
+        if options.has_triggers() {
+            let (r, request_charge) =
+                self.triggered_write(crate::triggers::Write::Delete { key: &partition_key, id }, options)?;
+            return Ok(ItemResponse { item: (), etag: r.etag, request_charge, status: r.status, retries: 0 });
+        }
         self.with_write_options(options, false, |write| {
             let (r, retries) = self.throttled(
                 RequestKind::Write,
@@ -735,6 +771,16 @@ impl ContainerClient {
             let request_charge = self.charge(&r);
             Ok(ItemResponse { item: (), etag: r.etag, request_charge, status: r.status, retries })
         })
+    }
+
+    /// A write that names triggers, as the typed response.
+    fn triggered<T: DeserializeOwned + 'static>(
+        &self,
+        write: crate::triggers::Write<'_>,
+        options: &ItemOptions,
+    ) -> Result<ItemResponse<T>, Error> {
+        let (r, request_charge) = self.triggered_write(write, options)?;
+        Ok(ItemResponse { item: from_value(r.item)?, etag: r.etag, request_charge, status: r.status, retries: 0 })
     }
 
     /// Runs `write` with the storage's form of `options`: the condition (`FROM c WHERE ...`)

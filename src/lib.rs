@@ -53,6 +53,7 @@ mod scripts;
 #[cfg(feature = "testing")]
 pub mod testing;
 mod transfer;
+mod triggers;
 mod typed;
 
 /// The README's Rust examples, run as doctests so the tour stays true.

@@ -126,12 +126,13 @@ impl ContainerClient {
             logging: options.script_logging,
             request: None,
             response: true,
+            response_body: None,
             max_operations: options.max_operations,
         };
         let mut host = Transaction::new(self, partition_key.clone());
         let outcome = crate::scripts::with_sandbox(|sandbox| sandbox.run_script(&script.body, &invocation, &mut host))
-            .map_err(|e| Error::Script(failure(e)))?;
-        let charge = host.commit()?;
+            .map_err(|e| Error::Script(failure(e, "function")))?;
+        let (charge, _) = host.commit()?;
         Ok(ProcedureResponse {
             body: match outcome.response {
                 Some(Value::Undefined) | None => Value::Null,
@@ -143,14 +144,16 @@ impl ContainerClient {
     }
 
     /// `dbs/<database>/colls/<container>`, the name-based link scripts may use.
-    fn alt_link(&self) -> String {
+    pub(crate) fn alt_link(&self) -> String {
         let database = self.database.as_deref().unwrap_or("_");
         format!("dbs/{database}/colls/{}", self.container.id())
     }
 }
 
-/// The service's answer for a script that failed.
-fn failure(e: ScriptError) -> ScriptFailure {
+/// The service's answer for a script that failed: "Encountered exception while executing
+/// function" for a procedure (research, 2.3), "... executing Javascript" for a trigger (the
+/// service's words for a throwing pre-trigger, research 2.3 [MS-20777A]).
+pub(crate) fn failure(e: ScriptError, executing: &str) -> ScriptFailure {
     match e.kind {
         ScriptErrorKind::TimeLimit => ScriptFailure {
             status: 408,
@@ -167,7 +170,7 @@ fn failure(e: ScriptError) -> ScriptFailure {
         _ => ScriptFailure {
             status: 400,
             substatus: e.number.unwrap_or(0),
-            message: format!("Encountered exception while executing function. Exception = {}", e.message),
+            message: format!("Encountered exception while executing {executing}. Exception = {}", e.message),
         },
     }
 }
@@ -175,14 +178,14 @@ fn failure(e: ScriptError) -> ScriptFailure {
 /// One execution's writes: made on a copy of the logical partition (so the script's reads and
 /// queries see them, and each is checked as the store checks it), recorded, and committed to the
 /// container at the end.
-struct Transaction<'a> {
+pub(crate) struct Transaction<'a> {
     client: &'a ContainerClient,
     key: PartitionKey,
     /// The logical partition's copy, made at the first call.
     copy: Option<Arc<Container>>,
     /// The ids written so far: their etags are the copy's, not the container's.
     written: HashSet<String>,
-    operations: Vec<BatchOperation>,
+    pub(crate) operations: Vec<BatchOperation>,
     /// The request units of the calls made.
     charge: f64,
 }
@@ -196,7 +199,7 @@ fn bad(message: impl Into<String>) -> HostError {
 }
 
 impl<'a> Transaction<'a> {
-    fn new(client: &'a ContainerClient, key: PartitionKey) -> Self {
+    pub(crate) fn new(client: &'a ContainerClient, key: PartitionKey) -> Self {
         Transaction { client, key, copy: None, written: HashSet::new(), operations: Vec::new(), charge: 0.0 }
     }
 
@@ -282,10 +285,12 @@ impl<'a> Transaction<'a> {
         Ok(Reply { result: Value::from(page.items), continuation: page.continuation, not_modified: false })
     }
 
-    /// Commits the writes (one transaction); the request units of the execution.
-    fn commit(self) -> Result<f64, Error> {
+    /// Commits the writes (one transaction): the request units of the execution, and each
+    /// write's response from the container.
+    pub(crate) fn commit(self) -> Result<(f64, Vec<cosmoql_storage::ItemResponse>), Error> {
+        let mut responses = Vec::new();
         if !self.operations.is_empty() {
-            self.client.container.execute_transaction(&self.key, &self.operations).map_err(|e| {
+            responses = self.client.container.execute_transaction(&self.key, &self.operations).map_err(|e| {
                 Error::Script(ScriptFailure {
                     status: e.error.status_code(),
                     substatus: e.error.kind.substatus().unwrap_or(0),
@@ -296,7 +301,7 @@ impl<'a> Transaction<'a> {
                 })
             })?;
         }
-        Ok(self.charge)
+        Ok((self.charge, responses))
     }
 }
 

@@ -71,7 +71,18 @@ fn item_key(container: &Container, request: &Request) -> Result<PartitionKey, Wi
 
 /// The preconditions of a write: `If-Match` and a patch's condition.
 fn options_of(request: &Request, condition: Option<String>) -> ItemOptions {
-    ItemOptions { if_match: request.header("if-match").map(str::to_string), condition }
+    // The SDKs join several trigger names with "," (research, section 3).
+    let names = |header: &str| -> Vec<String> {
+        request.header(header).map_or_else(Vec::new, |v| {
+            v.split(',').map(str::trim).filter(|n| !n.is_empty()).map(str::to_string).collect()
+        })
+    };
+    ItemOptions {
+        if_match: request.header("if-match").map(str::to_string),
+        condition,
+        pre_triggers: names("x-ms-documentdb-pre-trigger-include"),
+        post_triggers: names("x-ms-documentdb-post-trigger-include"),
+    }
 }
 
 /// The reply to an item operation: the item (unless the client asked for none), its etag and
@@ -149,7 +160,7 @@ pub fn create(container: &Container, request: &Request) -> Result<Reply, WireErr
     let response = if request.flag("x-ms-documentdb-is-upsert") {
         container.client.upsert_item_with::<Value>(&item, &options_of(request, None))
     } else {
-        container.client.create_item::<Value>(&item)
+        container.client.create_item_with::<Value>(&item, &options_of(request, None))
     };
     Ok(item_reply(container, request, &body_key, response.map_err(fail)?))
 }

@@ -78,7 +78,7 @@
 
   var request = config.request ? bodyHolder(config.request.body, config.request.writable, "request") : undefined;
   if (request) request.getOperationType = function () { return config.request.operation; };
-  var response = config.response ? bodyHolder(undefined, true, "response") : undefined;
+  var response = config.response ? bodyHolder(config.responseBody, true, "response") : undefined;
 
   // The queue of collection calls, and whether calls are still accepted.
   var queue = [], inflight = null, accepting = true, queued = 0;

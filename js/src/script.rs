@@ -71,6 +71,8 @@ pub struct Invocation {
     pub request: Option<RequestBody>,
     /// Whether there is a response (not in a pre-trigger).
     pub response: bool,
+    /// The response's body to begin with (a post-trigger's: the item written).
+    pub response_body: Option<Value>,
     /// Collection calls accepted before `isAccepted` turns false; past 80% of the time limit it
     /// turns false too.
     pub max_operations: usize,
@@ -128,6 +130,9 @@ fn config(invocation: &Invocation, accept_until: f64) -> Result<String, ScriptEr
     map.insert("altLink".into(), Value::from(invocation.alt_link.as_str()));
     map.insert("logging".into(), Value::Bool(invocation.logging));
     map.insert("response".into(), Value::Bool(invocation.response));
+    if let Some(body) = &invocation.response_body {
+        map.insert("responseBody".into(), body.clone());
+    }
     map.insert("maxOperations".into(), Value::from(invocation.max_operations as f64));
     map.insert("acceptUntil".into(), Value::from(accept_until));
     if let Some(request) = &invocation.request {

@@ -58,6 +58,8 @@ pub const COMMANDS: &[Command] = &[
     Command { names: &[".explain"], run: explain },
     Command { names: &[".analytics"], run: |s, c| done(s.analytics_command(&c.args)) },
     Command { names: &[".udf"], run: |s, c| done(s.udf_command(&c.args, c.rest)) },
+    Command { names: &[".proc"], run: |s, c| done(s.proc_command(&c.args, c.rest)) },
+    Command { names: &[".trigger"], run: |s, c| done(s.trigger_command(&c.args, c.rest)) },
     Command { names: &[".stats"], run: |s, _| done(stats(s)) },
     Command { names: &[".changes"], run: |s, c| done(changes(s, c.rest)) },
     Command { names: &[".skew"], run: |s, _| done(skew(s)) },

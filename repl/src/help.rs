@@ -35,6 +35,16 @@ FROM is an alias, as in Cosmos DB). Ctrl-C clears the line or cancels a running 
                                     (FILE holds its JavaScript, `function (x) { ... }`), called
                                     in queries as udf.NAME(...); also `.udf list`, `show NAME`,
                                     `drop NAME`
+  .proc create|replace NAME FILE    register a stored procedure; also `.proc list`, `show NAME`,
+                                    `drop NAME`
+  .proc exec NAME PK [ARGS]         run it in the logical partition PK (JSON) with ARGS (a JSON
+                                    array of its parameters): its writes are one transaction;
+                                    prints its response body and script log
+  .trigger create NAME pre|post OP FILE
+                                    register a trigger for OP (all, create, replace, upsert,
+                                    delete); it runs on the writes that name it (.insert and
+                                    .upsert take --pre-trigger NAME and --post-trigger NAME, as
+                                    the SDKs' options); also `list`, `show NAME`, `drop NAME`
   .containers                       list containers (items, partitions, key)
   .use NAME                         switch the current container
   .create NAME /path [/path2 ...]   new container, keyed on one path or hierarchical (2-3 paths)

@@ -11,8 +11,9 @@ use cosmoql::{ContainerClient, PartitionKey, PatchOperation, QueryOptions};
 /// One item operation, with its arguments read.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ItemOp {
-    Insert(Value),
-    Upsert(Value),
+    /// With the triggers it names (`--pre-trigger NAME`, `--post-trigger NAME`).
+    Insert(Value, Triggers),
+    Upsert(Value, Triggers),
     /// With `if_match`, only while the stored item's etag is still that (else 412).
     Replace {
         item: Value,
@@ -35,6 +36,33 @@ pub enum ItemOp {
         key: Option<PartitionKey>,
         operations: Vec<PatchOperation>,
     },
+}
+
+/// The triggers a write names.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Triggers {
+    pub pre: Vec<String>,
+    pub post: Vec<String>,
+}
+
+/// Leading `--pre-trigger NAME` and `--post-trigger NAME` options, and the text after them.
+fn triggers_of(mut args: &str) -> Result<(Triggers, &str), String> {
+    let mut triggers = Triggers::default();
+    loop {
+        args = args.trim_start();
+        let (list, rest) = match (args.strip_prefix("--pre-trigger"), args.strip_prefix("--post-trigger")) {
+            (Some(rest), _) => (&mut triggers.pre, rest),
+            (_, Some(rest)) => (&mut triggers.post, rest),
+            _ => return Ok((triggers, args)),
+        };
+        let rest = rest.trim_start();
+        let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+        if end == 0 || rest.starts_with('{') {
+            return Err("--pre-trigger and --post-trigger need the trigger's name".into());
+        }
+        list.push(rest[..end].to_string());
+        args = &rest[end..];
+    }
 }
 
 /// What an operation answered.
@@ -155,8 +183,12 @@ pub fn is_item_command(line: &str) -> bool {
 pub fn parse(name: &str, args: &str) -> Option<Result<ItemOp, String>> {
     let usage = |u: &str| format!("usage: {u}");
     Some(match name {
-        ".insert" => item_of(args).map(ItemOp::Insert).map_err(|e| with_usage(e, &usage(".insert JSON"))),
-        ".upsert" => item_of(args).map(ItemOp::Upsert).map_err(|e| with_usage(e, &usage(".upsert JSON"))),
+        ".insert" => triggers_of(args)
+            .and_then(|(t, json)| Ok(ItemOp::Insert(item_of(json)?, t)))
+            .map_err(|e| with_usage(e, &usage(".insert [--pre-trigger NAME] [--post-trigger NAME] JSON"))),
+        ".upsert" => triggers_of(args)
+            .and_then(|(t, json)| Ok(ItemOp::Upsert(item_of(json)?, t)))
+            .map_err(|e| with_usage(e, &usage(".upsert [--pre-trigger NAME] [--post-trigger NAME] JSON"))),
         ".replace" => (|| {
             let (item, rest) = leading_json(args, "the item")?;
             let if_match = match rest.strip_prefix("--if-match") {
@@ -268,6 +300,10 @@ fn refused(e: &cosmoql::Error) -> String {
     format!("{e} ({} RU)", cosmoql::value::format_number((e.request_charge() * 100.0).round() / 100.0))
 }
 
+fn options(t: Triggers) -> cosmoql::ItemOptions {
+    cosmoql::ItemOptions { pre_triggers: t.pre, post_triggers: t.post, ..cosmoql::ItemOptions::default() }
+}
+
 /// Runs `op` on `client`.
 pub fn run(client: &ContainerClient, op: ItemOp) -> Result<Answer, String> {
     let answer = |r: cosmoql::ItemResponse<Value>| Answer {
@@ -277,8 +313,8 @@ pub fn run(client: &ContainerClient, op: ItemOp) -> Result<Answer, String> {
         note: None,
     };
     match op {
-        ItemOp::Insert(item) => client.create_item(&item).map(answer).map_err(|e| refused(&e)),
-        ItemOp::Upsert(item) => client.upsert_item(&item).map(answer).map_err(|e| refused(&e)),
+        ItemOp::Insert(item, t) => client.create_item_with(&item, &options(t)).map(answer).map_err(|e| refused(&e)),
+        ItemOp::Upsert(item, t) => client.upsert_item_with(&item, &options(t)).map(answer).map_err(|e| refused(&e)),
         ItemOp::Replace { item, if_match } => {
             let id = item.get("id").as_str().ok_or("the item has no string `id` to say which item it replaces")?;
             let key = client.partition_key_of(&item).map_err(|e| e.to_string())?;

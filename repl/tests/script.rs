@@ -379,3 +379,45 @@ fn udfs_are_registered_listed_called_and_dropped_and_a_database_directory_keeps_
     assert!(stdout.contains(r#"["hello Cy"]"#), "{stdout}\n{stderr}");
     assert!(stderr.contains("dropped udf.greet") && stderr.contains("no user-defined functions"), "{stderr}");
 }
+
+#[test]
+fn procedures_and_triggers_from_the_repl_and_the_command_line_on_a_database_directory() {
+    let proc_file = temp_file(
+        "bulk.js",
+        "function bulk(docs) {\n  var c = getContext().getCollection();\n  docs.forEach(function (d) { c.createDocument(c.getSelfLink(), d); });\n  console.log('made %s', docs.length);\n  getContext().getResponse().setBody(docs.length);\n}\n",
+    );
+    let trigger_file = temp_file(
+        "stamp.js",
+        "function stamp() {\n  var r = getContext().getRequest(), item = r.getBody();\n  item.stamped = true;\n  r.setBody(item);\n}\n",
+    );
+    let db = dir().join("proc-db");
+    let _ = std::fs::remove_dir_all(&db);
+    let input = format!(
+        ".create people /city\n.proc create bulk {}\n.proc list\n\
+         .proc exec bulk \"Oslo\" [[{{\"id\":\"1\",\"city\":\"Oslo\"}},{{\"id\":\"2\",\"city\":\"Oslo\"}}]]\n\
+         .trigger create stamp pre create {}\n.trigger list\n\
+         .insert --pre-trigger stamp {{\"id\":\"3\",\"city\":\"Rome\"}}\n\
+         .proc exec bulk \"Oslo\" [[{{\"id\":\"9\",\"city\":\"Rome\"}}]]\n",
+        proc_file.display(),
+        trigger_file.display()
+    );
+    let out = run_stdin(&[db.to_str().unwrap()], &input);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(stderr.contains("created stored procedure bulk"), "{stderr}");
+    assert!(stderr.contains("bulk  function bulk(docs) {"), "{stderr}");
+    assert!(stderr.contains("log: made 2"), "{stderr}");
+    assert!(stdout.contains("2\n"), "{stdout}");
+    assert!(stderr.contains("stamp (Pre Create)  function stamp() {"), "{stderr}");
+    // The last call writes to another logical partition: refused, as the service refuses it.
+    assert!(stderr.contains("cannot reference partition keys other than the one"), "{stderr}");
+    // The command line on the same directory: the items, the stamp, and a procedure run by -c.
+    let out = run(&[db.to_str().unwrap(), "--use", "people", "-c", "SELECT c.id, c.stamped FROM c ORDER BY c.id"]);
+    assert_eq!(
+        text(&out.stdout).trim(),
+        r#"[{"id":"1"},{"id":"2"},{"id":"3","stamped":true}]"#,
+        "{}",
+        text(&out.stderr)
+    );
+    let out = run(&[db.to_str().unwrap(), "--use", "people", "-c", ".proc exec bulk \"Rome\" [[]]"]);
+    assert_eq!(text(&out.stdout).trim(), "0", "{}", text(&out.stderr));
+}

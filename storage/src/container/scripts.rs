@@ -80,7 +80,7 @@ pub enum TriggerType {
 }
 
 /// The writes a trigger may be named on. The REST reference lists All, Create, Replace and
-/// Delete; the SDKs add Update (research, section 3).
+/// Delete; the SDKs add Update, and .NET Upsert (research, section 3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TriggerOperation {
     All,
@@ -88,6 +88,7 @@ pub enum TriggerOperation {
     Update,
     Replace,
     Delete,
+    Upsert,
 }
 
 impl TriggerType {
@@ -106,12 +107,13 @@ impl TriggerType {
 }
 
 impl TriggerOperation {
-    const ALL: [TriggerOperation; 5] = [
+    const ALL: [TriggerOperation; 6] = [
         TriggerOperation::All,
         TriggerOperation::Create,
         TriggerOperation::Update,
         TriggerOperation::Replace,
         TriggerOperation::Delete,
+        TriggerOperation::Upsert,
     ];
 
     /// The service's spelling (`All`, `Create`, ...).
@@ -122,12 +124,22 @@ impl TriggerOperation {
             TriggerOperation::Update => "Update",
             TriggerOperation::Replace => "Replace",
             TriggerOperation::Delete => "Delete",
+            TriggerOperation::Upsert => "Upsert",
         }
     }
 
     /// Reads an operation, case-insensitively.
     pub fn parse(text: &str) -> Option<TriggerOperation> {
         TriggerOperation::ALL.into_iter().find(|t| t.name().eq_ignore_ascii_case(text))
+    }
+
+    /// Whether a trigger of this operation may run on a request of `request` (`Create`,
+    /// `Replace`, `Upsert` or `Delete`): `All` on any, each other on its own; `Update` on a
+    /// replace (inferred: the service's own matching is not recorded, research, section 3).
+    pub fn runs_on(self, request: TriggerOperation) -> bool {
+        self == TriggerOperation::All
+            || self == request
+            || (self == TriggerOperation::Update && request == TriggerOperation::Replace)
     }
 }
 
