@@ -48,6 +48,33 @@ impl ContainerClient {
     }
 }
 
+impl ContainerClient {
+    /// The container's scripts of `kind` (the REST routes' view of all three kinds).
+    pub fn list_scripts(&self, kind: ScriptKind) -> Vec<Script> {
+        self.container.scripts(kind)
+    }
+
+    /// Registers a script of any kind (a trigger with its type and operation).
+    pub fn create_script(&self, script: Script) -> Result<Script, Error> {
+        Ok(self.container.create_script(script)?)
+    }
+
+    /// A script (404 when there is none of that kind and id).
+    pub fn read_script(&self, kind: ScriptKind, id: &str) -> Result<Script, Error> {
+        Ok(self.container.script(kind, id)?)
+    }
+
+    /// Replaces a script (404 when there is none).
+    pub fn replace_script(&self, script: Script) -> Result<Script, Error> {
+        Ok(self.container.replace_script(script)?)
+    }
+
+    /// Deletes a script (404 when there is none).
+    pub fn delete_script(&self, kind: ScriptKind, id: &str) -> Result<(), Error> {
+        Ok(self.container.delete_script(kind, id)?)
+    }
+}
+
 /// What runs `container`'s UDFs in a query: `None` when it has none (no query can bind one).
 pub fn udf_host(container: &Container) -> Option<Arc<dyn UdfHost>> {
     let functions = container.scripts(ScriptKind::UserDefinedFunction);

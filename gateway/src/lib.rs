@@ -29,6 +29,7 @@ pub mod remote;
 pub mod resources;
 pub mod rewrite;
 pub mod routes;
+pub mod scripts;
 pub mod server;
 pub mod tls;
 pub mod wire;

@@ -12,7 +12,7 @@ use crate::account::account_document;
 use crate::errors::{self, WireError};
 use crate::resources::{not_found, Gateway};
 use crate::wire::{Reply, Request};
-use crate::{changefeed, items, offers, pkranges, plan, query};
+use crate::{changefeed, items, offers, pkranges, plan, query, scripts};
 
 /// The longest path accepted (ids are at most 255 characters; rids and names add little).
 pub const MAX_PATH_BYTES: usize = 4096;
@@ -126,6 +126,26 @@ fn route(gateway: &Gateway, request: &Request) -> Result<Reply, WireError> {
                 Method::PATCH => items::patch(&container, id, request),
                 Method::DELETE => items::delete(&container, id, request),
                 _ => Err(not_allowed()),
+            }
+        }
+        ["dbs", db, "colls", c, kind] if scripts::kind_of(kind).is_some() => {
+            let container = gateway.container(db, c, request)?;
+            let kind = scripts::kind_of(kind).ok_or_else(not_allowed)?;
+            match *m {
+                Method::GET => Ok(scripts::list(&container, kind)),
+                Method::POST if is_query_request(request) => scripts::query(&container, kind, request),
+                Method::POST => scripts::create(&container, kind, request),
+                _ => Err(not_allowed()),
+            }
+        }
+        ["dbs", db, "colls", c, kind, id] if scripts::kind_of(kind).is_some() => {
+            let container = gateway.container(db, c, request)?;
+            let kind = scripts::kind_of(kind).ok_or_else(not_allowed)?;
+            match *m {
+                Method::POST if kind == cosmoql::ScriptKind::StoredProcedure => {
+                    scripts::execute(&container, id, request)
+                }
+                _ => scripts::one(&container, kind, id, request),
             }
         }
         ["dbs", db, "colls", c, "operations", "partitionkeydelete"] if m == Method::POST => {

@@ -381,6 +381,42 @@ async function checkFailingBatch(container) {
   expect((await container.item("b-up", "kb").read()).resource?.n === 2, "a failed batch's upsert was applied");
 }
 
+/** Stored procedures, triggers and UDFs through container.scripts (issue 26). */
+async function checkScripts(sdk, container) {
+  const scripts = container.scripts;
+  const body = "function (docs) { var c = getContext().getCollection(); docs.forEach(function (d) {"
+    + " c.createDocument(c.getSelfLink(), d); }); console.log('made %s', docs.length);"
+    + " getContext().getResponse().setBody(docs.length); }";
+  await scripts.storedProcedures.create({ id: "bulk", body });
+  const docs = [0, 1, 2].map((n) => ({ id: `s${n}`, pk: "ks", n }));
+  const run = await scripts.storedProcedure("bulk").execute("ks", [docs], { enableScriptLogging: true });
+  expect(run.resource === 3, `bulk returned ${show(run.resource)}`);
+  const log = run.headers["x-ms-documentdb-script-log-results"];
+  expect(log === encodeURIComponent("made 3"), `script log header ${show(log)}`);
+  expect((await container.item("s2", "ks").read()).resource?.n === 2, "the procedure's items are not there");
+  await scripts.storedProcedures.create({ id: "thrower", body: "function () { throw new Error(409, 'no'); }" });
+  const thrown = await scripts.storedProcedure("thrower").execute("ks").then(() => null, (e) => e);
+  expect(thrown?.code === 400, `a throwing procedure gave ${describe(thrown)}`);
+  await scripts.triggers.create({
+    id: "t1",
+    body: "function() { var item = getContext().getRequest().getBody(); item.id = item.id.toUpperCase() + 't1';"
+      + " getContext().getRequest().setBody(item); }",
+    triggerType: sdk.TriggerType.Pre,
+    triggerOperation: sdk.TriggerOperation.All,
+  });
+  const created = await container.items.create({ id: "doc1", pk: "ks" }, { preTriggerInclude: ["t1"] });
+  expect(created.resource?.id === "DOC1t1", `the pre-trigger gave ${show(created.resource)}`);
+  await scripts.userDefinedFunctions.create({ id: "double", body: "function (x) { return 2 * x; }" });
+  const query = "SELECT VALUE udf.double(c.n) FROM c WHERE c.pk = 'ks' AND c.n >= 1";
+  const { resources } = await container.items.query(query, { partitionKey: "ks" }).fetchAll();
+  expect(same(resources.sort(), [2, 4]), `udf.double gave ${show(resources)}`);
+  for (const id of ["bulk", "thrower"]) await scripts.storedProcedure(id).delete();
+  await scripts.trigger("t1").delete();
+  await scripts.userDefinedFunction("double").delete();
+  const { resources: left } = await scripts.storedProcedures.readAll().fetchAll();
+  expect(left.length === 0, `procedures left: ${show(left)}`);
+}
+
 /** Bulk over many keys (so over several ranges): creates, upserts, replaces, reads, patches and
  * deletes; a duplicate create fails alone. executeBulkOperations wants every operation's key. */
 async function checkBulk(container) {
@@ -820,6 +856,7 @@ async function run(suite, oracle, { sdk, pipeline }, args) {
       );
       await suite.check("batch: items.batch", () => checkBatch(crud));
       await suite.check("batch: a failing batch applies nothing", () => checkFailingBatch(crud));
+      await suite.check("scripts: procedures, triggers and UDFs (container.scripts)", () => checkScripts(sdk, crud));
       await suite.check("bulk: over 10 keys, a duplicate create fails alone", () => checkBulk(crud));
     }
 

@@ -650,6 +650,90 @@ def check_failing_batch(container):
     expect(container.read_item("b-up", partition_key="kb")["n"] == 2, "a failed batch's upsert was applied")
 
 
+BULK_IMPORT = """function bulkImport(docs) {
+    var collection = getContext().getCollection();
+    var collectionLink = collection.getSelfLink();
+    var count = 0;
+    if (!docs) throw new Error("The array is undefined or null.");
+    var docsLength = docs.length;
+    if (docsLength == 0) {
+        getContext().getResponse().setBody(0);
+        return;
+    }
+    tryCreate(docs[count], callback);
+    function tryCreate(doc, callback) {
+        var isAccepted = collection.createDocument(collectionLink, doc, callback);
+        if (!isAccepted) getContext().getResponse().setBody(count);
+    }
+    function callback(err, doc, options) {
+        if (err) throw err;
+        count++;
+        if (count >= docsLength) {
+            getContext().getResponse().setBody(count);
+        } else {
+            tryCreate(docs[count], callback);
+        }
+    }
+}"""
+
+
+def check_scripts(container):
+    """Stored procedures, triggers and UDFs through the SDK's container.scripts (issue 26)."""
+    scripts = container.scripts
+    sproc = scripts.create_stored_procedure({"id": "bulkImport", "body": BULK_IMPORT})
+    expect(sproc["id"] == "bulkImport" and sproc["_etag"], f"create_stored_procedure gave {show(sproc)}")
+    docs = [{"id": f"s{i}", "pk": "ks", "n": i} for i in range(5)]
+    count = scripts.execute_stored_procedure("bulkImport", partition_key="ks", params=[docs])
+    expect(count == 5, f"bulkImport returned {count!r}")
+    expect(container.read_item("s4", partition_key="ks")["n"] == 4, "bulkImport's items are not there")
+    expect([p["id"] for p in scripts.list_stored_procedures()] == ["bulkImport"], "list_stored_procedures")
+
+    # The SDK tests' logging check: the header is the URL-encoded log.
+    scripts.create_stored_procedure(
+        {"id": "log", "body": "function () { console.log('The value of %s is %s.', 'x', 1); }"}
+    )
+    scripts.execute_stored_procedure("log", partition_key="ks", enable_script_logging=True)
+    headers = container.client_connection.last_response_headers
+    logged = headers.get("x-ms-documentdb-script-log-results")
+    expect(logged == "The%20value%20of%20x%20is%201.", f"script log header {logged!r}")
+
+    # A throw: 400 with the thrown number as the substatus, nothing written.
+    scripts.create_stored_procedure({"id": "thrower", "body": (
+        "function () { var c = getContext().getCollection();"
+        " c.createDocument(c.getSelfLink(), {id: 'never', pk: 'ks'}, function () {"
+        " throw new Error(409, 'refused on purpose'); }); }")})
+    try:
+        scripts.execute_stored_procedure("thrower", partition_key="ks")
+    except exceptions.CosmosHttpResponseError as error:
+        expect(error.status_code == 400, f"status {error.status_code}")
+        expect("refused on purpose" in str(error), f"message {error}")
+    else:
+        raise CheckFailed("a throwing procedure succeeded")
+    expect_error(exceptions.CosmosResourceNotFoundError, 404, container.read_item, "never", partition_key="ks")
+
+    # A pre-trigger on create, named through the SDK's option.
+    scripts.create_trigger({
+        "id": "t1",
+        "body": "function() { var item = getContext().getRequest().getBody();"
+                " item.id = item.id.toUpperCase() + 't1'; getContext().getRequest().setBody(item); }",
+        "triggerType": documents.TriggerType.Pre,
+        "triggerOperation": documents.TriggerOperation.All,
+    })
+    created = container.create_item({"id": "doc1", "pk": "ks"}, pre_trigger_include="t1")
+    expect(created["id"] == "DOC1t1", f"the pre-trigger gave {show(created)}")
+
+    # A UDF in a query.
+    scripts.create_user_defined_function({"id": "double", "body": "function (x) { return 2 * x; }"})
+    doubled = list(container.query_items("SELECT VALUE udf.double(c.n) FROM c WHERE c.pk = 'ks' AND c.n >= 3",
+                                         partition_key="ks"))
+    expect(sorted(doubled) == [6, 8], f"udf.double gave {doubled}")
+    scripts.delete_user_defined_function("double")
+    scripts.delete_trigger("t1")
+    for name in ["bulkImport", "log", "thrower"]:
+        scripts.delete_stored_procedure(name)
+    expect(list(scripts.list_stored_procedures()) == [], "procedures left after deleting them")
+
+
 def check_feed_ranges(target):
     """Queries scoped to each of read_feed_ranges() together return every item once."""
     ranges = list(target.container.read_feed_ranges())
@@ -887,6 +971,7 @@ def run(suite, oracle, args):
         suite.check("items: body key differs from the request's key -> 400", check_key_mismatch, crud)
         suite.check("batch: execute_item_batch", check_batch, crud)
         suite.check("batch: a failing batch applies nothing", check_failing_batch, crud)
+        suite.check("scripts: stored procedures, triggers and UDFs (container.scripts)", check_scripts, crud)
 
     mixed = mixed_items()
     if items is not None:
