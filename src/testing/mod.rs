@@ -60,6 +60,9 @@
 //! * `vectorEmbeddingPolicy` (optional) is used by `VectorDistance`.
 //! * `indexingPolicy` (optional, the service's JSON): ORDER BY on several paths needs a composite
 //!   index, as on the service.
+//! * `userDefinedFunctions` (optional): the container's UDFs, called as `udf.<id>(...)`, each as
+//!   the service's resource (`{"id": "tax", "body": "function (x) { ... }"}`) or with its
+//!   JavaScript in a file relative to the suite folder (`{"id": "tax", "file": "tax.js"}`).
 //!
 //! Without `fixtures.json` a suite has one empty container `c` with no partition key.
 //!
@@ -219,6 +222,8 @@ pub struct ContainerSpec {
     pub vector_policies: Vec<VectorPolicy>,
     /// Its indexing policy (`indexingPolicy`, the service's JSON; default when absent).
     pub indexing_policy: IndexingPolicy,
+    /// Its user-defined functions: (id, JavaScript body).
+    pub udfs: Vec<(String, String)>,
     /// Its items: JSON array or NDJSON documents, imported as they are.
     sources: Vec<(PathBuf, Arc<Vec<u8>>)>,
 }
@@ -242,6 +247,30 @@ impl ContainerSpec {
         }
         Ok(items)
     }
+}
+
+/// A fixture container's `userDefinedFunctions`: (id, body) each, a body given inline or in a
+/// file relative to `dir`.
+fn udfs_of(list: &Value, dir: &Path) -> Result<Vec<(String, String)>, String> {
+    let items = match list {
+        Value::Undefined | Value::Null => return Ok(Vec::new()),
+        Value::Array(items) => items,
+        _ => return Err("\"userDefinedFunctions\" must be an array".into()),
+    };
+    let mut udfs = Vec::new();
+    for udf in items.iter() {
+        let id = udf.get("id").as_str().ok_or("a user-defined function without a string \"id\"")?;
+        let body = match (udf.get("body").as_str(), udf.get("file").as_str()) {
+            (Some(body), None) => body.to_string(),
+            (None, Some(file)) => {
+                let path = dir.join(file);
+                std::fs::read_to_string(&path).map_err(|e| format!("udf.{id}: {}: {e}", path.display()))?
+            }
+            _ => return Err(format!("udf.{id}: give its JavaScript as \"body\" or in a \"file\"")),
+        };
+        udfs.push((id.to_string(), body));
+    }
+    Ok(udfs)
 }
 
 /// Containers with known data, loaded on demand once per partition count.
@@ -331,6 +360,8 @@ impl Fixture {
                     p => IndexingPolicy::from_json(p)
                         .map_err(|e| bad(format!("container \"{id}\": indexingPolicy: {}", e.message)))?,
                 },
+                udfs: udfs_of(entry.get("userDefinedFunctions"), &dir)
+                    .map_err(|e| bad(format!("container \"{id}\": {e}")))?,
                 sources,
             });
         }
@@ -382,6 +413,17 @@ impl Fixture {
         for (path, bytes) in &spec.sources {
             container.import(bytes.as_slice(), ImportOptions { fail_fast: true, ..ImportOptions::default() }, |_| {}).map_err(|e| {
                 Error::Fixture { path: path.clone(), message: format!("container \"{}\": {e}", spec.id) }
+            })?;
+        }
+        for (udf, body) in &spec.udfs {
+            let script = cosmoql_storage::container::Script::new(
+                cosmoql_storage::container::ScriptKind::UserDefinedFunction,
+                udf.as_str(),
+                body.as_str(),
+            );
+            container.create_script(script).map_err(|e| Error::Fixture {
+                path: self.dir.join(FIXTURES_FILE),
+                message: format!("container \"{}\": userDefinedFunctions: {e}", spec.id),
             })?;
         }
         let container = Arc::new(container);
