@@ -169,3 +169,14 @@ fn a_filter_with_a_udf_is_not_served_by_indexes_and_explain_says_so() {
     // The other conjunct still uses its index.
     assert!(explain.contains("c.income > 100: index range scan"), "{explain}");
 }
+
+#[test]
+fn order_by_a_udf_is_refused_as_the_service_refuses_a_computed_order() {
+    let c = client(&[r#"{"id":"a","pk":"x","income":500}"#]);
+    c.create_user_defined_function("Tax", TAX).unwrap();
+    // The service's rejection of an ORDER BY item that is no document path (recorded for
+    // LOWER(...); inferred for a UDF: research, section 4).
+    let e = query(&c, "SELECT * FROM c ORDER BY udf.Tax(c.income)").unwrap_err();
+    assert_eq!(e.status(), Some(400));
+    assert!(e.to_string().contains("ORDER BY item expression could not be mapped to a document path"), "{e}");
+}
