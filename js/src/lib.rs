@@ -18,7 +18,8 @@ mod script;
 
 pub use script::{Host, HostError, Invocation, Outcome, Reply, RequestBody};
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
 use std::fmt;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
@@ -109,6 +110,9 @@ fn function_of<'js>(ctx: &Ctx<'js>, source: &str) -> Result<Function<'js>, Scrip
 /// A JavaScript runtime under [`Limits`]: one a thread (QuickJS runtimes are not shared between
 /// threads), reused across invocations.
 pub struct Sandbox {
+    /// The context of the current session of calls ([`Sandbox::call_in_session`]); declared
+    /// first, so it goes before the runtime it lives in.
+    session: RefCell<Option<Session>>,
     runtime: Runtime,
     limits: Limits,
     /// When the running invocation must stop (read by the interrupt handler).
@@ -129,7 +133,7 @@ impl Sandbox {
         let deadline: Rc<Cell<Option<Instant>>> = Rc::new(Cell::new(None));
         let watched = Rc::clone(&deadline);
         runtime.set_interrupt_handler(Some(Box::new(move || watched.get().is_some_and(|at| Instant::now() >= at))));
-        Ok(Sandbox { runtime, limits, deadline })
+        Ok(Sandbox { session: RefCell::new(None), runtime, limits, deadline })
     }
 
     pub fn limits(&self) -> Limits {
@@ -143,21 +147,66 @@ impl Sandbox {
         let source = source.trim_end().trim_end_matches(|c: char| c == ';' || c.is_whitespace());
         self.invoke(|ctx| {
             let function = function_of(&ctx, source)?;
-            let mut call = Args::new(ctx.clone(), args.len());
-            for arg in args {
-                let value = match arg {
-                    Value::Undefined => rquickjs::Value::new_undefined(ctx.clone()),
-                    v => {
-                        let text = to_json_string(v)
-                            .ok_or_else(|| error(ScriptErrorKind::Engine, "an argument without a JSON form"))?;
-                        ctx.json_parse(text).map_err(|e| caught(&ctx, e))?
-                    }
-                };
-                call.push_arg(value).map_err(|e| caught(&ctx, e))?;
-            }
+            let call = arguments(&ctx, args)?;
             let result: rquickjs::Value = function.call_arg(call).map_err(|e| caught(&ctx, e))?;
             value_of(&ctx, result)
         })
+    }
+
+    /// Calls the function `source` defines, as [`Sandbox::call_function`] does, in a context kept
+    /// for the calls of `session` (one query's UDF calls): the function is compiled once and
+    /// called for each row, without a new context each time. A new session, or a call that
+    /// fails, drops the context.
+    pub fn call_in_session(&self, session: u64, source: &str, args: &[Value]) -> Result<Value, ScriptError> {
+        let mut slot =
+            self.session.try_borrow_mut().map_err(|_| error(ScriptErrorKind::Engine, "a call within a call"))?;
+        if slot.as_ref().map(|s| s.id) != Some(session) {
+            *slot = None;
+            let context = Context::full(&self.runtime).map_err(|e| error(ScriptErrorKind::Engine, e.to_string()))?;
+            *slot = Some(Session { id: session, context, functions: HashMap::new() });
+        }
+        let Some(Session { context, functions, .. }) = slot.as_mut() else {
+            return Err(error(ScriptErrorKind::Engine, "no session"));
+        };
+        let source = source.trim_end().trim_end_matches(|c: char| c == ';' || c.is_whitespace());
+        let deadline = Instant::now() + self.limits.time;
+        self.deadline.set(Some(deadline));
+        let out = context.with(|ctx| {
+            let js = |e| caught(&ctx, e);
+            let name = match functions.get(source) {
+                Some(name) => name.clone(),
+                None => {
+                    let function = function_of(&ctx, source)?;
+                    let name = format!("__cosmoqlUdf{}", functions.len());
+                    ctx.globals().set(name.as_str(), function).map_err(js)?;
+                    functions.insert(source.to_string(), name.clone());
+                    name
+                }
+            };
+            let function: Function = ctx.globals().get(name.as_str()).map_err(js)?;
+            let call = arguments(&ctx, args)?;
+            let result: rquickjs::Value = function.call_arg(call).map_err(js)?;
+            value_of(&ctx, result)
+        });
+        let late = Instant::now() >= deadline;
+        self.deadline.set(None);
+        if out.is_err() {
+            *slot = None;
+            self.runtime.run_gc();
+        }
+        out.map_err(|e| self.past_limit(e, late))
+    }
+
+    /// QuickJS's own "interrupted" (which scripts cannot catch), past the deadline: the time
+    /// limit, not a script's error of that text thrown in time.
+    fn past_limit(&self, e: ScriptError, late: bool) -> ScriptError {
+        if e.kind == ScriptErrorKind::Thrown && e.message.ends_with("interrupted") && late {
+            return error(
+                ScriptErrorKind::TimeLimit,
+                format!("the script ran past its time limit of {:?}", self.limits.time),
+            );
+        }
+        e
     }
 
     /// Runs `work` in a context of its own, under the time limit.
@@ -171,18 +220,33 @@ impl Sandbox {
         drop(context);
         // What the invocation allocated goes now, not at some later invocation's expense.
         self.runtime.run_gc();
-        out.map_err(|mut e| {
-            // QuickJS's own "interrupted" (which scripts cannot catch), not a script's error of
-            // that text thrown in time.
-            if e.kind == ScriptErrorKind::Thrown && e.message.ends_with("interrupted") && late {
-                e = error(
-                    ScriptErrorKind::TimeLimit,
-                    format!("the script ran past its time limit of {:?}", self.limits.time),
-                );
-            }
-            e
-        })
+        out.map_err(|e| self.past_limit(e, late))
     }
+}
+
+/// The calls of one session ([`Sandbox::call_in_session`]): a context, and the global name of
+/// each function compiled in it, by source.
+struct Session {
+    id: u64,
+    context: Context,
+    functions: HashMap<String, String>,
+}
+
+/// `args` as a JavaScript call's arguments (through JSON; undefined stays undefined).
+fn arguments<'js>(ctx: &Ctx<'js>, args: &[Value]) -> Result<Args<'js>, ScriptError> {
+    let mut call = Args::new(ctx.clone(), args.len());
+    for arg in args {
+        let value = match arg {
+            Value::Undefined => rquickjs::Value::new_undefined(ctx.clone()),
+            v => {
+                let text = to_json_string(v)
+                    .ok_or_else(|| error(ScriptErrorKind::Engine, "an argument without a JSON form"))?;
+                ctx.json_parse(text).map_err(|e| caught(ctx, e))?
+            }
+        };
+        call.push_arg(value).map_err(|e| caught(ctx, e))?;
+    }
+    Ok(call)
 }
 
 /// A JavaScript result as a value: through `JSON.stringify`, as the service returns it.

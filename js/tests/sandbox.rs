@@ -140,3 +140,21 @@ fn the_sandbox_has_no_host_objects() {
         assert!(matches!(got.as_ref().map(|v| v.as_str()), Ok(Some("undefined"))), "{name}: {got:?}");
     }
 }
+
+/// A session's calls compile the function once and share a context; a new session, or a call
+/// that fails, starts from a fresh one.
+#[test]
+fn calls_in_a_session_share_one_context_and_a_new_session_starts_fresh() {
+    let s = sandbox();
+    let counter = "function () { globalThis.n = (globalThis.n || 0) + 1; return globalThis.n; }";
+    assert_eq!(s.call_in_session(1, counter, &[]).unwrap(), json("1"));
+    assert_eq!(s.call_in_session(1, counter, &[]).unwrap(), json("2"));
+    assert_eq!(s.call_in_session(1, TAX, &[json("500")]).unwrap(), json("50"));
+    assert_eq!(s.call_in_session(2, counter, &[]).unwrap(), json("1"));
+    // An endless loop ends at the limit; the session goes with it.
+    let e = s.call_in_session(2, "function () { while (true) {} }", &[]).unwrap_err();
+    assert_eq!(e.kind, ScriptErrorKind::TimeLimit, "{e}");
+    assert_eq!(s.call_in_session(2, counter, &[]).unwrap(), json("1"));
+    let e = s.call_in_session(2, TAX, &[]).unwrap_err();
+    assert_eq!((e.kind, e.message.as_str()), (ScriptErrorKind::Thrown, "no input"));
+}
