@@ -33,6 +33,10 @@ impl Write<'_> {
     }
 }
 
+fn trigger(id: &str, body: &str, trigger_type: TriggerType, operation: TriggerOperation) -> Script {
+    Script { trigger: Some((trigger_type, operation)), ..Script::new(ScriptKind::Trigger, id, body) }
+}
+
 fn host_failure(e: HostError) -> Error {
     Error::Script(ScriptFailure { status: e.status, substatus: 0, message: e.message })
 }
@@ -47,8 +51,7 @@ impl ContainerClient {
         trigger_type: TriggerType,
         operation: TriggerOperation,
     ) -> Result<Script, Error> {
-        let script = Script { trigger: Some((trigger_type, operation)), ..Script::new(ScriptKind::Trigger, id, body) };
-        Ok(self.container.create_script(script)?)
+        Ok(self.container.create_script(trigger(id, body, trigger_type, operation))?)
     }
 
     /// A trigger (404 when there is none).
@@ -64,8 +67,7 @@ impl ContainerClient {
         trigger_type: TriggerType,
         operation: TriggerOperation,
     ) -> Result<Script, Error> {
-        let script = Script { trigger: Some((trigger_type, operation)), ..Script::new(ScriptKind::Trigger, id, body) };
-        Ok(self.container.replace_script(script)?)
+        Ok(self.container.replace_script(trigger(id, body, trigger_type, operation))?)
     }
 
     /// Deletes a trigger (404 when there is none).

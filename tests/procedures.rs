@@ -41,32 +41,9 @@ fn ids(c: &ContainerClient, pk: &str) -> Vec<String> {
     ids
 }
 
-/// The bulk import sample (azure-cosmos-dotnet-v2 `BulkImport.js`), unchanged but for comments.
-const BULK_IMPORT: &str = r#"function bulkImport(docs) {
-    var collection = getContext().getCollection();
-    var collectionLink = collection.getSelfLink();
-    var count = 0;
-    if (!docs) throw new Error("The array is undefined or null.");
-    var docsLength = docs.length;
-    if (docsLength == 0) {
-        getContext().getResponse().setBody(0);
-        return;
-    }
-    tryCreate(docs[count], callback);
-    function tryCreate(doc, callback) {
-        var isAccepted = collection.createDocument(collectionLink, doc, callback);
-        if (!isAccepted) getContext().getResponse().setBody(count);
-    }
-    function callback(err, doc, options) {
-        if (err) throw err;
-        count++;
-        if (count >= docsLength) {
-            getContext().getResponse().setBody(count);
-        } else {
-            tryCreate(docs[count], callback);
-        }
-    }
-}"#;
+/// The bulk import sample (azure-cosmos-dotnet-v2 `BulkImport.js`), unchanged but for comments,
+/// as `examples/scripts/` keeps it.
+const BULK_IMPORT: &str = include_str!("../examples/scripts/bulk_import.js");
 
 /// The bulk delete sample (azure-cosmosdb-js-server `bulkDelete.js`), unchanged but for comments.
 const BULK_DELETE: &str = r#"function bulkDeleteSproc(query) {

@@ -35,17 +35,8 @@ fn post(name: &str) -> ItemOptions {
 }
 
 /// "How to write stored procedures, triggers, and UDFs": the validation pre-trigger, unchanged
-/// but for comments.
-const VALIDATE: &str = r#"function validateToDoItemTimestamp() {
-    var context = getContext();
-    var request = context.getRequest();
-    var itemToCreate = request.getBody();
-    if (!("timestamp" in itemToCreate)) {
-        var ts = new Date();
-        itemToCreate["timestamp"] = ts.getTime();
-    }
-    request.setBody(itemToCreate);
-}"#;
+/// but for comments (as `examples/scripts/` keeps it).
+const VALIDATE: &str = include_str!("../examples/scripts/validate.js");
 
 /// The same page's metadata post-trigger, unchanged but for comments.
 const UPDATE_METADATA: &str = r#"function updateMetadata() {

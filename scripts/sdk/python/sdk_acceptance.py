@@ -650,31 +650,8 @@ def check_failing_batch(container):
     expect(container.read_item("b-up", partition_key="kb")["n"] == 2, "a failed batch's upsert was applied")
 
 
-BULK_IMPORT = """function bulkImport(docs) {
-    var collection = getContext().getCollection();
-    var collectionLink = collection.getSelfLink();
-    var count = 0;
-    if (!docs) throw new Error("The array is undefined or null.");
-    var docsLength = docs.length;
-    if (docsLength == 0) {
-        getContext().getResponse().setBody(0);
-        return;
-    }
-    tryCreate(docs[count], callback);
-    function tryCreate(doc, callback) {
-        var isAccepted = collection.createDocument(collectionLink, doc, callback);
-        if (!isAccepted) getContext().getResponse().setBody(count);
-    }
-    function callback(err, doc, options) {
-        if (err) throw err;
-        count++;
-        if (count >= docsLength) {
-            getContext().getResponse().setBody(count);
-        } else {
-            tryCreate(docs[count], callback);
-        }
-    }
-}"""
+# The documented bulk import procedure, as examples/scripts/ keeps it.
+BULK_IMPORT = (Path(__file__).resolve().parents[3] / "examples" / "scripts" / "bulk_import.js").read_text()
 
 
 def check_scripts(container):
