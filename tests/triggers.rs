@@ -184,3 +184,30 @@ fn a_trigger_of_another_operation_or_type_is_refused_and_nothing_is_written() {
     assert_eq!(c.read_item::<Value>(key("a"), "audit").unwrap().item.get("op"), &json(r#""Delete""#));
     assert_eq!(c.read_item::<Value>(key("a"), "1").unwrap_err().status(), Some(404));
 }
+
+#[test]
+fn triggers_run_on_replace_and_upsert_too() {
+    let c = client();
+    c.create_trigger(
+        "upper",
+        "function () { var r = getContext().getRequest(), item = r.getBody(); item.name = item.name.toUpperCase(); \
+         r.setBody(item); }",
+        TriggerType::Pre,
+        TriggerOperation::All,
+    )
+    .unwrap();
+    c.create_trigger("onlyReplace", "function () {}", TriggerType::Pre, TriggerOperation::Replace).unwrap();
+    c.create_item(&json(r#"{"id":"1","pk":"a","name":"ann"}"#)).unwrap();
+    let replaced =
+        c.replace_item_with(key("a"), "1", &json(r#"{"id":"1","pk":"a","name":"bo"}"#), &pre("upper")).unwrap();
+    assert_eq!(replaced.item.get("name"), &json(r#""BO""#));
+    let upserted = c.upsert_item_with(&json(r#"{"id":"2","pk":"a","name":"cy"}"#), &pre("upper")).unwrap();
+    assert_eq!(upserted.item.get("name"), &json(r#""CY""#));
+    assert_eq!(c.read_item::<Value>(key("a"), "2").unwrap().item.get("name"), &json(r#""CY""#));
+    c.replace_item_with(key("a"), "1", &json(r#"{"id":"1","pk":"a","name":"di"}"#), &pre("onlyReplace")).unwrap();
+    let e = c.upsert_item_with(&json(r#"{"id":"1","pk":"a"}"#), &pre("onlyReplace")).unwrap_err();
+    assert!(
+        e.to_string().contains("was defined with operation type 'Replace', and therefore is invalid for 'Upsert'."),
+        "{e}"
+    );
+}

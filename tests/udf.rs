@@ -172,3 +172,30 @@ fn order_by_a_udf_is_refused_as_the_service_refuses_a_computed_order() {
     assert_eq!(e.status(), Some(400));
     assert!(e.to_string().contains("ORDER BY item expression could not be mapped to a document path"), "{e}");
 }
+
+#[test]
+fn a_udf_has_no_context() {
+    let c = client(&[r#"{"id":"a","pk":"x","n":1}"#]);
+    // "UDFs don't have access to the context object" (research, section 1.2).
+    c.create_user_defined_function("sneaky", "function (x) { return getContext(); }").unwrap();
+    let e = query(&c, "SELECT VALUE udf.sneaky(c.n) FROM c").unwrap_err();
+    assert_eq!(e.status(), Some(400));
+    assert!(e.to_string().contains("getContext is not defined"), "{e}");
+}
+
+#[test]
+fn a_udf_filter_loads_every_item_and_is_charged_for_it() {
+    // "UDF's do not utilize the index so evaluating the UDF will require loading documents"
+    // (research, section 4): the same filter through a UDF reads every item, where the index
+    // finds the one item, and costs more.
+    let items: Vec<String> = (0..200).map(|i| format!(r#"{{"id":"{i}","pk":"k{}","n":{i}}}"#, i % 7)).collect();
+    let c = client(&items.iter().map(String::as_str).collect::<Vec<_>>());
+    c.create_user_defined_function("same", "function (x) { return x; }").unwrap();
+    let run = |sql: &str| c.query_pages::<Value>(sql, QueryOptions::default()).drain().unwrap();
+    let indexed = run("SELECT VALUE c.id FROM c WHERE c.n = 42");
+    let by_udf = run("SELECT VALUE c.id FROM c WHERE udf.same(c.n) = 42");
+    assert_eq!(indexed.items, by_udf.items);
+    assert_eq!((indexed.metrics.retrieved_document_count, by_udf.metrics.retrieved_document_count), (1, 200));
+    let (a, b) = (indexed.metrics.request_charge, by_udf.metrics.request_charge);
+    assert!(b > a, "{b} vs {a}");
+}

@@ -128,6 +128,7 @@ use cosmoql_storage::{
 };
 use cosmoql_value::{parse_json, to_json_string, to_json_string_pretty, Value};
 
+mod fixture_scripts;
 mod suite_file;
 use suite_file::{parse_suite_file, Case, Expect};
 
@@ -249,30 +250,6 @@ impl ContainerSpec {
     }
 }
 
-/// A fixture container's `userDefinedFunctions`: (id, body) each, a body given inline or in a
-/// file relative to `dir`.
-fn udfs_of(list: &Value, dir: &Path) -> Result<Vec<(String, String)>, String> {
-    let items = match list {
-        Value::Undefined | Value::Null => return Ok(Vec::new()),
-        Value::Array(items) => items,
-        _ => return Err("\"userDefinedFunctions\" must be an array".into()),
-    };
-    let mut udfs = Vec::new();
-    for udf in items.iter() {
-        let id = udf.get("id").as_str().ok_or("a user-defined function without a string \"id\"")?;
-        let body = match (udf.get("body").as_str(), udf.get("file").as_str()) {
-            (Some(body), None) => body.to_string(),
-            (None, Some(file)) => {
-                let path = dir.join(file);
-                std::fs::read_to_string(&path).map_err(|e| format!("udf.{id}: {}: {e}", path.display()))?
-            }
-            _ => return Err(format!("udf.{id}: give its JavaScript as \"body\" or in a \"file\"")),
-        };
-        udfs.push((id.to_string(), body));
-    }
-    Ok(udfs)
-}
-
 /// Containers with known data, loaded on demand once per partition count.
 #[derive(Debug)]
 pub struct Fixture {
@@ -360,7 +337,7 @@ impl Fixture {
                     p => IndexingPolicy::from_json(p)
                         .map_err(|e| bad(format!("container \"{id}\": indexingPolicy: {}", e.message)))?,
                 },
-                udfs: udfs_of(entry.get("userDefinedFunctions"), &dir)
+                udfs: fixture_scripts::udfs_of(entry.get("userDefinedFunctions"), &dir)
                     .map_err(|e| bad(format!("container \"{id}\": {e}")))?,
                 sources,
             });
@@ -415,17 +392,10 @@ impl Fixture {
                 Error::Fixture { path: path.clone(), message: format!("container \"{}\": {e}", spec.id) }
             })?;
         }
-        for (udf, body) in &spec.udfs {
-            let script = cosmoql_storage::container::Script::new(
-                cosmoql_storage::container::ScriptKind::UserDefinedFunction,
-                udf.as_str(),
-                body.as_str(),
-            );
-            container.create_script(script).map_err(|e| Error::Fixture {
-                path: self.dir.join(FIXTURES_FILE),
-                message: format!("container \"{}\": userDefinedFunctions: {e}", spec.id),
-            })?;
-        }
+        fixture_scripts::register(&container, &spec.udfs).map_err(|e| Error::Fixture {
+            path: self.dir.join(FIXTURES_FILE),
+            message: format!("container \"{}\": userDefinedFunctions: {e}", spec.id),
+        })?;
         let container = Arc::new(container);
         loaded.insert((index, partitions), Arc::clone(&container));
         Ok(container)
