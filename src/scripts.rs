@@ -117,12 +117,13 @@ impl UdfHost for Udfs {
     }
 }
 
-/// Runs `work` with this thread's sandbox (made on first use).
+/// Runs `work` with this thread's sandbox (made on first use). While that one runs a script (a
+/// procedure whose query calls a UDF), `work` gets a sandbox of its own for the call.
 pub(crate) fn with_sandbox<T>(work: impl FnOnce(&Sandbox) -> Result<T, ScriptError>) -> Result<T, ScriptError> {
     SANDBOX.with(|cell| {
-        let mut slot = cell
-            .try_borrow_mut()
-            .map_err(|_| ScriptError::new(ScriptErrorKind::Engine, "a script ran a script on its own thread"))?;
+        let Ok(mut slot) = cell.try_borrow_mut() else {
+            return work(&Sandbox::new(Limits::default())?);
+        };
         if slot.is_none() {
             *slot = Some(Sandbox::new(Limits::default())?);
         }

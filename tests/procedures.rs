@@ -383,3 +383,20 @@ fn procedures_are_kept_listed_replaced_and_deleted() {
     let e = c.execute_stored_procedure("p", &key("a"), &[], &ProcedureOptions::default()).unwrap_err();
     assert_eq!(e.status(), Some(404));
 }
+
+#[test]
+fn a_procedures_query_may_call_a_udf() {
+    let c = client();
+    c.create_item(&json(r#"{"id":"1","pk":"a","n":20}"#)).unwrap();
+    c.create_user_defined_function("half", "function (x) { return x / 2; }").unwrap();
+    let body = r#"function () {
+        var coll = getContext().getCollection();
+        coll.queryDocuments(coll.getSelfLink(), "SELECT VALUE udf.half(c.n) FROM c", function (err, docs) {
+            if (err) throw err;
+            getContext().getResponse().setBody(docs);
+        });
+    }"#;
+    c.create_stored_procedure("halves", body).unwrap();
+    let r = c.execute_stored_procedure("halves", &key("a"), &[], &ProcedureOptions::default()).unwrap();
+    assert_eq!(r.body, json("[10]"));
+}

@@ -113,6 +113,11 @@ impl Endpoint {
         for item in spec.items()? {
             self.account.upsert(&collection, &item).map_err(|e| self.problem(format!("container \"{id}\": {e}")))?;
         }
+        for (udf, body) in &spec.udfs {
+            self.account
+                .create_user_defined_function(&collection, udf, body)
+                .map_err(|e| self.problem(format!("container \"{id}\": udf.{udf}: {e}")))?;
+        }
         containers.insert((spec.id.clone(), partitions), collection.clone());
         Ok(collection)
     }

@@ -205,6 +205,18 @@ impl Account {
         self.ok("POST", &format!("/dbs/{}/colls", encode(database)), &headers, Some(properties)).map(|_| ())
     }
 
+    /// Registers a user-defined function on a container (`POST .../udfs`, the service's
+    /// resource: `id` and `body`).
+    pub fn create_user_defined_function(
+        &self,
+        collection: &Collection,
+        id: &str,
+        body: &str,
+    ) -> Result<(), RemoteError> {
+        let resource = Value::object([("id", Value::from(id)), ("body", Value::from(body))]);
+        self.ok("POST", &format!("{}/udfs", collection.path()), &[], Some(&resource)).map(|_| ())
+    }
+
     /// Upserts `item` into a container keyed by `definition`.
     pub fn upsert(&self, collection: &Collection, item: &Value) -> Result<(), RemoteError> {
         let key = key_header(&collection.definition, item);

@@ -8,7 +8,7 @@ use super::*;
 
 impl Container {
     /// One logical partition copied into an in-memory container of its own: the same id,
-    /// resource ids, key definition, settings and indexing policy, the partition's items with
+    /// resource ids, key definition, settings, indexing policy and scripts, the partition's items with
     /// their system properties (so `_rid`, `_self`, `_etag` and `_ts` read as in the container),
     /// and sequence numbers that go on from the container's. Nothing written to the copy reaches
     /// the container. It costs a copy of the logical partition's items and their indexes.
@@ -20,6 +20,8 @@ impl Container {
             Container::with_rids(self.id.clone(), self.definition.clone(), settings, self.database_rid, self.rid);
         *copy.indexing_policy.write() = self.indexing_policy();
         *copy.clock.write() = Arc::clone(&*self.clock.read());
+        // Its scripts too: a query the transaction runs may call the container's UDFs.
+        *copy.scripts.write() = self.scripts.read().clone();
         copy.suspend_indexes();
         let failed =
             |e: crate::codec::DecodeError| StorageError::internal(format!("copying a logical partition: {}", e.0));
