@@ -7,12 +7,18 @@
 //!
 //! Parquet holds no struct without fields: a column whose type has one (a property only ever
 //! `{}`) is left out of the files, and named in the metadata (`cosmoql.columns_left_out`).
+//!
+//! Strings are written as `Utf8`, not as the mirror's `Utf8View`: Parquet stores both alike, but
+//! the Arrow schema embedded in the files would otherwise name `string_view`, which readers before
+//! pyarrow 16 (and other engines) do not know.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use datafusion::arrow::datatypes::DataType;
+use datafusion::arrow::array::ArrayRef;
+use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::parquet::arrow::ArrowWriter;
 use datafusion::parquet::basic::{Compression, ZstdLevel};
@@ -41,6 +47,18 @@ fn writable(ty: &DataType) -> bool {
     }
 }
 
+/// `ty` with its string views, at any depth, as `Utf8`.
+fn without_views(ty: &DataType) -> DataType {
+    let field = |f: &Field| Arc::new(f.clone().with_data_type(without_views(f.data_type())));
+    match ty {
+        DataType::Utf8View => DataType::Utf8,
+        DataType::Struct(fields) => DataType::Struct(fields.iter().map(|f| field(f)).collect()),
+        DataType::List(f) => DataType::List(field(f)),
+        DataType::LargeList(f) => DataType::LargeList(field(f)),
+        other => other.clone(),
+    }
+}
+
 /// Writes every container with an analytical store under `out`, synced first; the files written.
 pub fn export(analytics: &Analytics, out: &Path) -> Result<Vec<Exported>, AnalyticsError> {
     let io = |what: &str, path: &Path, e: &dyn std::fmt::Display| {
@@ -55,7 +73,13 @@ pub fn export(analytics: &Analytics, out: &Path) -> Result<Vec<Exported>, Analyt
         let keep: Vec<usize> = (0..schema.fields().len()).filter(|&i| writable(schema.field(i).data_type())).collect();
         let left_out: Vec<&str> =
             (0..schema.fields().len()).filter(|i| !keep.contains(i)).map(|i| schema.field(i).name().as_str()).collect();
-        let projected = Arc::new(schema.project(&keep).map_err(|e| AnalyticsError::new(e.to_string()))?);
+        let projected = schema.project(&keep).map_err(|e| AnalyticsError::new(e.to_string()))?;
+        let fields: Vec<Field> = projected
+            .fields()
+            .iter()
+            .map(|f| f.as_ref().clone().with_data_type(without_views(f.data_type())))
+            .collect();
+        let projected = Arc::new(Schema::new_with_metadata(fields, projected.metadata().clone()));
         let mode = schema.metadata().get("cosmoql.schema_mode").cloned().unwrap_or_default();
         let mut metadata = vec![
             KeyValue::new("cosmoql.schema_mode".into(), mode),
@@ -79,6 +103,15 @@ pub fn export(analytics: &Analytics, out: &Path) -> Result<Vec<Exported>, Analyt
             let mut rows = 0;
             for batch in &p.batches {
                 let batch: RecordBatch = batch.project(&keep).map_err(|e| io("write", &path, &e))?;
+                let columns = batch
+                    .columns()
+                    .iter()
+                    .zip(projected.fields())
+                    .map(|(c, f)| cast(c, f.data_type()))
+                    .collect::<Result<Vec<ArrayRef>, _>>()
+                    .map_err(|e| io("write", &path, &e))?;
+                let batch =
+                    RecordBatch::try_new(Arc::clone(&projected), columns).map_err(|e| io("write", &path, &e))?;
                 rows += batch.num_rows();
                 writer.write(&batch).map_err(|e| io("write", &path, &e))?;
             }
