@@ -400,3 +400,58 @@ fn a_procedures_query_may_call_a_udf() {
     let r = c.execute_stored_procedure("halves", &key("a"), &[], &ProcedureOptions::default()).unwrap();
     assert_eq!(r.body, json("[10]"));
 }
+
+#[test]
+fn read_documents_pages_with_continuation_and_the_query_api_maps_sorts_and_flattens() {
+    let c = client();
+    for (id, n) in [("a", 3), ("b", 1), ("c", 2), ("d", 5), ("e", 4)] {
+        c.create_item(&json(&format!(r#"{{"id":"{id}","pk":"p","n":{n},"tags":["{id}1","{id}2"]}}"#))).unwrap();
+    }
+    // readDocuments, two at a time, following the continuation; readDocument with ifNoneMatch of
+    // the current etag answers "not modified" (no document).
+    let body = r#"function () {
+        var coll = getContext().getCollection(), link = coll.getSelfLink(), ids = [];
+        page();
+        function page(continuation) {
+            coll.readDocuments(link, {pageSize: 2, continuation: continuation}, function (err, docs, options) {
+                if (err) throw err;
+                docs.forEach(function (d) { ids.push(d.id); });
+                if (options.continuation) return page(options.continuation);
+                coll.readDocument(coll.getAltLink() + "/docs/a", function (err, a) {
+                    coll.readDocument(coll.getAltLink() + "/docs/a", {ifNoneMatch: a._etag}, function (err, same, o) {
+                        getContext().getResponse().setBody({ids: ids.sort(), notModified: o.notModified === true && same === undefined});
+                    });
+                });
+            });
+        }
+    }"#;
+    c.create_stored_procedure("pages", body).unwrap();
+    let r = c.execute_stored_procedure("pages", &key("p"), &[], &ProcedureOptions::default()).unwrap();
+    assert_eq!(r.body, json(r#"{"ids": ["a", "b", "c", "d", "e"], "notModified": true}"#));
+    // __.map, __.sortByDescending and __.flatten, with callbacks; without a callback the result is
+    // appended to the response body, as the service does.
+    let body = r#"function () {
+        var out = {};
+        __.map(function (d) { return d.n * 10; }, function (err, tens) { out.tens = tens.sort(function (x, y) { return x - y; }); });
+        __.sortByDescending(function (d) { return d.n; }, function (err, docs) {
+            out.order = docs.map(function (d) { return d.id; });
+        });
+        __.chain().pluck("tags").flatten().value(function (err, tags) {
+            out.tags = tags.length;
+            getContext().getResponse().setBody(out);
+        });
+    }"#;
+    c.create_stored_procedure("api", body).unwrap();
+    let r = c.execute_stored_procedure("api", &key("p"), &[], &ProcedureOptions::default()).unwrap();
+    assert_eq!(r.body, json(r#"{"tens": [10, 20, 30, 40, 50], "order": ["d", "e", "a", "c", "b"], "tags": 10}"#));
+    c.create_stored_procedure("appended", "function () { __.pluck('id', {}); }").unwrap();
+    let r = c.execute_stored_procedure("appended", &key("p"), &[], &ProcedureOptions::default()).unwrap();
+    let ids: Vec<String> = parse_json(r.body.as_str().unwrap())
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(ids.len(), 5);
+}
