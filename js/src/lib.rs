@@ -94,8 +94,10 @@ fn error(kind: ScriptErrorKind, message: impl Into<String>) -> ScriptError {
 }
 
 /// The function `source` defines: a declaration in parentheses is an expression whose value is
-/// the function.
+/// the function. The documentation's own bodies may end with `;` (`function (input, pattern) {
+/// ... };`), which is dropped first.
 fn function_of<'js>(ctx: &Ctx<'js>, source: &str) -> Result<Function<'js>, ScriptError> {
+    let source = source.trim_end().trim_end_matches(|c: char| c == ';' || c.is_whitespace());
     match ctx.eval::<rquickjs::Value, _>(format!("(\n{source}\n)")) {
         Ok(value) => value.into_function().ok_or_else(|| {
             error(
@@ -143,8 +145,6 @@ impl Sandbox {
     /// Calls the function `source` defines (a user-defined function's body: `function tax(income)
     /// { ... }`, or any expression whose value is a function) with `args`; its result.
     pub fn call_function(&self, source: &str, args: &[Value]) -> Result<Value, ScriptError> {
-        // The documentation's own bodies may end with `;` (`function (input, pattern) { ... };`).
-        let source = source.trim_end().trim_end_matches(|c: char| c == ';' || c.is_whitespace());
         self.invoke(|ctx| {
             let function = function_of(&ctx, source)?;
             let call = arguments(&ctx, args)?;
@@ -168,7 +168,6 @@ impl Sandbox {
         let Some(Session { context, functions, .. }) = slot.as_mut() else {
             return Err(error(ScriptErrorKind::Engine, "no session"));
         };
-        let source = source.trim_end().trim_end_matches(|c: char| c == ';' || c.is_whitespace());
         let deadline = Instant::now() + self.limits.time;
         self.deadline.set(Some(deadline));
         let out = context.with(|ctx| {
@@ -200,7 +199,9 @@ impl Sandbox {
     /// QuickJS's own "interrupted" (which scripts cannot catch), past the deadline: the time
     /// limit, not a script's error of that text thrown in time.
     fn past_limit(&self, e: ScriptError, late: bool) -> ScriptError {
-        if e.kind == ScriptErrorKind::Thrown && e.message.ends_with("interrupted") && late {
+        // `String(e)` of QuickJS's `InternalError` (or its bare message).
+        let interrupted = matches!(e.message.as_str(), "InternalError: interrupted" | "interrupted");
+        if e.kind == ScriptErrorKind::Thrown && interrupted && late {
             return error(
                 ScriptErrorKind::TimeLimit,
                 format!("the script ran past its time limit of {:?}", self.limits.time),

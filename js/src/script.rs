@@ -98,7 +98,6 @@ impl Sandbox {
         invocation: &Invocation,
         host: &mut dyn Host,
     ) -> Result<Outcome, ScriptError> {
-        let source = source.trim_end().trim_end_matches(|c: char| c == ';' || c.is_whitespace());
         let accept_until = now_ms() + self.limits().time.as_secs_f64() * 800.0;
         let config = config(invocation, accept_until)?;
         self.invoke(|ctx| {

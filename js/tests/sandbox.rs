@@ -17,16 +17,7 @@ fn sandbox() -> Sandbox {
 }
 
 /// "User-defined functions (UDFs) in Azure Cosmos DB": the tax example.
-const TAX: &str = r#"function tax(income) {
-    if (income == undefined)
-        throw 'no input';
-    if (income < 1000)
-        return income * 0.1;
-    else if (income < 10000)
-        return income * 0.2;
-    else
-        return income * 0.4;
-}"#;
+const TAX: &str = include_str!("../../examples/scripts/tax.js");
 
 /// The same page's regular-expression example.
 const REGEX_MATCH: &str = "function REGEX_MATCH(input, pattern) { return input.match(pattern) }";
