@@ -3,7 +3,7 @@
 //! and `.trigger` (triggers, run by the writes that name them).
 
 use cosmoql::value::{parse_json, to_json_string, Value};
-use cosmoql::{PartitionKey, ProcedureOptions, TriggerOperation, TriggerType};
+use cosmoql::{ContainerClient, PartitionKey, ProcedureOptions, Script, ScriptKind, TriggerOperation, TriggerType};
 
 use crate::session::Session;
 use crate::statements::unquote;
@@ -26,14 +26,20 @@ fn read_script(file: &str) -> Result<String, String> {
     std::fs::read_to_string(&file).map_err(|e| format!("{file}: {e}"))
 }
 
-/// One line of a list: the id and the script's first line.
-fn listed(id: &str, what: &str, body: &str) -> String {
-    let first = body.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or_default();
+/// One line of a list: the name (`udf.tax`, `bulk`, `stamp (Pre Create)`) and the script's first
+/// line.
+fn listed(script: &Script) -> String {
+    let name = match (script.kind, script.trigger) {
+        (ScriptKind::UserDefinedFunction, _) => format!("udf.{}", script.id),
+        (_, Some((ty, op))) => format!("{} ({} {})", script.id, ty.name(), op.name()),
+        _ => script.id.clone(),
+    };
+    let first = script.body.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or_default();
     let mut line: String = first.chars().take(60).collect();
     if first.chars().nth(60).is_some() {
         line.push_str("...");
     }
-    format!("{id}{what}  {}", crate::text::for_terminal(&line))
+    format!("{name}  {}", crate::text::for_terminal(&line))
 }
 
 impl Session {
@@ -41,17 +47,10 @@ impl Session {
     pub(crate) fn udf_command(&mut self, args: &[&str], rest: &str) -> Result<(), String> {
         let usage = "usage: .udf list | create NAME FILE | replace NAME FILE | show NAME | drop NAME";
         let client = self.container()?;
+        if self.list_show_or_drop(&client, ScriptKind::UserDefinedFunction, args)? {
+            return Ok(());
+        }
         match args {
-            [] | ["list"] => {
-                let udfs = client.list_user_defined_functions();
-                if udfs.is_empty() {
-                    self.say("no user-defined functions (.udf create NAME FILE registers one)");
-                }
-                for udf in udfs {
-                    self.say(&listed(&format!("udf.{}", udf.id), "", &udf.body));
-                }
-                Ok(())
-            }
             ["create" | "replace", name, ..] => {
                 let body = read_script(after_words(rest, 2)).map_err(|e| format!("{e}\n{usage}"))?;
                 if args[0] == "create" {
@@ -61,16 +60,6 @@ impl Session {
                     client.replace_user_defined_function(name, &body).map_err(|e| e.to_string())?;
                     self.say(&format!("replaced udf.{name}"));
                 }
-                Ok(())
-            }
-            ["show", name] => {
-                let udf = client.read_user_defined_function(name).map_err(|e| e.to_string())?;
-                self.say(&crate::text::for_terminal(udf.body.trim_end()));
-                Ok(())
-            }
-            ["drop", name] => {
-                client.delete_user_defined_function(name).map_err(|e| e.to_string())?;
-                self.say(&format!("dropped udf.{name}"));
                 Ok(())
             }
             _ => Err(usage.into()),
@@ -83,16 +72,10 @@ impl Session {
         let usage =
             "usage: .proc list | create NAME FILE | replace NAME FILE | show NAME | drop NAME | exec NAME PK [ARGS-JSON]";
         let client = self.container()?;
+        if self.list_show_or_drop(&client, ScriptKind::StoredProcedure, args)? {
+            return Ok(());
+        }
         match args {
-            [] | ["list"] => {
-                let procs = client.list_stored_procedures();
-                if procs.is_empty() {
-                    self.say("no stored procedures (.proc create NAME FILE registers one)");
-                }
-                for p in procs {
-                    self.say(&listed(&p.id, "", &p.body));
-                }
-            }
             ["create" | "replace", name, ..] => {
                 let body = read_script(after_words(rest, 2)).map_err(|e| format!("{e}\n{usage}"))?;
                 if args[0] == "create" {
@@ -102,14 +85,6 @@ impl Session {
                     client.replace_stored_procedure(name, &body).map_err(|e| e.to_string())?;
                     self.say(&format!("replaced stored procedure {name}"));
                 }
-            }
-            ["show", name] => {
-                let p = client.read_stored_procedure(name).map_err(|e| e.to_string())?;
-                self.say(&crate::text::for_terminal(p.body.trim_end()));
-            }
-            ["drop", name] => {
-                client.delete_stored_procedure(name).map_err(|e| e.to_string())?;
-                self.say(&format!("dropped stored procedure {name}"));
             }
             ["exec", name, pk, ..] => {
                 let key = PartitionKey::parse_json(pk).map_err(|e| format!("PK: {e}\n{usage}"))?;
@@ -141,17 +116,10 @@ impl Session {
         let usage = "usage: .trigger list | create NAME pre|post all|create|replace|upsert|delete FILE | \
                      replace NAME pre|post OPERATION FILE | show NAME | drop NAME";
         let client = self.container()?;
+        if self.list_show_or_drop(&client, ScriptKind::Trigger, args)? {
+            return Ok(());
+        }
         match args {
-            [] | ["list"] => {
-                let triggers = client.list_triggers();
-                if triggers.is_empty() {
-                    self.say("no triggers (.trigger create NAME pre|post OPERATION FILE registers one)");
-                }
-                for t in triggers {
-                    let what = t.trigger.map_or(String::new(), |(ty, op)| format!(" ({} {})", ty.name(), op.name()));
-                    self.say(&listed(&t.id, &what, &t.body));
-                }
-            }
             ["create" | "replace", name, ty, op, ..] => {
                 let ty = TriggerType::parse(ty).ok_or_else(|| format!("{ty}: not pre or post\n{usage}"))?;
                 let op = TriggerOperation::parse(op).ok_or_else(|| format!("{op}: not an operation\n{usage}"))?;
@@ -168,16 +136,47 @@ impl Session {
                     self.say(&format!("replaced trigger {name}"));
                 }
             }
-            ["show", name] => {
-                let t = client.read_trigger(name).map_err(|e| e.to_string())?;
-                self.say(&crate::text::for_terminal(t.body.trim_end()));
-            }
-            ["drop", name] => {
-                client.delete_trigger(name).map_err(|e| e.to_string())?;
-                self.say(&format!("dropped trigger {name}"));
-            }
             _ => return Err(usage.into()),
         }
         Ok(())
+    }
+
+    /// `list`, `show NAME` and `drop NAME`, alike for the three kinds; false for another
+    /// subcommand.
+    fn list_show_or_drop(&self, client: &ContainerClient, kind: ScriptKind, args: &[&str]) -> Result<bool, String> {
+        match args {
+            [] | ["list"] => {
+                let scripts = client.list_scripts(kind);
+                if scripts.is_empty() {
+                    self.say(match kind {
+                        ScriptKind::UserDefinedFunction => {
+                            "no user-defined functions (.udf create NAME FILE registers one)"
+                        }
+                        ScriptKind::StoredProcedure => "no stored procedures (.proc create NAME FILE registers one)",
+                        ScriptKind::Trigger => {
+                            "no triggers (.trigger create NAME pre|post OPERATION FILE registers one)"
+                        }
+                    });
+                }
+                for script in scripts {
+                    self.say(&listed(&script));
+                }
+            }
+            ["show", name] => {
+                let script = client.read_script(kind, name).map_err(|e| e.to_string())?;
+                self.say(&crate::text::for_terminal(script.body.trim_end()));
+            }
+            ["drop", name] => {
+                client.delete_script(kind, name).map_err(|e| e.to_string())?;
+                let what = match kind {
+                    ScriptKind::UserDefinedFunction => format!("udf.{name}"),
+                    ScriptKind::StoredProcedure => format!("stored procedure {name}"),
+                    ScriptKind::Trigger => format!("trigger {name}"),
+                };
+                self.say(&format!("dropped {what}"));
+            }
+            _ => return Ok(false),
+        }
+        Ok(true)
     }
 }
