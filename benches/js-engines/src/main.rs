@@ -28,6 +28,19 @@ fn line(engine: &str, what: &str, value: String) {
     println!("{{\"engine\":\"{engine}\",\"measure\":\"{what}\",{value}}}");
 }
 
+/// The line of a hostile script: how long it ran, whether it was stopped and why, and what the
+/// next call gave.
+#[allow(dead_code)]
+fn stopped_line(engine: &str, what: &str, ms: f64, out: Result<String, String>, after: Result<String, String>) {
+    let value = format!(
+        "\"ms\":{ms:.1},\"stopped\":{},\"message\":{:?},\"next call\":{:?}",
+        out.is_err(),
+        out.err().unwrap_or_default(),
+        after
+    );
+    line(engine, what, value);
+}
+
 #[allow(dead_code)]
 fn per_call(n: usize, mut f: impl FnMut()) -> f64 {
     f();
@@ -94,16 +107,7 @@ mod quickjs {
             let out = eval(&rt, src);
             let ms = started.elapsed().as_secs_f64() * 1e3;
             let after = eval(&runtime(None), "40 + 2");
-            line(
-                e,
-                what,
-                format!(
-                    "\"ms\":{ms:.1},\"stopped\":{},\"message\":{:?},\"next call\":{:?}",
-                    out.is_err(),
-                    out.err().unwrap_or_default(),
-                    after
-                ),
-            );
+            stopped_line(e, what, ms, out, after);
         }
     }
 }
@@ -149,16 +153,7 @@ mod boa {
             let out = eval(src, true);
             let ms = started.elapsed().as_secs_f64() * 1e3;
             let after = eval("40 + 2", true);
-            line(
-                e,
-                what,
-                format!(
-                    "\"ms\":{ms:.1},\"stopped\":{},\"message\":{:?},\"next call\":{:?}",
-                    out.is_err(),
-                    out.err().unwrap_or_default(),
-                    after
-                ),
-            );
+            stopped_line(e, what, ms, out, after);
         }
         line(e, "string and array bombs", "\"stopped\":false,\"message\":\"not run: Boa has no memory limit\"".into());
     }
