@@ -873,6 +873,17 @@ impl ContainerClient {
         responses.into_iter().map(|r| self.response((r, retries))).collect()
     }
 
+    /// What a query takes from the container unless its options say otherwise: the vector
+    /// embedding policy (VectorDistance's direction follows it) and the UDFs.
+    fn container_defaults(&self, options: &mut QueryOptions) {
+        if options.vector_policies.is_empty() {
+            options.vector_policies = self.vector_policies();
+        }
+        if options.udfs.is_none() {
+            options.udfs = crate::scripts::udf_host(&self.container);
+        }
+    }
+
     /// The container's vector embedding policy, as queries read it.
     fn vector_policies(&self) -> Vec<cosmoql_planner::VectorPolicy> {
         self.container
@@ -913,12 +924,7 @@ impl ContainerClient {
         if options.consistency == Consistency::Session {
             options.consistency = self.consistency;
         }
-        if options.vector_policies.is_empty() {
-            options.vector_policies = self.vector_policies();
-        }
-        if options.udfs.is_none() {
-            options.udfs = crate::scripts::udf_host(&self.container);
-        }
+        self.container_defaults(&mut options);
         QueryPager {
             container: Arc::clone(&self.container),
             retry: self.retry,
@@ -939,13 +945,8 @@ impl ContainerClient {
         for (name, value) in query.parameters {
             options.parameters.insert(name, value);
         }
-        // Planned as the query runs: VectorDistance's direction follows the container's policy.
-        if options.vector_policies.is_empty() {
-            options.vector_policies = self.vector_policies();
-        }
-        if options.udfs.is_none() {
-            options.udfs = crate::scripts::udf_host(&self.container);
-        }
+        // Planned as the query runs: with the container's vector policy and UDFs.
+        self.container_defaults(&mut options);
         let sql = query.text;
         let fail = |error: QueryError| Error::Query { sql: sql.clone(), error };
         let plan = cosmoql_executor::plan_query(&*self.container, &sql, &options).map_err(fail)?;
