@@ -20,18 +20,21 @@
 
 use std::sync::Arc;
 
+use cosmoql_catalog::rid::RidText;
+use cosmoql_storage::ItemMeta;
 use cosmoql_value::ValueKind;
+use datafusion::arrow::array::builder::make_view;
 use datafusion::arrow::array::{
-    new_null_array, ArrayRef, BinaryViewBuilder, BooleanArray, Float64Array, Int64Array, LargeListArray, StringArray,
-    StringViewArray, StructArray,
+    new_null_array, ArrayRef, BinaryViewArray, BooleanBuilder, Float64Builder, Int64Array, Int64Builder,
+    LargeListArray, StringArray, StringViewArray, StructArray,
 };
-use datafusion::arrow::buffer::{NullBuffer, OffsetBuffer};
+use datafusion::arrow::buffer::{Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use datafusion::arrow::datatypes::{DataType, Field, Fields, Schema as ArrowSchema, SchemaRef};
 use datafusion::arrow::error::ArrowError;
 use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
 
 use crate::schema::{fold, ColumnType, ObjectSchema, Recent, Schema, SchemaMode};
-use crate::view::View;
+use crate::view::{read_ahead, View};
 
 /// The system columns, first in every mirror.
 pub const SYSTEM_COLUMNS: [&str; 3] = ["_rid", "_ts", "_etag"];
@@ -85,16 +88,21 @@ fn user_fields(schema: &Schema) -> impl Iterator<Item = &crate::schema::Field> {
 }
 
 /// One row of the mirror: an item's properties (a [`View`]: stored bytes, or a value) and its
-/// system columns.
+/// system columns, their texts on the stack (not two strings an item to build a column from).
 #[derive(Debug)]
 pub struct Row<V> {
     pub doc: V,
-    pub rid: String,
+    pub rid: RidText,
     pub ts: i64,
-    pub etag: String,
+    pub etag: [u8; ItemMeta::ETAG_LEN],
 }
 
 /// The rows as a record batch of [`arrow_schema`]'s schema.
+///
+/// Built row by row: each item's properties are read once, in order, and each value goes
+/// straight to its column's builder (nested objects and arrays to theirs). Items lie all over
+/// memory (in the order they were written, read here in position order): one pass over each
+/// is one wait for it, where a pass a column waited again for every column (2026-11-28).
 pub fn record_batch<'a, V: View<'a>>(
     schema: &Schema,
     arrow: &SchemaRef,
@@ -104,12 +112,16 @@ pub fn record_batch<'a, V: View<'a>>(
     let mut columns: Vec<ArrayRef> = Vec::with_capacity(arrow.fields().len());
     columns.push(Arc::new(StringArray::from_iter_values(rows.iter().map(|r| r.rid.as_str()))));
     columns.push(Arc::new(Int64Array::from_iter_values(rows.iter().map(|r| r.ts))));
-    columns.push(Arc::new(StringArray::from_iter_values(rows.iter().map(|r| r.etag.as_str()))));
-    let fields: Vec<&crate::schema::Field> = user_fields(schema).collect();
-    let objects: Vec<Option<V>> = rows.iter().map(|r| Some(r.doc)).collect();
-    for (values, f) in gather(schema.columns(), &fields, &objects).iter().zip(&fields) {
-        columns.push(build(&f.ty, values, mode));
-    }
+    // ASCII by construction.
+    columns.push(Arc::new(StringArray::from_iter_values(
+        rows.iter().map(|r| std::str::from_utf8(&r.etag).unwrap_or_default()),
+    )));
+    // The user's properties: the root's fields but those a system column holds.
+    let keep: Vec<bool> =
+        schema.columns().fields().iter().map(|f| !SYSTEM_COLUMNS.contains(&fold(&f.name).as_ref())).collect();
+    let mut root = ObjectBuilder::new(schema.columns(), Some(&keep), mode, rows.len());
+    read_ahead(rows, |row| row.doc, |row| root.append(Some(row.doc)));
+    columns.extend(root.finish());
     RecordBatch::try_new_with_options(
         Arc::clone(arrow),
         columns,
@@ -117,123 +129,230 @@ pub fn record_batch<'a, V: View<'a>>(
     )
 }
 
-/// For each of `fields` (of `schema`), its value in each of `objects`: the first property whose
-/// name folds to the field's (`None` where there is none, or no object).
-fn gather<'a, V: View<'a>>(
-    schema: &ObjectSchema,
-    fields: &[&crate::schema::Field],
-    objects: &[Option<V>],
-) -> Vec<Vec<Option<V>>> {
-    let mut positions = vec![usize::MAX; schema.fields().len()];
-    for (i, f) in fields.iter().enumerate() {
-        if let Some(at) = schema.position(&f.name) {
-            positions[at] = i;
-        }
-    }
-    let mut columns: Vec<Vec<Option<V>>> = vec![vec![None; objects.len()]; fields.len()];
-    let mut recent = Recent::default();
-    for (row, object) in objects.iter().enumerate() {
-        let Some(object) = object.filter(|o| o.kind() == ValueKind::Object) else { continue };
-        for (place, (name, value)) in object.entries().enumerate() {
-            let Some(at) = recent.get(schema.fields(), place, name).or_else(|| schema.position(name)) else { continue };
-            recent.note(place, at);
-            let column = positions[at];
-            if column != usize::MAX && columns[column][row].is_none() && value.kind() != ValueKind::Undefined {
-                columns[column][row] = Some(value);
-            }
-        }
-    }
-    columns
+/// The builders of an object's fields: a value a row for each (`None` where the object has no
+/// property of the field's name, or there is no object). In an object, the first property whose
+/// name folds to the field's is its value.
+struct ObjectBuilder<'s> {
+    schema: &'s ObjectSchema,
+    /// A builder a field of `schema` (`None`: left out).
+    builders: Vec<Option<Builder<'s>>>,
+    /// The row each field last took a value in (plus one; 0: none yet).
+    filled: Vec<usize>,
+    rows: usize,
+    recent: Recent,
 }
 
-/// The Arrow column of type `ty` holding `values` (`None`, null and values of another type:
-/// null).
-fn build<'a, V: View<'a>>(ty: &ColumnType, values: &[Option<V>], mode: SchemaMode) -> ArrayRef {
-    match ty {
-        ColumnType::Null => new_null_array(&DataType::Null, values.len()),
-        ColumnType::Bool => Arc::new(values.iter().map(|v| v.and_then(View::as_bool)).collect::<BooleanArray>()),
-        ColumnType::Int64 => Arc::new(
-            values
-                .iter()
-                .map(|v| v.and_then(View::as_f64).filter(|n| crate::schema::is_int64(*n)).map(|n| n as i64))
-                .collect::<Int64Array>(),
-        ),
-        ColumnType::Float64 => Arc::new(values.iter().map(|v| v.and_then(View::as_f64)).collect::<Float64Array>()),
-        // The bytes as stored, checked to be UTF-8 in one pass over the column (not a string at a
-        // time); were any not, each is checked alone and those become null. Views: a string of up
-        // to 12 bytes sits in its view, so grouping and comparing short strings (a type, a city, a
-        // status) reads no second buffer.
-        ColumnType::String => {
-            let strings: Vec<Option<&[u8]>> = values.iter().map(|v| v.and_then(View::str_bytes)).collect();
-            // The longer strings' bytes in one block, sized once (the batch's values are in the
-            // cache).
-            let long: usize = strings.iter().flatten().filter(|s| s.len() > 12).map(|s| s.len()).sum();
-            let block = u32::try_from(long).unwrap_or(u32::MAX).max(1);
-            let mut builder = BinaryViewBuilder::with_capacity(strings.len()).with_fixed_block_size(block);
-            for s in &strings {
-                match s {
-                    // A string of 4 GiB or more cannot be an item's (2 MiB at most): null, were it.
-                    Some(s) if builder.try_append_value(s).is_ok() => {}
-                    _ => builder.append_null(),
+impl<'s> ObjectBuilder<'s> {
+    fn new(schema: &'s ObjectSchema, keep: Option<&[bool]>, mode: SchemaMode, capacity: usize) -> ObjectBuilder<'s> {
+        let builders = schema
+            .fields()
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                keep.is_none_or(|k| k.get(i).copied().unwrap_or(true)).then(|| Builder::new(&f.ty, mode, capacity))
+            })
+            .collect();
+        ObjectBuilder { schema, builders, filled: vec![0; schema.fields().len()], rows: 0, recent: Recent::default() }
+    }
+
+    /// Takes a row: the properties of `object` (none when it is not an object).
+    fn append<'a, V: View<'a>>(&mut self, object: Option<V>) {
+        self.rows += 1;
+        let row = self.rows;
+        if let Some(object) = object.filter(|o| o.kind() == ValueKind::Object) {
+            let fields = self.schema.fields();
+            for (place, (name, value)) in object.entries().enumerate() {
+                let Some(at) = self.recent.get(fields, place, name).or_else(|| self.schema.position(name)) else {
+                    continue;
+                };
+                self.recent.note(place, at);
+                if self.filled[at] == row || value.kind() == ValueKind::Undefined {
+                    continue;
+                }
+                self.filled[at] = row;
+                if let Some(builder) = &mut self.builders[at] {
+                    builder.append(Some(value));
                 }
             }
-            match builder.finish().to_string_view() {
-                Ok(strings) => Arc::new(strings),
-                Err(_) => Arc::new(values.iter().map(|v| v.and_then(View::as_str)).collect::<StringViewArray>()),
+        }
+        for (builder, filled) in self.builders.iter_mut().zip(&self.filled) {
+            if let Some(builder) = builder.as_mut().filter(|_| *filled != row) {
+                builder.append(None::<V>);
             }
         }
-        ColumnType::Array(element) => {
-            let mut offsets = Vec::with_capacity(values.len() + 1);
-            let mut valid = Vec::with_capacity(values.len());
-            let mut children: Vec<Option<V>> = Vec::new();
-            offsets.push(0i64);
-            for v in values {
-                match v {
-                    Some(array)
-                        if array.kind() == ValueKind::Array
-                            && (mode == SchemaMode::FullFidelity
-                                || array.elements().all(|item| crate::schema::fits(element, item))) =>
-                    {
-                        children
-                            .extend(array.elements().map(|item| (item.kind() != ValueKind::Undefined).then_some(item)));
-                        valid.push(true);
+    }
+
+    /// The columns of the fields kept, in order.
+    fn finish(self) -> Vec<ArrayRef> {
+        self.builders.into_iter().flatten().map(Builder::finish).collect()
+    }
+}
+
+/// A column under construction, of one schema type (a value of another type is null).
+enum Builder<'s> {
+    Null(usize),
+    Bool(BooleanBuilder),
+    Int64(Int64Builder),
+    Float64(Float64Builder),
+    String(Strings),
+    Array { element: &'s ColumnType, mode: SchemaMode, items: Box<Builder<'s>>, offsets: Vec<i64>, valid: Vec<bool> },
+    Object { schema: &'s ObjectSchema, fields: Box<ObjectBuilder<'s>>, valid: Vec<bool> },
+    Variants { children: Vec<(&'static str, &'s ColumnType, Builder<'s>)>, valid: Vec<bool> },
+}
+
+impl<'s> Builder<'s> {
+    fn new(ty: &'s ColumnType, mode: SchemaMode, capacity: usize) -> Builder<'s> {
+        match ty {
+            ColumnType::Null => Builder::Null(0),
+            ColumnType::Bool => Builder::Bool(BooleanBuilder::with_capacity(capacity)),
+            ColumnType::Int64 => Builder::Int64(Int64Builder::with_capacity(capacity)),
+            ColumnType::Float64 => Builder::Float64(Float64Builder::with_capacity(capacity)),
+            ColumnType::String => Builder::String(Strings::with_capacity(capacity)),
+            ColumnType::Array(element) => {
+                let mut offsets = Vec::with_capacity(capacity + 1);
+                offsets.push(0);
+                Builder::Array {
+                    element,
+                    mode,
+                    items: Box::new(Builder::new(element, mode, capacity)),
+                    offsets,
+                    valid: Vec::with_capacity(capacity),
+                }
+            }
+            ColumnType::Object(schema) => Builder::Object {
+                schema,
+                fields: Box::new(ObjectBuilder::new(schema, None, mode, capacity)),
+                valid: Vec::with_capacity(capacity),
+            },
+            ColumnType::Variants(children) => Builder::Variants {
+                children: children.iter().map(|c| (variant_name(c), c, Builder::new(c, mode, capacity))).collect(),
+                valid: Vec::with_capacity(capacity),
+            },
+        }
+    }
+
+    /// Takes a row's value (`None`, null and values of another type: null).
+    fn append<'a, V: View<'a>>(&mut self, value: Option<V>) {
+        match self {
+            Builder::Null(rows) => *rows += 1,
+            Builder::Bool(b) => b.append_option(value.and_then(View::as_bool)),
+            Builder::Int64(b) => {
+                b.append_option(value.and_then(View::as_f64).filter(|n| crate::schema::is_int64(*n)).map(|n| n as i64))
+            }
+            Builder::Float64(b) => b.append_option(value.and_then(View::as_f64)),
+            Builder::String(s) => s.append(value.and_then(View::str_bytes)),
+            Builder::Array { element, mode, items, offsets, valid } => match value {
+                Some(array)
+                    if array.kind() == ValueKind::Array
+                        && (*mode == SchemaMode::FullFidelity
+                            || array.elements().all(|item| crate::schema::fits(element, item))) =>
+                {
+                    let mut count = 0usize;
+                    for item in array.elements() {
+                        items.append((item.kind() != ValueKind::Undefined).then_some(item));
+                        count += 1;
                     }
-                    _ => valid.push(false),
+                    let last = offsets.last().copied().unwrap_or(0);
+                    offsets.push(last.saturating_add(i64::try_from(count).unwrap_or(i64::MAX)));
+                    valid.push(true);
                 }
-                offsets.push(i64::try_from(children.len()).unwrap_or(i64::MAX));
+                _ => {
+                    offsets.push(offsets.last().copied().unwrap_or(0));
+                    valid.push(false);
+                }
+            },
+            Builder::Object { fields, valid, .. } => {
+                let object = value.filter(|v| v.kind() == ValueKind::Object);
+                valid.push(object.is_some());
+                fields.append(object);
             }
-            let child = build(element, &children, mode);
-            let field = Arc::new(Field::new("item", data_type(element), true));
-            Arc::new(LargeListArray::new(
-                field,
-                OffsetBuffer::new(offsets.into()),
-                child,
-                Some(NullBuffer::from(valid)),
-            ))
-        }
-        ColumnType::Object(schema) => {
-            let objects: Vec<Option<V>> = values.iter().map(|v| v.filter(|v| v.kind() == ValueKind::Object)).collect();
-            let fields: Vec<&crate::schema::Field> = schema.fields().iter().collect();
-            let arrays: Vec<ArrayRef> = gather(schema, &fields, &objects)
-                .iter()
-                .zip(&fields)
-                .map(|(column, f)| build(&f.ty, column, mode))
-                .collect();
-            let nulls = NullBuffer::from(objects.iter().map(Option::is_some).collect::<Vec<bool>>());
-            struct_array(object_fields(schema), arrays, nulls, values.len())
-        }
-        ColumnType::Variants(children) => {
-            let mut arrays = Vec::with_capacity(children.len());
-            let mut fields = Vec::with_capacity(children.len());
-            for child in children {
-                let name = variant_name(child);
-                let column: Vec<Option<V>> =
-                    values.iter().map(|v| v.filter(|v| variant_kind(v.kind()) == name)).collect();
-                arrays.push(build(child, &column, mode));
-                fields.push(Field::new(name, data_type(child), true));
+            Builder::Variants { children, valid } => {
+                let name = value.map(|v| variant_kind(v.kind()));
+                for (child, _, builder) in children.iter_mut() {
+                    builder.append(value.filter(|_| name == Some(*child)));
+                }
+                valid.push(value.is_some());
             }
-            let nulls = NullBuffer::from(values.iter().map(Option::is_some).collect::<Vec<bool>>());
-            struct_array(fields.into(), arrays, nulls, values.len())
+        }
+    }
+
+    fn finish(self) -> ArrayRef {
+        match self {
+            Builder::Null(rows) => new_null_array(&DataType::Null, rows),
+            Builder::Bool(mut b) => Arc::new(b.finish()),
+            Builder::Int64(mut b) => Arc::new(b.finish()),
+            Builder::Float64(mut b) => Arc::new(b.finish()),
+            Builder::String(s) => s.finish(),
+            Builder::Array { element, items, offsets, valid, .. } => {
+                let field = Arc::new(Field::new("item", data_type(element), true));
+                Arc::new(LargeListArray::new(
+                    field,
+                    OffsetBuffer::new(offsets.into()),
+                    items.finish(),
+                    Some(NullBuffer::from(valid)),
+                ))
+            }
+            Builder::Object { schema, fields, valid } => {
+                let rows = valid.len();
+                struct_array(object_fields(schema), fields.finish(), NullBuffer::from(valid), rows)
+            }
+            Builder::Variants { children, valid } => {
+                let rows = valid.len();
+                let (fields, arrays): (Vec<Field>, Vec<ArrayRef>) = children
+                    .into_iter()
+                    .map(|(name, ty, builder)| (Field::new(name, data_type(ty), true), builder.finish()))
+                    .unzip();
+                struct_array(fields.into(), arrays, NullBuffer::from(valid), rows)
+            }
+        }
+    }
+}
+
+/// A column of strings as views: one of up to 12 bytes sits in its view, so grouping and
+/// comparing short strings (a type, a city, a status) reads no second buffer; the longer ones'
+/// bytes follow each other in one buffer. The bytes are as stored (UTF-8, checked when the item
+/// was made), checked again when the column is made, as Arrow does: were any not UTF-8, those
+/// would be null.
+struct Strings {
+    views: Vec<u128>,
+    bytes: Vec<u8>,
+    valid: Vec<bool>,
+}
+
+impl Strings {
+    fn with_capacity(capacity: usize) -> Strings {
+        Strings { views: Vec::with_capacity(capacity), bytes: Vec::new(), valid: Vec::with_capacity(capacity) }
+    }
+
+    fn append(&mut self, s: Option<&[u8]>) {
+        let view = s.and_then(|s| {
+            if s.len() <= 12 {
+                return Some(make_view(s, 0, 0));
+            }
+            // Past 4 GiB in a batch's column (items are 2 MiB at most): null, were it.
+            let at = u32::try_from(self.bytes.len()).ok()?;
+            u32::try_from(self.bytes.len() + s.len()).ok()?;
+            self.bytes.extend_from_slice(s);
+            Some(make_view(s, 0, at))
+        });
+        self.views.push(view.unwrap_or(0));
+        self.valid.push(view.is_some());
+    }
+
+    fn finish(mut self) -> ArrayRef {
+        self.bytes.shrink_to_fit();
+        let buffers = if self.bytes.is_empty() { Vec::new() } else { vec![Buffer::from_vec(self.bytes)] };
+        let nulls = Some(NullBuffer::from(self.valid));
+        let rows = self.views.len();
+        let views = ScalarBuffer::from(self.views);
+        match StringViewArray::try_new(views.clone(), buffers.clone(), nulls.clone()) {
+            Ok(strings) => Arc::new(strings),
+            Err(_) => match BinaryViewArray::try_new(views, buffers, nulls) {
+                Ok(binary) => Arc::new(
+                    binary.iter().map(|b| b.and_then(|b| std::str::from_utf8(b).ok())).collect::<StringViewArray>(),
+                ),
+                Err(_) => new_null_array(&DataType::Utf8View, rows),
+            },
         }
     }
 }

@@ -16,6 +16,7 @@
 //! * [`route`]: Cosmos SQL aggregates the mirror answers exactly, routed to it.
 //! * [`parquet`]: the mirror as Parquet files, one a physical partition, in a hive layout.
 //! * `persist`: a durable database's mirrors on disk between processes.
+//! * `threads`: work shared over the cores (the mirror's sync and build).
 
 pub mod columns;
 pub mod mirror;
@@ -25,6 +26,7 @@ pub mod route;
 pub mod schema;
 pub mod session;
 pub mod table;
+mod threads;
 pub mod values;
 pub mod view;
 

@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use cosmoql_catalog::epk::Epk;
-use cosmoql_storage::{Container, DocRef, ItemPosition, StoredItem};
+use cosmoql_storage::{Container, DocRef, ItemPosition, PartitionDelta, StoredItem};
 use datafusion::arrow::array::ArrayData;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::error::ArrowError;
@@ -38,6 +38,8 @@ use std::sync::{Mutex, RwLock};
 use crate::columns::{arrow_schema, record_batch, Row};
 use crate::persist::{self, FileEntry, Identity, PartitionFile};
 use crate::schema::{Observed, Schema, SchemaMode};
+use crate::threads::{joined, on_threads};
+use crate::view::read_ahead;
 
 /// Rows in one record batch of a snapshot (a partition's rows come in several, so a scan of one
 /// partition can still run on several threads). DataFusion's own batch size: a batch's items
@@ -369,50 +371,64 @@ impl Mirror {
     }
 
     /// One pass over the container's partitions; `false` when one split under it (run again).
+    ///
+    /// Three steps, each on both cores when there is much to do (a first build): each
+    /// partition's changes are read (in position order) and put in the order they were written;
+    /// the schema observes them, partition after partition, each in that order; each partition
+    /// files them.
     fn sync_round(&self, state: &mut State, now: u64, attl: Option<i64>, report: &mut SyncReport) -> bool {
         let layout = self.container.partitions();
         let mut old: Vec<MirrorPartition> = std::mem::take(&mut state.partitions);
         let mut next = Vec::with_capacity(layout.len());
-        let mut complete = true;
+        // Items of partitions read from the start: what the reads are known to take.
+        let mut weights = Vec::with_capacity(layout.len());
         for info in &layout {
-            let mut p = match old.iter().position(|p| p.id == info.id) {
+            let p = match old.iter().position(|p| p.id == info.id) {
                 Some(at) => old.swap_remove(at),
                 None => inherit(&old, info.id, &info.min, &info.max),
             };
-            let Some(delta) = self.container.partition_delta(p.id, p.lsn) else {
-                complete = false;
-                next.push(p);
-                continue;
-            };
-            if !delta.changes.is_empty() {
-                p.batches = None;
-            }
-            report.changed += delta.changes.len();
-            let (represented, order) = observe_and_order(&mut state.schema, &delta.changes);
-            let mut changes: Vec<Option<(StoredItem, Epk)>> = delta.changes.into_iter().map(Some).collect();
-            let filed = order.into_iter().filter_map(|at| {
-                let (item, epk) = changes[at].take()?;
-                let held = Held { item, expired: false, represented: represented[at] };
-                Some((ItemPosition { epk, seq: held.item.meta.seq }, held))
-            });
-            if p.rows.is_empty() {
-                // In order already: built in one pass, not item by item.
-                p.rows = filed.collect();
-                p.live = p.rows.len();
-            } else {
-                for (position, held) in filed {
-                    if let Some(was) = p.rows.insert(position, held) {
-                        p.live -= usize::from(!was.expired);
-                    }
-                    p.live += 1;
-                }
-            }
-            p.lsn = delta.lsn;
-            if p.live != delta.items {
-                report.removed += self.let_go(&mut p, now, attl);
-            }
+            weights.push(if p.lsn == 0 { info.items } else { 0 });
             next.push(p);
         }
+        let tasks: Vec<(u32, u64, usize)> = next.iter().zip(weights).map(|(p, w)| (p.id, p.lsn, w)).collect();
+        let reads: Vec<Option<Read>> = on_threads(
+            tasks,
+            |t| t.2,
+            PARALLEL_ITEMS,
+            |(id, lsn, _)| {
+                let delta = self.container.partition_delta(id, lsn)?;
+                let mut written: Vec<(u64, usize)> =
+                    delta.changes.iter().enumerate().map(|(at, (item, _))| (item.meta.lsn, at)).collect();
+                written.sort_unstable();
+                Some(Read { delta, written: written.into_iter().map(|(_, at)| at).collect() })
+            },
+        );
+        let complete = reads.iter().all(Option::is_some);
+        let represented = observe_in_order(&mut state.schema, &reads);
+        let mut offset = 0;
+        let tasks: Vec<(&mut MirrorPartition, Option<Read>, usize)> = next
+            .iter_mut()
+            .zip(reads)
+            .map(|(p, read)| {
+                let at = offset;
+                offset += read.as_ref().map_or(0, |r| r.delta.changes.len());
+                (p, read, at)
+            })
+            .collect();
+        let weight =
+            |t: &(&mut MirrorPartition, Option<Read>, usize)| t.1.as_ref().map_or(0, |r| r.delta.changes.len());
+        let removed: usize = on_threads(tasks, weight, PARALLEL_ITEMS, |(p, read, at)| {
+            let Some(Read { delta, written }) = read else { return 0 };
+            let mut flags = vec![false; written.len()];
+            for (k, &i) in written.iter().enumerate() {
+                flags[i] = represented.get(at + k).copied().unwrap_or(false);
+            }
+            self.file(p, delta, &flags, now, attl)
+        })
+        .into_iter()
+        .sum();
+        report.changed += offset;
+        report.removed += removed;
         // Partitions gone (split) whose children all exist now are done with; one whose child
         // was not made yet (a split between the layout read and now) waits for the next round.
         if !complete {
@@ -421,6 +437,42 @@ impl Mirror {
         next.sort_by(|a, b| a.min.cmp(&b.min));
         state.partitions = next;
         complete
+    }
+
+    /// Files a partition's changes (in position order; `represented[i]` for `changes[i]`) in
+    /// `p`, and lets go of the rows its physical partition no longer holds; returns how many went.
+    fn file(
+        &self,
+        p: &mut MirrorPartition,
+        delta: PartitionDelta,
+        represented: &[bool],
+        now: u64,
+        attl: Option<i64>,
+    ) -> usize {
+        if !delta.changes.is_empty() {
+            p.batches = None;
+        }
+        let filed = delta.changes.into_iter().zip(represented).map(|((item, epk), &represented)| {
+            let held = Held { item, expired: false, represented };
+            (ItemPosition { epk, seq: held.item.meta.seq }, held)
+        });
+        if p.rows.is_empty() {
+            // In order already: built in one pass, not item by item.
+            p.rows = filed.collect();
+            p.live = p.rows.len();
+        } else {
+            for (position, held) in filed {
+                if let Some(was) = p.rows.insert(position, held) {
+                    p.live -= usize::from(!was.expired);
+                }
+                p.live += 1;
+            }
+        }
+        p.lsn = delta.lsn;
+        if p.live != delta.items {
+            return self.let_go(p, now, attl);
+        }
+        0
     }
 
     /// Lets go of the rows of `p` that its physical partition no longer holds, unless the
@@ -456,54 +508,48 @@ fn buffer_bytes(data: &ArrayData, seen: &mut HashSet<usize>) -> usize {
     bytes
 }
 
-/// Changes past which the schema observes them on threads of their own while this one sorts them.
-const OBSERVE_APART: usize = 8 * 1024;
+/// Items past which a sync's steps run on both cores.
+const PARALLEL_ITEMS: usize = 8 * 1024;
 
-/// Observes `changes` into `schema`, in order (whether each is represented), and their order by
-/// position. Many changes are observed on two threads while this one sorts them (the schema's
-/// walk is the longest part of a first build): the first half into `schema`, the second into a
-/// copy of it as it was, which [`Schema::absorb`] then takes in, or, when the halves could have
-/// come out otherwise than in order (a type of one half the other would drop), observed again
-/// into `schema`, in order.
-fn observe_and_order(schema: &mut Schema, changes: &[(StoredItem, Epk)]) -> (Vec<bool>, Vec<usize>) {
-    fn observe(schema: &mut Schema, changes: &[(StoredItem, Epk)]) -> Vec<bool> {
-        changes.iter().map(|(item, _)| matches!(schema.observe(item.doc.root()), Observed::Included { .. })).collect()
-    }
-    let order = || {
-        let mut order: Vec<usize> = (0..changes.len()).collect();
-        order.sort_unstable_by(|&a, &b| {
-            let ((x, ex), (y, ey)) = (&changes[a], &changes[b]);
-            ex.cmp(ey).then(x.meta.seq.cmp(&y.meta.seq))
-        });
-        order
+/// A partition's changes as read: in position order, and `written`, their indexes in the order
+/// they were written (by LSN).
+struct Read {
+    delta: PartitionDelta,
+    written: Vec<usize>,
+}
+
+/// Observes the changes of `reads` into `schema`: partition after partition, each in the order
+/// its changes were written. Whether each is represented, in that order. Many changes are
+/// observed in two halves at once: the first into `schema`, the second into a copy of it as it
+/// was, which [`Schema::absorb`] then takes in, or, when the halves could have come out
+/// otherwise than in order (a type of one half the other would drop), observed again into
+/// `schema`, in order.
+fn observe_in_order(schema: &mut Schema, reads: &[Option<Read>]) -> Vec<bool> {
+    let items: Vec<&StoredItem> =
+        reads.iter().flatten().flat_map(|r| r.written.iter().map(|&i| &r.delta.changes[i].0)).collect();
+    let observe = |schema: &mut Schema, items: &[&StoredItem]| -> Vec<bool> {
+        let mut represented = Vec::with_capacity(items.len());
+        read_ahead(
+            items,
+            |item| item.doc.root(),
+            |item| represented.push(matches!(schema.observe(item.doc.root()), Observed::Included { .. })),
+        );
+        represented
     };
-    if changes.len() < OBSERVE_APART {
-        return (observe(schema, changes), order());
+    if items.len() < PARALLEL_ITEMS || schema.mode() != SchemaMode::WellDefined {
+        return observe(schema, &items);
     }
-    if schema.mode() != SchemaMode::WellDefined {
-        return std::thread::scope(|scope| {
-            let observing = scope.spawn(|| observe(schema, changes));
-            let order = order();
-            (joined(observing), order)
-        });
-    }
-    let (first, second) = changes.split_at(changes.len() / 2);
+    let (first, second) = items.split_at(items.len() / 2);
     let base = schema.clone();
     let mut later = base.clone();
-    let (mut represented, observed_later, order) = std::thread::scope(|scope| {
-        let observing_first = scope.spawn(|| observe(schema, first));
+    let (mut represented, observed_later) = std::thread::scope(|scope| {
         let observing_second = scope.spawn(|| observe(&mut later, second));
-        let order = order();
-        (joined(observing_first), joined(observing_second), order)
+        let first = observe(schema, first);
+        (first, joined(observing_second))
     });
     let mut observed_later = if schema.absorb(&later, &base) { observed_later } else { observe(schema, second) };
     represented.append(&mut observed_later);
-    (represented, order)
-}
-
-/// A scoped thread's result; a panic in it (a bug) goes on here as it would have inline.
-fn joined<T>(handle: std::thread::ScopedJoinHandle<'_, T>) -> T {
-    handle.join().unwrap_or_else(|e| std::panic::resume_unwind(e))
+    represented
 }
 
 /// When the analytical time to live `ttl` lets `item` go (Unix seconds); `None` for `-1`, which
@@ -543,7 +589,7 @@ fn inherit(old: &[MirrorPartition], id: u32, min: &Epk, max: &Epk) -> MirrorPart
     }
 }
 
-/// Builds the batches of the partitions that have none, on up to two threads; returns how many.
+/// Builds the batches of the partitions that have none, on both cores; returns how many.
 fn build_batches(
     schema: &Schema,
     arrow: &SchemaRef,
@@ -554,36 +600,20 @@ fn build_batches(
 ) -> Result<usize, ArrowError> {
     let todo: Vec<&mut MirrorPartition> = partitions.iter_mut().filter(|p| p.batches.is_none()).collect();
     let count = todo.len();
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(todo.len()).max(1);
-    let mut shares: Vec<Vec<&mut MirrorPartition>> = (0..threads).map(|_| Vec::new()).collect();
-    // Biggest first, each to the least loaded thread.
-    let mut todo = todo;
-    todo.sort_by_key(|p| std::cmp::Reverse(p.rows.len()));
-    let mut loads = vec![0usize; threads];
-    for p in todo {
-        let at = (0..threads).min_by_key(|&t| loads[t]).unwrap_or(0);
-        loads[at] += p.rows.len();
-        shares[at].push(p);
-    }
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = shares
-            .into_iter()
-            .map(|share| {
-                scope.spawn(move || -> Result<(), ArrowError> {
-                    for p in share {
-                        let (batches, next_leave) = partition_batches(schema, arrow, p, container, now, attl)?;
-                        p.batches = Some(batches);
-                        p.file = None;
-                        p.next_leave = next_leave;
-                    }
-                    Ok(())
-                })
-            })
-            .collect();
-        handles.into_iter().try_for_each(|h| {
-            h.join().unwrap_or_else(|_| Err(ArrowError::ComputeError("a mirror build thread panicked (a bug)".into())))
-        })
-    })?;
+    on_threads(
+        todo,
+        |p| p.rows.len(),
+        0,
+        |p| -> Result<(), ArrowError> {
+            let (batches, next_leave) = partition_batches(schema, arrow, p, container, now, attl)?;
+            p.batches = Some(batches);
+            p.file = None;
+            p.next_leave = next_leave;
+            Ok(())
+        },
+    )
+    .into_iter()
+    .collect::<Result<(), ArrowError>>()?;
     Ok(count)
 }
 
@@ -618,12 +648,100 @@ fn partition_batches(
             .filter(|h| h.represented)
             .map(|h| Row {
                 doc: h.item.doc.root(),
-                rid: container.item_rid(&h.item),
+                rid: container.item_rid_text(&h.item),
                 ts: i64::try_from(h.item.meta.ts).unwrap_or(i64::MAX),
-                etag: h.item.meta.etag(),
+                etag: h.item.meta.etag_text(),
             })
             .collect();
         batches.push(record_batch(schema, arrow, &rows)?);
     }
     Ok((batches, next_leave))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cosmoql_storage::{Doc, ItemMeta};
+
+    /// Reads of `partitions` partitions of `each` items: item `i` of the whole sequence (the
+    /// order written, partition after partition) is `make(i)`, and each partition's changes come
+    /// in another order (position order is not the order written).
+    fn reads(partitions: usize, each: usize, make: impl Fn(usize) -> String) -> Vec<Option<Read>> {
+        (0..partitions)
+            .map(|p| {
+                let changes: Vec<(StoredItem, Epk)> = (0..each)
+                    .rev()
+                    .map(|k| {
+                        let i = p * each + k;
+                        let meta = ItemMeta { seq: i as u64, lsn: i as u64 + 1, ts: 1, ttl: None };
+                        (StoredItem { doc: Doc::from_json_str(&make(i)).unwrap(), meta }, Epk::min())
+                    })
+                    .collect();
+                let written = (0..each).rev().collect();
+                Some(Read { delta: PartitionDelta { changes, lsn: 0, items: each }, written })
+            })
+            .collect()
+    }
+
+    /// What observing every item one after another, in the order written, gives.
+    fn one_by_one(reads: &[Option<Read>]) -> (Schema, Vec<bool>) {
+        let mut schema = Schema::new(SchemaMode::WellDefined);
+        let represented = reads
+            .iter()
+            .flatten()
+            .flat_map(|r| r.written.iter().map(|&i| &r.delta.changes[i].0))
+            .map(|item| matches!(schema.observe(item.doc.root()), Observed::Included { .. }))
+            .collect();
+        (schema, represented)
+    }
+
+    /// An item of the sequence, from its place in it.
+    type Make = Box<dyn Fn(usize) -> String>;
+
+    /// Items whose `v` is a number before `at`, a string from there.
+    fn v_turns_string_at(at: usize) -> Make {
+        Box::new(
+            move |i| {
+                if i < at {
+                    format!(r#"{{"id":"{i}","v":{i}}}"#)
+                } else {
+                    format!(r#"{{"id":"{i}","v":"s{i}"}}"#)
+                }
+            },
+        )
+    }
+
+    #[test]
+    fn observing_in_halves_gives_what_observing_in_order_gives() {
+        let cases: [(&str, Make); 4] = [
+            // One type a property: the halves are absorbed.
+            ("same types", Box::new(|i| format!(r#"{{"id":"{i}","n":{i},"tags":["a"]}}"#))),
+            // `v` is a number until item 9000, a string after: the second half, observed from
+            // the schema as it was, took numbers too, and drops the strings as in order.
+            ("a type changes in the second half", v_turns_string_at(9000)),
+            // From item 5000: the second half (from 6000) took strings, which the first half
+            // drops; the halves are not absorbed but the second observed again, in order.
+            ("a type changes in the first half", v_turns_string_at(5000)),
+            // Every 97th item holds a mixed-type array: not represented.
+            (
+                "items left out",
+                Box::new(|i| {
+                    if i % 97 == 0 {
+                        format!(r#"{{"id":"{i}","a":[1,"x"]}}"#)
+                    } else {
+                        format!(r#"{{"id":"{i}","a":[{i}]}}"#)
+                    }
+                }),
+            ),
+        ];
+        for (name, make) in cases {
+            let reads = reads(3, 4000, make);
+            let mut schema = Schema::new(SchemaMode::WellDefined);
+            let represented = observe_in_order(&mut schema, &reads);
+            let (expected, expected_represented) = one_by_one(&reads);
+            assert_eq!(represented, expected_represented, "{name}");
+            assert_eq!(schema, expected, "{name}");
+            assert_eq!(schema.describe(), expected.describe(), "{name}");
+        }
+    }
 }

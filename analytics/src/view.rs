@@ -25,6 +25,32 @@ pub trait View<'a>: Copy {
     fn element_count(self) -> usize {
         self.elements().count()
     }
+    /// Reads a byte of each cache line the value is stored in (nothing for a value in memory
+    /// already): what [`read_ahead`] calls.
+    fn warm(self) -> u8 {
+        0
+    }
+}
+
+/// Items a walk reads ahead of itself ([`read_ahead`]): 256 telemetry items are about 64 KiB,
+/// well within a core's second-level cache.
+const AHEAD: usize = 256;
+
+/// Calls `each` on every one of `items` in order, reading the stored bytes of the next
+/// [`AHEAD`] items (`doc` gives an item's) before it walks each group of [`AHEAD`]. Items lie
+/// all over memory: walked one at a time, each first read waits for memory; read ahead, many are
+/// on their way at once, and the walk finds them in the cache. Reading a whole batch ahead (8,192
+/// items) did not pay: the first items were out of the cache again by the time the walk came to
+/// them (2026-11-28, `docs/performance.md`).
+pub fn read_ahead<'a, T, V: View<'a>>(items: &[T], doc: impl Fn(&T) -> V, mut each: impl FnMut(&T)) {
+    let warm = |group: &[T]| std::hint::black_box(group.iter().fold(0u8, |sum, item| sum ^ doc(item).warm()));
+    warm(&items[..items.len().min(AHEAD)]);
+    for (g, group) in items.chunks(AHEAD).enumerate() {
+        if let Some(next) = items.get((g + 1) * AHEAD..) {
+            warm(&next[..next.len().min(AHEAD)]);
+        }
+        group.iter().for_each(&mut each);
+    }
 }
 
 impl<'a> View<'a> for &'a Value {
@@ -87,5 +113,9 @@ impl<'a> View<'a> for DocRef<'a> {
     }
     fn elements(self) -> Self::Elements {
         DocRef::elements(&self)
+    }
+    fn warm(self) -> u8 {
+        let bytes = self.as_bytes();
+        bytes.iter().step_by(64).chain(bytes.last()).fold(0, |sum, b| sum ^ b)
     }
 }

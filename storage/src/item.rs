@@ -94,7 +94,8 @@ impl ItemNames {
         self.rid_text(seq).as_str().to_owned()
     }
 
-    fn rid_text(&self, seq: u64) -> RidText {
+    /// [`ItemNames::item_rid`] on the stack.
+    pub fn rid_text(&self, seq: u64) -> RidText {
         let rid = Rid::Document { database: self.database_rid, collection: self.collection, document: seq };
         rid.text().unwrap_or(RidText::EMPTY)
     }

@@ -30,8 +30,8 @@ pub use changefeed::{ChangeFeedStart, ChangePage, FeedRange, HistoryPage};
 pub use container::{
     BatchError, BatchOperation, Change, ChangeOperation, CompositeWalk, Container, ContainerSettings, IndexBounds,
     IndexServing, ItemMeta, ItemNames, ItemPosition, ItemResponse, OperationKind, OrderedEntries, OrderedWalk,
-    PartitionInfo, RangeItems, Scan, Script, ScriptKind, StoredItem, TriggerOperation, TriggerType, UniqueKey,
-    WholeItem, WriteOptions, KEPT_PROPERTIES, MAX_INITIAL_PARTITIONS,
+    PartitionDelta, PartitionInfo, RangeItems, Scan, Script, ScriptKind, StoredItem, TriggerOperation, TriggerType,
+    UniqueKey, WholeItem, WriteOptions, KEPT_PROPERTIES, MAX_INITIAL_PARTITIONS,
 };
 pub use doc::{Doc, DocPart, DocRef, Shape, SYSTEM_PROPERTIES};
 pub use durable::{DurableOptions, Recovery};

@@ -140,6 +140,11 @@ impl Container {
         self.names.item_rid(item.meta.seq)
     }
 
+    /// An item's `_rid`, on the stack (what builds a column of them without a string an item).
+    pub fn item_rid_text(&self, item: &StoredItem) -> cosmoql_catalog::rid::RidText {
+        self.names.rid_text(item.meta.seq)
+    }
+
     /// One system property of an item (`_rid`, `_self`, `_etag`, `_attachments`, `_ts`);
     /// `Undefined` for any other name.
     pub fn system_property(&self, item: &StoredItem, name: &str) -> Value {

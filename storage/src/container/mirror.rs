@@ -8,7 +8,8 @@ use super::*;
 #[derive(Debug, Clone)]
 pub struct PartitionDelta {
     /// The items written after the LSN, each in its latest version, with its logical
-    /// partition's EPK, in LSN order.
+    /// partition's EPK, in position order (EPK, then creation sequence): the order a mirror
+    /// partition files them in. Their LSNs (`meta.lsn`) give the order they were written in.
     pub changes: Vec<(StoredItem, Epk)>,
     /// The LSN read up to (the given one when nothing changed).
     pub lsn: u64,
@@ -42,6 +43,11 @@ impl Container {
     /// The items of physical partition `id` written after LSN `from`, the LSN read up to and the
     /// partition's live item count, all of one moment; `None` when the partition is gone (split:
     /// its children hold its items).
+    ///
+    /// From LSN 0 (a mirror's first build) every live item is a change: they are read off the
+    /// logical partitions, in position order already, and the change feed's map by LSN is not
+    /// needed (nor built, when nothing read the change feed yet: its first incremental read
+    /// builds it). Past LSN 0, the map gives the changes, sorted into position order here.
     pub fn partition_delta(&self, id: u32, from: u64) -> Option<PartitionDelta> {
         self.expire();
         let map = self.partitions.read();
@@ -52,11 +58,22 @@ impl Container {
         }
         let mut lsn = from;
         let mut changes = Vec::new();
-        for (at, (epk, seq)) in data.changes().range(from.saturating_add(1)..) {
-            lsn = *at;
-            if let Some(item) = data.logical.get(&**epk).and_then(|lp| lp.get_seq(*seq)) {
-                changes.push((item.clone(), Epk::clone(epk)));
+        if from == 0 {
+            changes.reserve_exact(data.items);
+            for lp in data.logical.values() {
+                for item in lp.iter_from(0) {
+                    lsn = lsn.max(item.meta.lsn);
+                    changes.push((item.clone(), Epk::clone(&lp.epk)));
+                }
             }
+        } else {
+            for (at, (epk, seq)) in data.changes().range(from.saturating_add(1)..) {
+                lsn = *at;
+                if let Some(item) = data.logical.get(&**epk).and_then(|lp| lp.get_seq(*seq)) {
+                    changes.push((item.clone(), Epk::clone(epk)));
+                }
+            }
+            changes.sort_unstable_by(|(a, at), (b, bt)| at.cmp(bt).then(a.meta.seq.cmp(&b.meta.seq)));
         }
         Some(PartitionDelta { changes, lsn, items: data.items })
     }
