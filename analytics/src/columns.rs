@@ -84,7 +84,13 @@ pub fn arrow_schema(schema: &Schema) -> SchemaRef {
 }
 
 fn user_fields(schema: &Schema) -> impl Iterator<Item = &crate::schema::Field> {
-    schema.columns().fields().iter().filter(|f| !SYSTEM_COLUMNS.contains(&fold(&f.name).as_ref()))
+    schema.columns().fields().iter().filter(|f| is_user_field(f))
+}
+
+/// Whether a root field is the user's own column (not a name a system column holds, but for
+/// case).
+fn is_user_field(f: &crate::schema::Field) -> bool {
+    !SYSTEM_COLUMNS.contains(&fold(&f.name).as_ref())
 }
 
 /// One row of the mirror: an item's properties (a [`View`]: stored bytes, or a value) and its
@@ -117,8 +123,7 @@ pub fn record_batch<'a, V: View<'a>>(
         rows.iter().map(|r| std::str::from_utf8(&r.etag).unwrap_or_default()),
     )));
     // The user's properties: the root's fields but those a system column holds.
-    let keep: Vec<bool> =
-        schema.columns().fields().iter().map(|f| !SYSTEM_COLUMNS.contains(&fold(&f.name).as_ref())).collect();
+    let keep: Vec<bool> = schema.columns().fields().iter().map(is_user_field).collect();
     let mut root = ObjectBuilder::new(schema.columns(), Some(&keep), mode, rows.len());
     read_ahead(rows, |row| row.doc, |row| root.append(Some(row.doc)));
     columns.extend(root.finish());
