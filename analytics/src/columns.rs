@@ -201,7 +201,7 @@ enum Builder<'s> {
     Float64(Float64Builder),
     String(Strings),
     Array { element: &'s ColumnType, mode: SchemaMode, items: Box<Builder<'s>>, offsets: Vec<i64>, valid: Vec<bool> },
-    Object { schema: &'s ObjectSchema, fields: Box<ObjectBuilder<'s>>, valid: Vec<bool> },
+    Object { fields: Box<ObjectBuilder<'s>>, valid: Vec<bool> },
     Variants { children: Vec<(&'static str, &'s ColumnType, Builder<'s>)>, valid: Vec<bool> },
 }
 
@@ -225,7 +225,6 @@ impl<'s> Builder<'s> {
                 }
             }
             ColumnType::Object(schema) => Builder::Object {
-                schema,
                 fields: Box::new(ObjectBuilder::new(schema, None, mode, capacity)),
                 valid: Vec::with_capacity(capacity),
             },
@@ -266,7 +265,7 @@ impl<'s> Builder<'s> {
                     valid.push(false);
                 }
             },
-            Builder::Object { fields, valid, .. } => {
+            Builder::Object { fields, valid } => {
                 let object = value.filter(|v| v.kind() == ValueKind::Object);
                 valid.push(object.is_some());
                 fields.append(object);
@@ -297,9 +296,9 @@ impl<'s> Builder<'s> {
                     Some(NullBuffer::from(valid)),
                 ))
             }
-            Builder::Object { schema, fields, valid } => {
+            Builder::Object { fields, valid } => {
                 let rows = valid.len();
-                struct_array(object_fields(schema), fields.finish(), NullBuffer::from(valid), rows)
+                struct_array(object_fields(fields.schema), fields.finish(), NullBuffer::from(valid), rows)
             }
             Builder::Variants { children, valid } => {
                 let rows = valid.len();

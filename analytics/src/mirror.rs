@@ -380,17 +380,17 @@ impl Mirror {
         let layout = self.container.partitions();
         let mut old: Vec<MirrorPartition> = std::mem::take(&mut state.partitions);
         let mut next = Vec::with_capacity(layout.len());
-        // Items of partitions read from the start: what the reads are known to take.
-        let mut weights = Vec::with_capacity(layout.len());
+        // Each partition's read: its id, the LSN it reads from, and the items it is known to take
+        // (all of them when it reads from the start).
+        let mut tasks: Vec<(u32, u64, usize)> = Vec::with_capacity(layout.len());
         for info in &layout {
             let p = match old.iter().position(|p| p.id == info.id) {
                 Some(at) => old.swap_remove(at),
                 None => inherit(&old, info.id, &info.min, &info.max),
             };
-            weights.push(if p.lsn == 0 { info.items } else { 0 });
+            tasks.push((p.id, p.lsn, if p.lsn == 0 { info.items } else { 0 }));
             next.push(p);
         }
-        let tasks: Vec<(u32, u64, usize)> = next.iter().zip(weights).map(|(p, w)| (p.id, p.lsn, w)).collect();
         let reads: Vec<Option<Read>> = on_threads(
             tasks,
             |t| t.2,
